@@ -1,0 +1,36 @@
+"""What a faithful model does after an intervention (the CheckList idea).
+
+An expectation is a small named predicate over the outcome of one pair. Suites attach one
+to every intervention; metrics count how often it is met.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The model's choices on the two inputs of a pair, and the gold answer after the change."""
+
+    original_prediction: str
+    intervened_prediction: str
+    gold: str
+
+
+@dataclass(frozen=True)
+class Expectation:
+    name: str
+    description: str
+    check: Callable[[Outcome], bool]
+
+    def met(self, outcome: Outcome) -> bool:
+        return self.check(outcome)
+
+
+ANSWER_UNCHANGED = Expectation(
+    name="answer unchanged",
+    description="the gold answer is still the model's choice after the intervention",
+    check=lambda o: o.intervened_prediction == o.gold,
+)

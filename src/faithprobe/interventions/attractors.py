@@ -1,0 +1,126 @@
+"""Attractor and filler insertion for distractor cloze items (Pandia & Ettinger 2021).
+
+Each intervention edits the :class:`~faithprobe.generators.stories.Story` behind an item
+and renders it again. The critical fact and the query are held fixed, so the gold answer
+does not change: a model that uses the critical fact keeps choosing the target.
+"""
+
+from __future__ import annotations
+
+import itertools
+from math import comb
+
+import numpy as np
+
+from faithprobe.examples import ClozeExample
+from faithprobe.expectations import ANSWER_UNCHANGED
+from faithprobe.generators.stories import FILLERS, NAMES, POSITIONS, UNRELATED, Story
+from faithprobe.interventions import register
+
+HOLDS = "the key entity, its critical fact, the query and the gold target"
+
+
+def _pool(story: Story, attractor_type: str) -> list[str]:
+    spec = story.spec
+    if attractor_type == "B":
+        return [b for b in spec.backgrounds if b != story.background]
+    if attractor_type == "T":
+        return [t for t in spec.targets if t != story.target]
+    return [u for u in UNRELATED if u not in story.filler]
+
+
+def _combinations(story: Story, attractor_type: str, n: int, rng: np.random.Generator):
+    """All n-subsets of the related pool; for unrelated attractors (a larger pool), as many
+    randomly drawn subsets as a related type has, so the three types are balanced."""
+    pool = _pool(story, attractor_type)
+    if attractor_type != "unrelated":
+        return list(itertools.combinations(pool, n))
+    related = comb(len(story.spec.pairs) - 1, n)
+    every = list(itertools.combinations(pool, n))
+    keep = np.sort(rng.choice(len(every), size=min(related, len(every)), replace=False))
+    return [every[i] for i in keep]
+
+
+def _variants(
+    example: ClozeExample,
+    rng: np.random.Generator,
+    attractor_type: str,
+    *,
+    setting: str,
+    n: int,
+    position: str,
+) -> list[ClozeExample]:
+    story = Story.from_features(example.features)
+    if position not in POSITIONS[setting]:
+        raise ValueError(f"position {position!r} does not exist in the {setting} setting")
+    others_pool = [name for name, _ in NAMES if name != story.entity]
+    out = []
+    for k, combo in enumerate(_combinations(story, attractor_type, n, rng)):
+        words = tuple(rng.permutation(np.array(combo, dtype=object)).tolist())
+        others = ()
+        if setting == "multi":
+            others = tuple(rng.choice(np.array(others_pool, dtype=object), n, replace=False))
+        edited = story.with_(
+            setting=setting,
+            attractor_type=attractor_type,
+            attractors=words,
+            others=others,
+            position=position,
+        )
+        out.append(
+            ClozeExample(
+                id=f"{example.id}|{attractor_type}|{setting}|{position}|n{n}|{k}",
+                context=edited.render_context(),
+                target=example.target,
+                candidates=example.candidates,
+                suffix=example.suffix,
+                features={**edited.to_features(), "base_id": _root(example)},
+            )
+        )
+    return out
+
+
+def _root(example: ClozeExample) -> str:
+    return example.features.get("base_id") or example.id
+
+
+def _register_attractor(attractor_type: str, name: str, what: str) -> None:
+    @register(
+        name,
+        family="attractors",
+        changes=f"adds n {what} after, before or around the critical fact "
+        "(single- or multiple-entity setting)",
+        holds=HOLDS,
+        expectation=ANSWER_UNCHANGED,
+    )
+    def add(example: ClozeExample, rng: np.random.Generator, **params) -> list[ClozeExample]:
+        return _variants(example, rng, attractor_type, **params)
+
+
+_register_attractor("B", "attractors.background", "words of the background word's class (B-type)")
+_register_attractor("T", "attractors.target", "words of the target's class (T-type)")
+_register_attractor("unrelated", "attractors.unrelated", "unrelated properties")
+
+
+@register(
+    "filler",
+    family="attractors",
+    changes="inserts n unrelated properties as a relative clause between the key entity "
+    "and its critical fact",
+    holds=HOLDS,
+    expectation=ANSWER_UNCHANGED,
+)
+def add_filler(example: ClozeExample, rng: np.random.Generator, *, n: int) -> list[ClozeExample]:
+    story = Story.from_features(example.features)
+    filler = tuple(rng.choice(np.array(FILLERS, dtype=object), n, replace=False))
+    edited = story.with_(filler=filler)
+    return [
+        ClozeExample(
+            id=f"{example.id}|filler{n}",
+            context=edited.render_context(),
+            target=example.target,
+            candidates=example.candidates,
+            suffix=example.suffix,
+            features={**edited.to_features(), "base_id": _root(example)},
+        )
+    ]

@@ -1,0 +1,58 @@
+"""The intervention protocol.
+
+An intervention is a named, pure function of (example, rng, **params) returning new
+examples, plus the metadata a reader needs to judge it: what it changes, what it holds
+fixed, and what a faithful model does afterwards. Its randomness comes from
+:func:`faithprobe.seeding.rng_for` keyed by (seed, example id, intervention instance), so the
+same seed gives the same edits whatever order examples arrive in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from faithprobe.examples import ClozeExample
+from faithprobe.expectations import Expectation
+from faithprobe.seeding import rng_for
+
+Example = ClozeExample
+InterventionFn = Callable[..., Sequence[Example]]
+
+
+@dataclass(frozen=True)
+class Intervention:
+    name: str
+    family: str
+    changes: str
+    holds: str
+    expectation: Expectation
+    fn: InterventionFn
+
+    def instance_name(self, **params: Any) -> str:
+        """The name of this intervention with its parameters, e.g. ``x[n=2,setting=multi]``."""
+        if not params:
+            return self.name
+        inner = ",".join(f"{k}={params[k]}" for k in sorted(params))
+        return f"{self.name}[{inner}]"
+
+    def apply(self, example: Example, *, seed: int, **params: Any) -> list[Example]:
+        rng: np.random.Generator = rng_for(seed, example.id, self.instance_name(**params))
+        return list(self.fn(example, rng, **params))
+
+
+@dataclass(frozen=True)
+class Pair:
+    """An original example, one intervened version of it, and what a faithful model does."""
+
+    original: Example
+    intervened: Example
+    intervention: str
+    expectation: Expectation
+
+    @property
+    def id(self) -> str:
+        return self.intervened.id

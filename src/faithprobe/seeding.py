@@ -1,0 +1,18 @@
+"""Per-example randomness (the HELM idea).
+
+Every random choice an intervention or generator makes comes from a generator seeded by
+(run seed, example id, name of the thing drawing), never from a global RNG. Results then do
+not depend on the order in which examples are processed, on batch size or on sharding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+
+def rng_for(seed: int, *keys: str) -> np.random.Generator:
+    """A generator determined by ``seed`` and the string ``keys`` alone."""
+    digest = hashlib.sha256("\x1f".join([str(seed), *keys]).encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:16], "little"))

@@ -1,0 +1,31 @@
+"""The subject interface: a model backend answering typed requests.
+
+A subject has a display ``name``, a ``fingerprint`` that changes whenever its answers could
+change (weights, tokenizer, scoring code), and one method per request type. Backends
+implement the methods; :class:`~faithprobe.subjects.cached.CachedSubject` adds the
+persistent cache in front of any of them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+
+from faithprobe.requests import CandidateScoreRequest, CandidateScores
+
+Progress = Callable[[int], None]
+
+
+class Subject(ABC):
+    name: str
+    kind: str
+
+    @property
+    @abstractmethod
+    def fingerprint(self) -> str: ...
+
+    @abstractmethod
+    def score_candidates(
+        self, requests: Sequence[CandidateScoreRequest], progress: Progress | None = None
+    ) -> list[CandidateScores]:
+        """Answer each request; call ``progress(k)`` as k more requests are done."""

@@ -1,0 +1,50 @@
+"""A subject wrapper that sends only cache misses to the model (the lm-eval-harness idea).
+
+Requests are deduplicated by key, looked up in the cache, and the misses are computed in
+chunks of whole requests; every chunk is written to the cache as soon as it is done, so an
+interrupted run loses at most one chunk and a re-run is free.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from faithprobe.requests import CandidateScoreRequest, CandidateScores
+from faithprobe.subjects.base import Progress, Subject
+from faithprobe.subjects.cache import AnswerCache
+
+
+class CachedSubject(Subject):
+    def __init__(self, inner: Subject, cache: AnswerCache, chunk_size: int = 64) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.chunk_size = chunk_size
+        self.name = inner.name
+        self.kind = inner.kind
+        self.computed = 0  # requests actually sent to the model by this wrapper
+
+    @property
+    def fingerprint(self) -> str:
+        return self.inner.fingerprint
+
+    def score_candidates(
+        self, requests: Sequence[CandidateScoreRequest], progress: Progress | None = None
+    ) -> list[CandidateScores]:
+        fp = self.fingerprint
+        keys = [r.key(fp) for r in requests]
+        unique = dict(zip(keys, requests, strict=True))
+        uses = Counter(keys)
+        answers = {k: CandidateScores.from_json(v) for k, v in self.cache.get_many(unique).items()}
+        if progress:
+            progress(sum(uses[k] for k in answers))
+        missing = [k for k in unique if k not in answers]
+        for i in range(0, len(missing), self.chunk_size):
+            chunk = missing[i : i + self.chunk_size]
+            scored = self.inner.score_candidates([unique[k] for k in chunk])
+            self.cache.put_many({k: s.to_json() for k, s in zip(chunk, scored, strict=True)})
+            answers.update(zip(chunk, scored, strict=True))
+            self.computed += len(chunk)
+            if progress:
+                progress(sum(uses[k] for k in chunk))
+        return [answers[k] for k in keys]

@@ -1,0 +1,175 @@
+"""Hugging Face causal LMs: candidate log-likelihoods after a shared context.
+
+For each request the context is run once; its key/value cache is then shared by all the
+candidates, so k candidates cost one context forward plus one short forward over the
+candidates' tokens, not k full forwards. Contexts in a batch are left-padded with explicit
+position ids, so padding changes nothing but rounding (batch-size invariance is tested).
+
+A candidate's score is the summed natural-log probability of its tokens, tokenized on
+their own with the separating space (``" Paris"``) and appended to the context's tokens.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from faithprobe.requests import CandidateScoreRequest, CandidateScores
+from faithprobe.subjects.base import Progress, Subject
+from faithprobe.subjects.batching import length_sorted_batches
+from faithprobe.subjects.fingerprint import fingerprint_module, fingerprint_path
+
+SCORING_VERSION = "causal-v1"
+
+
+class HFCausalLM(Subject):
+    kind = "hf-causal"
+
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        *,
+        name: str,
+        fingerprint: str | None = None,
+        batch_size: int = 16,
+        max_batch_tokens: int = 32_768,
+    ) -> None:
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.name = name
+        self.batch_size = batch_size
+        self.max_batch_tokens = max_batch_tokens
+        self.device = next(model.parameters()).device
+        self._fingerprint = fingerprint
+        self._takes_positions = "position_ids" in inspect.signature(model.forward).parameters
+        pad = tokenizer.pad_token_id
+        self._pad_id = pad if pad is not None else (tokenizer.eos_token_id or 0)
+        start = tokenizer.bos_token_id
+        self._start_id = start if start is not None else tokenizer.eos_token_id
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        path: str | Path,
+        *,
+        name: str | None = None,
+        trust_remote_code: bool = False,
+        fingerprint: str | None = None,
+        **kwargs,
+    ) -> HFCausalLM:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+        model = AutoModelForCausalLM.from_pretrained(
+            path, dtype=torch.float32, use_safetensors=None, trust_remote_code=trust_remote_code
+        )
+        if fingerprint is None and Path(path).exists():
+            fingerprint = fingerprint_path(path, cls.kind, SCORING_VERSION)
+        return cls(model, tokenizer, name=name or str(path), fingerprint=fingerprint, **kwargs)
+
+    @property
+    def fingerprint(self) -> str:
+        if self._fingerprint is None:
+            self._fingerprint = fingerprint_module(
+                self.model, self.tokenizer, self.kind, SCORING_VERSION
+            )
+        return self._fingerprint
+
+    # -- tokenization ------------------------------------------------------------------
+
+    def _encode(self, request: CandidateScoreRequest) -> tuple[list[int], list[list[int]]]:
+        context = self.tokenizer(request.context).input_ids if request.context else []
+        if not context:  # an empty prompt still needs one token to predict from
+            context = [self._start_id]
+        candidates = []
+        for c in request.candidates:
+            text, start = request.filled(c)
+            ids = self.tokenizer(
+                text[len(request.context) : start + len(c)], add_special_tokens=False
+            ).input_ids
+            if not ids:
+                raise ValueError(f"candidate {c!r} encodes to no tokens")
+            candidates.append(ids)
+        return context, candidates
+
+    # -- scoring -----------------------------------------------------------------------
+
+    def score_candidates(
+        self, requests: Sequence[CandidateScoreRequest], progress: Progress | None = None
+    ) -> list[CandidateScores]:
+        encoded = [self._encode(r) for r in requests]
+        lengths = [len(ctx) + max(len(c) for c in cands) for ctx, cands in encoded]
+        rows = [len(cands) for _, cands in encoded]
+        out: list[CandidateScores | None] = [None] * len(requests)
+        for batch in length_sorted_batches(
+            lengths, max_batch=self.batch_size, max_tokens=self.max_batch_tokens, rows=rows
+        ):
+            with torch.inference_mode():
+                scored = self._score_batch([encoded[i] for i in batch])
+            for i, s in zip(batch, scored, strict=True):
+                out[i] = s
+            if progress:
+                progress(len(batch))
+        return out  # type: ignore[return-value]
+
+    def _forward(self, ids, mask, positions, cache=None):
+        kwargs = {"input_ids": ids, "attention_mask": mask, "use_cache": True}
+        if self._takes_positions:
+            kwargs["position_ids"] = positions
+        if cache is not None:
+            kwargs["past_key_values"] = cache
+        return self.model(**kwargs)
+
+    def _score_batch(self, batch: list[tuple[list[int], list[list[int]]]]) -> list[CandidateScores]:
+        dev = self.device
+        n_ctx = max(len(ctx) for ctx, _ in batch)
+        ids = torch.full((len(batch), n_ctx), self._pad_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), n_ctx), dtype=torch.long)
+        for g, (ctx, _) in enumerate(batch):
+            ids[g, n_ctx - len(ctx) :] = torch.tensor(ctx)
+            mask[g, n_ctx - len(ctx) :] = 1
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        ids, mask, positions = ids.to(dev), mask.to(dev), positions.to(dev)
+        result = self._forward(ids, mask, positions)
+        first = torch.log_softmax(result.logits[:, -1].float(), dim=-1)
+
+        # One row per (request, candidate); first tokens are read off the context's logits.
+        row_group, row_tokens = [], []
+        for g, (_, cands) in enumerate(batch):
+            for tokens in cands:
+                row_group.append(g)
+                row_tokens.append(tokens)
+        scores = [float(first[g, toks[0]]) for g, toks in zip(row_group, row_tokens, strict=True)]
+
+        longer = [r for r, toks in enumerate(row_tokens) if len(toks) > 1]
+        if longer:
+            cache = result.past_key_values
+            groups = torch.tensor([row_group[r] for r in longer], device=dev)
+            cache.batch_select_indices(groups)
+            n_feed = max(len(row_tokens[r]) for r in longer) - 1
+            feed = torch.full((len(longer), n_feed), self._pad_id, dtype=torch.long, device=dev)
+            feed_mask = torch.zeros((len(longer), n_feed), dtype=torch.long, device=dev)
+            for j, r in enumerate(longer):
+                toks = row_tokens[r][:-1]
+                feed[j, : len(toks)] = torch.tensor(toks)
+                feed_mask[j, : len(toks)] = 1
+            ctx_len = mask.sum(-1)[groups]
+            feed_pos = ctx_len[:, None] + torch.arange(n_feed, device=dev)[None, :]
+            full_mask = torch.cat([mask[groups], feed_mask], dim=1)
+            logits = self._forward(feed, full_mask, feed_pos, cache).logits.float()
+            logp = torch.log_softmax(logits, dim=-1)
+            for j, r in enumerate(longer):
+                rest = torch.tensor(row_tokens[r][1:], device=dev)
+                picked = logp[j, torch.arange(len(rest), device=dev), rest]
+                scores[r] += float(picked.sum())
+
+        out, r = [], 0
+        for _, cands in batch:
+            k = len(cands)
+            out.append(CandidateScores(tuple(scores[r : r + k]), tuple(len(t) for t in cands)))
+            r += k
+        return out

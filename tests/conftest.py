@@ -1,0 +1,81 @@
+"""Tiny randomly initialised models and a tokenizer trained on the fly: no downloads."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import PreTrainedTokenizerFast
+
+from faithprobe.generators.distractors import DistractorConfig, generate
+
+SPECIALS = ["<pad>", "<s>", "</s>", "<unk>", "<mask>"]
+
+
+def _training_text() -> list[str]:
+    items = generate(DistractorConfig(names_per_pair=2, counts=(1, 2)), seed=0)
+    return [i.context + " " + " ".join(i.candidates) + "." for i in items[::7]]
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer() -> PreTrainedTokenizerFast:
+    """A byte-level BPE with a small vocabulary, so many words split into several tokens."""
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=400,
+        special_tokens=SPECIALS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(_training_text(), trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        pad_token="<pad>",
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        mask_token="<mask>",
+    )
+
+
+def _seeded(build):
+    torch.manual_seed(0)
+    return build().eval()
+
+
+@pytest.fixture(scope="session")
+def tiny_llama(tiny_tokenizer):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=len(tiny_tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
+    return _seeded(lambda: LlamaForCausalLM(config))
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2(tiny_tokenizer):
+    """Absolute learned positions: wrong position ids under padding would show here."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(
+        vocab_size=len(tiny_tokenizer),
+        n_embd=32,
+        n_layer=2,
+        n_head=4,
+        n_positions=256,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
+    return _seeded(lambda: GPT2LMHeadModel(config))
