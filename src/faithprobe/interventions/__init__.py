@@ -39,7 +39,8 @@ def get(name: str) -> Intervention:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise KeyError(f"unknown intervention {name!r}; known: {', '.join(sorted(_REGISTRY))}")
+        known = ", ".join(sorted(_REGISTRY))
+        raise KeyError(f"unknown intervention {name!r}; known: {known}") from None
 
 
 def available() -> list[Intervention]:

@@ -45,7 +45,9 @@ class HFCausalLM(Subject):
         self.max_batch_tokens = max_batch_tokens
         self.device = next(model.parameters()).device
         self._fingerprint = fingerprint
-        self._takes_positions = "position_ids" in inspect.signature(model.forward).parameters
+        accepted = inspect.signature(model.forward).parameters
+        self._takes_positions = "position_ids" in accepted
+        self._takes_logits_to_keep = "logits_to_keep" in accepted
         pad = tokenizer.pad_token_id
         self._pad_id = pad if pad is not None else (tokenizer.eos_token_id or 0)
         start = tokenizer.bos_token_id
@@ -116,10 +118,12 @@ class HFCausalLM(Subject):
                 progress(len(batch))
         return out  # type: ignore[return-value]
 
-    def _forward(self, ids, mask, positions, cache=None):
+    def _forward(self, ids, mask, positions, cache=None, last_only=False):
         kwargs = {"input_ids": ids, "attention_mask": mask, "use_cache": True}
         if self._takes_positions:
             kwargs["position_ids"] = positions
+        if last_only and self._takes_logits_to_keep:
+            kwargs["logits_to_keep"] = 1  # the vocabulary projection only where it is read
         if cache is not None:
             kwargs["past_key_values"] = cache
         return self.model(**kwargs)
@@ -134,7 +138,7 @@ class HFCausalLM(Subject):
             mask[g, n_ctx - len(ctx) :] = 1
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         ids, mask, positions = ids.to(dev), mask.to(dev), positions.to(dev)
-        result = self._forward(ids, mask, positions)
+        result = self._forward(ids, mask, positions, last_only=True)
         first = torch.log_softmax(result.logits[:, -1].float(), dim=-1)
 
         # One row per (request, candidate); first tokens are read off the context's logits.

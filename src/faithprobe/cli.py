@@ -1,0 +1,232 @@
+"""The ``faithprobe`` command: list, run, report, generate."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from faithprobe.errors import FaithprobeError
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Test whether language models use the information they should.",
+)
+console = Console(stderr=True)
+out_console = Console()
+
+
+class RateColumn(ProgressColumn):
+    """Items per second over the recent window."""
+
+    def render(self, task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text(f"{speed:.1f} items/s" if speed else "– items/s", style="cyan")
+
+
+@contextmanager
+def _errors():
+    """Turn expected errors into one clear line and a non-zero exit."""
+    try:
+        yield
+    except (FaithprobeError, FileNotFoundError, ValueError) as err:
+        console.print(f"[bold red]error:[/] {err}", highlight=False)
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        console.print(
+            "[yellow]interrupted[/]: answers computed so far are cached; "
+            "run the same command again to resume"
+        )
+        raise typer.Exit(130) from None
+
+
+def _print_table(frame, title: str) -> None:
+    table = Table(title=title, show_lines=False)
+    for col in frame.columns:
+        table.add_column(str(col), overflow="fold")
+    for row in frame.itertuples(index=False):
+        table.add_row(*[str(v) for v in row])
+    out_console.print(table)
+
+
+@app.command("list")
+def list_things() -> None:
+    """Suites, interventions, dataset loaders and generators, model backends."""
+    from faithprobe.datasets import LOADERS
+    from faithprobe.generators import GENERATORS
+    from faithprobe.interventions import available
+    from faithprobe.subjects import BACKENDS
+    from faithprobe.suites import SUITES
+
+    sections = {
+        "suites": {name: f"{cls.description} — {cls.method}" for name, cls in SUITES.items()},
+        "interventions": {
+            i.name: f"changes {i.changes}; holds {i.holds}; expects: {i.expectation.name}"
+            for i in available()
+        },
+        "dataset loaders": {k: v[0] for k, v in LOADERS.items()},
+        "generators": {k: v[0] for k, v in GENERATORS.items()},
+        "model backends": dict(BACKENDS),
+    }
+    for title, entries in sections.items():
+        table = Table(title=title, show_header=False, title_justify="left")
+        table.add_column("name", style="bold", no_wrap=True)
+        table.add_column("description")
+        for name, text in entries.items():
+            table.add_row(name, text)
+        out_console.print(table)
+
+
+def _progress_factory(progress: Progress):
+    def start(description: str, total: int):
+        task = progress.add_task(description, total=total)
+        return lambda k: progress.advance(task, k)
+
+    return start
+
+
+@app.command()
+def run(
+    suite: Annotated[str, typer.Argument(help="suite to run (see `faithprobe list`)")],
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="'embedded', a local folder or a Hugging Face id; repeat to "
+            "compare models; prefix hf-causal: or hf-masked: to force a backend",
+        ),
+    ] = None,
+    data: Annotated[
+        Path | None, typer.Option(help="data file (default: the suite's generated dataset)")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="pairs to sample, evenly across conditions")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="seed for generation and sampling")] = 0,
+    batch_size: Annotated[int, typer.Option(min=1, help="items per forward pass")] = 16,
+    out: Annotated[Path | None, typer.Option(help="run folder (default runs/SUITE-TIME)")] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="do not read or write the persistent answer cache")
+    ] = False,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(help="cache folder (default: $FAITHPROBE_CACHE_DIR or the user cache)"),
+    ] = None,
+) -> None:
+    """Run SUITE on one or more models and write a run folder with a report."""
+    from faithprobe.report import summary_table
+    from faithprobe.runner import RunConfig
+    from faithprobe.runner import run as run_suite
+
+    with _errors():
+        if data is not None and not data.is_file():
+            raise FileNotFoundError(f"{data}: no such data file")
+        config = RunConfig(
+            suite=suite,
+            models=model or ["embedded"],
+            data=data,
+            limit=limit,
+            seed=seed,
+            batch_size=batch_size,
+            out=out,
+            cache=not no_cache,
+            cache_dir=cache_dir,
+            command="faithprobe " + " ".join(sys.argv[1:]),
+        )
+        columns = [
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("items"),
+            RateColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+        ]
+        with Progress(*columns, console=console, transient=False) as progress:
+            folder = run_suite(
+                config,
+                progress=_progress_factory(progress),
+                log=lambda msg: console.print(msg, highlight=False),
+            )
+        metrics = json.loads((folder / "metrics.json").read_text())
+        _print_table(summary_table(metrics), f"{suite}: accuracy [95% CI] by attractors")
+        console.print(f"run folder: [bold]{folder}[/]  report: {folder / 'report.html'}")
+
+
+@app.command()
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(help="one or more run folders")],
+    out: Annotated[
+        Path | None, typer.Option(help="folder for a merged report (default: the first run folder)")
+    ] = None,
+) -> None:
+    """(Re)build the report of finished runs; several runs are merged to compare models."""
+    from faithprobe.runner import rebuild
+
+    with _errors():
+        if len(run_dirs) > 1 and out is None:
+            raise ValueError("merging several runs needs --out FOLDER")
+        folder = rebuild(run_dirs, out)
+        console.print(f"report: [bold]{folder / 'report.html'}[/]")
+
+
+@app.command()
+def generate(
+    name: Annotated[str, typer.Argument(help="generator (see `faithprobe list`)")],
+    out: Annotated[Path, typer.Option(help="JSON lines file to write")],
+    seed: Annotated[int, typer.Option(help="seed for names and sampled attractors")] = 0,
+    names_per_pair: Annotated[
+        int, typer.Option(min=1, help="entities per background/target pair")
+    ] = 2,
+    filler: Annotated[
+        list[int] | None, typer.Option(help="filler levels to include (repeatable; 0 = none)")
+    ] = None,
+) -> None:
+    """Write a generated dataset as JSON lines and print its breakdown by condition."""
+    from collections import Counter
+
+    from faithprobe.datasets import write_cloze_jsonl
+    from faithprobe.generators import GENERATORS, DistractorConfig
+
+    with _errors():
+        if name not in GENERATORS:
+            raise ValueError(f"unknown generator {name!r}; known: {', '.join(GENERATORS)}")
+        config = DistractorConfig(names_per_pair=names_per_pair, fillers=tuple(filler or [0]))
+        items = GENERATORS[name][1](config, seed)
+        n = write_cloze_jsonl(items, out)
+        counts = Counter(
+            (
+                i.features["setting"] if i.features["base_id"] else "base",
+                i.features["attractor_type"],
+                i.features["n_attractors"],
+            )
+            for i in items
+        )
+        table = Table(title=f"{n} items written to {out}")
+        for col in ("setting", "attractor type", "n", "items"):
+            table.add_column(col)
+        for (setting, kind, k), c in sorted(counts.items()):
+            table.add_row(setting, kind, str(k), str(c))
+        out_console.print(table)

