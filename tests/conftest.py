@@ -79,3 +79,43 @@ def tiny_gpt2(tiny_tokenizer):
         eos_token_id=2,
     )
     return _seeded(lambda: GPT2LMHeadModel(config))
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_mlm(tiny_tokenizer):
+    """A BERT masked LM: absolute positions from 0, so padding must go on the right.
+
+    initializer_range=0.2 (not 0.02) so its predictions depend visibly on the context."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    config = BertConfig(
+        vocab_size=len(tiny_tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        max_position_embeddings=300,
+        pad_token_id=0,
+        initializer_range=0.2,
+    )
+    return _seeded(lambda: BertForMaskedLM(config))
+
+
+@pytest.fixture(scope="session")
+def tiny_roberta_mlm(tiny_tokenizer):
+    """A RoBERTa masked LM: positions counted from the non-pad tokens (pad_token_id=0)."""
+    from transformers import RobertaConfig, RobertaForMaskedLM
+
+    config = RobertaConfig(
+        vocab_size=len(tiny_tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        max_position_embeddings=300,
+        pad_token_id=0,
+        initializer_range=0.2,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
+    return _seeded(lambda: RobertaForMaskedLM(config))

@@ -1,0 +1,221 @@
+"""Hugging Face masked LMs (BERT, RoBERTa, ...): candidate log-likelihoods given both sides.
+
+Each candidate is put in the blank (``request.filled``) and the filled text is tokenized
+with offsets and the model's special tokens. The candidate's tokens are those whose
+character offsets overlap the candidate's span, which works for WordPiece (``Paris``,
+``##borough``) and byte-level BPE (RoBERTa's ``ĠParis``, whose offsets include the space)
+alike. Those k tokens are replaced by the mask token; the rest of the text, the context
+*and* the suffix, stays visible.
+
+A multi-token candidate is scored left to right by iterative unmasking (chain rule)::
+
+    log P(t1 | all k masked) + log P(t2 | t1 revealed, t2..tk masked) + ...
+
+one forward per step, always revealing the candidate's own tokens. This is a proper
+factorisation of the candidate's probability given both sides, unlike summing
+independent per-mask log-probs (which scores each token as if the others were unknown
+and double-counts what they share). As in every multi-mask scheme, the number of masks
+reveals the candidate's token length to the model.
+
+All steps' inputs are known in advance, so every (candidate, step) input is an ordinary
+row of a batch. Identical masked inputs are computed once: the single-token candidates of
+one request share one row (the same text with the same single mask), as do the first
+steps of candidates of equal token length. Rows are right-padded with an attention mask,
+so positions never shift and padding changes nothing but rounding (batch-size invariance
+is tested). The score is the summed natural-log probability of the candidate's tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from faithprobe.requests import CandidateScoreRequest, CandidateScores
+from faithprobe.subjects.base import Progress, Subject
+from faithprobe.subjects.batching import length_sorted_batches
+from faithprobe.subjects.fingerprint import fingerprint_module, fingerprint_path
+
+SCORING_VERSION = "masked-v1"
+
+# A read is (row index, token position, token id): the log-probability of that token at
+# that position of that masked input.
+_Read = tuple[int, int, int]
+# An encoded request: its distinct masked inputs, and per candidate its reads in order.
+_Encoded = tuple[list[tuple[int, ...]], list[list[_Read]]]
+
+
+class HFMaskedLM(Subject):
+    kind = "hf-masked"
+
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        *,
+        name: str,
+        fingerprint: str | None = None,
+        batch_size: int = 16,
+        max_batch_tokens: int = 32_768,
+    ) -> None:
+        if not getattr(tokenizer, "is_fast", False):
+            raise ValueError(
+                f"{type(tokenizer).__name__} is not a fast tokenizer; HFMaskedLM needs "
+                "character offsets (return_offsets_mapping) to locate the candidate's tokens"
+            )
+        if tokenizer.mask_token_id is None:
+            raise ValueError(
+                f"{type(tokenizer).__name__} has no mask token; HFMaskedLM needs a "
+                "masked-LM tokenizer (BERT's [MASK], RoBERTa's <mask>)"
+            )
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.name = name
+        self.batch_size = batch_size
+        self.max_batch_tokens = max_batch_tokens
+        self.device = next(model.parameters()).device
+        self._fingerprint = fingerprint
+        self._mask_id = tokenizer.mask_token_id
+        pad = tokenizer.pad_token_id
+        self._pad_id = pad if pad is not None else 0
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        path: str | Path,
+        *,
+        name: str | None = None,
+        trust_remote_code: bool = False,
+        fingerprint: str | None = None,
+        **kwargs,
+    ) -> HFMaskedLM:
+        from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+        model = AutoModelForMaskedLM.from_pretrained(
+            path, dtype=torch.float32, use_safetensors=None, trust_remote_code=trust_remote_code
+        )
+        if fingerprint is None and Path(path).exists():
+            fingerprint = fingerprint_path(path, cls.kind, SCORING_VERSION)
+        return cls(model, tokenizer, name=name or str(path), fingerprint=fingerprint, **kwargs)
+
+    @property
+    def fingerprint(self) -> str:
+        if self._fingerprint is None:
+            self._fingerprint = fingerprint_module(
+                self.model, self.tokenizer, self.kind, SCORING_VERSION
+            )
+        return self._fingerprint
+
+    # -- tokenization ------------------------------------------------------------------
+
+    def _encode(self, request: CandidateScoreRequest) -> _Encoded:
+        rows: dict[tuple[int, ...], int] = {}
+        reads: list[list[_Read]] = []
+        for c in request.candidates:
+            text, start = request.filled(c)
+            end = start + len(c)
+            enc = self.tokenizer(text, add_special_tokens=True, return_offsets_mapping=True)
+            ids = list(enc["input_ids"])
+            # Special tokens have (0, 0) offsets and never overlap a span.
+            span = [i for i, (a, b) in enumerate(enc["offset_mapping"]) if a < end and b > start]
+            if not span:
+                raise ValueError(f"candidate {c!r} covers no tokens of {text!r}")
+            masked = list(ids)
+            for p in span:
+                masked[p] = self._mask_id
+            steps = []
+            for p in span:  # reveal left to right: step j sees t1..t(j-1), masks the rest
+                row = rows.setdefault(tuple(masked), len(rows))
+                steps.append((row, p, ids[p]))
+                masked[p] = ids[p]
+            reads.append(steps)
+        return list(rows), reads
+
+    # -- scoring -----------------------------------------------------------------------
+
+    def score_candidates(
+        self, requests: Sequence[CandidateScoreRequest], progress: Progress | None = None
+    ) -> list[CandidateScores]:
+        encoded = [self._encode(r) for r in requests]
+        lengths = [max(len(row) for row in rows) for rows, _ in encoded]
+        n_rows = [len(rows) for rows, _ in encoded]
+        out: list[CandidateScores | None] = [None] * len(requests)
+        for batch in length_sorted_batches(
+            lengths, max_batch=self.batch_size, max_tokens=self.max_batch_tokens, rows=n_rows
+        ):
+            with torch.inference_mode():
+                scored = self._score_batch([encoded[i] for i in batch])
+            for i, s in zip(batch, scored, strict=True):
+                out[i] = s
+            if progress:
+                progress(len(batch))
+        return out  # type: ignore[return-value]
+
+    def _score_batch(self, batch: list[_Encoded]) -> list[CandidateScores]:
+        # Distinct masked inputs across the batch, and each request's reads remapped to them.
+        index: dict[tuple[int, ...], int] = {}
+        remapped: list[list[list[_Read]]] = []
+        for rows, reads in batch:
+            local = [index.setdefault(row, len(index)) for row in rows]
+            remapped.append([[(local[r], p, t) for r, p, t in steps] for steps in reads])
+        rows = list(index)
+        wanted: list[list[tuple[int, int]]] = [[] for _ in rows]  # (position, token) per row
+        for cands in remapped:
+            for steps in cands:
+                for r, p, t in steps:
+                    wanted[r].append((p, t))
+
+        values: dict[_Read, float] = {}
+        for chunk in self._chunks(rows):
+            values.update(self._forward_chunk(chunk, rows, wanted))
+
+        out = []
+        for cands in remapped:
+            logprobs = tuple(sum(values[read] for read in steps) for steps in cands)
+            out.append(CandidateScores(logprobs, tuple(len(steps) for steps in cands)))
+        return out
+
+    def _chunks(self, rows: list[tuple[int, ...]]) -> list[list[int]]:
+        """Row indices in forwards of at most ``max_batch_tokens`` padded tokens (a request
+        with many long candidates can exceed the budget on its own)."""
+        order = sorted(range(len(rows)), key=lambda i: (-len(rows[i]), i))
+        chunks: list[list[int]] = []
+        current: list[int] = []
+        for i in order:
+            longest = len(rows[current[0]]) if current else len(rows[i])
+            if current and longest * (len(current) + 1) > self.max_batch_tokens:
+                chunks.append(current)
+                current = []
+            current.append(i)
+        if current:
+            chunks.append(current)
+        return chunks
+
+    def _forward_chunk(
+        self,
+        chunk: list[int],
+        rows: list[tuple[int, ...]],
+        wanted: list[list[tuple[int, int]]],
+    ) -> dict[_Read, float]:
+        dev = self.device
+        n = max(len(rows[r]) for r in chunk)
+        ids = torch.full((len(chunk), n), self._pad_id, dtype=torch.long)
+        mask = torch.zeros((len(chunk), n), dtype=torch.long)
+        for j, r in enumerate(chunk):
+            ids[j, : len(rows[r])] = torch.tensor(rows[r])
+            mask[j, : len(rows[r])] = 1
+        logits = self.model(input_ids=ids.to(dev), attention_mask=mask.to(dev)).logits
+
+        keys, at_row, at_pos, tokens = [], [], [], []
+        for j, r in enumerate(chunk):
+            for p, t in dict.fromkeys(wanted[r]):
+                keys.append((r, p, t))
+                at_row.append(j)
+                at_pos.append(p)
+                tokens.append(t)
+        picked = logits[torch.tensor(at_row, device=dev), torch.tensor(at_pos, device=dev)]
+        logp = torch.log_softmax(picked.float(), dim=-1)
+        chosen = logp[torch.arange(len(keys), device=dev), torch.tensor(tokens, device=dev)]
+        return dict(zip(keys, chosen.tolist(), strict=True))
