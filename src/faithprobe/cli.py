@@ -135,10 +135,13 @@ def run(
     ] = None,
 ) -> None:
     """Run SUITE on one or more models and write a run folder with a report."""
+    from transformers.utils import logging as hf_logging
+
     from faithprobe.report import summary_table
     from faithprobe.runner import RunConfig
     from faithprobe.runner import run as run_suite
 
+    hf_logging.disable_progress_bar()  # ours is the one that counts items
     with _errors():
         if data is not None and not data.is_file():
             raise FileNotFoundError(f"{data}: no such data file")

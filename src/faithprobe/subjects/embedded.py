@@ -72,7 +72,7 @@ def ensure_converted(cache_dir: Path | None = None, log=None) -> Path:
     model.save_pretrained(partial, safe_serialization=True)
     tokenizer.save_pretrained(partial)
     (partial / "faithprobe.json").write_text(
-        json.dumps({"source": str(source), "source_fingerprint": fingerprint_path(source)})
+        json.dumps({"source": source.name, "source_fingerprint": fingerprint_path(source)})
     )
     shutil.rmtree(target, ignore_errors=True)
     partial.rename(target)
@@ -81,12 +81,6 @@ def ensure_converted(cache_dir: Path | None = None, log=None) -> Path:
 
 
 def load_embedded(**kwargs):
-    from faithprobe.subjects.hf_causal import SCORING_VERSION, HFCausalLM
+    from faithprobe.subjects.hf_causal import HFCausalLM
 
-    folder = ensure_converted()
-    return HFCausalLM.from_pretrained(
-        folder,
-        name="embedded",
-        fingerprint=fingerprint_path(folder, "hf-causal", SCORING_VERSION),
-        **kwargs,
-    )
+    return HFCausalLM.from_pretrained(ensure_converted(), name="embedded", **kwargs)

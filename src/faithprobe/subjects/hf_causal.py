@@ -13,38 +13,22 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from pathlib import Path
 
 import torch
 
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
-from faithprobe.subjects.base import Progress, Subject
+from faithprobe.subjects.base import Progress
 from faithprobe.subjects.batching import length_sorted_batches
-from faithprobe.subjects.fingerprint import fingerprint_module, fingerprint_path
-
-SCORING_VERSION = "causal-v1"
+from faithprobe.subjects.hf_base import HFSubject
 
 
-class HFCausalLM(Subject):
+class HFCausalLM(HFSubject):
     kind = "hf-causal"
+    scoring_version = "causal-v1"
+    auto_class = "AutoModelForCausalLM"
 
-    def __init__(
-        self,
-        model,
-        tokenizer,
-        *,
-        name: str,
-        fingerprint: str | None = None,
-        batch_size: int = 16,
-        max_batch_tokens: int = 32_768,
-    ) -> None:
-        self.model = model.eval()
-        self.tokenizer = tokenizer
-        self.name = name
-        self.batch_size = batch_size
-        self.max_batch_tokens = max_batch_tokens
-        self.device = next(model.parameters()).device
-        self._fingerprint = fingerprint
+    def __init__(self, model, tokenizer, **kwargs) -> None:
+        super().__init__(model, tokenizer, **kwargs)
         accepted = inspect.signature(model.forward).parameters
         self._takes_positions = "position_ids" in accepted
         self._takes_logits_to_keep = "logits_to_keep" in accepted
@@ -52,34 +36,6 @@ class HFCausalLM(Subject):
         self._pad_id = pad if pad is not None else (tokenizer.eos_token_id or 0)
         start = tokenizer.bos_token_id
         self._start_id = start if start is not None else tokenizer.eos_token_id
-
-    @classmethod
-    def from_pretrained(
-        cls,
-        path: str | Path,
-        *,
-        name: str | None = None,
-        trust_remote_code: bool = False,
-        fingerprint: str | None = None,
-        **kwargs,
-    ) -> HFCausalLM:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
-        model = AutoModelForCausalLM.from_pretrained(
-            path, dtype=torch.float32, use_safetensors=None, trust_remote_code=trust_remote_code
-        )
-        if fingerprint is None and Path(path).exists():
-            fingerprint = fingerprint_path(path, cls.kind, SCORING_VERSION)
-        return cls(model, tokenizer, name=name or str(path), fingerprint=fingerprint, **kwargs)
-
-    @property
-    def fingerprint(self) -> str:
-        if self._fingerprint is None:
-            self._fingerprint = fingerprint_module(
-                self.model, self.tokenizer, self.kind, SCORING_VERSION
-            )
-        return self._fingerprint
 
     # -- tokenization ------------------------------------------------------------------
 

@@ -28,16 +28,13 @@ is tested). The score is the summed natural-log probability of the candidate's t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import torch
 
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
-from faithprobe.subjects.base import Progress, Subject
+from faithprobe.subjects.base import Progress
 from faithprobe.subjects.batching import length_sorted_batches
-from faithprobe.subjects.fingerprint import fingerprint_module, fingerprint_path
-
-SCORING_VERSION = "masked-v1"
+from faithprobe.subjects.hf_base import HFSubject
 
 # A read is (row index, token position, token id): the log-probability of that token at
 # that position of that masked input.
@@ -46,19 +43,12 @@ _Read = tuple[int, int, int]
 _Encoded = tuple[list[tuple[int, ...]], list[list[_Read]]]
 
 
-class HFMaskedLM(Subject):
+class HFMaskedLM(HFSubject):
     kind = "hf-masked"
+    scoring_version = "masked-v1"
+    auto_class = "AutoModelForMaskedLM"
 
-    def __init__(
-        self,
-        model,
-        tokenizer,
-        *,
-        name: str,
-        fingerprint: str | None = None,
-        batch_size: int = 16,
-        max_batch_tokens: int = 32_768,
-    ) -> None:
+    def __init__(self, model, tokenizer, **kwargs) -> None:
         if not getattr(tokenizer, "is_fast", False):
             raise ValueError(
                 f"{type(tokenizer).__name__} is not a fast tokenizer; HFMaskedLM needs "
@@ -69,44 +59,10 @@ class HFMaskedLM(Subject):
                 f"{type(tokenizer).__name__} has no mask token; HFMaskedLM needs a "
                 "masked-LM tokenizer (BERT's [MASK], RoBERTa's <mask>)"
             )
-        self.model = model.eval()
-        self.tokenizer = tokenizer
-        self.name = name
-        self.batch_size = batch_size
-        self.max_batch_tokens = max_batch_tokens
-        self.device = next(model.parameters()).device
-        self._fingerprint = fingerprint
+        super().__init__(model, tokenizer, **kwargs)
         self._mask_id = tokenizer.mask_token_id
         pad = tokenizer.pad_token_id
         self._pad_id = pad if pad is not None else 0
-
-    @classmethod
-    def from_pretrained(
-        cls,
-        path: str | Path,
-        *,
-        name: str | None = None,
-        trust_remote_code: bool = False,
-        fingerprint: str | None = None,
-        **kwargs,
-    ) -> HFMaskedLM:
-        from transformers import AutoModelForMaskedLM, AutoTokenizer
-
-        tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
-        model = AutoModelForMaskedLM.from_pretrained(
-            path, dtype=torch.float32, use_safetensors=None, trust_remote_code=trust_remote_code
-        )
-        if fingerprint is None and Path(path).exists():
-            fingerprint = fingerprint_path(path, cls.kind, SCORING_VERSION)
-        return cls(model, tokenizer, name=name or str(path), fingerprint=fingerprint, **kwargs)
-
-    @property
-    def fingerprint(self) -> str:
-        if self._fingerprint is None:
-            self._fingerprint = fingerprint_module(
-                self.model, self.tokenizer, self.kind, SCORING_VERSION
-            )
-        return self._fingerprint
 
     # -- tokenization ------------------------------------------------------------------
 

@@ -1,0 +1,68 @@
+"""What the Hugging Face backends share: loading, fingerprinting and batch settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from faithprobe.subjects.base import Subject
+from faithprobe.subjects.fingerprint import fingerprint_module, fingerprint_path
+
+
+class HFSubject(Subject):
+    kind: str
+    scoring_version: str  # bump when the scoring code changes what it returns
+    auto_class: str  # the transformers Auto* class that loads the model
+
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        *,
+        name: str,
+        fingerprint: str | None = None,
+        batch_size: int = 16,
+        max_batch_tokens: int = 32_768,
+    ) -> None:
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.name = name
+        self.batch_size = batch_size
+        self.max_batch_tokens = max_batch_tokens
+        self.device = next(model.parameters()).device
+        self._fingerprint = fingerprint
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        path: str | Path,
+        *,
+        name: str | None = None,
+        trust_remote_code: bool = False,
+        fingerprint: str | None = None,
+        **kwargs,
+    ):
+        import transformers
+
+        tokenizer = transformers.AutoTokenizer.from_pretrained(
+            path, trust_remote_code=trust_remote_code
+        )
+        model = getattr(transformers, cls.auto_class).from_pretrained(
+            path, dtype=torch.float32, trust_remote_code=trust_remote_code
+        )
+        if fingerprint is None and Path(path).exists():
+            fingerprint = cls.fingerprint_folder(path)
+        return cls(model, tokenizer, name=name or str(path), fingerprint=fingerprint, **kwargs)
+
+    @classmethod
+    def fingerprint_folder(cls, path: str | Path) -> str:
+        return fingerprint_path(path, cls.kind, cls.scoring_version)
+
+    @property
+    def fingerprint(self) -> str:
+        if self._fingerprint is None:
+            self._fingerprint = fingerprint_module(
+                self.model, self.tokenizer, self.kind, self.scoring_version
+            )
+        return self._fingerprint
