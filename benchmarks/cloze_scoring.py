@@ -55,8 +55,9 @@ def main() -> None:
 
     suite = get_suite("distractors")
     pairs = suite.sample(suite.pairs(None, args.seed), args.items, args.seed)
-    requests = sorted({suite.request(p.intervened) for p in pairs if p.intervention != "none"},
-                      key=repr)[: args.items]
+    requests = sorted(
+        {suite.request(p.intervened) for p in pairs if p.intervention != "none"}, key=repr
+    )[: args.items]
     subject = load_subject(args.model, batch_size=args.batch_size)
     n_cands = sum(len(r.candidates) for r in requests)
 
@@ -67,15 +68,23 @@ def main() -> None:
     naive = naive_scores(subject, requests)
     t_naive = time.perf_counter() - start
 
-    diff = max(abs(a - b) for o, n in zip(ours, naive, strict=True)
-               for a, b in zip(o.logprobs, n, strict=True))
+    diff = max(
+        abs(a - b)
+        for o, n in zip(ours, naive, strict=True)
+        for a, b in zip(o.logprobs, n, strict=True)
+    )
     result = {
-        "model": args.model, "items": len(requests), "candidates": n_cands,
-        "batch_size": args.batch_size, "torch_threads": torch.get_num_threads(),
-        "naive_seconds": round(t_naive, 2), "ours_seconds": round(t_ours, 2),
+        "model": args.model,
+        "items": len(requests),
+        "candidates": n_cands,
+        "batch_size": args.batch_size,
+        "torch_threads": torch.get_num_threads(),
+        "naive_seconds": round(t_naive, 2),
+        "ours_seconds": round(t_ours, 2),
         "naive_items_per_s": round(len(requests) / t_naive, 2),
         "ours_items_per_s": round(len(requests) / t_ours, 2),
-        "speedup": round(t_naive / t_ours, 2), "max_abs_logprob_diff": diff,
+        "speedup": round(t_naive / t_ours, 2),
+        "max_abs_logprob_diff": diff,
     }
     print(json.dumps(result, indent=2))
     if args.json:

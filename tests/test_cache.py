@@ -37,8 +37,14 @@ def subject(tiny_llama, tiny_tokenizer):
 
 
 def _run(tmp_path, subject, name, cache=True):
-    config = RunConfig(suite="distractors", limit=60, seed=1, out=tmp_path / name,
-                       cache=cache, cache_dir=tmp_path / "cache")
+    config = RunConfig(
+        suite="distractors",
+        limit=60,
+        seed=1,
+        out=tmp_path / name,
+        cache=cache,
+        cache_dir=tmp_path / "cache",
+    )
     return run(config, subjects=[subject])
 
 
@@ -58,8 +64,9 @@ def test_second_run_is_served_from_cache(tmp_path, subject):
     second = Counting(subject)
     b = _run(tmp_path, second, "b")
     assert first.requests > 0 and second.requests == 0
-    pd.testing.assert_frame_equal(pd.read_parquet(a / "results.parquet"),
-                                  pd.read_parquet(b / "results.parquet"))
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(a / "results.parquet"), pd.read_parquet(b / "results.parquet")
+    )
 
 
 def test_interrupted_run_resumes_with_identical_results(tmp_path, subject):
@@ -74,8 +81,9 @@ def test_interrupted_run_resumes_with_identical_results(tmp_path, subject):
     out = _run(tmp_path, resumed, "resumed")
     total = len(AnswerCache(tmp_path / "cache" / "answers.sqlite"))
     assert resumed.requests == total - done_before  # only what was missing
-    pd.testing.assert_frame_equal(pd.read_parquet(reference / "results.parquet"),
-                                  pd.read_parquet(out / "results.parquet"))
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(reference / "results.parquet"), pd.read_parquet(out / "results.parquet")
+    )
 
 
 def test_corrupt_cache_is_set_aside_and_rebuilt(tmp_path):

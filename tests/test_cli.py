@@ -28,8 +28,14 @@ def _invoke(*args):
 def test_list_names_everything():
     res = _invoke("list")
     assert res.exit_code == 0
-    for word in ("distractors", "attractors.background", "filler", "cloze-jsonl", "hf-masked",
-                 "embedded"):
+    for word in (
+        "distractors",
+        "attractors.background",
+        "filler",
+        "cloze-jsonl",
+        "hf-masked",
+        "embedded",
+    ):
         assert word in res.output
 
 
@@ -45,8 +51,22 @@ def test_generate_writes_the_dataset(tmp_path):
 
 def test_run_two_models_end_to_end_and_rebuild_report(tmp_path, model_dirs):
     out = tmp_path / "run"
-    res = _invoke("run", "distractors", "--model", model_dirs[0], "--model", model_dirs[1],
-                  "--limit", 36, "--batch-size", 4, "--out", out, "--cache-dir", tmp_path / "c")
+    res = _invoke(
+        "run",
+        "distractors",
+        "--model",
+        model_dirs[0],
+        "--model",
+        model_dirs[1],
+        "--limit",
+        36,
+        "--batch-size",
+        4,
+        "--out",
+        out,
+        "--cache-dir",
+        tmp_path / "c",
+    )
     assert res.exit_code == 0, res.output
     for name in ("results.parquet", "metrics.json", "run.json", "report.html"):
         assert (out / name).is_file()
@@ -84,8 +104,20 @@ def test_bad_record_names_file_record_and_field_and_keeps_old_results(tmp_path, 
     out = tmp_path / "run"
     good = tmp_path / "good.jsonl"
     assert _invoke("generate", "distractors", "--out", good).exit_code == 0
-    res = _invoke("run", "distractors", "--model", model_dirs[0], "--data", good,
-                  "--limit", 12, "--out", out, "--cache-dir", tmp_path / "c")
+    res = _invoke(
+        "run",
+        "distractors",
+        "--model",
+        model_dirs[0],
+        "--data",
+        good,
+        "--limit",
+        12,
+        "--out",
+        out,
+        "--cache-dir",
+        tmp_path / "c",
+    )
     assert res.exit_code == 0, res.output
     kept = (out / "results.parquet").read_bytes()
 

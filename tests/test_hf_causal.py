@@ -35,8 +35,9 @@ def test_batch_size_invariance_and_naive_agreement(model_name, request, tiny_tok
     reqs = _requests()
     one = HFCausalLM(model, tiny_tokenizer, name="t", batch_size=1).score_candidates(reqs)
     many = HFCausalLM(model, tiny_tokenizer, name="t", batch_size=32).score_candidates(reqs)
-    tight = HFCausalLM(model, tiny_tokenizer, name="t", batch_size=32,
-                       max_batch_tokens=300).score_candidates(reqs)
+    tight = HFCausalLM(
+        model, tiny_tokenizer, name="t", batch_size=32, max_batch_tokens=300
+    ).score_candidates(reqs)
     assert any(k > 1 for s in one for k in s.n_tokens)
     for a, b, c in zip(one, many, tight, strict=True):
         assert a.n_tokens == b.n_tokens

@@ -4,8 +4,7 @@ from faithprobe.interventions import available, get
 
 def test_registry_lists_metadata():
     names = {i.name for i in available()}
-    assert {"attractors.background", "attractors.target", "attractors.unrelated",
-            "filler"} <= names
+    assert {"attractors.background", "attractors.target", "attractors.unrelated", "filler"} <= names
     for i in available():
         assert i.changes and i.holds and i.expectation.name
 
@@ -23,8 +22,7 @@ def test_randomness_depends_on_example_and_seed_not_order():
 
 def test_related_attractors_are_enumerated_and_hold_the_fact():
     base = base_items(DistractorConfig(), seed=0)[0]  # a capitals item: 5 other countries
-    out = get("attractors.background").apply(base, seed=0, setting="single", n=2,
-                                             position="after")
+    out = get("attractors.background").apply(base, seed=0, setting="single", n=2, position="after")
     assert len(out) == 10
     assert len({frozenset(x.features["attractors"]) for x in out}) == 10
     for x in out:

@@ -50,16 +50,27 @@ def test_paired_difference_sign_and_test():
 
 def _row(base, setting, kind, n, correct, competent=True, logrel=0.0, filler=0):
     is_base = kind == "none"
-    return {"subject": "s", "base_id": base, "pair_id": f"{base}|{setting}|{kind}|{n}",
-            "intervention": "none" if is_base else "x", "item_set": "capitals",
-            "setting": setting, "attractor_type": kind, "n_attractors": n,
-            "position": "none" if is_base else "after", "n_filler": filler,
-            "competent": competent, "correct": correct, "log_relative_probability": logrel}
+    return {
+        "subject": "s",
+        "base_id": base,
+        "pair_id": f"{base}|{setting}|{kind}|{n}",
+        "intervention": "none" if is_base else "x",
+        "item_set": "capitals",
+        "setting": setting,
+        "attractor_type": kind,
+        "n_attractors": n,
+        "position": "none" if is_base else "after",
+        "n_filler": filler,
+        "competent": competent,
+        "correct": correct,
+        "log_relative_probability": logrel,
+    }
 
 
 def test_accuracy_counts_only_competent_items_and_starts_at_base():
     rows = [
-        _row("a", "none", "none", 0, True), _row("b", "none", "none", 0, True),
+        _row("a", "none", "none", 0, True),
+        _row("b", "none", "none", 0, True),
         _row("c", "none", "none", 0, False, competent=False),
         _row("a", "single", "B", 1, True, logrel=math.log(0.5)),
         _row("b", "single", "B", 1, False, logrel=math.log(0.25)),
