@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 
-from faithprobe.subjects.base import Subject
+from faithprobe.requests import CandidateScoreRequest, CandidateScores
+from faithprobe.subjects.base import Progress, Subject
+from faithprobe.subjects.batching import length_sorted_batches
 from faithprobe.subjects.fingerprint import fingerprint_module, fingerprint_path
 
 
 class HFSubject(Subject):
+    """Backends implement ``_encode`` (request -> token ids), ``_cost`` (padded length and
+    rows of an encoded request, for batching) and ``_score_batch``."""
+
     kind: str
     scoring_version: str  # bump when the scoring code changes what it returns
     auto_class: str  # the transformers Auto* class that loads the model
@@ -66,3 +73,29 @@ class HFSubject(Subject):
                 self.model, self.tokenizer, self.kind, self.scoring_version
             )
         return self._fingerprint
+
+    def _encode(self, request: CandidateScoreRequest) -> Any:
+        raise NotImplementedError
+
+    def _cost(self, encoded: Any) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def _score_batch(self, batch: list[Any]) -> list[CandidateScores]:
+        raise NotImplementedError
+
+    def score_candidates(
+        self, requests: Sequence[CandidateScoreRequest], progress: Progress | None = None
+    ) -> list[CandidateScores]:
+        encoded = [self._encode(r) for r in requests]
+        lengths, rows = zip(*(self._cost(e) for e in encoded), strict=True) if encoded else ((), ())
+        out: list[CandidateScores | None] = [None] * len(requests)
+        for batch in length_sorted_batches(
+            lengths, max_batch=self.batch_size, max_tokens=self.max_batch_tokens, rows=rows
+        ):
+            with torch.inference_mode():
+                scored = self._score_batch([encoded[i] for i in batch])
+            for i, s in zip(batch, scored, strict=True):
+                out[i] = s
+            if progress:
+                progress(len(batch))
+        return out  # type: ignore[return-value]

@@ -12,13 +12,10 @@ their own with the separating space (``" Paris"``) and appended to the context's
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
 
 import torch
 
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
-from faithprobe.subjects.base import Progress
-from faithprobe.subjects.batching import length_sorted_batches
 from faithprobe.subjects.hf_base import HFSubject
 
 
@@ -56,23 +53,9 @@ class HFCausalLM(HFSubject):
 
     # -- scoring -----------------------------------------------------------------------
 
-    def score_candidates(
-        self, requests: Sequence[CandidateScoreRequest], progress: Progress | None = None
-    ) -> list[CandidateScores]:
-        encoded = [self._encode(r) for r in requests]
-        lengths = [len(ctx) + max(len(c) for c in cands) for ctx, cands in encoded]
-        rows = [len(cands) for _, cands in encoded]
-        out: list[CandidateScores | None] = [None] * len(requests)
-        for batch in length_sorted_batches(
-            lengths, max_batch=self.batch_size, max_tokens=self.max_batch_tokens, rows=rows
-        ):
-            with torch.inference_mode():
-                scored = self._score_batch([encoded[i] for i in batch])
-            for i, s in zip(batch, scored, strict=True):
-                out[i] = s
-            if progress:
-                progress(len(batch))
-        return out  # type: ignore[return-value]
+    def _cost(self, encoded) -> tuple[int, int]:
+        ctx, cands = encoded
+        return len(ctx) + max(len(c) for c in cands), len(cands)
 
     def _forward(self, ids, mask, positions, cache=None, last_only=False):
         kwargs = {"input_ids": ids, "attention_mask": mask, "use_cache": True}

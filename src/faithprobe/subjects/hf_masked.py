@@ -27,13 +27,9 @@ is tested). The score is the summed natural-log probability of the candidate's t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import torch
 
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
-from faithprobe.subjects.base import Progress
-from faithprobe.subjects.batching import length_sorted_batches
 from faithprobe.subjects.hf_base import HFSubject
 
 # A read is (row index, token position, token id): the log-probability of that token at
@@ -91,23 +87,9 @@ class HFMaskedLM(HFSubject):
 
     # -- scoring -----------------------------------------------------------------------
 
-    def score_candidates(
-        self, requests: Sequence[CandidateScoreRequest], progress: Progress | None = None
-    ) -> list[CandidateScores]:
-        encoded = [self._encode(r) for r in requests]
-        lengths = [max(len(row) for row in rows) for rows, _ in encoded]
-        n_rows = [len(rows) for rows, _ in encoded]
-        out: list[CandidateScores | None] = [None] * len(requests)
-        for batch in length_sorted_batches(
-            lengths, max_batch=self.batch_size, max_tokens=self.max_batch_tokens, rows=n_rows
-        ):
-            with torch.inference_mode():
-                scored = self._score_batch([encoded[i] for i in batch])
-            for i, s in zip(batch, scored, strict=True):
-                out[i] = s
-            if progress:
-                progress(len(batch))
-        return out  # type: ignore[return-value]
+    def _cost(self, encoded: _Encoded) -> tuple[int, int]:
+        rows, _ = encoded
+        return max(len(row) for row in rows), len(rows)
 
     def _score_batch(self, batch: list[_Encoded]) -> list[CandidateScores]:
         # Distinct masked inputs across the batch, and each request's reads remapped to them.
