@@ -33,7 +33,8 @@ app = typer.Typer(
     help="Test whether language models use the information they should.",
 )
 console = Console(stderr=True)
-out_console = Console()
+# Piped or logged output gets room for the CI columns instead of rich's 80.
+out_console = Console() if sys.stdout.isatty() else Console(width=160)
 
 
 class RateColumn(ProgressColumn):
