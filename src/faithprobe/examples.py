@@ -29,3 +29,25 @@ class ClozeExample:
     def __post_init__(self) -> None:
         if self.target not in self.candidates:
             raise ValueError(f"example {self.id}: target {self.target!r} not among candidates")
+
+
+@dataclass(frozen=True)
+class ChoiceExample:
+    """Pick the right one of ``choices`` for ``prompt``; ``label`` is its 0-based index.
+
+    ``label`` is ``None`` for an instance built to have no correct choice; then
+    ``features["pseudo_label"]`` names the choice a model that ignored the change would
+    pick (the old right answer).
+    """
+
+    id: str
+    prompt: str
+    choices: tuple[str, ...]
+    label: int | None
+    features: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if len(self.choices) < 2:
+            raise ValueError(f"example {self.id}: needs at least two choices")
+        if self.label is not None and not 0 <= self.label < len(self.choices):
+            raise ValueError(f"example {self.id}: label {self.label} out of range")

@@ -1,0 +1,69 @@
+"""Reading JSON lines with errors that name the file, the line and the field."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from faithprobe.errors import DataError
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise DataError(path, f"cannot read: {err}") from err
+
+
+def iter_records(path: Path) -> Iterator[tuple[int, dict]]:
+    """``(line number, object)`` for every non-blank line; blank lines are skipped."""
+    n = 0
+    for line_no, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataError(path, f"not valid JSON ({err.msg})", record=f"line {line_no}") from err
+        if not isinstance(record, dict):
+            raise DataError(path, "expected a JSON object", record=f"line {line_no}")
+        n += 1
+        yield line_no, record
+    if n == 0:
+        raise DataError(path, "holds no records")
+
+
+def field(path: Path, line: int, record: dict, name: str, kind, required: bool = True):
+    """``record[name]`` checked against ``kind`` (a type or tuple of types)."""
+    if name not in record:
+        if required:
+            raise DataError(path, "missing", record=f"line {line}", field=name)
+        return None
+    value = record[name]
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _kinds(kind)):
+        expected = " or ".join(k.__name__ for k in _kinds(kind))
+        raise DataError(
+            path,
+            f"expected {expected}, got {type(value).__name__}",
+            record=f"line {line}",
+            field=name,
+        )
+    return value
+
+
+def _kinds(kind) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def string_list(path: Path, line: int, record: dict, name: str) -> list[str]:
+    """A required non-empty list of non-empty strings."""
+    values = field(path, line, record, name, list)
+    if not values or not all(isinstance(v, str) and v.strip() for v in values):
+        raise DataError(
+            path,
+            "must be a non-empty list of non-empty strings",
+            record=f"line {line}",
+            field=name,
+        )
+    return values
