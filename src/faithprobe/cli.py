@@ -81,6 +81,11 @@ def list_things() -> None:
 
     sections = {
         "suites": {name: f"{cls.description} — {cls.method}" for name, cls in SUITES.items()},
+        "suite options (--option KEY=VALUE)": {
+            f"{name}: {key}": f"{text} (default {default!r})"
+            for name, cls in SUITES.items()
+            for key, (_, default, text) in cls.options.items()
+        },
         "interventions": {
             i.name: f"changes {i.changes}; holds {i.holds}; expects: {i.expectation.name}"
             for i in available()
@@ -96,6 +101,16 @@ def list_things() -> None:
         for name, text in entries.items():
             table.add_row(name, text)
         out_console.print(table)
+
+
+def _parse_options(items: list[str]) -> dict[str, str]:
+    options = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"{item!r}: expected KEY=VALUE", param_hint="--option")
+        options[key.strip()] = value
+    return options
 
 
 def _progress_factory(progress: Progress):
@@ -134,11 +149,19 @@ def run(
         Path | None,
         typer.Option(help="cache folder (default: $FAITHPROBE_CACHE_DIR or the user cache)"),
     ] = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option",
+            "-o",
+            help="suite option KEY=VALUE (repeatable; `faithprobe list` shows each suite's)",
+        ),
+    ] = None,
 ) -> None:
     """Run SUITE on one or more models and write a run folder with a report."""
     from transformers.utils import logging as hf_logging
 
-    from faithprobe.report import summary_table
+    from faithprobe.report import summary_table, summary_title
     from faithprobe.runner import RunConfig
     from faithprobe.runner import run as run_suite
 
@@ -156,6 +179,7 @@ def run(
             out=out,
             cache=not no_cache,
             cache_dir=cache_dir,
+            options=_parse_options(option or []),
             command="faithprobe " + " ".join(sys.argv[1:]),
         )
         columns = [
@@ -175,7 +199,7 @@ def run(
                 log=lambda msg: console.print(msg, highlight=False),
             )
         metrics = json.loads((folder / "metrics.json").read_text())
-        _print_table(summary_table(metrics), f"{suite}: accuracy [95% CI] by attractors")
+        _print_table(summary_table(metrics), summary_title(metrics))
         console.print(f"run folder: [bold]{folder}[/]  report: {folder / 'report.html'}")
 
 
@@ -234,3 +258,6 @@ def generate(
         for (setting, kind, k), c in sorted(counts.items()):
             table.add_row(setting, kind, str(k), str(c))
         out_console.print(table)
+
+
+

@@ -34,3 +34,11 @@ ANSWER_UNCHANGED = Expectation(
     description="the gold answer is still the model's choice after the intervention",
     check=lambda o: o.intervened_prediction == o.gold,
 )
+
+
+NO_CHOICE_CORRECT = Expectation(
+    name="no choice correct",
+    description="no offered choice answers the changed prompt; a faithful model spreads its "
+    "confidence (towards 1/n) instead of keeping the pseudo-correct choice",
+    check=lambda o: o.intervened_prediction != o.gold,
+)

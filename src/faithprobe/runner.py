@@ -47,6 +47,7 @@ class RunConfig:
     out: Path | None = None
     cache: bool = True
     cache_dir: Path | None = None
+    options: dict[str, object] = field(default_factory=dict)  # suite options
     command: str = field(default_factory=lambda: " ".join(sys.argv))
 
 
@@ -117,7 +118,7 @@ def run(
 ) -> Path:
     """Run ``config``; ``subjects`` overrides ``config.models`` (library use, tests)."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
-    suite = get_suite(config.suite)
+    suite = get_suite(config.suite, config.options)
     pairs = suite.sample(suite.pairs(config.data, config.seed), config.limit, config.seed)
     log(f"{len(pairs)} pairs ({suite.name}, seed {config.seed})")
     if subjects is None:
@@ -158,6 +159,7 @@ def run(
             "command": config.command,
             "suite": suite.name,
             "seed": config.seed,
+            "options": config.options,
             "limit": config.limit,
             "batch_size": config.batch_size,
             "data": str(config.data) if config.data else None,
@@ -194,7 +196,10 @@ def rebuild(run_dirs: Sequence[Path], out: Path | None = None) -> Path:
     results = pd.concat([pd.read_parquet(d / "results.parquet") for d in run_dirs])
     results = results.drop_duplicates(["subject", "pair_id"]).reset_index(drop=True)
     subjects = list({s["name"]: s for r in runs for s in r["subjects"]}.values())
-    suite = get_suite(suites.pop())
+    options = [r.get("options") or {} for r in runs]
+    if any(o != options[0] for o in options):
+        raise ValueError(f"runs with different suite options cannot be merged: {options}")
+    suite = get_suite(suites.pop(), options[0])
     seed = min(seeds)
     target.mkdir(parents=True, exist_ok=True)
     if len(run_dirs) > 1 or target != run_dirs[0]:

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from faithprobe.examples import ClozeExample
+from faithprobe.examples import ChoiceExample, ClozeExample
 from faithprobe.expectations import Expectation
 from faithprobe.seeding import rng_for
 
-Example = ClozeExample
+Example = ClozeExample | ChoiceExample
 InterventionFn = Callable[..., Sequence[Example]]
 
 
@@ -39,8 +39,15 @@ class Intervention:
         inner = ",".join(f"{k}={params[k]}" for k in sorted(params))
         return f"{self.name}[{inner}]"
 
-    def apply(self, example: Example, *, seed: int, **params: Any) -> list[Example]:
+    def apply(
+        self, example: Example, *, seed: int, pool: Sequence[Example] | None = None, **params: Any
+    ) -> list[Example]:
+        """The intervened versions of ``example``. Interventions that borrow from other
+        instances of the dataset (a donor question or answer) draw them from ``pool``, which
+        should be in a fixed order (e.g. sorted by id) for results to be reproducible."""
         rng: np.random.Generator = rng_for(seed, example.id, self.instance_name(**params))
+        if pool is not None:
+            params = {**params, "pool": pool}
         return list(self.fn(example, rng, **params))
 
 

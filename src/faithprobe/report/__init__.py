@@ -1,8 +1,9 @@
 """Reports: views of a run folder's ``metrics.json``, plus example items from its results.
 
 The report layer selects, pivots, formats and plots what the metrics hold; it estimates
-nothing itself. From ``results.parquet``, ``metrics.json`` and ``run.json`` in a run folder
-:func:`build_report` writes
+nothing itself. Each suite has a report view (``REPORTS``) naming its tables, plots,
+sections and example columns. From ``results.parquet``, ``metrics.json`` and ``run.json``
+in a run folder :func:`build_report` writes
 
 * ``tables/<name>.csv`` (numeric rows of metrics.json) and ``tables/<name>.md`` (formatted),
 * ``plots/<name>.png``,
@@ -12,15 +13,33 @@ nothing itself. From ``results.parquet``, ``metrics.json`` and ``run.json`` in a
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from .html import example_rows, render_html
-from .plots import build_plots
-from .tables import build_tables, subject_order, summary_table, write_tables
+from .confidence_shift import ConfidenceShiftReport
+from .distractors import DistractorsReport
+from .html import render_html
+from .tables import subject_order, write_tables
 
-__all__ = ["build_report", "summary_table"]
+__all__ = ["REPORTS", "build_report", "summary_table", "summary_title"]
+
+REPORTS = {"distractors": DistractorsReport, "confidence-shift": ConfidenceShiftReport}
+
+
+def _view(metrics: Mapping[str, Any]):
+    return REPORTS[metrics.get("suite", "distractors")]
+
+
+def summary_table(metrics: Mapping[str, Any]) -> pd.DataFrame:
+    """The headline table of a run, as shown on the terminal and atop the report."""
+    return _view(metrics).summary(metrics)
+
+
+def summary_title(metrics: Mapping[str, Any]) -> str:
+    return f"{metrics.get('suite', 'distractors')}: {_view(metrics).summary_title}"
 
 
 def build_report(run_dir: Path) -> Path:
@@ -29,17 +48,19 @@ def build_report(run_dir: Path) -> Path:
     metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
     run = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
     results = pd.read_parquet(run_dir / "results.parquet")
+    view = _view(metrics)
 
-    tables = build_tables(metrics)
+    tables = view.tables(metrics)
     write_tables(tables, run_dir / "tables")
-    plots = build_plots(metrics, run_dir / "plots")
+    plots = view.plots(metrics, run_dir / "plots")
     seed = run.get("seed", metrics.get("seed", 0)) or 0
     page = render_html(
         run=run,
         metrics=metrics,
-        tables=tables,
+        summary=tables.get("summary"),
+        sections=view.sections(tables, metrics),
         plots=plots,
-        examples=example_rows(results, seed=seed, subjects=subject_order(metrics)),
+        examples=view.examples(results, seed, subject_order(metrics)),
     )
     path = run_dir / "report.html"
     path.write_text(page, encoding="utf-8")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from faithprobe.examples import ClozeExample
+from faithprobe.examples import ChoiceExample, ClozeExample
 from faithprobe.interventions import Pair
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
 
@@ -25,6 +25,9 @@ class Suite(ABC):
     name: str
     description: str
     method: str
+    needs_data: bool = False  # True: no built-in generator, --data is required
+    # option name -> (type, default, help); set with ``--option name=value``
+    options: dict[str, tuple[type, object, str]] = {}
 
     @abstractmethod
     def pairs(self, data: Path | None, seed: int) -> list[Pair]:
@@ -44,7 +47,7 @@ class Suite(ABC):
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
         """Every number the report shows, each with its interval and n."""
 
-    def request(self, example: ClozeExample) -> CandidateScoreRequest:
+    def request(self, example: ClozeExample | ChoiceExample) -> CandidateScoreRequest:
         return CandidateScoreRequest(example.context, example.candidates, example.suffix)
 
     def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:

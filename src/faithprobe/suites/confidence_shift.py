@@ -1,0 +1,212 @@
+"""The ``confidence-shift`` suite: multiple-choice probes with no correct answer.
+
+Method: Shen & Kejriwal (2023), "Quantifying confidence shifts in a BERT-based question
+answering system evaluated on perturbed instances". Each instance of a multiple-choice
+benchmark is probed so that none of its choices is right -- No-Question (empty prompt),
+Wrong-Question (another instance's prompt), No-Right-Answer (the right choice swapped for
+another instance's right choice) -- in several trials with different draws. A model that
+uses the prompt becomes uncertain (confidences near 1/n); one that does not keeps picking
+the old answer (the *pseudo-correct* choice) with its old confidence.
+
+Scores: a causal LM scores each choice by its log-likelihood after the prompt (the prompt
+is computed once per instance, see :mod:`faithprobe.subjects.hf_causal`); option
+``normalisation`` decides whether a choice's score is the summed log-probability (``sum``,
+the default, lm-eval's ``acc``) or the mean per token (``mean``). The prediction is the
+top-scoring choice and the confidences are the softmax over the scores, both under the
+chosen normalisation (the results table also keeps the raw sums and token counts). A
+multiple-choice classifier scores each choice as one unit, so both normalisations agree.
+
+See :mod:`faithprobe.metrics.confidence_shift` for the statistics, including how the
+shift type of an instance is decided.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.special import softmax
+
+from faithprobe.datasets import read_choices
+from faithprobe.errors import UsageError
+from faithprobe.examples import ChoiceExample
+from faithprobe.expectations import Outcome
+from faithprobe.interventions import Pair, get
+from faithprobe.metrics import confidence_shift as m
+from faithprobe.prompts import DEFAULT_TEMPLATE, ChoicePrompt
+from faithprobe.requests import CandidateScoreRequest, CandidateScores
+from faithprobe.suites.base import Suite
+
+PROBES = {
+    "no_question": ("no_question", {}),
+    "wrong_question": ("wrong_question", {}),
+    "wrong_question_disjoint": ("wrong_question", {"disjoint": True}),
+    "no_right_answer": ("no_right_answer", {}),
+}
+DEFAULT_PROBES = ("no_question", "wrong_question", "no_right_answer")
+
+
+def _scores(answer: CandidateScores, normalisation: str) -> np.ndarray:
+    logprobs = np.asarray(answer.logprobs, dtype=float)
+    if normalisation == "mean":
+        return logprobs / np.maximum(np.asarray(answer.n_tokens, dtype=float), 1)
+    return logprobs
+
+
+def input_key(example: ChoiceExample) -> str:
+    """Same text in, same key: marks trials that repeat an earlier trial's input."""
+    payload = "\x1f".join([example.prompt, *example.choices])
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+class ConfidenceShiftSuite(Suite):
+    name = "confidence-shift"
+    description = "multiple-choice confidence when no choice is correct (3 probes × trials)"
+    method = (
+        "Shen & Kejriwal (2023), Quantifying confidence shifts in a BERT-based question "
+        "answering system evaluated on perturbed instances"
+    )
+    needs_data = True
+    options = {
+        "trials": (int, 5, "trials per probe (different draws), averaged per instance"),
+        "normalisation": (str, "sum", "choice score: 'sum' of token log-probs or their 'mean'"),
+        "probes": (
+            str,
+            ",".join(DEFAULT_PROBES),
+            "comma-separated probes from: " + ", ".join(PROBES),
+        ),
+        "template": (str, DEFAULT_TEMPLATE, "how the prompt is put to the model ({prompt})"),
+        "format": (str, "auto", "data format: auto, socialiqa, hellaswag, choice-jsonl"),
+    }
+
+    def __init__(
+        self,
+        trials: int = 5,
+        normalisation: str = "sum",
+        probes: str | Sequence[str] = DEFAULT_PROBES,
+        template: str = DEFAULT_TEMPLATE,
+        format: str = "auto",
+    ) -> None:
+        if trials < 1:
+            raise UsageError(f"trials must be at least 1, got {trials}")
+        if normalisation not in ("sum", "mean"):
+            raise UsageError(f"normalisation must be 'sum' or 'mean', got {normalisation!r}")
+        if isinstance(probes, str):
+            probes = [p.strip() for p in probes.split(",") if p.strip()]
+        unknown = sorted(set(probes) - set(PROBES))
+        if unknown or not probes:
+            raise UsageError(f"unknown probes {unknown}; known: {', '.join(PROBES)}")
+        self.trials = trials
+        self.normalisation = normalisation
+        self.probes = tuple(probes)
+        try:
+            self.prompt = ChoicePrompt(template)
+        except ValueError as err:
+            raise UsageError(str(err)) from None
+        self.format = format
+
+    def pairs(self, data: Path | None, seed: int) -> list[Pair]:
+        if data is None:
+            raise UsageError(
+                "the confidence-shift suite needs --data: a Social IQA, HellaSwag or "
+                "prompt/choices/label jsonl file"
+            )
+        pool = sorted(read_choices(data, self.format), key=lambda e: e.id)
+        out = []
+        for probe in self.probes:
+            name, params = PROBES[probe]
+            intervention = get(name)
+            for example in pool:
+                for trial in range(self.trials):
+                    for x in intervention.apply(
+                        example, seed=seed, pool=pool, trial=trial, **params
+                    ):
+                        out.append(Pair(example, x, probe, intervention.expectation))
+        return out
+
+    def stratum(self, pair: Pair) -> Hashable:
+        return pair.intervention
+
+    def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
+        """``limit`` counts instances: each keeps all its probes and trials, which the
+        per-instance averages and shift tests need."""
+        instances = sorted({p.original.id for p in pairs})
+        if limit is None or limit >= len(instances):
+            return pairs
+
+        def rank(i: str) -> str:
+            return hashlib.sha256(f"{seed}\x1f{i}".encode()).hexdigest()
+
+        keep = set(sorted(instances, key=rank)[:limit])
+        return [p for p in pairs if p.original.id in keep]
+
+    def request(self, example: ChoiceExample) -> CandidateScoreRequest:
+        return CandidateScoreRequest(self.prompt.render(example.prompt), example.choices)
+
+    def rows(
+        self, pairs: Sequence[Pair], subject, answers: dict[str, CandidateScores]
+    ) -> list[dict]:
+        out = []
+        for pair in pairs:
+            o, x = pair.original, pair.intervened
+            so, sx = answers[o.id], answers[x.id]
+            conf_o = softmax(_scores(so, self.normalisation))
+            conf_x = softmax(_scores(sx, self.normalisation))
+            pred_o, pred_x = int(np.argmax(conf_o)), int(np.argmax(conf_x))
+            pseudo = int(x.features["pseudo_label"])
+            outcome = Outcome(str(pred_o), str(pred_x), str(pseudo))
+            out.append(
+                {
+                    "subject": subject.name,
+                    "subject_fingerprint": subject.fingerprint,
+                    "pair_id": pair.id,
+                    "instance_id": o.id,
+                    "probe": pair.intervention,
+                    "trial": int(x.features["trial"]),
+                    "donor_id": x.features.get("donor_id"),
+                    "input_key": input_key(x),
+                    "n_choices": len(o.choices),
+                    "label": int(o.label),
+                    "pseudo_label": pseudo,
+                    "original_prompt": o.prompt,
+                    "prompt": x.prompt,
+                    "original_choices": list(o.choices),
+                    "choices": list(x.choices),
+                    "normalisation": self.normalisation,
+                    "original_logprobs": list(so.logprobs),
+                    "original_n_tokens": list(so.n_tokens),
+                    "logprobs": list(sx.logprobs),
+                    "n_tokens": list(sx.n_tokens),
+                    "original_confidences": conf_o.tolist(),
+                    "confidences": conf_x.tolist(),
+                    "original_prediction": pred_o,
+                    "prediction": pred_x,
+                    "original_correct": pred_o == o.label,
+                    "pseudo_correct": pred_x == pseudo,
+                    "original_maxprob": float(conf_o.max()),
+                    "maxprob": float(conf_x.max()),
+                    "expectation": pair.expectation.name,
+                    "expectation_met": pair.expectation.met(outcome),
+                }
+            )
+        return out
+
+    def metrics(self, results: pd.DataFrame, seed: int) -> dict:
+        return {
+            "options": {
+                "trials": self.trials,
+                "normalisation": self.normalisation,
+                "probes": list(self.probes),
+                "template": self.prompt.template,
+                "shift_alpha": m.SHIFT_ALPHA,
+            },
+            "original_accuracy": m.original_accuracy(results),
+            "pseudo_accuracy": m.pseudo_accuracy(results),
+            "shift_types": m.shift_counts(results),
+            "confidence_profile": m.confidence_profile(results),
+            "maxprob_detection": m.maxprob_detection(results, seed),
+            "dataset": m.dataset_breakdown(results),
+        }

@@ -1,0 +1,155 @@
+"""Multiple-choice loaders and the no-correct-choice probes, on hand-built instances."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from faithprobe.datasets import read_choices, read_hellaswag, read_socialiqa
+from faithprobe.errors import DataError
+from faithprobe.examples import ChoiceExample
+from faithprobe.interventions import get
+from faithprobe.interventions.no_correct_choice import words
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "socialiqa"
+
+
+def _write_jsonl(path: Path, records) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def _siqa(tmp_path: Path, labels="2\n1\n") -> Path:
+    path = _write_jsonl(
+        tmp_path / "dev.jsonl",
+        [
+            {"context": "Ann fed the cat.", "question": "Why?", "answerA": "a", "answerB": "b",
+             "answerC": "c"},
+            {"context": "Bo ran.", "question": "How?", "answerA": "fast", "answerB": "slow",
+             "answerC": "late"},
+        ],
+    )  # fmt: skip
+    (tmp_path / "dev-labels.lst").write_text(labels)
+    return path
+
+
+def test_socialiqa_joins_context_and_question_and_reads_1_based_labels(tmp_path):
+    items = read_socialiqa(_siqa(tmp_path))
+    assert [i.label for i in items] == [1, 0]
+    assert items[0].prompt == "Ann fed the cat. Why?"
+    assert items[0].choices == ("a", "b", "c")
+    assert items[0].id == "socialiqa-dev-00001"
+
+
+@pytest.mark.parametrize(
+    ("labels", "message"),
+    [("2\n", "holds 1 labels"), ("2\n4\n", "record line 2: expected 1, 2 or 3")],
+)
+def test_socialiqa_bad_labels_name_the_file_and_line(tmp_path, labels, message):
+    with pytest.raises(DataError, match=message) as err:
+        read_socialiqa(_siqa(tmp_path, labels))
+    assert "dev-labels.lst" in str(err.value)
+
+
+def test_socialiqa_missing_field_names_line_and_field(tmp_path):
+    path = _write_jsonl(tmp_path / "x.jsonl", [{"context": "c", "answerA": "a"}])
+    (tmp_path / "x-labels.lst").write_text("1\n")
+    with pytest.raises(DataError, match=r"x.jsonl: record line 1: field 'question': missing"):
+        read_socialiqa(path)
+
+
+def test_hellaswag_and_generic_formats_are_detected(tmp_path):
+    hs = _write_jsonl(
+        tmp_path / "hs.jsonl",
+        [
+            {"ind": 7, "ctx_a": "A man sits.", "ctx_b": "he", "endings": ["w", "x", "y", "z"],
+             "label": "2"},
+            {"ind": 8, "ctx": "A dog runs.", "endings": ["a", "b", "c", "d"], "label": 0},
+        ],
+    )  # fmt: skip
+    items = read_choices(hs)
+    assert [i.id for i in items] == ["hellaswag-7", "hellaswag-8"]
+    assert items[0].prompt == "A man sits. he" and items[0].label == 2
+    gen = _write_jsonl(
+        tmp_path / "g.jsonl", [{"id": "q1", "prompt": "2+2?", "choices": ["3", "4"], "label": 1}]
+    )
+    assert read_choices(gen) == [ChoiceExample("q1", "2+2?", ("3", "4"), 1)]
+
+
+def test_out_of_range_label_is_a_data_error(tmp_path):
+    hs = _write_jsonl(tmp_path / "hs.jsonl", [{"ctx": "c", "endings": ["a", "b"], "label": 5}])
+    with pytest.raises(DataError, match=r"record line 1: field 'label': expected a choice index"):
+        read_hellaswag(hs)
+    with pytest.raises(DataError, match="not a multiple-choice file"):
+        read_choices(_write_jsonl(tmp_path / "z.jsonl", [{"text": "t"}]))
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data/socialiqa not present")
+def test_real_socialiqa_dev_loads():
+    items = read_choices(SHARED / "dev.jsonl")
+    assert len(items) == 1954
+    assert all(len(i.choices) == 3 and i.label in (0, 1, 2) for i in items)
+
+
+# --------------------------------------------------------------------------- probes
+
+POOL = sorted(
+    [
+        ChoiceExample("q1", "Kai fed the dog. Why?", ("to help", "to sleep", "to run"), 0),
+        ChoiceExample("q2", "Robin lost a bet. How does Robin feel?", ("sad", "happy", "ok"), 0),
+        ChoiceExample("q3", "Sam sang loudly at night", ("tired", "calm", "loud"), 2),
+        ChoiceExample("q4", "What did Kai want?", ("food", "to help", "rest"), 1),
+    ],
+    key=lambda e: e.id,
+)
+
+
+def test_no_question_empties_the_prompt_and_keeps_the_choices():
+    (x,) = get("no_question").apply(POOL[0], seed=0, trial=3)
+    assert x.prompt == "" and x.choices == POOL[0].choices
+    assert x.label is None and x.features["pseudo_label"] == 0
+    assert x.features["probe"] == "no_question" and x.features["trial"] == 3
+    assert x.id == "q1/no_question[trial=3]"
+
+
+def test_wrong_question_takes_another_instances_prompt():
+    for trial in range(10):
+        (x,) = get("wrong_question").apply(POOL[0], seed=1, pool=POOL, trial=trial)
+        donor = next(e for e in POOL if e.id == x.features["donor_id"])
+        assert donor.id != "q1" and x.prompt == donor.prompt
+        assert x.choices == POOL[0].choices and x.features["pseudo_label"] == 0
+
+
+def test_wrong_question_disjoint_only_takes_prompts_sharing_no_word():
+    seen = set()
+    for trial in range(20):
+        (x,) = get("wrong_question").apply(POOL[0], seed=0, pool=POOL, trial=trial, disjoint=True)
+        assert not words(x.prompt) & words(POOL[0].prompt)
+        seen.add(x.features["donor_id"])
+    assert seen == {"q2", "q3"}  # q4 shares "Kai"
+    lonely = ChoiceExample("q9", "Kai Robin Sam", ("a", "b"), 0)
+    pool = [*POOL, lonely]
+    assert get("wrong_question").apply(lonely, seed=0, pool=pool, disjoint=True) == []
+
+
+def test_no_right_answer_replaces_only_the_right_choice_with_a_foreign_right_answer():
+    for trial in range(10):
+        (x,) = get("no_right_answer").apply(POOL[3], seed=0, pool=POOL, trial=trial)
+        donor = next(e for e in POOL if e.id == x.features["donor_id"])
+        assert x.prompt == POOL[3].prompt
+        assert x.choices[1] == donor.choices[donor.label]
+        assert x.choices[0] == "food" and x.choices[2] == "rest"
+        assert x.features["pseudo_label"] == 1 and x.label is None
+        # q1's right answer "to help" is already a choice of q4, so q1 is never the donor
+        assert donor.id != "q1"
+
+
+def test_probe_draws_depend_on_seed_and_trial_only():
+    a = get("wrong_question").apply(POOL[0], seed=5, pool=POOL, trial=2)
+    b = get("wrong_question").apply(POOL[0], seed=5, pool=list(POOL), trial=2)
+    assert a == b
+    donors = {
+        get("wrong_question").apply(POOL[0], seed=5, pool=POOL, trial=t)[0].features["donor_id"]
+        for t in range(12)
+    }
+    assert len(donors) > 1

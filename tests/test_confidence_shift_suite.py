@@ -1,0 +1,146 @@
+"""The confidence-shift suite end to end: tiny causal LM, a small Social IQA-shaped file."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from faithprobe.cli import app
+from faithprobe.errors import UsageError
+from faithprobe.runner import RunConfig, run
+from faithprobe.subjects.hf_causal import HFCausalLM
+from faithprobe.suites import get_suite
+
+runner = CliRunner()
+PEOPLE = ["Kai", "Robin", "Sam", "Ann", "Bo", "Lee", "Max", "Zoe"]
+ACTS = ["fed the dog", "lost a bet", "sang loudly", "ran home", "won a prize", "cooked rice"]
+
+
+@pytest.fixture(scope="module")
+def siqa_file(tmp_path_factory):
+    root = tmp_path_factory.mktemp("siqa")
+    records, labels = [], []
+    for i in range(12):
+        who, act = PEOPLE[i % len(PEOPLE)], ACTS[i % len(ACTS)]
+        records.append(
+            {
+                "context": f"{who} {act}.",
+                "question": "How would you describe " + who + "?",
+                "answerA": f"happy {i}",
+                "answerB": f"sad {i}",
+                "answerC": f"tired {i}",
+            }
+        )
+        labels.append(str(1 + i % 3))
+    path = root / "dev.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    (root / "dev-labels.lst").write_text("\n".join(labels) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory, tiny_llama, tiny_tokenizer):
+    folder = tmp_path_factory.mktemp("models") / "llama"
+    tiny_llama.save_pretrained(folder)
+    tiny_tokenizer.save_pretrained(folder)
+    return folder
+
+
+def test_cli_run_writes_every_table_of_the_method(tmp_path, siqa_file, model_dir):
+    out = tmp_path / "run"
+    res = runner.invoke(
+        app,
+        ["run", "confidence-shift", "--data", str(siqa_file), "--model", str(model_dir),
+         "--out", str(out), "--no-cache", "-o", "trials=3", "--limit", "10"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "No-Right-Answer" in res.output and "pseudo-acc" in res.output
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["options"]["trials"] == 3
+    assert {r["probe"] for r in metrics["pseudo_accuracy"]} == {
+        "no_question",
+        "wrong_question",
+        "no_right_answer",
+    }
+    for name in (
+        "summary",
+        "original_accuracy",
+        "pseudo_accuracy",
+        "shift_types",
+        "confidence_profile",
+        "maxprob_detection",
+        "dataset",
+    ):
+        assert (out / "tables" / f"{name}.md").is_file(), name
+    results = pd.read_parquet(out / "results.parquet")
+    assert results["instance_id"].nunique() == 10
+    assert len(results) == 10 * 3 * 3  # instances x probes x trials
+    shifts = {r["probe"]: r for r in metrics["shift_types"]}
+    # No-Question repeats one input: one distinct trial per instance
+    assert shifts["no_question"]["distinct_trials"] == 1
+    html = (out / "report.html").read_text()
+    for section in ("accuracy", "shifts", "confidence", "maxprob", "dataset", "examples"):
+        assert f'<section id="{section}">' in html
+    assert "<script" not in html
+
+    res = runner.invoke(app, ["report", str(out)])
+    assert res.exit_code == 0, res.output
+
+
+def test_results_do_not_depend_on_batch_size(tmp_path, siqa_file, tiny_llama, tiny_tokenizer):
+    frames = []
+    for bs in (1, 16):
+        subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny", batch_size=bs)
+        folder = run(
+            RunConfig(
+                suite="confidence-shift",
+                data=siqa_file,
+                out=tmp_path / f"bs{bs}",
+                cache=False,
+                options={"trials": "2"},
+            ),
+            subjects=[subject],
+        )
+        frames.append(pd.read_parquet(folder / "results.parquet").sort_values("pair_id"))
+    a, b = frames
+    assert (a["prediction"].to_numpy() == b["prediction"].to_numpy()).all()
+    diff = a["confidences"].explode().astype(float) - b["confidences"].explode().astype(float)
+    assert diff.abs().max() < 1e-5
+
+
+def test_mean_normalisation_divides_by_token_counts(
+    tmp_path, siqa_file, tiny_llama, tiny_tokenizer
+):
+    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny")
+    folder = run(
+        RunConfig(
+            suite="confidence-shift",
+            data=siqa_file,
+            out=tmp_path / "mean",
+            cache=False,
+            limit=3,
+            options={"trials": "1", "normalisation": "mean"},
+        ),
+        subjects=[subject],
+    )
+    row = pd.read_parquet(folder / "results.parquet").iloc[0]
+    scores = np.asarray(row["logprobs"]) / np.asarray(row["n_tokens"])
+    expected = np.exp(scores - scores.max())
+    assert list(row["confidences"]) == pytest.approx(list(expected / expected.sum()))
+
+
+def test_bad_options_and_missing_data_are_usage_errors(siqa_file):
+    with pytest.raises(UsageError, match="no option 'trails'"):
+        get_suite("confidence-shift", {"trails": "3"})
+    with pytest.raises(UsageError, match="expected int"):
+        get_suite("confidence-shift", {"trials": "many"})
+    with pytest.raises(UsageError, match="normalisation"):
+        get_suite("confidence-shift", {"normalisation": "max"})
+    with pytest.raises(UsageError, match="unknown probes"):
+        get_suite("confidence-shift", {"probes": "no_question,typo"})
+    with pytest.raises(UsageError, match="needs --data"):
+        get_suite("confidence-shift").pairs(None, 0)
+    res = runner.invoke(app, ["run", "confidence-shift", "--data", str(siqa_file), "-o", "x"])
+    assert res.exit_code == 2 and "KEY=VALUE" in res.output
