@@ -8,6 +8,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.faithprobe-installed
 DEMO_LIMIT ?= 300
+BENCH_LIMIT ?=# e.g. make bench BENCH_LIMIT=100 for a quick lm-eval comparison (no result file)
 
 .PHONY: install demo test bench lint clean
 
@@ -31,7 +32,10 @@ test: install
 	$(BIN)/pytest -q
 
 bench: install
+	$(BIN)/pip install -q -e '.[bench]'
 	$(BIN)/python benchmarks/cloze_scoring.py
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python benchmarks/lm_eval_socialiqa.py \
+		$(if $(BENCH_LIMIT),--limit $(BENCH_LIMIT),--json benchmarks/results/lm_eval_socialiqa.json)
 
 clean:
 	rm -rf $(VENV) runs build src/*.egg-info
