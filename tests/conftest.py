@@ -119,3 +119,53 @@ def tiny_roberta_mlm(tiny_tokenizer):
         eos_token_id=2,
     )
     return _seeded(lambda: RobertaForMaskedLM(config))
+
+
+@pytest.fixture(scope="session")
+def tiny_pair_tokenizer(tiny_tokenizer) -> PreTrainedTokenizerFast:
+    """The tiny BPE with a BERT-style pair template: ``<s> A </s> B </s>``, type ids 0 | 1."""
+    from tokenizers import processors
+
+    tok = Tokenizer.from_str(tiny_tokenizer.backend_tokenizer.to_str())
+    s, e = tok.token_to_id("<s>"), tok.token_to_id("</s>")
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>",
+        pair="<s> $A </s> $B:1 </s>:1",
+        special_tokens=[("<s>", s), ("</s>", e)],
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        pad_token="<pad>",
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        mask_token="<mask>",
+        cls_token="<s>",
+        sep_token="</s>",
+    )
+
+
+def tiny_bert_config(vocab_size: int):
+    from transformers import BertConfig
+
+    return BertConfig(
+        vocab_size=vocab_size,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        max_position_embeddings=300,
+        type_vocab_size=2,
+        pad_token_id=0,
+        initializer_range=0.2,
+    )
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_mc(tiny_pair_tokenizer):
+    """A BERT multiple-choice classifier (random weights; initializer_range=0.2 so its
+    scores depend visibly on the input)."""
+    from transformers import BertForMultipleChoice
+
+    config = tiny_bert_config(len(tiny_pair_tokenizer))
+    return _seeded(lambda: BertForMultipleChoice(config))

@@ -260,4 +260,6 @@ def generate(
         out_console.print(table)
 
 
+from faithprobe.training.cli import train_app  # noqa: E402
 
+app.add_typer(train_app, name="train", help="Fine-tune small task models for the suites to probe.")

