@@ -21,6 +21,12 @@ from faithprobe.interventions import Pair
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
 
 
+def hash_rank(seed: int, key: str) -> str:
+    """A seeded sort key: ordering by it is a random order that does not depend on the
+    order the keys arrive in."""
+    return hashlib.sha256(f"{seed}\x1f{key}".encode()).hexdigest()
+
+
 class Suite(ABC):
     name: str
     description: str
@@ -56,11 +62,8 @@ class Suite(ABC):
         if limit is None or limit >= len(pairs):
             return pairs
 
-        def rank(p: Pair) -> str:
-            return hashlib.sha256(f"{seed}\x1f{p.id}".encode()).hexdigest()
-
         cells: dict[Hashable, list[Pair]] = defaultdict(list)
-        for p in sorted(pairs, key=rank):
+        for p in sorted(pairs, key=lambda p: hash_rank(seed, p.id)):
             cells[self.stratum(p)].append(p)
         queues = [cells[k] for k in sorted(cells, key=repr)]
         picked: list[Pair] = []

@@ -38,7 +38,7 @@ from faithprobe.interventions import Pair, get
 from faithprobe.metrics import confidence_shift as m
 from faithprobe.prompts import DEFAULT_TEMPLATE, ChoicePrompt
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
-from faithprobe.suites.base import Suite
+from faithprobe.suites.base import Suite, hash_rank
 
 PROBES = {
     "no_question": ("no_question", {}),
@@ -136,11 +136,7 @@ class ConfidenceShiftSuite(Suite):
         instances = sorted({p.original.id for p in pairs})
         if limit is None or limit >= len(instances):
             return pairs
-
-        def rank(i: str) -> str:
-            return hashlib.sha256(f"{seed}\x1f{i}".encode()).hexdigest()
-
-        keep = set(sorted(instances, key=rank)[:limit])
+        keep = set(sorted(instances, key=lambda i: hash_rank(seed, i))[:limit])
         return [p for p in pairs if p.original.id in keep]
 
     def request(self, example: ChoiceExample) -> CandidateScoreRequest:
