@@ -51,3 +51,25 @@ class ChoiceExample:
             raise ValueError(f"example {self.id}: needs at least two choices")
         if self.label is not None and not 0 <= self.label < len(self.choices):
             raise ValueError(f"example {self.id}: label {self.label} out of range")
+
+
+ENTAILMENT = "entailment"
+NON_ENTAILMENT = "non-entailment"
+NLI_LABELS = (ENTAILMENT, NON_ENTAILMENT)
+
+
+@dataclass(frozen=True)
+class NLIExample:
+    """Does ``premise`` entail ``hypothesis``? ``label`` is ``"entailment"`` or
+    ``"non-entailment"`` (two-class NLI: neutral and contradiction are both
+    non-entailment), or ``None`` when unknown."""
+
+    id: str
+    premise: str
+    hypothesis: str
+    label: str | None
+    features: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.label is not None and self.label not in NLI_LABELS:
+            raise ValueError(f"example {self.id}: label {self.label!r} is not one of {NLI_LABELS}")

@@ -10,6 +10,13 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 
+from faithprobe.examples import NLI_LABELS
+
+
+def _key(fingerprint: str, kind: str, request) -> str:
+    payload = json.dumps([fingerprint, kind, asdict(request)], ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
 
 @dataclass(frozen=True)
 class CandidateScoreRequest:
@@ -27,14 +34,37 @@ class CandidateScoreRequest:
     kind = "candidate-scores"
 
     def key(self, fingerprint: str) -> str:
-        payload = json.dumps([fingerprint, self.kind, asdict(self)], ensure_ascii=False)
-        return hashlib.sha256(payload.encode()).hexdigest()
+        return _key(fingerprint, self.kind, self)
 
     def filled(self, candidate: str) -> tuple[str, int]:
         """The text with ``candidate`` in the blank, and the candidate's start offset."""
         sep = "" if not self.context or self.context[-1].isspace() else " "
         start = len(self.context) + len(sep)
         return self.context + sep + candidate + self.suffix, start
+
+
+@dataclass(frozen=True)
+class TextPairRequest:
+    """Classify the text pair (``first``, ``second``) -- for NLI, (premise, hypothesis) --
+    into ``labels``.
+
+    Answered by sequence-pair classifiers with a :class:`CandidateScores` holding one
+    log-probability per label (``n_tokens`` all 1). A classifier whose own classes are finer
+    (three-class NLI) groups them into these labels (see
+    :mod:`faithprobe.subjects.hf_pair_classifier`).
+    """
+
+    first: str
+    second: str
+    labels: tuple[str, ...] = NLI_LABELS
+
+    kind = "text-pair-classes"
+
+    def key(self, fingerprint: str) -> str:
+        return _key(fingerprint, self.kind, self)
+
+
+Request = CandidateScoreRequest | TextPairRequest
 
 
 @dataclass(frozen=True)

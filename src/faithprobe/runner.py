@@ -93,7 +93,7 @@ def answer_all(suite: Suite, pairs, subject: Subject, progress: ProgressFactory 
         examples.setdefault(p.original.id, p.original)
         examples.setdefault(p.intervened.id, p.intervened)
     ids = sorted(examples)
-    requests = [suite.request(examples[i]) for i in ids]
+    requests = [suite.request(examples[i], subject) for i in ids]
     advance = progress(subject.name, len(requests)) if progress else None
     scored = subject.score_candidates(requests, advance)
     return dict(zip(ids, scored, strict=True))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 
-from faithprobe.requests import CandidateScoreRequest, CandidateScores
+from faithprobe.requests import CandidateScores, Request
 
 Progress = Callable[[int], None]
 
@@ -19,6 +19,8 @@ Progress = Callable[[int], None]
 class Subject(ABC):
     name: str
     kind: str
+    # the request kinds it answers (``Request.kind``); suites pick the request to fit
+    accepts: frozenset[str] = frozenset({"candidate-scores"})
 
     @property
     @abstractmethod
@@ -26,6 +28,6 @@ class Subject(ABC):
 
     @abstractmethod
     def score_candidates(
-        self, requests: Sequence[CandidateScoreRequest], progress: Progress | None = None
+        self, requests: Sequence[Request], progress: Progress | None = None
     ) -> list[CandidateScores]:
         """Answer each request; call ``progress(k)`` as k more requests are done."""

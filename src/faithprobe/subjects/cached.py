@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from faithprobe.requests import CandidateScoreRequest, CandidateScores
+from faithprobe.requests import CandidateScores, Request
 from faithprobe.subjects.base import Progress, Subject
 from faithprobe.subjects.cache import AnswerCache
 
@@ -22,6 +22,7 @@ class CachedSubject(Subject):
         self.chunk_size = chunk_size
         self.name = inner.name
         self.kind = inner.kind
+        self.accepts = inner.accepts
         self.computed = 0  # requests actually sent to the model by this wrapper
 
     @property
@@ -29,7 +30,7 @@ class CachedSubject(Subject):
         return self.inner.fingerprint
 
     def score_candidates(
-        self, requests: Sequence[CandidateScoreRequest], progress: Progress | None = None
+        self, requests: Sequence[Request], progress: Progress | None = None
     ) -> list[CandidateScores]:
         fp = self.fingerprint
         keys = [r.key(fp) for r in requests]

@@ -53,7 +53,9 @@ class Suite(ABC):
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
         """Every number the report shows, each with its interval and n."""
 
-    def request(self, example: ClozeExample | ChoiceExample) -> CandidateScoreRequest:
+    def request(self, example: ClozeExample | ChoiceExample, subject=None) -> CandidateScoreRequest:
+        """What ``subject`` is asked about ``example`` (a suite whose subjects differ in the
+        requests they answer picks by ``subject.accepts``)."""
         return CandidateScoreRequest(example.context, example.candidates, example.suffix)
 
     def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:

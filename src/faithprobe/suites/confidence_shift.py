@@ -139,7 +139,7 @@ class ConfidenceShiftSuite(Suite):
         keep = set(sorted(instances, key=lambda i: hash_rank(seed, i))[:limit])
         return [p for p in pairs if p.original.id in keep]
 
-    def request(self, example: ChoiceExample) -> CandidateScoreRequest:
+    def request(self, example: ChoiceExample, subject=None) -> CandidateScoreRequest:
         return CandidateScoreRequest(self.prompt.render(example.prompt), example.choices)
 
     def rows(
