@@ -130,14 +130,24 @@ def run(
             "--model",
             "-m",
             help="'embedded', a local folder or a Hugging Face id; repeat to "
-            "compare models; prefix hf-causal: or hf-masked: to force a backend",
+            "compare models; prefix hf-causal:, hf-masked:, hf-mc: or hf-nli: to force a "
+            "backend",
         ),
     ] = None,
     data: Annotated[
-        Path | None, typer.Option(help="data file (default: the suite's generated dataset)")
+        Path | None,
+        typer.Option(
+            help="data file or folder (natural-logic: an NLI-XY folder); default: the "
+            "suite's generated dataset"
+        ),
     ] = None,
     limit: Annotated[
-        int | None, typer.Option(min=1, help="pairs to sample, evenly across conditions")
+        int | None,
+        typer.Option(
+            min=1,
+            help="pairs to sample, evenly across conditions (confidence-shift: instances; "
+            "natural-logic: base examples, and examples per challenge set)",
+        ),
     ] = None,
     seed: Annotated[int, typer.Option(help="seed for generation and sampling")] = 0,
     batch_size: Annotated[int, typer.Option(min=1, help="items per forward pass")] = 16,
@@ -167,8 +177,8 @@ def run(
 
     hf_logging.disable_progress_bar()  # ours is the one that counts items
     with _errors():
-        if data is not None and not data.is_file():
-            raise FileNotFoundError(f"{data}: no such data file")
+        if data is not None and not data.exists():
+            raise FileNotFoundError(f"{data}: no such data file or folder")
         config = RunConfig(
             suite=suite,
             models=model or ["embedded"],

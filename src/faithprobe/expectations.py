@@ -42,3 +42,19 @@ NO_CHOICE_CORRECT = Expectation(
     "confidence (towards 1/n) instead of keeping the pseudo-correct choice",
     check=lambda o: o.intervened_prediction != o.gold,
 )
+
+
+PREDICTION_CHANGES = Expectation(
+    name="prediction changes",
+    description="the change flips the gold label, so a model that uses the changed feature "
+    "changes its prediction",
+    check=lambda o: o.intervened_prediction != o.original_prediction,
+)
+
+
+PREDICTION_KEPT = Expectation(
+    name="prediction kept",
+    description="the change leaves the gold label as it was, so a robust model keeps its "
+    "prediction",
+    check=lambda o: o.intervened_prediction == o.original_prediction,
+)

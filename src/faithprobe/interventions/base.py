@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from faithprobe.examples import ChoiceExample, ClozeExample
+from faithprobe.examples import ChoiceExample, ClozeExample, NLIExample
 from faithprobe.expectations import Expectation
 from faithprobe.seeding import rng_for
 
-Example = ClozeExample | ChoiceExample
+Example = ClozeExample | ChoiceExample | NLIExample
 InterventionFn = Callable[..., Sequence[Example]]
 
 
@@ -59,7 +59,10 @@ class Pair:
     intervened: Example
     intervention: str
     expectation: Expectation
+    # needed when the intervened example is itself a dataset example that several pairs
+    # share (an intervention that swaps in another instance, as natural-logic's do)
+    pair_id: str | None = None
 
     @property
     def id(self) -> str:
-        return self.intervened.id
+        return self.pair_id or self.intervened.id

@@ -22,11 +22,16 @@ import pandas as pd
 from .confidence_shift import ConfidenceShiftReport
 from .distractors import DistractorsReport
 from .html import render_html
+from .natural_logic import NaturalLogicReport
 from .tables import subject_order, write_tables
 
 __all__ = ["REPORTS", "build_report", "summary_table", "summary_title"]
 
-REPORTS = {"distractors": DistractorsReport, "confidence-shift": ConfidenceShiftReport}
+REPORTS = {
+    "distractors": DistractorsReport,
+    "confidence-shift": ConfidenceShiftReport,
+    "natural-logic": NaturalLogicReport,
+}
 
 
 def _view(metrics: Mapping[str, Any]):

@@ -18,8 +18,9 @@ from matplotlib.figure import Figure
 from ..metrics.confidence_shift import PROBE_TITLES, SHIFT_TYPES
 from ..seeding import rng_for
 from .html import Examples, Section
-from .plots import DPI, Plot
+from .plots import Plot
 from .tables import DASH, Table, fmt_count, fmt_general, order_rows, subject_order
+from .views import estimate_text, f3, grouped_bars, metric_frame, save_figures
 
 N_EXAMPLES = 24
 SHIFT_COLORS = {
@@ -31,28 +32,12 @@ SHIFT_COLORS = {
 }
 
 
-def _f(x: Any) -> str:
-    return fmt_general(x, ".3f")
-
-
-def _est(r: Mapping[str, Any]) -> str:
-    """``0.412 ± 0.011 [0.390, 0.434]``."""
-    if r.get("value") is None:
-        return DASH
-    return f"{_f(r['value'])} ± {_f(r.get('se'))} [{_f(r.get('ci_low'))}, {_f(r.get('ci_high'))}]"
-
-
 def _p(test: Mapping[str, Any] | None) -> str:
     return fmt_general((test or {}).get("p_value"), ".3g")
 
 
 def _probe(name: str) -> str:
     return PROBE_TITLES.get(name, name)
-
-
-def _frame(metrics: Mapping[str, Any], key: str) -> pd.DataFrame:
-    rows = list(metrics.get(key) or [])
-    return order_rows(pd.json_normalize(rows), subject_order(metrics)) if rows else pd.DataFrame()
 
 
 def summary(metrics: Mapping[str, Any]) -> pd.DataFrame:
@@ -70,14 +55,14 @@ def summary(metrics: Mapping[str, Any]) -> pd.DataFrame:
             {
                 "subject": r["subject"],
                 "probe": _probe(r["probe"]),
-                "original acc.": _f(a.get("value")),
-                "pseudo-acc. ± SE": f"{_f(r.get('value'))} ± {_f(r.get('se'))}",
-                "1/n": _f(r.get("agnostic")),
+                "original acc.": f3(a.get("value")),
+                "pseudo-acc. ± SE": f"{f3(r.get('value'))} ± {f3(r.get('se'))}",
+                "1/n": f3(r.get("agnostic")),
                 "p vs 1/n": _p(r.get("vs_agnostic")),
                 "p vs original": _p(r.get("vs_original")),
                 "random-like": _share(s, "random-like"),
                 "conservative": _share(s, "conservative"),
-                "MaxProb detection": _f(d.get("value")),
+                "MaxProb detection": f3(d.get("value")),
             }
         )
     return pd.DataFrame(rows)
@@ -89,15 +74,15 @@ def _share(row: Mapping[str, Any], kind: str) -> str:
 
 
 def accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = _frame(metrics, "original_accuracy")
+    data = metric_frame(metrics, "original_accuracy")
     if data.empty:
         return None
     display = pd.DataFrame(
         {
             "subject": data["subject"],
-            "accuracy ± SE [95% CI]": [_est(r) for r in data.to_dict("records")],
+            "accuracy ± SE [95% CI]": [estimate_text(r) for r in data.to_dict("records")],
             "instances": data["n"].map(fmt_count),
-            "agnostic 1/n": data["agnostic"].map(_f),
+            "agnostic 1/n": data["agnostic"].map(f3),
         }
     )
     return Table(
@@ -110,7 +95,7 @@ def accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def pseudo_accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = _frame(metrics, "pseudo_accuracy")
+    data = metric_frame(metrics, "pseudo_accuracy")
     if data.empty:
         return None
     records = data.to_dict("records")
@@ -118,13 +103,13 @@ def pseudo_accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
         {
             "subject": data["subject"],
             "probe": data["probe"].map(_probe),
-            "pseudo-accuracy ± SE [95% CI]": [_est(r) for r in records],
-            "per trial": [", ".join(_f(v) for v in r.get("trial_values") or []) for r in records],
-            "1/n": data["agnostic"].map(_f),
-            "diff. vs 1/n": data["vs_agnostic.difference"].map(_f),
+            "pseudo-accuracy ± SE [95% CI]": [estimate_text(r) for r in records],
+            "per trial": [", ".join(f3(v) for v in r.get("trial_values") or []) for r in records],
+            "1/n": data["agnostic"].map(f3),
+            "diff. vs 1/n": data["vs_agnostic.difference"].map(f3),
             "p vs 1/n": data["vs_agnostic.p_value"].map(lambda x: fmt_general(x, ".3g")),
-            "original acc.": data["original_accuracy"].map(_f),
-            "diff. vs original": data["vs_original.difference"].map(_f),
+            "original acc.": data["original_accuracy"].map(f3),
+            "diff. vs original": data["vs_original.difference"].map(f3),
             "p vs original": data["vs_original.p_value"].map(lambda x: fmt_general(x, ".3g")),
             "instances": data["n"].map(fmt_count),
         }
@@ -141,7 +126,7 @@ def pseudo_accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def shift_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = _frame(metrics, "shift_types")
+    data = metric_frame(metrics, "shift_types")
     if data.empty:
         return None
     kinds = [k for k in SHIFT_TYPES if k != "undetermined" or data["undetermined"].sum() > 0]
@@ -178,11 +163,11 @@ def profile_table(metrics: Mapping[str, Any]) -> Table | None:
         {
             "subject": [r["subject"] for r in rows],
             "probe": [_probe(r["probe"]) for r in rows],
-            "variance before": [_est(r["variance_before"]) for r in rows],
-            "variance after": [_est(r["variance_after"]) for r in rows],
+            "variance before": [estimate_text(r["variance_before"]) for r in rows],
+            "variance after": [estimate_text(r["variance_after"]) for r in rows],
             "p (variance)": [_p(r["variance_change"]) for r in rows],
-            "conf. correct before": [_est(r["confidence_before"]) for r in rows],
-            "conf. pseudo-correct after": [_est(r["confidence_after"]) for r in rows],
+            "conf. correct before": [estimate_text(r["confidence_before"]) for r in rows],
+            "conf. pseudo-correct after": [estimate_text(r["confidence_after"]) for r in rows],
             "p (confidence)": [_p(r["confidence_change"]) for r in rows],
         }
     )
@@ -199,7 +184,7 @@ def profile_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def maxprob_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = _frame(metrics, "maxprob_detection")
+    data = metric_frame(metrics, "maxprob_detection")
     if data.empty:
         return None
     records = data.to_dict("records")
@@ -208,10 +193,10 @@ def maxprob_table(metrics: Mapping[str, Any]) -> Table | None:
             "subject": data["subject"],
             "probe": data["probe"].map(_probe),
             "detection accuracy [95% CI]": [
-                f"{_f(r['value'])} [{_f(r.get('ci_low'))}, {_f(r.get('ci_high'))}]" for r in records
+                f"{f3(r['value'])} [{f3(r.get('ci_low'))}, {f3(r.get('ci_high'))}]" for r in records
             ],
-            "per trial": [", ".join(_f(v) for v in r.get("trial_values") or []) for r in records],
-            "threshold (mean)": [_f(np.mean(r.get("thresholds") or [np.nan])) for r in records],
+            "per trial": [", ".join(f3(v) for v in r.get("trial_values") or []) for r in records],
+            "threshold (mean)": [f3(np.mean(r.get("thresholds") or [np.nan])) for r in records],
             "p vs 50%": data["vs_chance.p_value"].map(lambda x: fmt_general(x, ".3g")),
             "test instances": data["n_instances"].map(fmt_count),
         }
@@ -249,7 +234,7 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
         "summary": Table(
             "summary",
             "Headline",
-            _frame(metrics, "pseudo_accuracy"),
+            metric_frame(metrics, "pseudo_accuracy"),
             summary(metrics),
             note="Pseudo-accuracy: share of perturbed instances whose pseudo-correct choice "
             "(the old answer, or the donor answer in its slot) gets the highest confidence; "
@@ -270,17 +255,6 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
 
 
 # --------------------------------------------------------------------------- plots
-
-
-def _grouped_bars(ax, groups: Sequence[str], series: Mapping[str, Sequence[float]], errs=None):
-    width = 0.8 / max(1, len(series))
-    x = np.arange(len(groups))
-    for i, (label, values) in enumerate(series.items()):
-        yerr = None if errs is None else np.asarray(errs[label]).T
-        ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width, label=label, yerr=yerr,
-               capsize=3)  # fmt: skip
-    ax.set_xticks(x, groups)
-    return x, width
 
 
 def pseudo_accuracy_figure(metrics: Mapping[str, Any]) -> Figure | None:
@@ -306,7 +280,7 @@ def pseudo_accuracy_figure(metrics: Mapping[str, Any]) -> Figure | None:
         ]
         for s in subjects
     }
-    _grouped_bars(ax, [_probe(p) for p in probes], values, errs)
+    grouped_bars(ax, [_probe(p) for p in probes], values, errs)
     agnostic = np.nanmean([r["agnostic"] for r in rows])
     ax.axhline(agnostic, color="k", ls="--", lw=1, label=f"agnostic 1/n = {agnostic:.2f}")
     for r in metrics.get("original_accuracy", []):
@@ -359,7 +333,7 @@ def confidence_figure(metrics: Mapping[str, Any]) -> Figure | None:
             (1.96 * (r["confidence_after"]["se"] or 0),) * 2 for r in rows
         ],
     }
-    _grouped_bars(ax, labels, series, errs)
+    grouped_bars(ax, labels, series, errs)
     ax.set_ylim(0, 1)
     ax.set_ylabel("mean confidence")
     ax.tick_params(axis="x", labelsize=8)
@@ -369,21 +343,15 @@ def confidence_figure(metrics: Mapping[str, Any]) -> Figure | None:
 
 
 def build_plots(metrics: Mapping[str, Any], out_dir: Path) -> list[Plot]:
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    plots = []
-    for name, title, make in (
-        ("pseudo_accuracy", "Pseudo-accuracy by probe (95% CI)", pseudo_accuracy_figure),
-        ("shift_types", "Shift types by probe", shift_figure),
-        ("confidence", "Confidence of the correct / pseudo-correct choice", confidence_figure),
-    ):
-        fig = make(metrics)
-        if fig is None:
-            continue
-        path = out_dir / f"{name}.png"
-        fig.savefig(path, dpi=DPI)
-        plots.append(Plot(name=name, title=title, path=path))
-    return plots
+    return save_figures(
+        metrics,
+        out_dir,
+        (
+            ("pseudo_accuracy", "Pseudo-accuracy by probe (95% CI)", pseudo_accuracy_figure),
+            ("shift_types", "Shift types by probe", shift_figure),
+            ("confidence", "Confidence of the correct / pseudo-correct choice", confidence_figure),
+        ),
+    )
 
 
 # --------------------------------------------------------------------------- examples

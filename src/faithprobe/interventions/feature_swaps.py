@@ -1,0 +1,131 @@
+"""Natural-logic feature swaps on the NLI-XY grid (Rozanova, Valentino & Freitas).
+
+An NLI-XY example is a context with a monotonicity at its slot and an inserted word pair
+with a relation; the gold label is a function of those two features. Each intervention
+here swaps one of the two parts for another from the grid and either changes the gold label
+(a *total causal effect* probe: a model that uses the feature must change its prediction)
+or keeps it (a *direct causal effect* probe: only surface form changed, so a robust model
+keeps its prediction). The method's Table 4:
+
+=====  =======================  ==================================================
+ I0    ``swap_context_flip``    other context, other monotonicity, other gold; same pair
+ I1    ``swap_pair_flip``       other pair, other relation, other gold; same context
+ I2    ``swap_context_keep``    other context, same monotonicity and gold; same pair
+ I3    ``swap_pair_keep``       other pair, same relation and gold; same context
+=====  =======================  ==================================================
+
+Nothing is drawn at random: each returns *every* grid example meeting its condition (the
+method pairs each base example with all of them), in id order. An alternative whose
+premise and hypothesis are the very texts of the base (a duplicated context row) is left
+out: it would not be an intervention. The pool is the :class:`NLIXYGrid` the base comes
+from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from faithprobe.datasets.nli_xy import NLIXYGrid
+from faithprobe.examples import NLIExample
+from faithprobe.expectations import PREDICTION_CHANGES, PREDICTION_KEPT
+from faithprobe.interventions import register
+
+FAMILY = "natural-logic"
+Condition = Callable[[NLIExample, NLIExample], bool]
+
+
+def _same(key: str) -> Condition:
+    return lambda a, b: a.features[key] == b.features[key]
+
+
+def _differs(key: str) -> Condition:
+    return lambda a, b: a.features[key] != b.features[key]
+
+
+def _label_differs(a: NLIExample, b: NLIExample) -> bool:
+    return a.label != b.label
+
+
+def _label_same(a: NLIExample, b: NLIExample) -> bool:
+    return a.label == b.label
+
+
+def _alternatives(
+    base: NLIExample, pool: NLIXYGrid, held: str, conditions: tuple[Condition, ...]
+) -> list[NLIExample]:
+    """Grid examples sharing ``base``'s ``held`` part (context or insertion) and meeting
+    every condition."""
+    index = pool.by_context if held == "context_id" else pool.by_insertion
+    out = []
+    for alt in index[base.features[held]]:
+        if (alt.premise, alt.hypothesis) == (base.premise, base.hypothesis):
+            continue
+        if all(cond(base, alt) for cond in conditions):
+            out.append(alt)
+    return sorted(out, key=lambda e: e.id)
+
+
+@register(
+    "swap_context_flip",
+    family=FAMILY,
+    changes="the context, to one of the other monotonicity, so the gold label flips",
+    holds="the inserted word pair",
+    expectation=PREDICTION_CHANGES,
+)
+def swap_context_flip(example: NLIExample, rng: np.random.Generator, pool: NLIXYGrid):
+    return _alternatives(
+        example,
+        pool,
+        "insertion_id",
+        (_differs("context_id"), _differs("monotonicity"), _label_differs),
+    )
+
+
+@register(
+    "swap_pair_flip",
+    family=FAMILY,
+    changes="the inserted word pair, to one of another relation, so the gold label flips",
+    holds="the context",
+    expectation=PREDICTION_CHANGES,
+)
+def swap_pair_flip(example: NLIExample, rng: np.random.Generator, pool: NLIXYGrid):
+    return _alternatives(
+        example,
+        pool,
+        "context_id",
+        (_differs("insertion_id"), _differs("relation"), _label_differs),
+    )
+
+
+@register(
+    "swap_context_keep",
+    family=FAMILY,
+    changes="the context, to another of the same monotonicity (gold label unchanged)",
+    holds="the inserted word pair, the monotonicity and the gold label",
+    expectation=PREDICTION_KEPT,
+)
+def swap_context_keep(example: NLIExample, rng: np.random.Generator, pool: NLIXYGrid):
+    return _alternatives(
+        example,
+        pool,
+        "insertion_id",
+        (_differs("context_id"), _same("monotonicity"), _label_same),
+    )
+
+
+@register(
+    "swap_pair_keep",
+    family=FAMILY,
+    changes="the inserted word pair, to another of the same relation (gold label unchanged)",
+    holds="the context, the relation and the gold label",
+    expectation=PREDICTION_KEPT,
+)
+def swap_pair_keep(example: NLIExample, rng: np.random.Generator, pool: NLIXYGrid):
+    return _alternatives(
+        example,
+        pool,
+        "context_id",
+        (_differs("insertion_id"), _same("relation"), _label_same),
+    )

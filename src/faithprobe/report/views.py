@@ -1,0 +1,64 @@
+"""What the suites' report views share: reading rows of ``metrics.json``, formatting an
+estimate, grouped bar charts, and saving figures."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from .plots import DPI, Plot
+from .tables import DASH, fmt_general, order_rows, subject_order
+
+FigureMaker = Callable[[Mapping[str, Any]], Figure | None]
+
+
+def f3(x: Any) -> str:
+    return fmt_general(x, ".3f")
+
+
+def estimate_text(r: Mapping[str, Any], se: bool = True) -> str:
+    """``0.412 ± 0.011 [0.390, 0.434]`` (without ``± SE`` when ``se`` is False)."""
+    if r.get("value") is None:
+        return DASH
+    spread = f" ± {f3(r.get('se'))}" if se else ""
+    return f"{f3(r['value'])}{spread} [{f3(r.get('ci_low'))}, {f3(r.get('ci_high'))}]"
+
+
+def metric_frame(metrics: Mapping[str, Any], key: str) -> pd.DataFrame:
+    """The list ``metrics[key]`` as a flat frame, subjects in run order."""
+    rows = list(metrics.get(key) or [])
+    return order_rows(pd.json_normalize(rows), subject_order(metrics)) if rows else pd.DataFrame()
+
+
+def grouped_bars(ax, groups: Sequence[str], series: Mapping[str, Sequence[float]], errs=None):
+    """One bar per series in each group; ``errs[label]`` holds (below, above) per group."""
+    width = 0.8 / max(1, len(series))
+    x = np.arange(len(groups))
+    for i, (label, values) in enumerate(series.items()):
+        yerr = None if errs is None else np.asarray(errs[label]).T
+        ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width, label=label, yerr=yerr,
+               capsize=3)  # fmt: skip
+    ax.set_xticks(x, groups)
+    return x, width
+
+
+def save_figures(
+    metrics: Mapping[str, Any], out_dir: Path, specs: Sequence[tuple[str, str, FigureMaker]]
+) -> list[Plot]:
+    """Make each (name, title, maker) figure the metrics allow and save it as a PNG."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plots = []
+    for name, title, make in specs:
+        fig = make(metrics)
+        if fig is None:
+            continue
+        path = out_dir / f"{name}.png"
+        fig.savefig(path, dpi=DPI)
+        plots.append(Plot(name=name, title=title, path=path))
+    return plots

@@ -1,0 +1,243 @@
+"""The ``natural-logic`` suite: total and direct causal effects of NLI features.
+
+Method: Rozanova, Valentino & Freitas (2024), "Estimating the causal effects of natural
+logic features in transformer-based NLI models". On the NLI-XY grid (see
+:mod:`faithprobe.datasets.nli_xy`) the gold label is a function of two features: the
+context's monotonicity and the inserted pair's relation. A seed set of N base examples
+(option ``bases``, default 400, drawn in a seeded hash order) is paired with *every*
+alternative meeting each of the four conditions of :mod:`faithprobe.interventions.
+feature_swaps`. A pair's change of prediction (CP) is 1 when the two predictions differ;
+the mean CP over a label-changing set is a total causal effect (TCE, sensitivity: higher
+is better), over a label-preserving set a direct causal effect (DCE, robustness: lower is
+better).
+
+Challenge sets (two-class accuracy) ride along as pairs of the identity intervention
+(``"none"``: original = intervened), so one run answers both. Option ``challenge``:
+``auto`` (the known sets beside the NLI-XY folder, :data:`~faithprobe.datasets.nli_xy.
+CHALLENGE_SETS`), ``none``, or comma-separated files.
+
+Subjects: a sequence-pair classifier (``hf-nli``) is asked a
+:class:`~faithprobe.requests.TextPairRequest` and returns p(entailment) with neutral and
+contradiction grouped; a language model is asked to score the two label words (option
+``label_words``, entailment's first) after the prompt ``template``, and p(entailment) is
+the softmax over the two words' log-likelihoods. The prediction is entailment iff
+p(entailment) > 1/2.
+
+``--limit N`` keeps the first N bases of the seed set (a subset of the default run's) and
+at most N examples of each challenge set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from faithprobe.datasets.nli import read_nli
+from faithprobe.datasets.nli_xy import NLIXYGrid, challenge_files, read_nli_xy
+from faithprobe.errors import DataError, UsageError
+from faithprobe.examples import ENTAILMENT, NLI_LABELS, NON_ENTAILMENT, NLIExample
+from faithprobe.expectations import ANSWER_UNCHANGED, Outcome
+from faithprobe.interventions import Pair, get
+from faithprobe.metrics import natural_logic as m
+from faithprobe.requests import CandidateScoreRequest, CandidateScores, TextPairRequest
+from faithprobe.suites.base import Suite, hash_rank
+
+DEFAULT_TEMPLATE = "{premise}\nQuestion: {hypothesis} True or False?\nAnswer:"
+DEFAULT_LABEL_WORDS = "True,False"
+CHALLENGE = "none"  # the identity intervention of challenge-set pairs
+
+
+class NLIPrompt:
+    """How a language model is asked: ``template`` with ``{premise}`` and ``{hypothesis}``,
+    answered by one of two label words (entailment's first)."""
+
+    def __init__(self, template: str, label_words: str) -> None:
+        for slot in ("{premise}", "{hypothesis}"):
+            if slot not in template:
+                raise UsageError(f"template {template!r} has no {slot} slot")
+        words = tuple(w.strip() for w in label_words.split(","))
+        if len(words) != 2 or not all(words) or words[0] == words[1]:
+            raise UsageError(
+                f"label_words must be two different words, entailment's first: {label_words!r}"
+            )
+        self.template = template.replace("\\n", "\n")
+        self.words = words
+
+    def render(self, premise: str, hypothesis: str) -> str:
+        return self.template.replace("{premise}", premise).replace("{hypothesis}", hypothesis)
+
+
+def p_entailment(answer: CandidateScores) -> float:
+    """Softmax over the two scores (entailment's first)."""
+    a, b = answer.logprobs
+    return float(1.0 / (1.0 + np.exp(b - a)))
+
+
+class NaturalLogicSuite(Suite):
+    name = "natural-logic"
+    description = "NLI: total and direct causal effects of context and word-pair swaps (NLI-XY)"
+    method = (
+        "Rozanova, Valentino & Freitas (2024), Estimating the causal effects of natural "
+        "logic features in transformer-based NLI models"
+    )
+    needs_data = True
+    options = {
+        "bases": (int, 400, "seed set size N (base examples); 0 = every example"),
+        "challenge": (str, "auto", "challenge sets: auto, none, or comma-separated files"),
+        "template": (str, DEFAULT_TEMPLATE, "LM prompt ({premise}, {hypothesis}; \\n ok)"),
+        "label_words": (str, DEFAULT_LABEL_WORDS, "LM answer words: entailment,non-entailment"),
+    }
+
+    def __init__(
+        self,
+        bases: int = 400,
+        challenge: str = "auto",
+        template: str = DEFAULT_TEMPLATE,
+        label_words: str = DEFAULT_LABEL_WORDS,
+    ) -> None:
+        if bases < 0:
+            raise UsageError(f"bases must be 0 (all) or more, got {bases}")
+        self.bases = bases
+        self.challenge = challenge
+        self.prompt = NLIPrompt(template, label_words)
+
+    # -- data ----------------------------------------------------------------------------
+
+    def _challenge_files(self, folder: Path) -> list[Path]:
+        if self.challenge == "auto":
+            return challenge_files(folder)
+        if self.challenge == "none":
+            return []
+        files = [Path(p.strip()) for p in self.challenge.split(",") if p.strip()]
+        for f in files:
+            if not f.is_file():
+                raise DataError(f, "challenge set not found (option challenge)")
+        return files
+
+    def seed_set(self, grid: NLIXYGrid, seed: int) -> list[NLIExample]:
+        order = sorted(grid.examples, key=lambda e: hash_rank(seed, e.id))
+        return order[: self.bases] if self.bases else order
+
+    def pairs(self, data: Path | None, seed: int) -> list[Pair]:
+        if data is None:
+            raise UsageError(
+                "the natural-logic suite needs --data: an NLI-XY folder holding contexts.tsv "
+                "and insertions.tsv (e.g. ../shared/data/nli-xy)"
+            )
+        data = Path(data)
+        grid = read_nli_xy(data)
+        out = []
+        for set_name, spec in m.SETS.items():
+            intervention = get(spec["intervention"])
+            for base in self.seed_set(grid, seed):
+                for alt in intervention.apply(base, seed=seed, pool=grid):
+                    out.append(
+                        Pair(
+                            base,
+                            alt,
+                            set_name,
+                            intervention.expectation,
+                            pair_id=f"{set_name}:{base.id}>{alt.id}",
+                        )
+                    )
+        for path in self._challenge_files(data):
+            for ex in read_nli(path):
+                out.append(
+                    Pair(ex, ex, CHALLENGE, ANSWER_UNCHANGED, pair_id=f"{CHALLENGE}:{ex.id}")
+                )
+        return out
+
+    def stratum(self, pair: Pair) -> Hashable:
+        return pair.intervention
+
+    def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
+        """``limit`` bases (the first of the seed set's hash order, so a subset of a larger
+        run's) with all their pairs, and at most ``limit`` examples per challenge set."""
+        if limit is None:
+            return pairs
+        bases = {p.original.id for p in pairs if p.intervention != CHALLENGE}
+        keep = set(sorted(bases, key=lambda i: hash_rank(seed, i))[:limit])
+        by_source: dict[str, list[str]] = {}
+        for p in pairs:
+            if p.intervention == CHALLENGE:
+                by_source.setdefault(p.original.features["source"], []).append(p.original.id)
+        for ids in by_source.values():
+            keep.update(sorted(ids, key=lambda i: hash_rank(seed, i))[:limit])
+        return [p for p in pairs if p.original.id in keep]
+
+    # -- asking subjects -----------------------------------------------------------------
+
+    def request(self, example: NLIExample, subject=None):
+        if subject is not None and "text-pair-classes" in subject.accepts:
+            return TextPairRequest(example.premise, example.hypothesis, NLI_LABELS)
+        if subject is not None and "candidate-scores" not in subject.accepts:
+            raise UsageError(f"{subject.name} answers neither NLI nor label-word requests")
+        return CandidateScoreRequest(
+            self.prompt.render(example.premise, example.hypothesis), self.prompt.words
+        )
+
+    def rows(
+        self, pairs: Sequence[Pair], subject, answers: dict[str, CandidateScores]
+    ) -> list[dict]:
+        p_ent = {k: p_entailment(a) for k, a in answers.items()}
+        out = []
+        for pair in pairs:
+            o, x = pair.original, pair.intervened
+            po, px = p_ent[o.id], p_ent[x.id]
+            pred_o = ENTAILMENT if po > 0.5 else NON_ENTAILMENT
+            pred_x = ENTAILMENT if px > 0.5 else NON_ENTAILMENT
+            spec = m.SETS.get(pair.intervention, {})
+            outcome = Outcome(pred_o, pred_x, x.label)
+            out.append(
+                {
+                    "subject": subject.name,
+                    "subject_fingerprint": subject.fingerprint,
+                    "pair_id": pair.id,
+                    "set": pair.intervention,
+                    "intervention": spec.get("intervention", CHALLENGE),
+                    "effect": spec.get("effect"),
+                    "feature": spec.get("feature"),
+                    "base_id": o.id,
+                    "example_id": x.id,
+                    "source": x.features.get("source"),
+                    "original_premise": o.premise,
+                    "original_hypothesis": o.hypothesis,
+                    "premise": x.premise,
+                    "hypothesis": x.hypothesis,
+                    "original_monotonicity": o.features.get("monotonicity"),
+                    "monotonicity": x.features.get("monotonicity"),
+                    "original_relation": o.features.get("relation"),
+                    "relation": x.features.get("relation"),
+                    "original_gold": o.label,
+                    "gold": x.label,
+                    "original_p_entailment": po,
+                    "p_entailment": px,
+                    "original_prediction": pred_o,
+                    "prediction": pred_x,
+                    "cp": int(pred_o != pred_x),
+                    "original_correct": pred_o == o.label,
+                    "correct": pred_x == x.label,
+                    "expectation": pair.expectation.name,
+                    "expectation_met": pair.expectation.met(outcome),
+                }
+            )
+        return out
+
+    def metrics(self, results: pd.DataFrame, seed: int) -> dict:
+        effects = m.causal_effects(results, seed)
+        return {
+            "options": {
+                "bases": self.bases,
+                "challenge": self.challenge,
+                "template": self.prompt.template,
+                "label_words": list(self.prompt.words),
+            },
+            "set_sizes": m.set_sizes(results),
+            "effects": effects,
+            "ranking": m.ranking(effects),
+            "base_accuracy": m.base_accuracy(results),
+            "challenge_accuracy": m.challenge_accuracy(results),
+        }

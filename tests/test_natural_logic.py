@@ -1,0 +1,270 @@
+"""The natural-logic suite: NLI-XY grid, gold labeller, the four intervention sets on a
+hand-made table, base-resampling bootstrap, NLI loaders, and a run with a tiny LM."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from faithprobe.datasets.nli import read_nli
+from faithprobe.datasets.nli_xy import gold_label, read_nli_xy
+from faithprobe.errors import DataError, UsageError
+from faithprobe.interventions import get
+from faithprobe.metrics.natural_logic import causal_effects, effect_pair, ranking
+from faithprobe.requests import CandidateScoreRequest, TextPairRequest
+from faithprobe.runner import RunConfig, run
+from faithprobe.subjects.hf_causal import HFCausalLM
+from faithprobe.suites import get_suite
+
+HEADER_C = "source\tcontext\tintervened\tmonotonicity\toperator\tdistractor operator\t" \
+    "singular\tmass\tplural\tplace\n"  # fmt: skip
+CONTEXTS = [
+    ("T", "A man saw a x.", "up", "x", "", ""),  # c0002 singular only
+    ("T", "No man saw a x.", "down", "x", "", ""),  # c0003 singular only
+    ("T", "Some men ate x today.", "up", "", "x", "x"),  # c0004 mass + plural
+    ("T", "Few men ate x today.", "down", "", "x", "x"),  # c0005 mass + plural
+    ("T", "Exactly two men saw a x.", "neither", "x", "", ""),  # c0006 singular only
+    ("T", "Every man saw a x.", "down", "x", "", ""),  # c0007 singular only
+]
+HEADER_I = "source\tx_grammar\tx\ty\ty_grammar\tinsertion_rel\n"
+INSERTIONS = [
+    ("T", "s", "dog", "animal", "s", "leq"),  # i0002 (+ i0002r: animal, dog, geq)
+    ("T", "s", "cat", "table", "s", "none"),  # i0003 (+ i0003r)
+    ("T", "m", "rice", "food", "m", "leq"),  # i0004 (+ i0004r)
+    ("T", "s", "dog", "animal", "s", "leq"),  # i0005: duplicate of i0002, dropped
+]
+
+
+def write_grid(folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [
+        "\t".join([s, c, "", m, "", "", sg, ms, pl, ""]) + "\n" for s, c, m, sg, ms, pl in CONTEXTS
+    ]
+    (folder / "contexts.tsv").write_text(HEADER_C + "".join(rows))
+    (folder / "insertions.tsv").write_text(
+        HEADER_I + "".join("\t".join(r) + "\n" for r in INSERTIONS)
+    )
+    return folder
+
+
+@pytest.fixture(scope="module")
+def grid_dir(tmp_path_factory):
+    folder = write_grid(tmp_path_factory.mktemp("nlixy") / "nli-xy")
+    (folder / "help_test.tsv").write_text(
+        "index\tsentence1\tsentence2\tgold_label\n"
+        "0\tA dog ran .\tAn animal ran .\tentailment\n"
+        "1\tAn animal ran .\tA dog ran .\tneutral\n"
+        "2\tNo dog ran .\tA dog ran .\tcontradiction\n"
+    )
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("relation", "monotonicity", "gold"),
+    [
+        ("leq", "up", "entailment"),
+        ("geq", "down", "entailment"),
+        ("leq", "down", "non-entailment"),
+        ("geq", "up", "non-entailment"),
+        ("none", "up", "non-entailment"),
+        ("none", "down", "non-entailment"),
+        ("leq", "neither", "non-entailment"),
+        ("geq", "neither", "non-entailment"),
+        ("none", "neither", "non-entailment"),
+    ],
+)
+def test_gold_labeller_every_case(relation, monotonicity, gold):
+    assert gold_label(relation, monotonicity) == gold
+
+
+def test_grid_reverses_pairs_filters_by_kind_and_drops_duplicates(grid_dir):
+    grid = read_nli_xy(grid_dir)
+    assert [i.id for i in grid.insertions] == [
+        "i0002",
+        "i0002r",
+        "i0003",
+        "i0003r",
+        "i0004",
+        "i0004r",
+    ]
+    rev = next(i for i in grid.insertions if i.id == "i0002r")
+    assert (rev.x, rev.y, rev.relation) == ("animal", "dog", "geq")
+    # singular contexts take the 4 singular pairs, mass/plural contexts the 2 mass pairs
+    assert len(grid.examples) == 4 * 4 + 2 * 2
+    ex = next(e for e in grid.examples if e.id == "nlixy-c0003-i0002r")
+    assert (ex.premise, ex.hypothesis, ex.label) == (
+        "No man saw a animal.",
+        "No man saw a dog.",
+        "entailment",
+    )
+    assert {e.features["insertion_id"] for e in grid.by_context["c0004"]} == {"i0004", "i0004r"}
+
+
+def test_grid_errors_name_file_record_and_field(tmp_path):
+    folder = write_grid(tmp_path / "bad")
+    text = (folder / "insertions.tsv").read_text().replace("\tleq\n", "\tsubset\n", 1)
+    (folder / "insertions.tsv").write_text(text)
+    with pytest.raises(DataError, match=r"insertions.tsv: record line 2: field 'insertion_rel'"):
+        read_nli_xy(folder)
+    folder = write_grid(tmp_path / "bad2")
+    text = (folder / "contexts.tsv").read_text().replace("A man saw a x.", "A man saw a y.")
+    (folder / "contexts.tsv").write_text(text)
+    with pytest.raises(DataError, match=r"contexts.tsv: record line 2: field 'context'.*slot"):
+        read_nli_xy(folder)
+
+
+def _alts(grid, name, base_id):
+    base = next(e for e in grid.examples if e.id == base_id)
+    return sorted(a.id for a in get(name).apply(base, seed=0, pool=grid))
+
+
+def test_the_four_intervention_conditions(grid_dir):
+    grid = read_nli_xy(grid_dir)
+    base = "nlixy-c0002-i0002"  # "A man saw a dog." => "... animal."  leq, up: entailment
+    # I0: same pair, other context whose monotonicity and gold differ: down and neither
+    assert _alts(grid, "swap_context_flip", base) == [
+        "nlixy-c0003-i0002",
+        "nlixy-c0006-i0002",
+        "nlixy-c0007-i0002",
+    ]
+    # I1: same context, other pair with another relation and gold -> geq and none pairs
+    assert _alts(grid, "swap_pair_flip", base) == [
+        "nlixy-c0002-i0002r",
+        "nlixy-c0002-i0003",
+        "nlixy-c0002-i0003r",
+    ]
+    # I2: same pair, other context with the same monotonicity: none among singular contexts
+    assert _alts(grid, "swap_context_keep", base) == []
+    assert _alts(grid, "swap_context_keep", "nlixy-c0003-i0002r") == ["nlixy-c0007-i0002r"]
+    # I3: same context, other pair with the same relation (leq): none singular
+    assert _alts(grid, "swap_pair_keep", base) == []
+
+    base = "nlixy-c0002-i0003"  # none, up: non-entailment
+    assert _alts(grid, "swap_context_flip", base) == []  # "none" is never entailment
+    assert _alts(grid, "swap_pair_flip", base) == ["nlixy-c0002-i0002"]
+    assert _alts(grid, "swap_pair_keep", base) == ["nlixy-c0002-i0003r"]  # none <-> none
+
+    base = "nlixy-c0004-i0004"  # rice/food, leq, up (mass)
+    assert _alts(grid, "swap_context_flip", base) == ["nlixy-c0005-i0004"]
+    assert _alts(grid, "swap_pair_flip", base) == ["nlixy-c0004-i0004r"]
+
+    base = "nlixy-c0006-i0002"  # neither: non-entailment; I2 needs another neither context
+    assert _alts(grid, "swap_context_keep", base) == []
+    assert _alts(grid, "swap_context_flip", base) == ["nlixy-c0002-i0002"]  # not to down
+
+
+def _synthetic(cp_by_base: dict[str, list[int]], set_name: str) -> pd.DataFrame:
+    rows = [
+        {"subject": "m", "set": set_name, "base_id": b, "example_id": f"{b}>{i}", "cp": c}
+        for b, cps in cp_by_base.items()
+        for i, c in enumerate(cps)
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_bootstrap_resamples_bases_not_pairs():
+    rng = np.random.default_rng(1)
+    # 60 bases, each flips all or none of its 20 pairs: pairs within a base are perfectly
+    # correlated, so the interval must be as wide as a 60-item proportion's, not 1,200's
+    tce = _synthetic({f"b{i}": [int(rng.random() < 0.5)] * 20 for i in range(60)}, "I1")
+    dce = _synthetic({f"b{i}": [0] * 19 + [int(i % 10 == 0)] for i in range(60)}, "I3")
+    est = effect_pair(tce, dce, seed=0)
+    t = est["tce"]
+    assert t["ci_low"] < t["value"] < t["ci_high"]
+    assert t["ci_high"] - t["ci_low"] > 0.18  # ~ 2 * 1.96 * sqrt(.25 / 60) = 0.25
+    assert est["dce"]["value"] == pytest.approx(6 / 1200)
+    assert est["delta"]["value"] == pytest.approx(t["value"] - 6 / 1200)
+    assert est["ratio"]["value"] == pytest.approx(t["value"] / (6 / 1200))
+    assert est["n_bases"] == 60
+    assert effect_pair(tce, dce, seed=0) == est  # seeded
+
+
+def test_bootstrap_degenerate_cases_and_ranking():
+    always = _synthetic({f"b{i}": [1, 1, 1] for i in range(10)}, "I0")
+    never = _synthetic({f"b{i}": [0, 0] for i in range(10)}, "I2")
+    est = effect_pair(always, never, seed=0)
+    assert (est["tce"]["value"], est["tce"]["ci_low"], est["tce"]["ci_high"]) == (1, 1, 1)
+    assert est["dce"]["value"] == 0 and est["ratio"]["value"] == float("inf")
+    results = pd.concat([always, never, always.assign(set="I1"), never.assign(set="I3")])
+    results = pd.concat([results, results.assign(subject="n", cp=1 - results["cp"])])
+    effects = causal_effects(results, seed=0)
+    assert {(e["subject"], e["feature"]) for e in effects} == {
+        (s, f) for s in "mn" for f in ("insertion", "context")
+    }
+    ranks = {(r["subject"], r["feature"]): r for r in ranking(effects)}
+    assert ranks[("m", "context")]["robustness_rank"] == 1
+    assert ranks[("n", "context")]["robustness_rank"] == 2
+    assert ranks[("m", "insertion")]["sensitivity_rank"] == 1
+
+
+def test_nli_loaders_collapse_labels_and_name_bad_records(tmp_path, grid_dir):
+    ex = read_nli(grid_dir / "help_test.tsv")
+    assert [e.label for e in ex] == ["entailment", "non-entailment", "non-entailment"]
+    assert ex[2].features["gold_label"] == "contradiction"
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("sentence1\tsentence2\tgold_label\nA\tB\tmaybe\n")
+    with pytest.raises(DataError, match=r"bad.tsv: record line 2: field 'label'.*maybe"):
+        read_nli(bad)
+    js = tmp_path / "x.jsonl"
+    js.write_text('{"premise": "A", "hypothesis": "B", "label": "NEUTRAL"}\n{"premise": "A"}\n')
+    with pytest.raises(DataError, match=r"x.jsonl: record line 2: field 'label'"):
+        read_nli(js)
+
+
+def test_requests_follow_what_the_subject_accepts(grid_dir):
+    suite = get_suite("natural-logic")
+    ex = read_nli_xy(grid_dir).examples[0]
+
+    class Classifier:
+        accepts = frozenset({"text-pair-classes"})
+
+    lm_request = suite.request(ex)
+    assert isinstance(lm_request, CandidateScoreRequest)
+    assert lm_request.candidates == ("True", "False")
+    assert lm_request.context.startswith(ex.premise + "\nQuestion: " + ex.hypothesis)
+    assert suite.request(ex, Classifier()) == TextPairRequest(ex.premise, ex.hypothesis)
+    with pytest.raises(UsageError, match="label_words"):
+        get_suite("natural-logic", {"label_words": "Yes"})
+    with pytest.raises(UsageError, match="hypothesis"):
+        get_suite("natural-logic", {"template": "{premise}?"})
+
+
+def test_run_end_to_end_with_a_tiny_lm(tmp_path, grid_dir, tiny_llama, tiny_tokenizer):
+    frames = []
+    for bs in (1, 8):
+        subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny", batch_size=bs)
+        out = run(
+            RunConfig(suite="natural-logic", data=grid_dir, out=tmp_path / f"bs{bs}", cache=False),
+            subjects=[subject],
+        )
+        frames.append(pd.read_parquet(out / "results.parquet").sort_values("pair_id"))
+    a, b = frames
+    assert (a["prediction"].to_numpy() == b["prediction"].to_numpy()).all()
+    assert (a["p_entailment"] - b["p_entailment"]).abs().max() < 1e-5
+    metrics = json.loads((out / "metrics.json").read_text())
+    sizes = {r["set"]: r for r in metrics["set_sizes"]}
+    assert sizes["I0"]["seed_set"] == 20  # every grid example is a base (bases=400 > 20)
+    assert set(a["set"]) == {"I0", "I1", "I2", "I3", "none"}
+    assert (a.loc[a["set"] == "none", "source"] == "help_test").all()
+    assert a["cp"].isin([0, 1]).all()
+    i1 = a[a["set"] == "I1"]
+    assert (i1["gold"] != i1["original_gold"]).all()
+    assert (i1["expectation_met"] == (i1["cp"] == 1)).all()
+    assert {r["feature"] for r in metrics["effects"]} == {"insertion", "context"}
+    assert [r["source"] for r in metrics["challenge_accuracy"]] == ["help_test"]
+    html = (out / "report.html").read_text()
+    for section in ("sets", "effects", "accuracy", "examples"):
+        assert f'<section id="{section}">' in html
+
+
+def test_limit_keeps_a_prefix_of_the_seed_set(grid_dir):
+    suite = get_suite("natural-logic", {"bases": "6"})
+    pairs = suite.pairs(grid_dir, 0)
+    bases6 = {p.original.id for p in pairs if p.intervention != "none"}
+    small = suite.sample(pairs, 2, 0)
+    bases2 = {p.original.id for p in small if p.intervention != "none"}
+    assert len(bases2) <= 2 and bases2 <= bases6
+    assert sum(p.intervention == "none" for p in small) == 2  # per challenge set
+    ids = [p.id for p in pairs]
+    assert len(ids) == len(set(ids))
