@@ -10,6 +10,7 @@ import pytest
 from faithprobe.datasets.nli import read_nli
 from faithprobe.datasets.nli_xy import gold_label, read_nli_xy
 from faithprobe.errors import DataError, UsageError
+from faithprobe.examples import NLIExample
 from faithprobe.interventions import get
 from faithprobe.metrics.natural_logic import causal_effects, effect_pair, ranking
 from faithprobe.requests import CandidateScoreRequest, TextPairRequest
@@ -268,3 +269,30 @@ def test_limit_keeps_a_prefix_of_the_seed_set(grid_dir):
     assert sum(p.intervention == "none" for p in small) == 2  # per challenge set
     ids = [p.id for p in pairs]
     assert len(ids) == len(set(ids))
+
+
+def test_content_free_calibration_shifts_the_log_odds(
+    tmp_path, grid_dir, tiny_llama, tiny_tokenizer
+):
+    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny")
+    out = run(
+        RunConfig(
+            suite="natural-logic",
+            data=grid_dir,
+            out=tmp_path / "cal",
+            cache=False,
+            limit=2,
+            options={"calibration": "content-free", "challenge": "none"},
+        ),
+        subjects=[subject],
+    )
+    res = pd.read_parquet(out / "results.parquet")
+    assert not res["set"].isin(["calibration"]).any()
+    suite = get_suite("natural-logic")
+    free = [NLIExample(f"f{i}", t, t, None) for i, t in enumerate(("N/A", "[MASK]", ""))]
+    scores = subject.score_candidates([suite.request(e) for e in free])
+    offset = np.mean([s.logprobs[0] - s.logprobs[1] for s in scores])
+    assert res["calibration_offset"].iloc[0] == pytest.approx(offset, abs=1e-5)
+    logit = lambda p: np.log(p) - np.log1p(-p)  # noqa: E731
+    shifted = logit(res["raw_p_entailment"]) - offset
+    assert np.allclose(shifted, logit(res["p_entailment"]), atol=1e-4)

@@ -296,8 +296,8 @@ class NaturalLogicReport:
         lead = (
             f"Seed set of {options.get('bases', DASH)} base examples. Language models answer "
             f"with the label words {', '.join(options.get('label_words') or [])} after the "
-            "prompt template; NLI classifiers' neutral and contradiction are grouped as "
-            "non-entailment."
+            f"prompt template (calibration: {options.get('calibration', 'none')}); NLI "
+            "classifiers' neutral and contradiction are grouped as non-entailment."
         )
         return [
             Section("sets", "Intervention sets", [tables.get("set_sizes")], lead=lead),

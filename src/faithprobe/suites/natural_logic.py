@@ -23,6 +23,13 @@ contradiction grouped; a language model is asked to score the two label words (o
 the softmax over the two words' log-likelihoods. The prediction is entailment iff
 p(entailment) > 1/2.
 
+Zero-shot language models often prefer one label word whatever the input. Option
+``calibration=content-free`` applies contextual calibration (Zhao et al. 2021, "Calibrate
+before use"): the log-odds of entailment on content-free inputs (premise and hypothesis
+both ``N/A``, ``[MASK]`` or empty; their mean) are subtracted from every input's log-odds.
+It uses no gold labels; classifiers are never calibrated. The raw p(entailment) is kept in
+the results.
+
 ``--limit N`` keeps the first N bases of the seed set (a subset of the default run's) and
 at most N examples of each challenge set.
 """
@@ -48,6 +55,8 @@ from faithprobe.suites.base import Suite, hash_rank
 DEFAULT_TEMPLATE = "{premise}\nQuestion: {hypothesis} True or False?\nAnswer:"
 DEFAULT_LABEL_WORDS = "True,False"
 CHALLENGE = "none"  # the identity intervention of challenge-set pairs
+CALIBRATION = "calibration"  # pairs that only carry content-free inputs (no result rows)
+CONTENT_FREE = ("N/A", "[MASK]", "")
 
 
 class NLIPrompt:
@@ -70,10 +79,14 @@ class NLIPrompt:
         return self.template.replace("{premise}", premise).replace("{hypothesis}", hypothesis)
 
 
-def p_entailment(answer: CandidateScores) -> float:
-    """Softmax over the two scores (entailment's first)."""
+def log_odds(answer: CandidateScores) -> float:
+    """log p(entailment) - log p(non-entailment) from the two scores (entailment's first)."""
     a, b = answer.logprobs
-    return float(1.0 / (1.0 + np.exp(b - a)))
+    return float(a - b)
+
+
+def sigmoid(x: float) -> float:
+    return float(1.0 / (1.0 + np.exp(-x)))
 
 
 class NaturalLogicSuite(Suite):
@@ -89,6 +102,7 @@ class NaturalLogicSuite(Suite):
         "challenge": (str, "auto", "challenge sets: auto, none, or comma-separated files"),
         "template": (str, DEFAULT_TEMPLATE, "LM prompt ({premise}, {hypothesis}; \\n ok)"),
         "label_words": (str, DEFAULT_LABEL_WORDS, "LM answer words: entailment,non-entailment"),
+        "calibration": (str, "none", "LM calibration: none or content-free"),
     }
 
     def __init__(
@@ -97,9 +111,13 @@ class NaturalLogicSuite(Suite):
         challenge: str = "auto",
         template: str = DEFAULT_TEMPLATE,
         label_words: str = DEFAULT_LABEL_WORDS,
+        calibration: str = "none",
     ) -> None:
         if bases < 0:
             raise UsageError(f"bases must be 0 (all) or more, got {bases}")
+        if calibration not in ("none", "content-free"):
+            raise UsageError(f"calibration must be none or content-free, got {calibration!r}")
+        self.calibration = calibration
         self.bases = bases
         self.challenge = challenge
         self.prompt = NLIPrompt(template, label_words)
@@ -148,6 +166,10 @@ class NaturalLogicSuite(Suite):
                 out.append(
                     Pair(ex, ex, CHALLENGE, ANSWER_UNCHANGED, pair_id=f"{CHALLENGE}:{ex.id}")
                 )
+        if self.calibration == "content-free":
+            for i, text in enumerate(CONTENT_FREE):
+                ex = NLIExample(f"content-free-{i}", text, text, None)
+                out.append(Pair(ex, ex, CALIBRATION, ANSWER_UNCHANGED, pair_id=ex.id))
         return out
 
     def stratum(self, pair: Pair) -> Hashable:
@@ -158,8 +180,9 @@ class NaturalLogicSuite(Suite):
         run's) with all their pairs, and at most ``limit`` examples per challenge set."""
         if limit is None:
             return pairs
-        bases = {p.original.id for p in pairs if p.intervention != CHALLENGE}
+        bases = {p.original.id for p in pairs if p.intervention in m.SETS}
         keep = set(sorted(bases, key=lambda i: hash_rank(seed, i))[:limit])
+        keep |= {p.original.id for p in pairs if p.intervention == CALIBRATION}
         by_source: dict[str, list[str]] = {}
         for p in pairs:
             if p.intervention == CHALLENGE:
@@ -170,8 +193,12 @@ class NaturalLogicSuite(Suite):
 
     # -- asking subjects -----------------------------------------------------------------
 
+    @staticmethod
+    def _classifies(subject) -> bool:
+        return subject is not None and "text-pair-classes" in subject.accepts
+
     def request(self, example: NLIExample, subject=None):
-        if subject is not None and "text-pair-classes" in subject.accepts:
+        if self._classifies(subject):
             return TextPairRequest(example.premise, example.hypothesis, NLI_LABELS)
         if subject is not None and "candidate-scores" not in subject.accepts:
             raise UsageError(f"{subject.name} answers neither NLI nor label-word requests")
@@ -182,11 +209,19 @@ class NaturalLogicSuite(Suite):
     def rows(
         self, pairs: Sequence[Pair], subject, answers: dict[str, CandidateScores]
     ) -> list[dict]:
-        p_ent = {k: p_entailment(a) for k, a in answers.items()}
+        raw = {k: log_odds(a) for k, a in answers.items()}
+        offset = 0.0
+        calibrated = self.calibration == "content-free" and not self._classifies(subject)
+        if calibrated:
+            offset = float(
+                np.mean([raw[p.original.id] for p in pairs if p.intervention == CALIBRATION])
+            )
         out = []
         for pair in pairs:
+            if pair.intervention == CALIBRATION:
+                continue
             o, x = pair.original, pair.intervened
-            po, px = p_ent[o.id], p_ent[x.id]
+            po, px = sigmoid(raw[o.id] - offset), sigmoid(raw[x.id] - offset)
             pred_o = ENTAILMENT if po > 0.5 else NON_ENTAILMENT
             pred_x = ENTAILMENT if px > 0.5 else NON_ENTAILMENT
             spec = m.SETS.get(pair.intervention, {})
@@ -215,6 +250,8 @@ class NaturalLogicSuite(Suite):
                     "gold": x.label,
                     "original_p_entailment": po,
                     "p_entailment": px,
+                    "raw_p_entailment": sigmoid(raw[x.id]),
+                    "calibration_offset": offset if calibrated else None,
                     "original_prediction": pred_o,
                     "prediction": pred_x,
                     "cp": int(pred_o != pred_x),
@@ -234,6 +271,7 @@ class NaturalLogicSuite(Suite):
                 "challenge": self.challenge,
                 "template": self.prompt.template,
                 "label_words": list(self.prompt.words),
+                "calibration": self.calibration,
             },
             "set_sizes": m.set_sizes(results),
             "effects": effects,
