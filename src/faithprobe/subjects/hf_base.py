@@ -8,10 +8,17 @@ from typing import Any
 
 import torch
 
-from faithprobe.requests import CandidateScoreRequest, CandidateScores
+from faithprobe.requests import CandidateScores, Request
 from faithprobe.subjects.base import Progress, Subject
 from faithprobe.subjects.batching import length_sorted_batches
 from faithprobe.subjects.fingerprint import fingerprint_module, fingerprint_path
+
+# which backends answer a request kind (for the error a mismatched request gets)
+REQUEST_BACKENDS = {
+    "candidate-scores": "a language model or multiple-choice model (hf-causal:, hf-masked:, "
+    "hf-mc:)",
+    "text-pair-classes": "a sequence-pair classifier such as an NLI model (hf-nli:)",
+}
 
 
 class HFSubject(Subject):
@@ -74,7 +81,7 @@ class HFSubject(Subject):
             )
         return self._fingerprint
 
-    def _encode(self, request: CandidateScoreRequest) -> Any:
+    def _encode(self, request: Request) -> Any:
         raise NotImplementedError
 
     def _cost(self, encoded: Any) -> tuple[int, int]:
@@ -83,9 +90,21 @@ class HFSubject(Subject):
     def _score_batch(self, batch: list[Any]) -> list[CandidateScores]:
         raise NotImplementedError
 
+    def check_accepts(self, requests: Sequence[Request]) -> None:
+        """Raise a ValueError naming the first request of a kind this model cannot answer."""
+        for r in requests:
+            if r.kind not in self.accepts:
+                hint = REQUEST_BACKENDS.get(r.kind, "")
+                raise ValueError(
+                    f"model {self.name} ({self.kind}) cannot answer {r.kind} requests; it "
+                    f"answers {', '.join(sorted(self.accepts))}"
+                    + (f". {r.kind} requests need {hint}" if hint else "")
+                )
+
     def score_candidates(
-        self, requests: Sequence[CandidateScoreRequest], progress: Progress | None = None
+        self, requests: Sequence[Request], progress: Progress | None = None
     ) -> list[CandidateScores]:
+        self.check_accepts(requests)
         encoded = [self._encode(r) for r in requests]
         lengths, rows = zip(*(self._cost(e) for e in encoded), strict=True) if encoded else ((), ())
         out: list[CandidateScores | None] = [None] * len(requests)

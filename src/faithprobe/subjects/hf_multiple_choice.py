@@ -54,11 +54,17 @@ def uses_token_types(model) -> bool:
 
 
 def encode_choice(
-    tokenizer, context: str, choice: str, max_length: int, token_types: bool = True
+    tokenizer,
+    context: str,
+    choice: str,
+    max_length: int,
+    token_types: bool = True,
+    truncation: str = "only_first",
 ) -> Row:
     """The token ids (and, if ``token_types``, token type ids) of one (context, choice)
     pair, truncating only the context to ``max_length`` tokens (the choice too if it is too
-    long on its own)."""
+    long on its own). ``truncation="longest_first"`` cuts the longer segment first instead
+    (the NLI convention for (premise, hypothesis))."""
 
     def encode(strategy: str):
         return tokenizer(
@@ -70,13 +76,33 @@ def encode_choice(
         )
 
     try:
-        enc = encode("only_first")
+        enc = encode(truncation)
     except Exception:  # the tokenizers library raises a bare Exception for this case
         enc = encode("longest_first")
     if len(enc["input_ids"]) > max_length:  # slow tokenizers warn instead of raising
         enc = encode("longest_first")
     types = tuple(enc["token_type_ids"]) if token_types else None
     return tuple(enc["input_ids"]), types
+
+
+def pad_rows(rows: list[Row], pad_id: int) -> dict[str, torch.Tensor]:
+    """Right-pad encoded rows to the longest: ``input_ids``, ``attention_mask`` and, if the
+    rows carry them, ``token_type_ids``, each of shape [rows, length]. Right padding under
+    an attention mask leaves the positions of real tokens unchanged."""
+    n = max(len(ids) for ids, _ in rows)
+    ids = torch.full((len(rows), n), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), n), dtype=torch.long)
+    with_types = rows[0][1] is not None
+    types = torch.zeros((len(rows), n), dtype=torch.long)
+    for r, (row_ids, row_types) in enumerate(rows):
+        ids[r, : len(row_ids)] = torch.tensor(row_ids)
+        mask[r, : len(row_ids)] = 1
+        if with_types:
+            types[r, : len(row_types)] = torch.tensor(row_types)
+    out = {"input_ids": ids, "attention_mask": mask}
+    if with_types:
+        out["token_type_ids"] = types
+    return out
 
 
 def model_max_length(model, tokenizer, cap: int) -> int:
@@ -93,10 +119,11 @@ def model_max_length(model, tokenizer, cap: int) -> int:
     return min(limits)
 
 
-class HFMultipleChoice(HFSubject):
-    kind = "multiple-choice"
-    scoring_version = "mc-v1"
-    auto_class = "AutoModelForMultipleChoice"
+class HFEncoderClassifier(HFSubject):
+    """What the encoder-classifier backends share (multiple choice, pair classification):
+    a capped ``max_length``, segment ids when the model has them, the pad id, and a
+    fingerprint that includes the truncation length (it changes the answers for long
+    inputs, hence every cache key) plus :meth:`_fingerprint_extras`."""
 
     def __init__(self, model, tokenizer, *, max_length: int = DEFAULT_MAX_LENGTH, **kwargs) -> None:
         if max_length < 8:
@@ -107,12 +134,19 @@ class HFMultipleChoice(HFSubject):
         pad = tokenizer.pad_token_id
         self._pad_id = pad if pad is not None else 0
 
+    def _fingerprint_extras(self) -> str:
+        return ""
+
     @property
     def fingerprint(self) -> str:
-        # The truncation length changes the answers for long contexts, so it is part of
-        # the fingerprint (and hence of every cache key).
-        base = super().fingerprint
-        return hashlib.sha256(f"{base}\x1fmax_length={self.max_length}".encode()).hexdigest()[:24]
+        extra = f"\x1fmax_length={self.max_length}{self._fingerprint_extras()}"
+        return hashlib.sha256(f"{super().fingerprint}{extra}".encode()).hexdigest()[:24]
+
+
+class HFMultipleChoice(HFEncoderClassifier):
+    kind = "multiple-choice"
+    scoring_version = "mc-v1"
+    auto_class = "AutoModelForMultipleChoice"
 
     # -- tokenization ------------------------------------------------------------------
 
@@ -131,20 +165,7 @@ class HFMultipleChoice(HFSubject):
 
     def _score_batch(self, batch: list[list[Row]]) -> list[CandidateScores]:
         rows = [row for rows in batch for row in rows]
-        n = max(len(ids) for ids, _ in rows)
-        ids = torch.full((len(rows), n), self._pad_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), n), dtype=torch.long)
-        with_types = rows[0][1] is not None
-        types = torch.zeros((len(rows), n), dtype=torch.long) if with_types else None
-        for r, (row_ids, row_types) in enumerate(rows):
-            ids[r, : len(row_ids)] = torch.tensor(row_ids)
-            mask[r, : len(row_ids)] = 1
-            if types is not None:
-                types[r, : len(row_types)] = torch.tensor(row_types)
-        inputs = {"input_ids": ids[None], "attention_mask": mask[None]}
-        if types is not None:
-            inputs["token_type_ids"] = types[None]
-        inputs = {k: v.to(self.device) for k, v in inputs.items()}
+        inputs = {k: v[None].to(self.device) for k, v in pad_rows(rows, self._pad_id).items()}
         logits = self.model(**inputs).logits.reshape(-1).float()
 
         out, r = [], 0

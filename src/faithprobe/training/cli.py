@@ -1,17 +1,29 @@
-"""``faithprobe train``: training recipes on the command line."""
+"""``faithprobe train``: training recipes on the command line.
+
+Every recipe takes the same settings (:class:`~faithprobe.training.common.TrainSettings`:
+``--out``, ``--base``, ``--epochs``, ``--lr`` ...) and the same run flags (``--overwrite``,
+``--restart``, ``--keep-checkpoints``), and reports errors and interruptions the same way;
+:func:`recipe_command` adds those options to a command, so a recipe's command declares only
+its data options.
+"""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
 from faithprobe.errors import FaithprobeError, UsageError
 from faithprobe.prompts import DEFAULT_TEMPLATE
+from faithprobe.training.common import TrainSettings, describe_accuracy
 from faithprobe.training.multiple_choice import DEFAULT_LIMIT, MCTrainConfig
+from faithprobe.training.nli import NLITrainConfig
 
 train_app = typer.Typer(
     add_completion=False,
@@ -20,18 +32,118 @@ train_app = typer.Typer(
 )
 console = Console(stderr=True)
 
+# (option's parameter, TrainSettings field, type, typer options); help can be overridden
+SETTINGS_OPTIONS: list[tuple[str, str, Any, dict[str, Any]]] = [
+    ("out", "out", Path, {"help": "folder for the model, checkpoints, training.json"}),
+    (
+        "base",
+        "base",
+        Path | None,
+        {"help": "local encoder folder (default: the embedded all-MiniLM-L6-v2)"},
+    ),
+    ("epochs", "epochs", float, {"min": 0.01}),
+    ("lr", "learning_rate", float, {"help": "peak learning rate"}),
+    ("batch_size", "batch_size", int, {"min": 1}),
+    ("max_length", "max_length", int, {"min": 16}),
+    ("warmup", "warmup_ratio", float, {"help": "warm-up, as a fraction of the steps"}),
+    ("weight_decay", "weight_decay", float, {}),
+    ("seed", "seed", int, {}),
+    ("max_steps", "max_steps", int | None, {"min": 1, "help": "stop after N optimizer steps"}),
+    ("save_steps", "save_steps", int, {"min": 1, "help": "checkpoint every N steps"}),
+]
+RUN_FLAGS: list[tuple[str, str]] = [
+    ("overwrite", "train again into an --out holding a model"),
+    ("restart", "discard checkpoints instead of resuming"),
+    ("keep_checkpoints", "keep <out>/checkpoints after success"),
+]
 
-@train_app.command("mc")
+
+def recipe_command(name: str, config: type[TrainSettings], help: dict[str, str] | None = None):
+    """Register ``func`` as ``faithprobe train <name>`` with the shared options added.
+
+    ``func`` declares its own options and two keyword-only parameters, ``settings`` (the
+    TrainSettings fields, ready for ``config(**settings)``) and ``flags`` (keyword arguments
+    for the recipe's train function: the run flags and a log). Defaults come from
+    ``config``; ``help`` overrides an option's help text."""
+
+    def register(func: Callable[..., None]) -> Callable[..., None]:
+        own = [
+            p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+            for p in inspect.signature(func, eval_str=True).parameters.values()
+            if p.name not in ("settings", "flags")
+        ]
+        shared = []
+        for param, fieldname, kind, options in SETTINGS_OPTIONS:
+            options = {**options, **({"help": help[param]} if help and param in help else {})}
+            default = config.__dataclass_fields__[fieldname].default
+            shared.append(
+                inspect.Parameter(
+                    param,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    annotation=Annotated[kind, typer.Option(**options)],
+                    default=inspect.Parameter.empty if fieldname == "out" else default,
+                )
+            )
+        for flag, text in RUN_FLAGS:
+            option = typer.Option("--" + flag.replace("_", "-"), help=text)
+            shared.append(
+                inspect.Parameter(
+                    flag,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    annotation=Annotated[bool, option],
+                    default=False,
+                )
+            )
+
+        @functools.wraps(func)
+        def command(**kwargs: Any) -> None:
+            settings = {f: kwargs.pop(p) for p, f, _, _ in SETTINGS_OPTIONS}
+            settings["extra"] = {"command": "faithprobe " + " ".join(sys.argv[1:])}
+            flags = {flag: kwargs.pop(flag) for flag, _ in RUN_FLAGS}
+            flags["log"] = lambda msg: console.print(msg, highlight=False)
+            try:
+                func(**kwargs, settings=settings, flags=flags)
+            except FaithprobeError as err:
+                console.print(f"[bold red]error:[/] {err}", highlight=False)
+                raise typer.Exit(2) from None
+            except KeyboardInterrupt:
+                console.print(
+                    f"[yellow]interrupted[/]: checkpoints are in {settings['out'] / 'checkpoints'}; "
+                    "run the same command again to resume"
+                )
+                raise typer.Exit(130) from None
+
+        params = own + shared
+        command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        train_app.command(name)(command)
+        return func
+
+    return register
+
+
+def _report(summary: dict[str, Any], what: str, acc: dict[str, Any] | None, used: int, out) -> None:
+    minutes = summary["train_seconds"] / 60
+    scored = f"{what} {describe_accuracy(acc)}; " if acc else ""
+    print(
+        f"{scored}{used} training examples, {summary['steps']} steps, {minutes:.1f} min; "
+        f"model in {out}"
+    )
+
+
+@recipe_command(
+    "mc",
+    MCTrainConfig,
+    help={
+        "max_length": "tokens per (prompt, choice); the prompt is truncated",
+        "seed": "seeds the subset, the head, dropout, order",
+    },
+)
 def train_mc_command(
     train: Annotated[
         Path, typer.Option(help="training set: Social IQA jsonl (labels .lst beside) or other")
     ],
     dev: Annotated[Path, typer.Option(help="dev set, same formats; scored at the end")],
-    out: Annotated[Path, typer.Option(help="folder for the model, checkpoints, training.json")],
-    base: Annotated[
-        Path | None,
-        typer.Option(help="local encoder folder (default: the embedded all-MiniLM-L6-v2)"),
-    ] = None,
     limit: Annotated[
         int | None,
         typer.Option(
@@ -39,35 +151,12 @@ def train_mc_command(
         ),
     ] = None,
     full: Annotated[bool, typer.Option("--full", help="train on the whole training set")] = False,
-    epochs: Annotated[float, typer.Option(min=0.01)] = MCTrainConfig.epochs,
-    lr: Annotated[float, typer.Option(help="peak learning rate")] = MCTrainConfig.learning_rate,
-    batch_size: Annotated[int, typer.Option(min=1)] = MCTrainConfig.batch_size,
-    max_length: Annotated[
-        int, typer.Option(min=16, help="tokens per (prompt, choice); the prompt is truncated")
-    ] = MCTrainConfig.max_length,
-    warmup: Annotated[
-        float, typer.Option(help="warm-up, as a fraction of the steps")
-    ] = MCTrainConfig.warmup_ratio,
-    weight_decay: Annotated[float, typer.Option()] = MCTrainConfig.weight_decay,
-    seed: Annotated[int, typer.Option(help="seeds the subset, the head, dropout, order")] = 0,
     template: Annotated[
         str, typer.Option(help="prompt template (first segment); must match evaluation")
     ] = DEFAULT_TEMPLATE,
-    max_steps: Annotated[
-        int | None, typer.Option(min=1, help="stop after N optimizer steps (smoke runs)")
-    ] = None,
-    save_steps: Annotated[
-        int, typer.Option(min=1, help="checkpoint every N steps")
-    ] = MCTrainConfig.save_steps,
-    overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="train again into an --out holding a model")
-    ] = False,
-    restart: Annotated[
-        bool, typer.Option("--restart", help="discard checkpoints instead of resuming")
-    ] = False,
-    keep_checkpoints: Annotated[
-        bool, typer.Option("--keep-checkpoints", help="keep <out>/checkpoints after success")
-    ] = False,
+    *,
+    settings: dict[str, Any],
+    flags: dict[str, Any],
 ) -> None:
     """Fine-tune an encoder as a multiple-choice classifier (loadable by the hf-mc backend).
 
@@ -75,47 +164,72 @@ def train_mc_command(
     """
     from faithprobe.training.multiple_choice import train_mc
 
-    try:
-        if full and limit is not None:
-            raise UsageError("give --limit or --full, not both")
-        cfg = MCTrainConfig(
-            train=train,
-            dev=dev,
-            out=out,
-            base=base,
-            limit=None if full else (limit or DEFAULT_LIMIT),
-            epochs=epochs,
-            learning_rate=lr,
-            batch_size=batch_size,
-            max_length=max_length,
-            warmup_ratio=warmup,
-            weight_decay=weight_decay,
-            seed=seed,
-            template=template,
-            max_steps=max_steps,
-            save_steps=save_steps,
-            extra={"command": "faithprobe " + " ".join(sys.argv[1:])},
-        )
-        summary = train_mc(
-            cfg,
-            overwrite=overwrite,
-            restart=restart,
-            keep_checkpoints=keep_checkpoints,
-            log=lambda msg: console.print(msg, highlight=False),
-        )
-    except FaithprobeError as err:
-        console.print(f"[bold red]error:[/] {err}", highlight=False)
-        raise typer.Exit(2) from None
-    except KeyboardInterrupt:
-        console.print(
-            f"[yellow]interrupted[/]: checkpoints are in {out / 'checkpoints'}; "
-            "run the same command again to resume"
-        )
-        raise typer.Exit(130) from None
-    acc = summary["dev_accuracy"]
-    minutes = summary["train_seconds"] / 60
+    if full and limit is not None:
+        raise UsageError("give --limit or --full, not both")
+    cfg = MCTrainConfig(
+        train=train,
+        dev=dev,
+        limit=None if full else (limit or DEFAULT_LIMIT),
+        template=template,
+        **settings,
+    )
+    summary = train_mc(cfg, **flags)
+    used = summary["train"]["examples_used"]
+    _report(summary, "dev accuracy", summary["dev_accuracy"], used, cfg.out)
+
+
+@recipe_command(
+    "nli",
+    NLITrainConfig,
+    help={
+        "max_length": "tokens per (premise, hypothesis); the longer one is cut first",
+        "seed": "seeds the held-out split, the head, dropout, order",
+    },
+)
+def train_nli_command(
+    train: Annotated[
+        list[Path],
+        typer.Option(help="NLI training file (MNLI-style or HELP TSV, jsonl); repeatable"),
+    ],
+    exclude: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="NLI file or NLI-XY folder (grid + challenge sets beside it) whose "
+            "(premise, hypothesis) pairs are removed from training; repeatable"
+        ),
+    ] = None,
+    heldout: Annotated[
+        float,
+        typer.Option(
+            min=0.0, max=0.9, help="seeded fraction of the training pairs held out and scored"
+        ),
+    ] = NLITrainConfig.heldout,
+    dev: Annotated[
+        list[Path] | None, typer.Option(help="extra NLI file scored at the end; repeatable")
+    ] = None,
+    *,
+    settings: dict[str, Any],
+    flags: dict[str, Any],
+) -> None:
+    """Fine-tune an encoder as a two-class NLI classifier (loadable by the hf-nli backend).
+
+    Runs resume from <out>/checkpoints after an interruption: run the same command again.
+    """
+    from faithprobe.training.nli import train_nli
+
+    cfg = NLITrainConfig(
+        train=tuple(train),
+        exclude=tuple(exclude or ()),
+        dev=tuple(dev or ()),
+        heldout=heldout,
+        **settings,
+    )
+    summary = train_nli(cfg, **flags)
+    for record in summary["dev"]:
+        print(f"{Path(record['path']).name}: accuracy {describe_accuracy(record['accuracy'])}")
+    t = summary["train"]
+    _report(summary, "held-out accuracy", summary["heldout_accuracy"], t["used"], cfg.out)
     print(
-        f"dev accuracy {acc['value']:.4f} [95% CI {acc['ci_low']:.4f}, {acc['ci_high']:.4f}] "
-        f"({acc['correct']}/{acc['n']}); {summary['train']['examples_used']} training "
-        f"examples, {summary['steps']} steps, {minutes:.1f} min; model in {out}"
+        f"({t['read']} read, {t['removed_overlapping']} removed as overlapping the excluded "
+        f"data, {t['held_out']} held out)"
     )

@@ -1,0 +1,281 @@
+"""Fine-tune an encoder into a two-class NLI classifier (``faithprobe train nli``).
+
+The base is the embedded all-MiniLM-L6-v2 or any local encoder folder;
+``AutoModelForSequenceClassification`` puts a fresh two-class head on it with
+``id2label = {0: "entailment", 1: "non-entailment"}``, so the saved folder
+(``architectures: [*ForSequenceClassification]``, safetensors) loads through
+:func:`faithprobe.subjects.load_subject` as an
+:class:`~faithprobe.subjects.hf_pair_classifier.HFPairClassifier`. (premise, hypothesis)
+is encoded by the backend's own :func:`~faithprobe.subjects.hf_pair_classifier.encode_pair`.
+
+**Data.** ``train`` files are anything :func:`faithprobe.datasets.nli.read_nli` reads
+(MNLI-style or HELP TSV, jsonl), labels collapsed to two classes.
+
+**Keeping evaluation data out.** Every ``exclude`` path is an NLI file or an NLI-XY folder
+(its :func:`~faithprobe.datasets.nli_xy.read_nli_xy` grid plus the challenge sets
+:func:`~faithprobe.datasets.nli_xy.challenge_files` finds beside it). A training example
+whose (premise, hypothesis), lowercased with white space collapsed, occurs in the excluded
+data is dropped; the count is logged and recorded. Without ``exclude`` a warning says that
+nothing keeps the evaluated data out of training.
+
+**Held-out split.** A ``heldout`` fraction of the distinct (premise, hypothesis) pairs left
+after exclusion is drawn with ``random.Random(seed)``; their examples are never trained on
+(a pair never lands on both sides). At the end the held-out examples, and any ``dev`` files,
+are scored by loading ``<out>`` through ``load_subject`` -- the path the suites take -- and
+``training.json`` records the accuracy with a 95% Wilson interval.
+
+Training, checkpoints and resumption are those of every recipe
+(:mod:`faithprobe.training.common`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from faithprobe.errors import DataError, UsageError
+from faithprobe.examples import ENTAILMENT, NLI_LABELS, NON_ENTAILMENT, NLIExample
+from faithprobe.training import common
+from faithprobe.training.common import TrainSettings
+
+ID2LABEL = {0: ENTAILMENT, 1: NON_ENTAILMENT}
+LABEL2ID = {label: i for i, label in ID2LABEL.items()}
+NO_EXCLUDE_WARNING = (
+    "no --exclude given: nothing keeps the data the natural-logic suite evaluates out of "
+    "training (pass --exclude <NLI-XY folder> and any other evaluation files)"
+)
+
+# the Trainer factory (a module attribute, so tests can wrap it)
+_make_trainer = common.make_trainer
+
+Key = tuple[str, str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class NLITrainConfig(TrainSettings):
+    """Everything that decides the trained model."""
+
+    train: tuple[Path, ...]
+    exclude: tuple[Path, ...] = ()
+    dev: tuple[Path, ...] = ()
+    heldout: float = 0.1
+    epochs: float = 3.0
+
+    recipe_hyperparameters = ("heldout",)
+
+    def check(self) -> None:
+        super().check()
+        if not self.train:
+            raise UsageError("give at least one --train file")
+        if not 0 <= self.heldout < 1:
+            raise UsageError(f"heldout must be in [0, 1), got {self.heldout}")
+
+
+def pair_key(premise: str, hypothesis: str) -> Key:
+    """How pairs are compared: lowercased, white space collapsed."""
+    return " ".join(premise.lower().split()), " ".join(hypothesis.lower().split())
+
+
+def _key(ex: NLIExample) -> Key:
+    return pair_key(ex.premise, ex.hypothesis)
+
+
+def _read(path: Path, role: str) -> list[NLIExample]:
+    from faithprobe.datasets.nli import read_nli
+
+    path = Path(path)
+    if not path.exists():
+        raise DataError(path, f"{role} file not found")
+    if not path.is_file():
+        raise DataError(path, f"{role} path is not a file")
+    return read_nli(path)
+
+
+def excluded_pairs(paths: tuple[Path, ...]) -> tuple[set[Key], list[dict[str, Any]]]:
+    """The pairs of every ``--exclude`` path, and a record of where they came from."""
+    from faithprobe.datasets.nli_xy import challenge_files, read_nli_xy
+
+    keys: set[Key] = set()
+    sources = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            files = challenge_files(path)
+            examples = read_nli_xy(path).examples
+            examples += [ex for f in files for ex in _read(f, "challenge")]
+            kind = "NLI-XY folder: its grid and the challenge sets beside it"
+        elif path.exists():
+            files, examples, kind = [path], _read(path, "--exclude"), "NLI file"
+        else:
+            raise DataError(path, "--exclude path not found (give an NLI file or NLI-XY folder)")
+        own = {_key(ex) for ex in examples}
+        keys |= own
+        sources.append(
+            {
+                "path": str(path.resolve()),
+                "kind": kind,
+                "files": [str(f.resolve()) for f in files],
+                "examples": len(examples),
+                "pairs": len(own),
+            }
+        )
+    return keys, sources
+
+
+def heldout_split(
+    items: list[NLIExample], fraction: float, seed: int
+) -> tuple[list[NLIExample], list[NLIExample]]:
+    """(train, held out): a seeded ``fraction`` of the distinct pairs, all their examples."""
+    pairs = list(dict.fromkeys(_key(ex) for ex in items))
+    k = round(fraction * len(pairs))
+    if fraction > 0 and k == 0:
+        k = 1
+    if k >= len(pairs):
+        raise UsageError(
+            f"--heldout {fraction} of {len(pairs)} distinct pairs leaves nothing to train on"
+        )
+    held = set(random.Random(seed).sample(pairs, k))
+    return [ex for ex in items if _key(ex) not in held], [ex for ex in items if _key(ex) in held]
+
+
+def _balance(items: list[NLIExample]) -> dict[str, int]:
+    counts = Counter(ex.label for ex in items)
+    return {label: counts.get(label, 0) for label in NLI_LABELS}
+
+
+def _evaluate(subject, items: list[NLIExample], desc: str, progress: bool) -> dict[str, Any]:
+    from faithprobe.requests import TextPairRequest
+
+    requests = [TextPairRequest(ex.premise, ex.hypothesis, NLI_LABELS) for ex in items]
+    scores = common.score(subject, requests, desc, progress)
+    right = [
+        NLI_LABELS[common.argmax(s.logprobs)] == ex.label
+        for ex, s in zip(items, scores, strict=True)
+    ]
+    by_label = {
+        label: {
+            "correct": sum(r for r, ex in zip(right, items, strict=True) if ex.label == label),
+            "n": sum(ex.label == label for ex in items),
+        }
+        for label in NLI_LABELS
+    }
+    return common.accuracy(
+        sum(right),
+        len(items),
+        by_label=by_label,
+        scored_with={"backend": "hf-nli", "max_length": subject.max_length},
+    )
+
+
+def train_nli(cfg: NLITrainConfig, **options: Any) -> dict[str, Any]:
+    """Filter, split, train, save, evaluate; return what ``training.json`` holds.
+    ``options`` are those of :class:`~faithprobe.training.common.Session` (``overwrite``,
+    ``restart``, ``keep_checkpoints``, ``progress``, ``log``)."""
+    session = common.Session(cfg, **options)
+    say = session.say
+    train_files = [(Path(p), _read(Path(p), "training")) for p in cfg.train]
+    dev_files = [(Path(p), _read(Path(p), "dev")) for p in cfg.dev]
+
+    excluded, sources = excluded_pairs(cfg.exclude)
+    if not cfg.exclude:
+        say(f"warning: {NO_EXCLUDE_WARNING}")
+    kept, file_records = [], []
+    for path, items in train_files:
+        own = [ex for ex in items if _key(ex) not in excluded]
+        kept += own
+        file_records.append(
+            {
+                "path": str(path.resolve()),
+                "read": len(items),
+                "removed_overlapping": len(items) - len(own),
+            }
+        )
+    n_read = sum(len(items) for _, items in train_files)
+    removed = n_read - len(kept)
+    say(
+        f"Removed {removed} of {n_read} training examples whose (premise, hypothesis) "
+        f"occurs in the excluded data ({len(excluded)} distinct pairs)"
+    )
+    if not kept:
+        raise DataError(cfg.train[0], "no training examples left after --exclude")
+    train, held = heldout_split(kept, cfg.heldout, cfg.seed)
+    if not held and not dev_files:
+        say("warning: --heldout 0 and no --dev: the trained model will not be scored")
+
+    data = {
+        "train": [r["path"] for r in file_records],
+        "exclude": [s["path"] for s in sources],
+        "train_ids": common.ids_digest(ex.id for ex in train),
+        "n_train": len(train),
+    }
+    model, tokenizer = session.start(
+        data,
+        "AutoModelForSequenceClassification",
+        "a sequence classifier",
+        num_labels=len(ID2LABEL),
+        id2label=ID2LABEL,
+        label2id=LABEL2ID,
+        ignore_mismatched_sizes=True,  # a base with another head gets a fresh two-class one
+    )
+
+    from faithprobe.subjects.hf_multiple_choice import uses_token_types
+    from faithprobe.subjects.hf_pair_classifier import HFPairClassifier, encode_pair
+
+    say(f"Encoding {len(train)} training examples ({len(held)} held out)...")
+    types = uses_token_types(model)
+    encoded = [
+        encode_pair(tokenizer, ex.premise, ex.hypothesis, cfg.max_length, types) for ex in train
+    ]
+    dataset = common.EncodedDataset(encoded, [LABEL2ID[ex.label] for ex in train], grouped=False)
+    fitted = session.fit(model, tokenizer, dataset, _make_trainer)
+
+    say("Scoring the held-out and dev examples through the hf-nli backend...")
+    subject = common.load_trained(cfg.out, HFPairClassifier, "hf-nli", cfg.eval_batch_size)
+    progress = session.progress
+    train_keys = {_key(ex) for ex in train}
+    dev_records = [
+        {
+            "path": str(path.resolve()),
+            "examples": len(items),
+            "also_in_training": sum(_key(ex) in train_keys for ex in items),
+            "accuracy": _evaluate(subject, items, path.name, progress),
+        }
+        for path, items in dev_files
+    ]
+    exclude = {
+        "sources": sources,
+        "pairs": len(excluded),
+        "compared": "(premise, hypothesis), lowercased, white space collapsed",
+        **({} if cfg.exclude else {"warning": NO_EXCLUDE_WARNING}),
+    }
+    heldout = {
+        "fraction": cfg.heldout,
+        "examples": len(held),
+        "pairs": len({_key(ex) for ex in held}),
+        "label_balance": _balance(held),
+        "split": f"random.Random({cfg.seed}).sample over the distinct (premise, hypothesis) "
+        "pairs left after exclusion; never trained on",
+    }
+    return session.finish(
+        session.summary(
+            "nli",
+            "faithprobe train nli",
+            fitted,
+            labels={str(i): label for i, label in ID2LABEL.items()},
+            train={
+                "files": file_records,
+                "read": n_read,
+                "removed_overlapping": removed,
+                "held_out": len(held),
+                "used": len(train),
+                "label_balance": _balance(train),
+                "ids_sha256_16": data["train_ids"],
+            },
+            exclude=exclude,
+            heldout=heldout,
+            heldout_accuracy=_evaluate(subject, held, "held-out", progress) if held else None,
+            dev=dev_records,
+        )
+    )
