@@ -36,6 +36,8 @@ bench: install
 	$(BIN)/python benchmarks/cloze_scoring.py
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python benchmarks/lm_eval_socialiqa.py \
 		$(if $(BENCH_LIMIT),--limit $(BENCH_LIMIT),--json benchmarks/results/lm_eval_socialiqa.json)
+	$(BIN)/python benchmarks/natural_logic_dedup.py --model embedded --bases 10 \
+		--json benchmarks/results/natural_logic_dedup.json
 
 clean:
 	rm -rf $(VENV) runs build src/*.egg-info
