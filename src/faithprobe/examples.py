@@ -73,3 +73,40 @@ class NLIExample:
     def __post_init__(self) -> None:
         if self.label is not None and self.label not in NLI_LABELS:
             raise ValueError(f"example {self.id}: label {self.label!r} is not one of {NLI_LABELS}")
+
+
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class QAExample:
+    """Answer ``question`` from ``context`` (a story, article or paragraphs).
+
+    ``answers`` holds the gold answers (one per annotator; SQuAD has up to three), and
+    ``answer_starts`` their character offsets in ``context`` where they are spans (-1 where
+    not). ``answer_type`` is ``"span"``, ``"yes"``, ``"no"``, ``"unknown"`` (no answer in
+    the text) or ``"free"`` (free-form text, as CoQA's). ``rationale`` holds the character
+    spans of ``context`` that support the answer (CoQA's rationale, HotpotQA's supporting
+    facts, or the sentence holding a SQuAD answer), empty if there are none. ``history``
+    holds earlier (question, answer) turns of a conversation that the question depends on
+    (CoQA).
+    """
+
+    id: str
+    context: str
+    question: str
+    answers: tuple[str, ...]
+    answer_type: str = "span"
+    answer_starts: tuple[int, ...] = ()
+    rationale: tuple[tuple[int, int], ...] = ()
+    history: tuple[tuple[str, str], ...] = ()
+    features: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.answer_type not in ("span", "yes", "no", UNKNOWN, "free"):
+            raise ValueError(f"example {self.id}: unknown answer_type {self.answer_type!r}")
+        if self.answer_starts and len(self.answer_starts) != len(self.answers):
+            raise ValueError(f"example {self.id}: one answer start per answer expected")
+        for start, end in self.rationale:
+            if not 0 <= start < end <= len(self.context):
+                raise ValueError(f"example {self.id}: rationale span {(start, end)} out of range")
