@@ -1,0 +1,216 @@
+import pandas as pd
+import pytest
+
+from faithprobe.metrics.intervals import wilson
+from faithprobe.metrics.qa import (
+    coqa_turn_score,
+    exact_match,
+    f1,
+    formatting_flip_rate,
+    is_unknown,
+    negation_accuracy,
+    normalize_answer,
+    predicate_argument_accuracy,
+    qa_scores,
+    yes_no_label,
+)
+
+# ---- answer scoring, as the official SQuAD v1.1 / CoQA scripts do it ---------------------
+
+
+def test_normalize_answer():
+    assert normalize_answer("  The Eiffel   Tower! ") == "eiffel tower"
+    assert normalize_answer("U.S.") == "us"
+    assert normalize_answer("an apple, a pear") == "apple pear"
+    # punctuation goes first, so "state-of-the-art" is one word and keeps its "the"
+    assert normalize_answer("state-of-the-art") == "stateoftheart"
+    assert normalize_answer("theatre") == "theatre"  # articles only as whole words
+
+
+def test_exact_match():
+    assert exact_match("The Eiffel Tower!", ["eiffel tower"]) == 1.0
+    assert exact_match("an apple", "apple") == 1.0
+    assert exact_match("U.S.", ["US"]) == 1.0
+    assert exact_match("state-of-the-art", ["state of the art"]) == 0.0
+    assert exact_match("Denver", ["Denver Broncos", "denver."]) == 1.0  # max over golds
+    assert exact_match("", []) == 1.0  # no golds: one empty gold (SQuAD 2.0)
+
+
+def test_f1_known_values():
+    # 3 shared tokens; precision 3/4, recall 3/3
+    assert f1("the cat sat on the mat", ["cat on mat"]) == pytest.approx(6 / 7)
+    # max over golds: vs "broncos" 2/3, vs "denver broncos win" 0.8
+    assert f1("Denver Broncos", ["Broncos", "Denver Broncos win"]) == pytest.approx(0.8)
+    # bags of tokens: cat x1 and dog x1 in common; P = R = 2/3
+    assert f1("cat cat dog", ["cat dog dog"]) == pytest.approx(2 / 3)
+    assert f1("red", ["blue"]) == 0.0
+    assert f1("The Eiffel Tower.", "eiffel tower") == 1.0
+
+
+def test_f1_empty_strings_like_coqa():
+    assert f1("", [""]) == 1.0
+    assert f1("the", ["an"]) == 1.0  # both empty after normalisation
+    assert f1("", ["Paris"]) == 0.0
+    assert f1("Paris", [""]) == 0.0
+
+
+def test_coqa_turn_score_leave_one_out():
+    got = coqa_turn_score("red", ["red", "blue", "red car"])
+    # without "red": max(0, 2/3); without "blue": 1; without "red car": 1
+    assert got["em"] == pytest.approx(2 / 3)
+    assert got["f1"] == pytest.approx((2 / 3 + 1 + 1) / 3)
+    assert coqa_turn_score("red car", ["red"]) == {"em": 0.0, "f1": pytest.approx(2 / 3)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "unknown",
+        "Unknown.",
+        "I don't know.",
+        "i do not know",
+        "No answer",
+        "Cannot be determined from the passage.",
+        "It is not mentioned in the text.",
+        "The answer is unknown",
+        "unanswerable",
+        "",
+        "   ",
+        None,
+    ],
+)
+def test_is_unknown_phrasings(text):
+    assert is_unknown(text)
+
+
+@pytest.mark.parametrize("text", ["no", "yes", "blue", "None of them were red", "The car"])
+def test_is_unknown_rejects_answers(text):
+    assert not is_unknown(text)
+
+
+def test_yes_no_label():
+    assert yes_no_label("Yes.") == "yes"
+    assert yes_no_label("no, it was red") == "no"
+    assert yes_no_label("No answer") is None
+    assert yes_no_label("maybe") is None
+    assert yes_no_label("") is None
+
+
+# ---- tables on small frames with hand-computed values ------------------------------------
+
+
+def _get(table, **keys):
+    rows = table
+    for k, v in keys.items():
+        rows = rows[rows[k] == v]
+    assert len(rows) == 1, keys
+    return rows.iloc[0]
+
+
+def qa_frame():
+    return pd.DataFrame(
+        {
+            "subject": ["m"] * 5,
+            "variant": ["OS", "OS", "OS", "TS-R", "TS-R"],
+            "prediction": ["Denver Broncos", "Broncos", "unknown", "I don't know", "Paris"],
+            "answers": [["Denver Broncos"], ["Denver Broncos"], ["Paris"], ["x"], ["unknown"]],
+            "predicted_unknown": [None, None, None, None, True],
+            "article": ["a1", "a1", "a2", "a1", "a2"],
+        }
+    )
+
+
+def test_qa_scores_hand_computed():
+    table = qa_scores(qa_frame())
+    assert list(table["variant"].unique()) == ["OS", "TS-R"]  # order of the frame
+    em = _get(table, variant="OS", metric="em")
+    assert em["value"] == pytest.approx(1 / 3) and em["n"] == 3 and em["n_clusters"] == 3
+    assert em["ci_low"] <= em["value"] <= em["ci_high"]
+    assert _get(table, variant="OS", metric="f1")["value"] == pytest.approx((1 + 2 / 3 + 0) / 3)
+    unk = _get(table, variant="OS", metric="unk")
+    assert unk["value"] == pytest.approx(1 / 3)
+    assert (unk["ci_low"], unk["ci_high"]) == pytest.approx(wilson(1, 3))
+    # TS-R: both abstain (one by phrasing, one by flag); the flagged one's gold is "unknown"
+    assert _get(table, variant="TS-R", metric="unk")["value"] == 1.0
+    assert _get(table, variant="TS-R", metric="em")["value"] == pytest.approx(0.5)
+    assert _get(table, variant="TS-R", metric="f1")["value"] == pytest.approx(0.5)
+
+
+def test_qa_scores_clustered():
+    table = qa_scores(qa_frame(), cluster="article")
+    em = _get(table, variant="OS", metric="em")
+    assert em["value"] == pytest.approx(1 / 3) and em["n"] == 3 and em["n_clusters"] == 2
+    assert _get(table, variant="OS", metric="unk")["n_clusters"] == 2
+
+
+def test_negation_accuracy_hand_computed():
+    rows = []
+    # item: (original gold, prediction), (modified gold, prediction)
+    items = {
+        "i1": (("yes", "Yes."), ("no", "no")),  # both right
+        "i2": (("yes", "yes"), ("no", "yes")),  # original only
+        "i3": (("no", "yes"), ("yes", "yes")),  # modified only
+        "i4": (("no", "No"), ("yes", "yes, it was")),  # both right
+    }
+    for item, sides in items.items():
+        for variant, (gold, pred) in zip(("original", "negated"), sides, strict=True):
+            rows.append(("m", item, variant, pred, [gold]))
+    rows.append(("m", "i5", "original", "yes", ["yes"]))  # no partner: left out
+    frame = pd.DataFrame(rows, columns=["subject", "item_id", "variant", "prediction", "answers"])
+    table = negation_accuracy(frame)
+    want = {"org_acc": (3, "Org-Acc"), "mod_acc": (3, "Mod-Acc"), "comb_acc": (2, "Comb-Acc")}
+    for metric, (k, label) in want.items():
+        row = _get(table, metric=metric)
+        assert row["label"] == label and row["n"] == 4 and row["n_unpaired"] == 1
+        assert row["value"] == pytest.approx(k / 4)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx(wilson(k, 4))
+
+
+def probe_frame():
+    golds = ["yes", "yes", "no", "no"]
+    answers = {
+        ("st1", "original", "original"): ["yes", "yes", "yes", "no"],
+        ("st1", "original", "control"): ["yes", "yes", "yes", "yes"],
+        ("st1", "space", "original"): ["yes", "yes", "no", "no"],
+        ("st1", "newline", "original"): ["yes", "yes", "yes", "I don't know"],
+        ("st2", "original", "original"): ["no", "no", "no", "no"],
+        ("st2", "space", "original"): ["no", "no", "no", "no"],
+    }
+    rows = []
+    for (story, variant, form), preds in answers.items():
+        for q, (gold, pred) in enumerate(zip(golds, preds, strict=True)):
+            rows.append(("m", story, f"{story}/q{q}", variant, form, pred, [gold]))
+    columns = ["subject", "story_id", "item_id", "variant", "form", "prediction", "answers"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def test_predicate_argument_accuracy_hand_computed():
+    frame = probe_frame()
+    frame = frame[frame["story_id"] == "st1"]
+    table = predicate_argument_accuracy(frame, cluster=None)
+    org = _get(table, variant="original", form="original", metric="accuracy")
+    assert org["label"] == "Org-Acc" and org["value"] == pytest.approx(3 / 4) and org["n"] == 4
+    assert (org["ci_low"], org["ci_high"]) == pytest.approx(wilson(3, 4))
+    assert _get(table, variant="original", form="original", metric="share_no")["value"] == 0.25
+    control = _get(table, variant="original", form="control", metric="accuracy")
+    assert control["label"] == "New-Acc" and control["value"] == 0.5
+    assert _get(table, variant="original", form="control", metric="share_no")["value"] == 0.0
+    assert _get(table, variant="space", form="original", metric="accuracy")["value"] == 1.0
+    # flips against the original story: space changes q2 (yes -> no); newline changes q3
+    # (no -> an abstention)
+    assert _get(table, variant="space", metric="flip_rate")["value"] == 0.25
+    assert _get(table, variant="newline", metric="flip_rate")["value"] == 0.25
+    # the control form has no formatting variant: no flip row
+    assert len(table[(table["metric"] == "flip_rate") & (table["form"] == "control")]) == 0
+
+
+def test_predicate_argument_clusters_by_story():
+    table = predicate_argument_accuracy(probe_frame())
+    org = _get(table, variant="original", form="original", metric="accuracy")
+    # st1: 3/4 right, st2 ("no" to everything): 2/4 right
+    assert org["value"] == pytest.approx(5 / 8) and org["n"] == 8 and org["n_clusters"] == 2
+    assert _get(table, variant="original", form="original", metric="share_no")["value"] == 5 / 8
+    flips = formatting_flip_rate(probe_frame())
+    space = _get(flips, variant="space", form="original")
+    assert space["value"] == pytest.approx(1 / 8) and space["n_clusters"] == 2
+    assert space["n_unpaired"] == 0
