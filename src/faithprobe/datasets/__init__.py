@@ -8,6 +8,8 @@ from faithprobe.datasets.multiple_choice import (
     read_hellaswag,
     read_socialiqa,
 )
+from faithprobe.datasets.nli import read_nli
+from faithprobe.datasets.nli_xy import read_nli_xy
 
 LOADERS = {
     "cloze-jsonl": (
@@ -23,6 +25,14 @@ LOADERS = {
         "multiple choice as JSON lines (prompt, choices, 0-based label, id)",
         read_choice_jsonl,
     ),
+    "nli-xy": (
+        "NLI-XY folder: contexts.tsv x insertions.tsv (natural-logic suite)",
+        read_nli_xy,
+    ),
+    "nli": (
+        "two-class NLI: MNLI-style or HELP TSV, or JSON lines (premise, hypothesis, label)",
+        read_nli,
+    ),
 }
 
 __all__ = [
@@ -31,6 +41,8 @@ __all__ = [
     "read_choices",
     "read_cloze_jsonl",
     "read_hellaswag",
+    "read_nli",
+    "read_nli_xy",
     "read_socialiqa",
     "write_cloze_jsonl",
 ]
