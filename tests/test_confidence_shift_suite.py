@@ -144,3 +144,10 @@ def test_bad_options_and_missing_data_are_usage_errors(siqa_file):
         get_suite("confidence-shift").pairs(None, 0)
     res = runner.invoke(app, ["run", "confidence-shift", "--data", str(siqa_file), "-o", "x"])
     assert res.exit_code == 2 and "KEY=VALUE" in res.output
+
+
+def test_command_line_templates_turn_backslash_n_into_newlines():
+    typed = "Q: {prompt}" + "\\" + "nA:"  # what a shell passes for 'Q: {prompt}\nA:'
+    assert get_suite("confidence-shift", {"template": typed}).prompt.template == "Q: {prompt}\nA:"
+    nl = get_suite("natural-logic", {"template": "{premise}" + "\\" + "n{hypothesis}?"})
+    assert nl.prompt.render("P", "H") == "P\nH?"

@@ -14,6 +14,12 @@ from dataclasses import dataclass
 DEFAULT_TEMPLATE = "Q: {prompt}\nA:"
 
 
+def command_line_template(text: str) -> str:
+    """A template as typed on the command line: a literal backslash-n is a newline (shells
+    pass ``-o template='Q: {prompt}\\nA:'`` with the two characters)."""
+    return text.replace("\\n", "\n")
+
+
 @dataclass(frozen=True)
 class ChoicePrompt:
     template: str = DEFAULT_TEMPLATE

@@ -36,7 +36,7 @@ from faithprobe.examples import ChoiceExample
 from faithprobe.expectations import Outcome
 from faithprobe.interventions import Pair, get
 from faithprobe.metrics import confidence_shift as m
-from faithprobe.prompts import DEFAULT_TEMPLATE, ChoicePrompt
+from faithprobe.prompts import DEFAULT_TEMPLATE, ChoicePrompt, command_line_template
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
 from faithprobe.suites.base import Suite, hash_rank
 
@@ -78,7 +78,11 @@ class ConfidenceShiftSuite(Suite):
             ",".join(DEFAULT_PROBES),
             "comma-separated probes from: " + ", ".join(PROBES),
         ),
-        "template": (str, DEFAULT_TEMPLATE, "how the prompt is put to the model ({prompt})"),
+        "template": (
+            str,
+            DEFAULT_TEMPLATE,
+            "how the prompt is put to the model ({prompt}; \\n ok)",
+        ),
         "format": (str, "auto", "data format: auto, socialiqa, hellaswag, choice-jsonl"),
     }
 
@@ -103,7 +107,7 @@ class ConfidenceShiftSuite(Suite):
         self.normalisation = normalisation
         self.probes = tuple(probes)
         try:
-            self.prompt = ChoicePrompt(template)
+            self.prompt = ChoicePrompt(command_line_template(template))
         except ValueError as err:
             raise UsageError(str(err)) from None
         self.format = format

@@ -49,6 +49,7 @@ from faithprobe.examples import ENTAILMENT, NLI_LABELS, NON_ENTAILMENT, NLIExamp
 from faithprobe.expectations import ANSWER_UNCHANGED, Outcome
 from faithprobe.interventions import Pair, get
 from faithprobe.metrics import natural_logic as m
+from faithprobe.prompts import command_line_template
 from faithprobe.requests import CandidateScoreRequest, CandidateScores, TextPairRequest
 from faithprobe.suites.base import Suite, hash_rank
 
@@ -72,7 +73,7 @@ class NLIPrompt:
             raise UsageError(
                 f"label_words must be two different words, entailment's first: {label_words!r}"
             )
-        self.template = template.replace("\\n", "\n")
+        self.template = command_line_template(template)
         self.words = words
 
     def render(self, premise: str, hypothesis: str) -> str:
