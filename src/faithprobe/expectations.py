@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from faithprobe.examples import UNKNOWN
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -57,4 +59,20 @@ PREDICTION_KEPT = Expectation(
     description="the change leaves the gold label as it was, so a robust model keeps its "
     "prediction",
     check=lambda o: o.intervened_prediction == o.original_prediction,
+)
+
+
+ANSWER_UNKNOWN = Expectation(
+    name="answer unknown",
+    description="the text no longer supports any answer, so a faithful model answers "
+    "'unknown' instead of the old gold answer",
+    check=lambda o: o.intervened_prediction == UNKNOWN,
+)
+
+
+ANSWER_FLIPS = Expectation(
+    name="answer flips",
+    description="the text now supports the opposite yes/no answer, and a faithful model gives "
+    "it (the new gold)",
+    check=lambda o: o.intervened_prediction == o.gold,
 )

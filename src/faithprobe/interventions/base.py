@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from faithprobe.examples import ChoiceExample, ClozeExample, NLIExample
+from faithprobe.examples import ChoiceExample, ClozeExample, NLIExample, QAExample
 from faithprobe.expectations import Expectation
 from faithprobe.seeding import rng_for
 
-Example = ClozeExample | ChoiceExample | NLIExample
+Example = ClozeExample | ChoiceExample | NLIExample | QAExample
 InterventionFn = Callable[..., Sequence[Example]]
 
 

@@ -1,0 +1,53 @@
+"""Reading whole-document JSON datasets (SQuAD, CoQA, HotpotQA) with errors that name the
+file, the record (as a path into the document, e.g. ``data[3].paragraphs[0].qas[2]``) and
+the field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from faithprobe.datasets.jsonl import read_text
+from faithprobe.errors import DataError
+
+_MISSING = object()
+
+
+def load_json(path: Path) -> Any:
+    try:
+        return json.loads(read_text(path))
+    except json.JSONDecodeError as err:
+        raise DataError(
+            path, f"not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})"
+        ) from err
+
+
+def get(path: Path, where: str, obj: Any, name: str, kind, default: Any = _MISSING) -> Any:
+    """``obj[name]`` checked against ``kind`` (a type or tuple of types); ``default`` if the
+    field is absent and a default is given, else a DataError naming ``where`` and ``name``."""
+    if not isinstance(obj, dict):
+        raise DataError(path, f"expected a JSON object, got {type(obj).__name__}", record=where)
+    if name not in obj:
+        if default is not _MISSING:
+            return default
+        raise DataError(path, "missing", record=where, field=name)
+    value = obj[name]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        expected = " or ".join(k.__name__ for k in kinds)
+        raise DataError(
+            path, f"expected {expected}, got {type(value).__name__}", record=where, field=name
+        )
+    return value
+
+
+def record_id(path: Path, where: str, obj: Any, name: str, seen: set[str]) -> tuple[str, str]:
+    """The record's id (field ``name``, a string or number) and ``where`` with the id added;
+    a DataError if the id was seen before (``seen`` is updated)."""
+    value = str(get(path, where, obj, name, (str, int)))
+    where = f"{where} (id {value})"
+    if value in seen:
+        raise DataError(path, f"duplicate id {value!r}", record=where, field=name)
+    seen.add(value)
+    return value, where

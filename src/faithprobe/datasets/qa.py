@@ -1,0 +1,84 @@
+"""Question-answering datasets -> :class:`QAExample`: one entry point for the three
+formats the ``faithfulness`` suite reads.
+
+* ``squad``: SQuAD v1.1/v2.0 and Quoref (:mod:`faithprobe.datasets.squad`)
+* ``coqa``: CoQA (:mod:`faithprobe.datasets.coqa`)
+* ``hotpotqa``: HotpotQA (:mod:`faithprobe.datasets.hotpotqa`)
+
+:func:`read_qa` with ``format="auto"`` tells them apart by their shape (see
+:func:`detect_qa_format`) and reads the file once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from faithprobe.datasets.coqa import coqa_examples, read_coqa
+from faithprobe.datasets.hotpotqa import hotpotqa_examples, read_hotpotqa
+from faithprobe.datasets.json_doc import load_json
+from faithprobe.datasets.squad import read_squad, squad_examples
+from faithprobe.errors import DataError
+from faithprobe.examples import QAExample
+
+QA_FORMATS = {
+    "squad": squad_examples,
+    "coqa": coqa_examples,
+    "hotpotqa": hotpotqa_examples,
+}
+
+__all__ = [
+    "QA_FORMATS",
+    "detect_qa_format",
+    "read_coqa",
+    "read_hotpotqa",
+    "read_qa",
+    "read_squad",
+]
+
+
+def _shape(doc: Any) -> str | None:
+    """``squad`` (``{"data": [{"paragraphs": ...}]}``), ``coqa`` (``{"data": [{"story":
+    ...}]}``), ``hotpotqa`` (``[{"supporting_facts": ...}]``), or None."""
+    if isinstance(doc, list):
+        first = doc[0] if doc else None
+        return "hotpotqa" if isinstance(first, dict) and "supporting_facts" in first else None
+    data = doc.get("data") if isinstance(doc, dict) else None
+    first = data[0] if isinstance(data, list) and data else None
+    if isinstance(first, dict):
+        if "paragraphs" in first:
+            return "squad"
+        if "story" in first:
+            return "coqa"
+    return None
+
+
+def _unknown_shape(path: Path) -> DataError:
+    return DataError(
+        path,
+        "not a QA format faithprobe knows: expected SQuAD/Quoref ({'data': [{'paragraphs': "
+        "...}]}), CoQA ({'data': [{'story': ...}]}) or HotpotQA ([{'supporting_facts': ...}])",
+    )
+
+
+def detect_qa_format(path: str | Path) -> str:
+    """The format of a QA file: ``"squad"``, ``"coqa"`` or ``"hotpotqa"``."""
+    path = Path(path)
+    shape = _shape(load_json(path))
+    if shape is None:
+        raise _unknown_shape(path)
+    return shape
+
+
+def read_qa(path: str | Path, format: str = "auto", **options: Any) -> list[QAExample]:
+    """Examples from a QA file; ``options`` go to the format's reader (e.g. ``rationale=``
+    for SQuAD, ``history_turns=`` for CoQA, ``titles=`` for HotpotQA)."""
+    path = Path(path)
+    if format != "auto" and format not in QA_FORMATS:
+        raise ValueError(f"unknown QA format {format!r}; known: auto, {', '.join(QA_FORMATS)}")
+    doc = load_json(path)
+    if format == "auto":
+        format = _shape(doc)
+        if format is None:
+            raise _unknown_shape(path)
+    return QA_FORMATS[format](path, doc, **options)

@@ -1,0 +1,337 @@
+"""Deletion interventions on QA (Chaturvedi et al., semantic faithfulness): take away the
+sentences that support the answer and see whether the model still gives it.
+
+* ``truncate_story`` (TS): the story cut after the sentence holding the rationale's end.
+  The support stays, so the gold answer is still expected (a control for TS-R).
+* ``truncate_remove_rationale`` (TS-R): TS, then every sentence overlapping the rationale
+  removed. Examples whose rationale begins in the first sentence are dropped (nothing
+  would be left before it).
+* ``remove_support`` (OS-R, the method's HotpotQA variant): the whole story with every
+  sentence overlapping the rationale (the supporting facts) removed.
+
+After TS-R and OS-R a faithful model answers *unknown*. The changed example keeps the
+*original* gold answers (metrics score against them: a model that still gives them did not
+notice the support is gone) and says what a faithful model does in
+``features["expected"]``: ``"unknown"``, or ``"answer"`` for TS.
+
+Re-insertion (``reinsert=True``, the method's choice): a span answer that no longer occurs
+in the changed text (none of the gold answers, as a whole word or phrase, ignoring case:
+see :func:`occurs`) is appended at the end,
+so that an extractive model *can* still point at it. ``augment`` replaces the bare answer by
+a generated sentence that contains it (TS-R+Aug, OS-R+Aug): a callable ``(original
+example, answer) -> sentence``, e.g. an :class:`Augmenter` around a generative subject.
+When the sentence lacks the answer the example is dropped.
+
+Sentences are the example's own (``features["sentences"]``, as the HotpotQA loader gives)
+or those of a splitter (``splitter=``; by default the one the loader used, else
+:data:`faithprobe.sentences.DEFAULT_SPLITTER`). Removal keeps the rest of the text as it
+was: a removed sentence takes the spaces before it (or after it, at the start of a line)
+with it, and a line it leaves empty disappears.
+
+The registered functions return ``[]`` for a dropped example; :func:`explain` gives the
+same result with the reason (see ``DROPS``), for counting what each step dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from faithprobe.examples import UNKNOWN, QAExample
+from faithprobe.expectations import ANSWER_UNCHANGED, ANSWER_UNKNOWN
+from faithprobe.interventions import register
+from faithprobe.sentences import (
+    DEFAULT_SPLITTER,
+    Span,
+    overlapping,
+    sentence_at,
+    split_sentences,
+)
+
+UNKNOWN_GOLD = "the gold answer is already unknown"
+NO_RATIONALE = "no rationale"
+FIRST_SENTENCE = "the rationale begins in the first sentence"
+NOTHING_LEFT = "no text is left"
+AUGMENT_FAILED = "the generated sentence does not contain the answer"
+RESTORED = "the answer is the whole rationale: re-inserting it restores the text"
+DROPS = (UNKNOWN_GOLD, NO_RATIONALE, FIRST_SENTENCE, NOTHING_LEFT, AUGMENT_FAILED, RESTORED)
+
+
+@dataclass(frozen=True)
+class Augmenter:
+    """A named sentence generator for TS-R+Aug / OS-R+Aug: ``generate(example, answer)``
+    returns a sentence that should contain ``answer``. The name stands for it in
+    intervention instance names (``truncate_remove_rationale[augment=smollm2]``)."""
+
+    name: str
+    generate: Callable[[QAExample, str], str]
+
+    def __call__(self, example: QAExample, answer: str) -> str:
+        return self.generate(example, answer)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """The outcome of a deletion on one example: the changed ``example``, or ``None`` and
+    the ``reason`` it was dropped (one of ``DROPS``); ``detail`` says more (e.g. the
+    generated sentence that lacked the answer)."""
+
+    example: QAExample | None
+    reason: str | None = None
+    detail: str | None = None
+
+    @property
+    def examples(self) -> list[QAExample]:
+        return [] if self.example is None else [self.example]
+
+
+def sentences_of(example: QAExample, splitter: str | None = None) -> tuple[Span, ...]:
+    """The example's own sentence spans if it has them and no splitter is named, else the
+    named splitter's (default: the loader's, else ``DEFAULT_SPLITTER``)."""
+    if splitter is None and "sentences" in example.features:
+        return tuple(tuple(s) for s in example.features["sentences"])
+    name = splitter or example.features.get("splitter") or DEFAULT_SPLITTER
+    return split_sentences(example.context, name)
+
+
+def _splitter_label(example: QAExample, splitter: str | None) -> str:
+    if splitter is None and "sentences" in example.features:
+        return "native"
+    return splitter or example.features.get("splitter") or DEFAULT_SPLITTER
+
+
+def _check(example: QAExample) -> str | None:
+    if example.answer_type == UNKNOWN:
+        return UNKNOWN_GOLD
+    if not example.rationale:
+        return NO_RATIONALE
+    return None
+
+
+def _last_sentence(sentences: Sequence[Span], example: QAExample) -> int:
+    return sentence_at(sentences, max(e for _, e in example.rationale) - 1)
+
+
+def truncate(example: QAExample, *, splitter: str | None = None) -> Deletion:
+    """TS: the story up to the end of the sentence holding the rationale's end."""
+    if reason := _check(example):
+        return Deletion(None, reason)
+    sentences = sentences_of(example, splitter)
+    last = _last_sentence(sentences, example)
+    cut = max(sentences[last][1], max(e for _, e in example.rationale))
+    starts = tuple(
+        s if s >= 0 and s + len(a) <= cut else -1
+        for s, a in zip(example.answer_starts, example.answers, strict=False)
+    )  # answer_starts is empty or one per answer
+    features = _features(example, "TS", "answer", splitter)
+    features["cut_at"] = cut
+    features["removed"] = [example.context[s:e] for s, e in sentences[last + 1 :]]
+    if "sentences" in example.features:
+        features["sentences"] = tuple(sentences[: last + 1])
+    changed = replace(
+        example,
+        id=f"{example.id}/ts",
+        context=example.context[:cut],
+        answer_starts=starts,
+        features=features,
+    )
+    return Deletion(changed)
+
+
+def truncate_remove(example: QAExample, **options: Any) -> Deletion:
+    """TS-R: TS, then every sentence overlapping the rationale removed. ``options``:
+    ``splitter``, ``reinsert`` (default True), ``augment`` (see the module docstring)."""
+    return _remove_rationale(example, truncated=True, **options)
+
+
+def remove_support(example: QAExample, **options: Any) -> Deletion:
+    """OS-R: the whole story with every sentence overlapping the rationale removed
+    (``options`` as for :func:`truncate_remove`)."""
+    return _remove_rationale(example, truncated=False, **options)
+
+
+def _remove_rationale(
+    example: QAExample,
+    *,
+    truncated: bool,
+    splitter: str | None = None,
+    reinsert: bool = True,
+    augment: Callable[[QAExample, str], str] | None = None,
+) -> Deletion:
+    """The text (truncated as TS, or whole) without the sentences that overlap the
+    rationale, the answer re-inserted."""
+    if augment is not None and not reinsert:
+        raise ValueError("augment replaces the re-inserted answer: it needs reinsert=True")
+    if reason := _check(example):
+        return Deletion(None, reason)
+    sentences = sentences_of(example, splitter)
+    text, variant = example.context, "OS-R"
+    if truncated:
+        if sentence_at(sentences, min(s for s, _ in example.rationale)) == 0:
+            return Deletion(None, FIRST_SENTENCE)
+        sentences = sentences[: _last_sentence(sentences, example) + 1]
+        text, variant = example.context[: sentences[-1][1]], "TS-R"
+    gone = sorted({i for s, e in example.rationale for i in overlapping(sentences, s, e)})
+    new_text, new_sentences = remove_sentences(text, sentences, gone)
+    if not new_text.strip():
+        return Deletion(None, NOTHING_LEFT)
+    features = _features(example, variant + ("+Aug" if augment else ""), UNKNOWN, splitter)
+    features["removed"] = [text[sentences[i][0] : sentences[i][1]] for i in gone]
+    if "sentences" in example.features:
+        features["sentences"] = new_sentences
+    present = any(occurs(a, new_text) for a in example.answers)
+    features["answer_present"] = present
+    appended = None
+    if reinsert and example.answer_type == "span" and not present:
+        answer = example.answers[0]
+        appended = augment(example, answer).strip() if augment else answer
+        if augment and answer.lower() not in appended.lower():
+            return Deletion(None, AUGMENT_FAILED, detail=appended)
+        new_text = f"{new_text.rstrip()} {appended}"
+        if new_text.strip() == text.strip():
+            return Deletion(None, RESTORED)
+    features["appended"] = appended
+    changed = replace(
+        example,
+        id=f"{example.id}/{features['variant'].lower()}",
+        context=new_text,
+        answer_starts=(),
+        rationale=(),
+        features=features,
+    )
+    return Deletion(changed)
+
+
+def _features(example: QAExample, variant: str, expected: str, splitter: str | None) -> dict:
+    return {
+        **example.features,
+        "variant": variant,
+        "original_id": example.id,
+        "expected": expected,
+        "deletion_splitter": _splitter_label(example, splitter),
+    }
+
+
+def remove_sentences(
+    text: str, sentences: Sequence[Span], gone: Sequence[int]
+) -> tuple[str, tuple[Span, ...]]:
+    """``text`` without the sentences whose indices are in ``gone``, and the new spans of
+    the sentences that stay. Everything else is kept as it was, except the whitespace a
+    removed run of sentences leaves behind (see the module docstring)."""
+    cuts = [
+        _cut(text, sentences[b[0]][0], sentences[b[-1]][1]) for b in _runs(text, sentences, gone)
+    ]
+    pieces, at = [], 0
+    for s, e in cuts:
+        pieces.append(text[at:s])
+        at = e
+    pieces.append(text[at:])
+
+    def moved(pos: int) -> int:
+        return pos - sum(e - s for s, e in cuts if e <= pos)
+
+    gone_set = set(gone)
+    kept = tuple((moved(s), moved(e)) for i, (s, e) in enumerate(sentences) if i not in gone_set)
+    return "".join(pieces), kept
+
+
+def _runs(text: str, sentences: Sequence[Span], gone: Sequence[int]) -> list[list[int]]:
+    """``gone`` grouped into runs of neighbouring sentences with only whitespace between."""
+    runs: list[list[int]] = []
+    for i in sorted(gone):
+        if (
+            runs
+            and runs[-1][-1] == i - 1
+            and not text[sentences[i - 1][1] : sentences[i][0]].strip()
+        ):
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
+
+
+def _cut(text: str, start: int, end: int) -> tuple[int, int]:
+    """The range to delete for the text ``[start, end)``: with the spaces before it, or
+    after it when it starts a line; with its whole line when it fills the line."""
+    before = start
+    while before > 0 and text[before - 1] in " \t":
+        before -= 1
+    after = end
+    while after < len(text) and text[after] in " \t":
+        after += 1
+    line_start = before == 0 or text[before - 1] == "\n"
+    line_end = after == len(text) or text[after] == "\n"
+    if line_start and line_end:
+        if after < len(text):
+            return before, after + 1
+        return (before - 1 if before > 0 else before), after
+    if line_start:
+        return start, after
+    return before, end
+
+
+def occurs(answer: str, text: str) -> bool:
+    """Whether ``answer`` occurs in ``text`` as a whole (case-insensitive; not inside a
+    longer word or number: "2" does not occur in "2015")."""
+    answer = answer.strip()
+    pattern = rf"(?<!\w){re.escape(answer)}(?!\w)"
+    return bool(answer) and re.search(pattern, text, flags=re.IGNORECASE) is not None
+
+
+def _options(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if k != "pool"}
+
+
+def _registered(fn: Callable[..., Deletion]):
+    def intervention(example: QAExample, rng, **params) -> list[QAExample]:
+        return fn(example, **_options(params)).examples
+
+    intervention.__name__ = fn.__name__
+    return intervention
+
+
+_APPENDED = (
+    "a span answer no longer in the text is appended (or a generated sentence holding it, "
+    "with augment)"
+)
+# name -> (function, what changes, what is held, expectation)
+_DELETIONS = {
+    "truncate_story": (
+        truncate,
+        "the story is cut after the sentence holding the end of the rationale (TS)",
+        "the question, the rationale and everything before it",
+        ANSWER_UNCHANGED,
+    ),
+    "truncate_remove_rationale": (
+        truncate_remove,
+        f"TS, then every sentence overlapping the rationale removed; {_APPENDED} (TS-R, TS-R+Aug)",
+        "the question and the sentences before the rationale",
+        ANSWER_UNKNOWN,
+    ),
+    "remove_support": (
+        remove_support,
+        "every sentence overlapping the rationale (supporting facts) removed from the whole "
+        f"story; {_APPENDED} (OS-R, OS-R+Aug)",
+        "the question and every other sentence",
+        ANSWER_UNKNOWN,
+    ),
+}
+for _name, (_fn, _changes, _holds, _expectation) in _DELETIONS.items():
+    register(_name, family="deletion", changes=_changes, holds=_holds, expectation=_expectation)(
+        _registered(_fn)
+    )
+
+
+def explain(name: str, example: QAExample, **params: Any) -> Deletion:
+    """What the deletion intervention ``name`` does to ``example``, with the reason when it
+    drops it (the registered intervention returns only the example list)."""
+    try:
+        fn = _DELETIONS[name][0]
+    except KeyError:
+        raise KeyError(f"unknown deletion {name!r}; known: {', '.join(_DELETIONS)}") from None
+    return fn(example, **_options(params))

@@ -1,0 +1,191 @@
+"""Deletion interventions (TS, TS-R, OS-R, +Aug) on hand-made stories: which sentences go
+and what is appended."""
+
+import json
+
+import pytest
+
+from faithprobe.datasets.qa import read_hotpotqa
+from faithprobe.examples import UNKNOWN, QAExample
+from faithprobe.expectations import ANSWER_UNCHANGED, ANSWER_UNKNOWN
+from faithprobe.interventions import get
+from faithprobe.interventions.deletion import (
+    AUGMENT_FAILED,
+    FIRST_SENTENCE,
+    NO_RATIONALE,
+    RESTORED,
+    UNKNOWN_GOLD,
+    Augmenter,
+    explain,
+    occurs,
+    remove_sentences,
+)
+from faithprobe.sentences import SPLITTERS
+
+STORY = (
+    "Tom has a red ball. He plays in the garden. His sister is Ann. Ann likes cats. "
+    "The cat is black."
+)
+
+
+def _example(answer: str, rationale: str, answer_type: str = "span", **kw) -> QAExample:
+    start = STORY.index(rationale)
+    starts = (STORY.index(answer, start),) if answer_type == "span" else ()
+    return QAExample(
+        id="x1",
+        context=STORY,
+        question="Q?",
+        answers=(answer,),
+        answer_type=answer_type,
+        answer_starts=starts,
+        rationale=((start, start + len(rationale)),),
+        **kw,
+    )
+
+
+SISTER = _example("Ann", "His sister is Ann.")
+
+
+@pytest.mark.parametrize("splitter", SPLITTERS)
+def test_truncate_story_cuts_after_the_rationale_sentence(splitter):
+    (ts,) = get("truncate_story").apply(SISTER, seed=0, splitter=splitter)
+    assert ts.context == "Tom has a red ball. He plays in the garden. His sister is Ann."
+    assert ts.features["removed"] == ["Ann likes cats.", "The cat is black."]
+    assert ts.features["expected"] == "answer" and ts.features["variant"] == "TS"
+    assert ts.answers == ("Ann",) and ts.answer_starts == SISTER.answer_starts
+    assert ts.rationale == SISTER.rationale and ts.id == "x1/ts"
+
+
+@pytest.mark.parametrize("splitter", SPLITTERS)
+def test_truncate_remove_rationale_removes_it_and_appends_the_answer(splitter):
+    (tsr,) = get("truncate_remove_rationale").apply(SISTER, seed=0, splitter=splitter)
+    assert tsr.context == "Tom has a red ball. He plays in the garden. Ann"
+    assert tsr.features["removed"] == ["His sister is Ann."]
+    assert tsr.features["appended"] == "Ann" and not tsr.features["answer_present"]
+    assert tsr.features["expected"] == UNKNOWN and tsr.features["original_id"] == "x1"
+    assert tsr.answers == ("Ann",) and tsr.rationale == () and tsr.id == "x1/ts-r"
+
+
+def test_remove_support_keeps_the_rest_and_appends_only_a_missing_answer():
+    (osr,) = get("remove_support").apply(SISTER, seed=0)
+    assert (
+        osr.context
+        == "Tom has a red ball. He plays in the garden. Ann likes cats. The cat is black."
+    )
+    assert osr.features["appended"] is None and osr.features["answer_present"]
+    red = _example("red", "Tom has a red ball.")
+    (osr,) = get("remove_support").apply(red, seed=0)
+    assert (
+        osr.context
+        == "He plays in the garden. His sister is Ann. Ann likes cats. The cat is black. red"
+    )
+
+
+def test_no_reinsertion_when_turned_off_or_for_yes_no_answers():
+    (tsr,) = get("truncate_remove_rationale").apply(SISTER, seed=0, reinsert=False)
+    assert tsr.context == "Tom has a red ball. He plays in the garden."
+    assert tsr.features["appended"] is None
+    black = _example("yes", "The cat is black.", answer_type="yes")
+    (tsr,) = get("truncate_remove_rationale").apply(black, seed=0)
+    assert (
+        tsr.context
+        == "Tom has a red ball. He plays in the garden. His sister is Ann. Ann likes cats."
+    )
+    (ts,) = get("truncate_story").apply(black, seed=0)
+    assert ts.context == STORY and ts.features["removed"] == []
+
+
+def test_a_rationale_across_sentences_removes_every_sentence_it_touches():
+    garden = _example("garden", "in the garden. His sister")
+    (tsr,) = get("truncate_remove_rationale").apply(garden, seed=0)
+    assert tsr.context == "Tom has a red ball. garden"
+    assert tsr.features["removed"] == ["He plays in the garden.", "His sister is Ann."]
+
+
+@pytest.mark.parametrize(
+    ("name", "example", "reason"),
+    [
+        ("truncate_remove_rationale", _example("red", "Tom has a red ball."), FIRST_SENTENCE),
+        ("truncate_story", _example(UNKNOWN, "Tom has", answer_type=UNKNOWN), UNKNOWN_GOLD),
+        (
+            "remove_support",
+            QAExample("x2", STORY, "Q?", ("Tom",), answer_starts=(0,)),
+            NO_RATIONALE,
+        ),
+        ("remove_support", _example("The cat is black.", "The cat is black."), RESTORED),
+    ],
+)
+def test_dropped_examples_give_no_output_and_a_reason(name, example, reason):
+    assert get(name).apply(example, seed=0) == []
+    assert explain(name, example).reason == reason
+
+
+def test_augment_appends_a_generated_sentence_or_drops_the_example():
+    echo = Augmenter("echo", lambda example, answer: f" It may be {answer}. ")
+    (tsr,) = get("truncate_remove_rationale").apply(SISTER, seed=0, augment=echo)
+    assert tsr.context == "Tom has a red ball. He plays in the garden. It may be Ann."
+    assert tsr.features["appended"] == "It may be Ann."
+    assert tsr.features["variant"] == "TS-R+Aug" and tsr.id == "x1/ts-r+aug"
+    name = get("truncate_remove_rationale").instance_name(augment=echo)
+    assert name == "truncate_remove_rationale[augment=echo]"
+
+    bad = Augmenter("bad", lambda example, answer: "No idea.")
+    assert (
+        get("remove_support").apply(_example("red", "Tom has a red ball."), seed=0, augment=bad)
+        == []
+    )
+    dropped = explain("remove_support", _example("red", "Tom has a red ball."), augment=bad)
+    assert dropped.reason == AUGMENT_FAILED and dropped.detail == "No idea."
+    with pytest.raises(ValueError, match="needs reinsert=True"):
+        explain("remove_support", SISTER, augment=echo, reinsert=False)
+
+
+def test_an_answer_inside_a_longer_word_does_not_count_as_present():
+    assert occurs("Ann", "ann likes cats") and occurs("St. Louis", "in St. Louis.")
+    assert not occurs("2", "in 2015") and not occurs("Ann", "Anna") and not occurs(" ", "a b")
+
+
+def test_registry_metadata():
+    assert get("truncate_story").expectation is ANSWER_UNCHANGED
+    for name in ("truncate_remove_rationale", "remove_support"):
+        assert get(name).expectation is ANSWER_UNKNOWN and get(name).family == "deletion"
+
+
+PARAGRAPHS = "Title\nA one. B two.\n\nTitle2\nC three."
+SPANS = [(6, 12), (13, 19), (28, 36)]
+
+
+@pytest.mark.parametrize(
+    ("gone", "expected"),
+    [
+        ([1], "Title\nA one.\n\nTitle2\nC three."),
+        ([0], "Title\nB two.\n\nTitle2\nC three."),
+        ([0, 1], "Title\n\nTitle2\nC three."),
+        ([2], "Title\nA one. B two.\n\nTitle2"),
+        ([1, 2], "Title\nA one.\n\nTitle2"),
+    ],
+)
+def test_remove_sentences_keeps_lines_and_maps_the_kept_spans(gone, expected):
+    text, kept = remove_sentences(PARAGRAPHS, SPANS, gone)
+    assert text == expected
+    texts = [PARAGRAPHS[s:e] for i, (s, e) in enumerate(SPANS) if i not in gone]
+    assert [text[s:e] for s, e in kept] == texts
+
+
+def test_remove_support_on_hotpotqa_uses_its_own_sentences(tmp_path):
+    record = {
+        "_id": "h1", "question": "Who was born in Rome?", "answer": "Bob", "type": "bridge",
+        "level": "easy", "supporting_facts": [["Bob", 1], ["Ann", 0]],
+        "context": [["Bob", ["Bob is a painter.", " He was born in Rome."]],
+                    ["Ann", ["Ann is a singer.", " She was born in Paris."]]],
+    }  # fmt: skip
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps([record]))
+    (example,) = read_hotpotqa(path)
+    (osr,) = get("remove_support").apply(example, seed=0)
+    assert osr.context == "Bob\nBob is a painter.\n\nAnn\nShe was born in Paris."
+    assert osr.features["deletion_splitter"] == "native" and osr.features["appended"] is None
+    assert [osr.context[s:e] for s, e in osr.features["sentences"]] == [
+        "Bob is a painter.",
+        "She was born in Paris.",
+    ]
