@@ -2,13 +2,14 @@
 hand-made table, base-resampling bootstrap, NLI loaders, and a run with a tiny LM."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from faithprobe.datasets.nli import read_nli
-from faithprobe.datasets.nli_xy import gold_label, read_nli_xy
+from faithprobe.datasets.nli_xy import challenge_files, gold_label, read_nli_xy
 from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import NLIExample
 from faithprobe.interventions import get
@@ -296,3 +297,17 @@ def test_content_free_calibration_shifts_the_log_odds(
     logit = lambda p: np.log(p) - np.log1p(-p)  # noqa: E731
     shifted = logit(res["raw_p_entailment"]) - offset
     assert np.allclose(shifted, logit(res["p_entailment"]), atol=1e-4)
+
+
+SHARED_NLI_XY = Path(__file__).resolve().parents[2] / "shared" / "data" / "nli-xy"
+
+
+@pytest.mark.skipif(not SHARED_NLI_XY.is_dir(), reason="../shared/data/nli-xy not present")
+def test_shared_nli_xy_gives_the_methods_count_and_challenge_sets():
+    grid = read_nli_xy(SHARED_NLI_XY)
+    assert len(grid.examples) == 29436
+    assert sum(e.label == "entailment" for e in grid.examples) == 11981
+    assert len(grid.contexts) == 208 and len(grid.insertions) == 292
+    names = [p.name for p in challenge_files(SHARED_NLI_XY)]
+    assert names[:3] == ["help_test.tsv", "monotonicity_fragments_easy_test.tsv", "MED.tsv"]
+    assert sum(len(read_nli(p)) for p in challenge_files(SHARED_NLI_XY)) == 17502
