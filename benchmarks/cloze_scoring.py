@@ -4,7 +4,7 @@ Both score the same items with the same model in this one process:
 
 * naive: one unbatched forward per (item, candidate) over context + candidate tokens,
   log-probs read off the full logits, no cache;
-* ours: ``HFCausalLM.score_candidates`` -- length-sorted batches, each context run once
+* ours: ``HFCausalLM.answer`` -- length-sorted batches, each context run once
   and its key/value cache shared by the candidates, vocabulary projection only where read
   (no answer cache either, so only the scoring itself is compared).
 
@@ -62,7 +62,7 @@ def main() -> None:
     n_cands = sum(len(r.candidates) for r in requests)
 
     start = time.perf_counter()
-    ours = subject.score_candidates(requests)
+    ours = subject.answer(requests)
     t_ours = time.perf_counter() - start
     start = time.perf_counter()
     naive = naive_scores(subject, requests)

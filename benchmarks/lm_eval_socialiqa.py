@@ -7,14 +7,14 @@ SmolLM2-135M, converted safetensors folder) in this one process, same torch thre
   ``"Q: {{context}} {{question}}\\nA:"``, target delimiter ``" "``, choices answerA..C,
   metric ``acc``) loaded through ``TaskManager(include_path=...)``, its ``hf`` model on the
   folder (float32, cpu), run by ``lm_eval.simple_evaluate`` with ``log_samples=True``;
-* ours: ``HFCausalLM.score_candidates`` over
+* ours: ``HFCausalLM.answer`` over
   ``CandidateScoreRequest(ChoicePrompt().render(prompt), choices)`` for the examples of
   ``read_socialiqa``, no answer cache; prediction = argmax of the summed log-probs.
 
 The instances are scored in ``--rounds`` contiguous chunks, the two sides taking turns to
 go first, so that on a shared machine both see the same load. Scoring time is the wall
 clock of the scoring call only (lm-eval's ``loglikelihood``,
-tokenisation included; our ``score_candidates``, tokenisation included); the end-to-end
+tokenisation included; our ``answer``, tokenisation included); the end-to-end
 times add task building / reading and metrics, the totals add model loading too. Reports
 both accuracies (must agree within 0.2 points, or one instance on a small ``--limit``),
 the instances whose predicted choice differs, the largest per-choice |log-prob difference|,
@@ -114,7 +114,7 @@ def token_diagnostics(lm, subject, requests, batch_size: int) -> dict:
     lm-eval encodes context + " " + choice whole and splits at the context's length; ours
     encodes the context and " " + choice apart. lm-eval runs each (context, choice) row in
     full, rows sorted longest first in batches of ``batch_size``; ours runs each context once
-    (batches as in ``score_candidates``), then the candidates' remaining tokens after the
+    (batches as in ``answer``), then the candidates' remaining tokens after the
     shared key/value cache, padded to the longest candidate of the batch."""
     mismatched, lm_rows, ours_encoded = [], [], []
     for i, r in enumerate(requests):
@@ -202,7 +202,7 @@ def main() -> None:
         for side in ("ours", "lm_eval") if r % 2 == 0 else ("lm_eval", "ours"):
             start = time.perf_counter()
             if side == "ours":
-                scores = subject.score_candidates([requests[i] for i in indices])
+                scores = subject.answer([requests[i] for i in indices])
                 ours_scoring += time.perf_counter() - start
                 for i, sc in zip(indices, scores, strict=True):
                     ours_logprobs[i] = list(sc.logprobs)

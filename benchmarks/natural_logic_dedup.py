@@ -47,10 +47,10 @@ class CallCounter:
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
-    def score_candidates(self, requests, progress=None):
+    def answer(self, requests, progress=None):
         self.calls += 1
         self.inputs += len(requests)
-        return self.inner.score_candidates(requests, progress)
+        return self.inner.answer(requests, progress)
 
 
 def effects(suite, pairs, subject, answers) -> list[dict]:
@@ -92,7 +92,7 @@ def main() -> None:
     start = time.perf_counter()
     for p in pairs:
         for ex in (p.original, p.intervened):
-            base_answers[ex.id] = base.score_candidates([suite.request(ex, model)])[0]
+            base_answers[ex.id] = base.answer([suite.request(ex, model)])[0]
     t_base = time.perf_counter() - start
 
     e_ours = effects(suite, pairs, model, ours_answers)

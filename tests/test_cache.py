@@ -23,12 +23,12 @@ class Counting(Subject):
     def fingerprint(self) -> str:
         return self.inner.fingerprint
 
-    def score_candidates(self, requests, progress=None):
+    def answer(self, requests, progress=None):
         if self.fail_after is not None and self.calls >= self.fail_after:
             raise KeyboardInterrupt("simulated kill")
         self.calls += 1
         self.requests += len(requests)
-        return self.inner.score_candidates(requests, progress)
+        return self.inner.answer(requests, progress)
 
 
 @pytest.fixture
@@ -53,7 +53,7 @@ def test_identical_requests_are_computed_once(tmp_path, subject):
     cached = CachedSubject(counting, AnswerCache(None), chunk_size=4)
     r = CandidateScoreRequest("Sebastian lives in France. The capital is", ("Paris", "Rome"))
     s = CandidateScoreRequest("Emma lives in Chile. The capital is", ("Santiago", "Lima"))
-    out = cached.score_candidates([r, s, r, r, s])
+    out = cached.answer([r, s, r, r, s])
     assert counting.requests == 2
     assert out[0] == out[2] == out[3] and out[1] == out[4]
 

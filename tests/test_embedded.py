@@ -26,7 +26,7 @@ def test_embedded_model_knows_a_capital(embedded):
         "Sebastian lives in France. The capital of Sebastian's country is",
         ("Paris", "Santiago", "Beijing", "Helsinki", "Jakarta", "Warsaw"),
     )
-    (scores,) = embedded.score_candidates([request])
+    (scores,) = embedded.answer([request])
     assert max(range(6), key=lambda i: scores.logprobs[i]) == 0
     assert scores.n_tokens[4] > 1  # " Jakarta" is two tokens: the multi-token path ran
 
@@ -44,8 +44,8 @@ def test_embedded_batch_size_invariance(embedded):
     suite = get_suite("distractors")
     pairs = suite.sample(suite.pairs(None, 0), 24, 0)
     requests = sorted({suite.request(p.intervened) for p in pairs}, key=repr)
-    one = load_embedded(batch_size=1).score_candidates(requests)
-    many = load_embedded(batch_size=32).score_candidates(requests)
+    one = load_embedded(batch_size=1).answer(requests)
+    many = load_embedded(batch_size=32).answer(requests)
     worst = max(
         abs(a - b)
         for x, y in zip(one, many, strict=True)

@@ -33,11 +33,11 @@ def _naive(model, tokenizer, request: CandidateScoreRequest) -> list[float]:
 def test_batch_size_invariance_and_naive_agreement(model_name, request, tiny_tokenizer):
     model = request.getfixturevalue(model_name)
     reqs = _requests()
-    one = HFCausalLM(model, tiny_tokenizer, name="t", batch_size=1).score_candidates(reqs)
-    many = HFCausalLM(model, tiny_tokenizer, name="t", batch_size=32).score_candidates(reqs)
-    tight = HFCausalLM(
-        model, tiny_tokenizer, name="t", batch_size=32, max_batch_tokens=300
-    ).score_candidates(reqs)
+    one = HFCausalLM(model, tiny_tokenizer, name="t", batch_size=1).answer(reqs)
+    many = HFCausalLM(model, tiny_tokenizer, name="t", batch_size=32).answer(reqs)
+    tight = HFCausalLM(model, tiny_tokenizer, name="t", batch_size=32, max_batch_tokens=300).answer(
+        reqs
+    )
     assert any(k > 1 for s in one for k in s.n_tokens)
     for a, b, c in zip(one, many, tight, strict=True):
         assert a.n_tokens == b.n_tokens
@@ -51,7 +51,7 @@ def test_batch_size_invariance_and_naive_agreement(model_name, request, tiny_tok
 def test_progress_counts_every_request(tiny_llama, tiny_tokenizer):
     seen = []
     reqs = _requests(10)
-    HFCausalLM(tiny_llama, tiny_tokenizer, name="t", batch_size=4).score_candidates(
+    HFCausalLM(tiny_llama, tiny_tokenizer, name="t", batch_size=4).answer(
         reqs, progress=seen.append
     )
     assert sum(seen) == len(reqs)

@@ -89,8 +89,8 @@ def _ids(tokenizer, text):
 def test_batch_size_invariance(model, tiny_tokenizer, requests_):
     small = HFMaskedLM(model, tiny_tokenizer, name="m", batch_size=1)
     large = HFMaskedLM(model, tiny_tokenizer, name="m", batch_size=32)
-    a = small.score_candidates(requests_)
-    b = large.score_candidates(requests_)
+    a = small.answer(requests_)
+    b = large.answer(requests_)
     assert len(a) == len(b) == len(requests_)
     assert any(n > 1 for s in a for n in s.n_tokens), "multi-token path not exercised"
     assert any(n == 1 for s in a for n in s.n_tokens), "single-token path not exercised"
@@ -104,7 +104,7 @@ def test_batch_size_invariance(model, tiny_tokenizer, requests_):
     # A token budget below one request's rows splits its rows over several forwards.
     chunked = HFMaskedLM(model, tiny_tokenizer, name="m", batch_size=32, max_batch_tokens=150)
     few = requests_[:6]
-    for x, z in zip(a, chunked.score_candidates(few), strict=False):
+    for x, z in zip(a, chunked.answer(few), strict=False):
         assert x.n_tokens == z.n_tokens
         assert max(abs(u - w) for u, w in zip(x.logprobs, z.logprobs, strict=True)) < 1e-4
 
@@ -114,7 +114,7 @@ def test_matches_hand_built_reference(model, tiny_tokenizer, items):
     single = next(c for c in item.candidates if len(_ids(tiny_tokenizer, " " + c)) == 1)
     multi = "Helsinkiborough"
     request = CandidateScoreRequest(item.context, (single, multi), item.suffix)
-    got = HFMaskedLM(model, tiny_tokenizer, name="m").score_candidates([request])[0]
+    got = HFMaskedLM(model, tiny_tokenizer, name="m").answer([request])[0]
 
     prefix = _ids(tiny_tokenizer, item.context)
     rest = _ids(tiny_tokenizer, item.suffix)
@@ -146,7 +146,7 @@ def test_wordpiece_with_special_tokens(wordpiece_tokenizer, items):
     tok = wordpiece_tokenizer
     item = items[0]
     request = CandidateScoreRequest(item.context, (item.candidates[0], "Helsinkiborough"), ".")
-    got = HFMaskedLM(model, tok, name="m").score_candidates([request])[0]
+    got = HFMaskedLM(model, tok, name="m").answer([request])[0]
 
     prefix = [tok.cls_token_id] + _ids(tok, item.context)
     rest = _ids(tok, ".") + [tok.sep_token_id]
@@ -162,7 +162,7 @@ def test_suffix_is_visible(model, tiny_tokenizer, items):
     item = items[0]
     cands = item.candidates + LONG_WORDS
     subject = HFMaskedLM(model, tiny_tokenizer, name="m")
-    a, b = subject.score_candidates(
+    a, b = subject.answer(
         [
             CandidateScoreRequest(item.context, cands, "."),
             CandidateScoreRequest(item.context, cands, ", a city far to the north."),
@@ -185,10 +185,10 @@ def test_identical_masked_inputs_share_one_row(tiny_bert_mlm, tiny_tokenizer, it
     handle = tiny_bert_mlm.register_forward_pre_hook(count, with_kwargs=True)
     try:
         subject = HFMaskedLM(tiny_bert_mlm, tiny_tokenizer, name="m")
-        subject.score_candidates([CandidateScoreRequest(item.context, singles, item.suffix)])
+        subject.answer([CandidateScoreRequest(item.context, singles, item.suffix)])
         assert rows == [1]
         rows.clear()
-        subject.score_candidates([CandidateScoreRequest(item.context, ("Helsinkiborough",))])
+        subject.answer([CandidateScoreRequest(item.context, ("Helsinkiborough",))])
         assert rows == [k]
     finally:
         handle.remove()
@@ -197,7 +197,7 @@ def test_identical_masked_inputs_share_one_row(tiny_bert_mlm, tiny_tokenizer, it
 def test_progress_counts_requests(tiny_roberta_mlm, tiny_tokenizer, requests_):
     seen = []
     subject = HFMaskedLM(tiny_roberta_mlm, tiny_tokenizer, name="m", batch_size=7)
-    subject.score_candidates(requests_[:20], progress=seen.append)
+    subject.answer(requests_[:20], progress=seen.append)
     assert sum(seen) == 20
     assert len(seen) == 3
 

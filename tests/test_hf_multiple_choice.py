@@ -79,7 +79,7 @@ def _reference(model, tokenizer, request, max_length) -> list[float]:
 
 
 def test_scores_are_a_distribution_over_choices(model, tiny_pair_tokenizer, requests_):
-    scores = _subject(model, tiny_pair_tokenizer).score_candidates(requests_)
+    scores = _subject(model, tiny_pair_tokenizer).answer(requests_)
     for req, s in zip(requests_, scores, strict=True):
         assert len(s.logprobs) == len(req.candidates)
         assert s.n_tokens == (1,) * len(req.candidates)
@@ -90,18 +90,18 @@ def test_scores_are_a_distribution_over_choices(model, tiny_pair_tokenizer, requ
 
 def test_matches_plain_per_request_calls(model, tiny_pair_tokenizer, requests_):
     subject = _subject(model, tiny_pair_tokenizer, batch_size=32)
-    scores = subject.score_candidates(requests_)
+    scores = subject.answer(requests_)
     for req, s in zip(requests_, scores, strict=True):
         ref = _reference(model, tiny_pair_tokenizer, req, 64)
         assert s.logprobs == pytest.approx(ref, abs=1e-5)
 
 
 def test_batch_size_does_not_change_scores(model, tiny_pair_tokenizer, requests_):
-    one = _subject(model, tiny_pair_tokenizer, batch_size=1).score_candidates(requests_)
-    many = _subject(model, tiny_pair_tokenizer, batch_size=32).score_candidates(requests_)
-    small_budget = _subject(
-        model, tiny_pair_tokenizer, batch_size=32, max_batch_tokens=300
-    ).score_candidates(requests_)
+    one = _subject(model, tiny_pair_tokenizer, batch_size=1).answer(requests_)
+    many = _subject(model, tiny_pair_tokenizer, batch_size=32).answer(requests_)
+    small_budget = _subject(model, tiny_pair_tokenizer, batch_size=32, max_batch_tokens=300).answer(
+        requests_
+    )
     for a, b, c in zip(one, many, small_budget, strict=True):
         assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
         assert a.logprobs == pytest.approx(c.logprobs, abs=1e-4)
@@ -128,7 +128,7 @@ def test_max_length_is_capped_by_the_model(tiny_bert_mc, tiny_pair_tokenizer):
 
 def test_suffix_is_ignored_and_fingerprint_tracks_max_length(tiny_bert_mc, tiny_pair_tokenizer):
     subject = _subject(tiny_bert_mc, tiny_pair_tokenizer)
-    a, b = subject.score_candidates(
+    a, b = subject.answer(
         [
             CandidateScoreRequest("Q: who?\nA:", ("Alice", "Bob")),
             CandidateScoreRequest("Q: who?\nA:", ("Alice", "Bob"), suffix=" lives here."),
@@ -153,8 +153,8 @@ def test_load_subject_detects_a_multiple_choice_folder(
     assert loaded.fingerprint == forced.fingerprint
     in_memory = HFMultipleChoice(tiny_bert_mc, tiny_pair_tokenizer, name="x")
     for a, b in zip(
-        loaded.score_candidates(requests_[:8]),
-        in_memory.score_candidates(requests_[:8]),
+        loaded.answer(requests_[:8]),
+        in_memory.answer(requests_[:8]),
         strict=True,
     ):
         assert a.logprobs == pytest.approx(b.logprobs, abs=1e-5)

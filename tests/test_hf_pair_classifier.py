@@ -68,7 +68,7 @@ def test_three_classes_are_grouped_into_two(three_class, tiny_pair_tokenizer, pa
     subject = HFPairClassifier(three_class, tiny_pair_tokenizer, name="mnli3", max_length=64)
     assert subject.label_groups == {ENTAILMENT: (0,), NON_ENTAILMENT: (1, 2)}
     assert subject.accepts == frozenset({"text-pair-classes"})
-    scores = subject.score_candidates(pairs)
+    scores = subject.answer(pairs)
     for req, s in zip(pairs, scores, strict=True):
         assert s.n_tokens == (1, 1)
         p_ent, p_non = (math.exp(x) for x in s.logprobs)
@@ -78,7 +78,7 @@ def test_three_classes_are_grouped_into_two(three_class, tiny_pair_tokenizer, pa
         assert p_non == pytest.approx(probs[1] + probs[2], abs=1e-5)
     assert any(abs(s.logprobs[0] - s.logprobs[1]) > 0.05 for s in scores)
     # labels in another order, and a model class asked for by its own name
-    (swapped, own) = subject.score_candidates(
+    (swapped, own) = subject.answer(
         [
             TextPairRequest(pairs[0].first, pairs[0].second, (NON_ENTAILMENT, ENTAILMENT)),
             TextPairRequest(pairs[0].first, pairs[0].second, ("entailment", "neutral")),
@@ -88,14 +88,14 @@ def test_three_classes_are_grouped_into_two(three_class, tiny_pair_tokenizer, pa
     neutral = _reference(three_class, tiny_pair_tokenizer, pairs[0])[1]
     assert math.exp(own.logprobs[1]) == pytest.approx(neutral, abs=1e-5)
     with pytest.raises(ValueError, match="no class for the label 'maybe'"):
-        subject.score_candidates([TextPairRequest("a", "b", ("maybe",))])
+        subject.answer([TextPairRequest("a", "b", ("maybe",))])
 
 
 def test_two_class_model_in_any_order(tiny_pair_tokenizer, pairs):
     model = _classifier(tiny_pair_tokenizer, {0: "not_entailment", 1: "entailment"})
     subject = HFPairClassifier(model, tiny_pair_tokenizer, name="rte", max_length=64)
     assert subject.label_groups == {ENTAILMENT: (1,), NON_ENTAILMENT: (0,)}
-    (s,) = subject.score_candidates(pairs[:1])
+    (s,) = subject.answer(pairs[:1])
     probs = _reference(model, tiny_pair_tokenizer, pairs[0])
     assert [math.exp(x) for x in s.logprobs] == pytest.approx([probs[1], probs[0]], abs=1e-5)
 
@@ -121,7 +121,7 @@ def test_batch_size_does_not_change_scores(three_class, tiny_pair_tokenizer, pai
         subject = HFPairClassifier(
             three_class, tiny_pair_tokenizer, name="x", max_length=64, **kwargs
         )
-        return subject.score_candidates(pairs)
+        return subject.answer(pairs)
 
     for a, b, c in zip(
         scores(batch_size=1),
@@ -164,7 +164,7 @@ def test_load_subject_detects_a_sequence_classifier(
     assert loaded.fingerprint == forced.fingerprint
     assert loaded.label_groups == {ENTAILMENT: (0,), NON_ENTAILMENT: (1, 2)}
     in_memory = HFPairClassifier(three_class, tiny_pair_tokenizer, name="m")
-    for a, b in zip(loaded.score_candidates(pairs), in_memory.score_candidates(pairs), strict=True):
+    for a, b in zip(loaded.answer(pairs), in_memory.answer(pairs), strict=True):
         assert a.logprobs == pytest.approx(b.logprobs, abs=1e-5)
 
     unnamed = tmp_path / "unnamed"
@@ -183,13 +183,11 @@ def test_other_backends_refuse_text_pairs_clearly(
         HFMaskedLM(tiny_bert_mlm, tiny_tokenizer, name="tiny-bert"),
     ):
         with pytest.raises(ValueError, match="cannot answer text-pair-classes requests") as err:
-            subject.score_candidates([pair])
+            subject.answer([pair])
         assert subject.name in str(err.value) and "hf-nli:" in str(err.value)
         # and they still answer what they did
-        (s,) = subject.score_candidates(
-            [CandidateScoreRequest("The capital is", ("Paris", "Rome"))]
-        )
+        (s,) = subject.answer([CandidateScoreRequest("The capital is", ("Paris", "Rome"))])
         assert len(s.logprobs) == 2
     nli = HFPairClassifier(three_class, tiny_pair_tokenizer, name="nli")
     with pytest.raises(ValueError, match=r"nli \(nli-classifier\) cannot answer candidate-scores"):
-        nli.score_candidates([CandidateScoreRequest("The capital is", ("Paris",))])
+        nli.answer([CandidateScoreRequest("The capital is", ("Paris",))])

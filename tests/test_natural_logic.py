@@ -291,7 +291,7 @@ def test_content_free_calibration_shifts_the_log_odds(
     assert not res["set"].isin(["calibration"]).any()
     suite = get_suite("natural-logic")
     free = [NLIExample(f"f{i}", t, t, None) for i, t in enumerate(("N/A", "[MASK]", ""))]
-    scores = subject.score_candidates([suite.request(e) for e in free])
+    scores = subject.answer([suite.request(e) for e in free])
     offset = np.mean([s.logprobs[0] - s.logprobs[1] for s in scores])
     assert res["calibration_offset"].iloc[0] == pytest.approx(offset, abs=1e-5)
     logit = lambda p: np.log(p) - np.log1p(-p)  # noqa: E731

@@ -204,7 +204,7 @@ def test_the_embedded_encoder_gets_a_multiple_choice_head():
     assert json.loads((folder / "config.json").read_text())["model_type"] == "bert"
     model = AutoModelForMultipleChoice.from_pretrained(folder)
     subject = HFMultipleChoice(model, AutoTokenizer.from_pretrained(folder), name="minilm")
-    (scores,) = subject.score_candidates(
+    (scores,) = subject.answer(
         [CandidateScoreRequest("Q: Where does Alice live?\nA:", ("Paris", "in a box", "blue"))]
     )
     assert len(scores.logprobs) == 3 and scores.n_tokens == (1, 1, 1)

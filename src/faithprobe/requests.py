@@ -1,5 +1,8 @@
-"""What a subject is asked, as small frozen records with a stable cache key.
+"""What a subject is asked, and what it answers, as small frozen records.
 
+Every request has a ``kind`` (which backends can answer it, see ``Subject.accepts``), a
+stable cache ``key`` and the ``answer`` type it gets back; every answer type round-trips
+through JSON (``to_json`` / ``from_json``) so the persistent cache can store any of them.
 Identical requests made by different pairs, interventions or runs share a key and are
 computed once (see :mod:`faithprobe.subjects.cached`).
 """
@@ -8,9 +11,55 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 from faithprobe.examples import NLI_LABELS
+
+
+class _JSONAnswer:
+    """``to_json`` / ``from_json`` for a flat dataclass of JSON-able fields (tuples come
+    back as tuples)."""
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str):
+        data = json.loads(text)
+        return cls(**{f.name: _tuples(data[f.name]) for f in fields(cls)})
+
+
+def _tuples(value):
+    return tuple(value) if isinstance(value, list) else value
+
+
+@dataclass(frozen=True)
+class CandidateScores(_JSONAnswer):
+    """Log-probability (natural log, summed over tokens) and token count per candidate."""
+
+    logprobs: tuple[float, ...]
+    n_tokens: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class SpanAnswer(_JSONAnswer):
+    """An extractive answer: the text of the best span and its character offsets in the
+    context (``start == end == -1`` when the model's null answer wins), the best span's
+    score and the null answer's score (logit sums, SQuAD 2.0 convention)."""
+
+    text: str
+    start: int
+    end: int
+    score: float
+    null_score: float
+
+
+@dataclass(frozen=True)
+class Generation(_JSONAnswer):
+    """Generated text (after the stop string was cut) and how many tokens were made."""
+
+    text: str
+    n_tokens: int
 
 
 def _key(fingerprint: str, kind: str, request) -> str:
@@ -18,8 +67,15 @@ def _key(fingerprint: str, kind: str, request) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+class _Keyed:
+    kind: str
+
+    def key(self, fingerprint: str) -> str:
+        return _key(fingerprint, self.kind, self)
+
+
 @dataclass(frozen=True)
-class CandidateScoreRequest:
+class CandidateScoreRequest(_Keyed):
     """Score each candidate as the filler of the blank in ``context`` ___ ``suffix``.
 
     The filled text is ``context + " " + candidate + suffix`` (no space is added after an
@@ -32,9 +88,7 @@ class CandidateScoreRequest:
     suffix: str = ""
 
     kind = "candidate-scores"
-
-    def key(self, fingerprint: str) -> str:
-        return _key(fingerprint, self.kind, self)
+    answer = CandidateScores
 
     def filled(self, candidate: str) -> tuple[str, int]:
         """The text with ``candidate`` in the blank, and the candidate's start offset."""
@@ -44,7 +98,7 @@ class CandidateScoreRequest:
 
 
 @dataclass(frozen=True)
-class TextPairRequest:
+class TextPairRequest(_Keyed):
     """Classify the text pair (``first``, ``second``) -- for NLI, (premise, hypothesis) --
     into ``labels``.
 
@@ -59,25 +113,33 @@ class TextPairRequest:
     labels: tuple[str, ...] = NLI_LABELS
 
     kind = "text-pair-classes"
-
-    def key(self, fingerprint: str) -> str:
-        return _key(fingerprint, self.kind, self)
-
-
-Request = CandidateScoreRequest | TextPairRequest
+    answer = CandidateScores
 
 
 @dataclass(frozen=True)
-class CandidateScores:
-    """Log-probability (natural log, summed over tokens) and token count per candidate."""
+class SpanAnswerRequest(_Keyed):
+    """Extract the answer to ``question`` from ``context`` (extractive QA), or say there is
+    none; answered with a :class:`SpanAnswer`."""
 
-    logprobs: tuple[float, ...]
-    n_tokens: tuple[int, ...]
+    question: str
+    context: str
 
-    def to_json(self) -> str:
-        return json.dumps({"logprobs": list(self.logprobs), "n_tokens": list(self.n_tokens)})
+    kind = "span-answer"
+    answer = SpanAnswer
 
-    @classmethod
-    def from_json(cls, text: str) -> CandidateScores:
-        d = json.loads(text)
-        return cls(tuple(d["logprobs"]), tuple(d["n_tokens"]))
+
+@dataclass(frozen=True)
+class GenerationRequest(_Keyed):
+    """Continue ``prompt`` greedily for at most ``max_new_tokens`` tokens and cut the text
+    at the first of the ``stop`` strings; answered with a :class:`Generation`."""
+
+    prompt: str
+    max_new_tokens: int = 32
+    stop: tuple[str, ...] = ("\n",)
+
+    kind = "generation"
+    answer = Generation
+
+
+Request = CandidateScoreRequest | TextPairRequest | SpanAnswerRequest | GenerationRequest
+Answer = CandidateScores | SpanAnswer | Generation

@@ -95,7 +95,7 @@ def answer_all(suite: Suite, pairs, subject: Subject, progress: ProgressFactory 
     ids = sorted(examples)
     requests = [suite.request(examples[i], subject) for i in ids]
     advance = progress(subject.name, len(requests)) if progress else None
-    scored = subject.score_candidates(requests, advance)
+    scored = subject.answer(requests, advance)
     return dict(zip(ids, scored, strict=True))
 
 

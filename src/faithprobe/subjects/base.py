@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 
-from faithprobe.requests import CandidateScores, Request
+from faithprobe.requests import Answer, Request
 
 Progress = Callable[[int], None]
 
@@ -27,7 +27,5 @@ class Subject(ABC):
     def fingerprint(self) -> str: ...
 
     @abstractmethod
-    def score_candidates(
-        self, requests: Sequence[Request], progress: Progress | None = None
-    ) -> list[CandidateScores]:
+    def answer(self, requests: Sequence[Request], progress: Progress | None = None) -> list[Answer]:
         """Answer each request; call ``progress(k)`` as k more requests are done."""

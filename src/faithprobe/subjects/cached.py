@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from faithprobe.requests import CandidateScores, Request
+from faithprobe.requests import Answer, Request
 from faithprobe.subjects.base import Progress, Subject
 from faithprobe.subjects.cache import AnswerCache
 
@@ -29,20 +29,18 @@ class CachedSubject(Subject):
     def fingerprint(self) -> str:
         return self.inner.fingerprint
 
-    def score_candidates(
-        self, requests: Sequence[Request], progress: Progress | None = None
-    ) -> list[CandidateScores]:
+    def answer(self, requests: Sequence[Request], progress: Progress | None = None) -> list[Answer]:
         fp = self.fingerprint
         keys = [r.key(fp) for r in requests]
         unique = dict(zip(keys, requests, strict=True))
         uses = Counter(keys)
-        answers = {k: CandidateScores.from_json(v) for k, v in self.cache.get_many(unique).items()}
+        answers = {k: unique[k].answer.from_json(v) for k, v in self.cache.get_many(unique).items()}
         if progress:
             progress(sum(uses[k] for k in answers))
         missing = [k for k in unique if k not in answers]
         for i in range(0, len(missing), self.chunk_size):
             chunk = missing[i : i + self.chunk_size]
-            scored = self.inner.score_candidates([unique[k] for k in chunk])
+            scored = self.inner.answer([unique[k] for k in chunk])
             self.cache.put_many({k: s.to_json() for k, s in zip(chunk, scored, strict=True)})
             answers.update(zip(chunk, scored, strict=True))
             self.computed += len(chunk)

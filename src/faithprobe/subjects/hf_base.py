@@ -101,7 +101,7 @@ class HFSubject(Subject):
                     + (f". {r.kind} requests need {hint}" if hint else "")
                 )
 
-    def score_candidates(
+    def answer(
         self, requests: Sequence[Request], progress: Progress | None = None
     ) -> list[CandidateScores]:
         self.check_accepts(requests)

@@ -348,7 +348,7 @@ def score(subject, requests: list, desc: str, progress: bool) -> list:
     from tqdm.auto import tqdm
 
     with tqdm(total=len(requests), desc=desc, unit="item", disable=not progress) as bar:
-        return subject.score_candidates(requests, progress=bar.update)
+        return subject.answer(requests, progress=bar.update)
 
 
 def argmax(values: Sequence[float]) -> int:
