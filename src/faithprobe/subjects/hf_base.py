@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from faithprobe.requests import CandidateScores, Request
+from faithprobe.requests import Answer, Request
 from faithprobe.subjects.base import Progress, Subject
 from faithprobe.subjects.batching import length_sorted_batches
 from faithprobe.subjects.fingerprint import fingerprint_module, fingerprint_path
@@ -18,6 +18,8 @@ REQUEST_BACKENDS = {
     "candidate-scores": "a language model or multiple-choice model (hf-causal:, hf-masked:, "
     "hf-mc:)",
     "text-pair-classes": "a sequence-pair classifier such as an NLI model (hf-nli:)",
+    "span-answer": "an extractive question-answering model (hf-qa:)",
+    "generation": "a causal language model (hf-causal:, embedded)",
 }
 
 
@@ -87,8 +89,14 @@ class HFSubject(Subject):
     def _cost(self, encoded: Any) -> tuple[int, int]:
         raise NotImplementedError
 
-    def _score_batch(self, batch: list[Any]) -> list[CandidateScores]:
+    def _score_batch(self, batch: list[Any]) -> list[Answer]:
         raise NotImplementedError
+
+    def _steps(self, kind: str) -> tuple[Callable, Callable, Callable]:
+        """(encode, cost, run a batch) for one request kind; a backend answering several
+        kinds overrides this (the default serves every kind with ``_encode`` / ``_cost`` /
+        ``_score_batch``)."""
+        return self._encode, self._cost, self._score_batch
 
     def check_accepts(self, requests: Sequence[Request]) -> None:
         """Raise a ValueError naming the first request of a kind this model cannot answer."""
@@ -101,20 +109,25 @@ class HFSubject(Subject):
                     + (f". {r.kind} requests need {hint}" if hint else "")
                 )
 
-    def answer(
-        self, requests: Sequence[Request], progress: Progress | None = None
-    ) -> list[CandidateScores]:
+    def answer(self, requests: Sequence[Request], progress: Progress | None = None) -> list[Answer]:
+        """Answer each request. A batch holds requests of one kind: a mixed list is split by
+        kind, and the answers come back in request order."""
         self.check_accepts(requests)
-        encoded = [self._encode(r) for r in requests]
-        lengths, rows = zip(*(self._cost(e) for e in encoded), strict=True) if encoded else ((), ())
-        out: list[CandidateScores | None] = [None] * len(requests)
-        for batch in length_sorted_batches(
-            lengths, max_batch=self.batch_size, max_tokens=self.max_batch_tokens, rows=rows
-        ):
-            with torch.inference_mode():
-                scored = self._score_batch([encoded[i] for i in batch])
-            for i, s in zip(batch, scored, strict=True):
-                out[i] = s
-            if progress:
-                progress(len(batch))
+        by_kind: dict[str, list[int]] = {}
+        for i, r in enumerate(requests):
+            by_kind.setdefault(r.kind, []).append(i)
+        out: list[Answer | None] = [None] * len(requests)
+        for kind, indices in by_kind.items():
+            encode, cost, run = self._steps(kind)
+            encoded = [encode(requests[i]) for i in indices]
+            lengths, rows = zip(*(cost(e) for e in encoded), strict=True)
+            for batch in length_sorted_batches(
+                lengths, max_batch=self.batch_size, max_tokens=self.max_batch_tokens, rows=rows
+            ):
+                with torch.inference_mode():
+                    answered = run([encoded[j] for j in batch])
+                for j, a in zip(batch, answered, strict=True):
+                    out[indices[j]] = a
+                if progress:
+                    progress(len(batch))
         return out  # type: ignore[return-value]

@@ -1,4 +1,5 @@
-"""Hugging Face causal LMs: candidate log-likelihoods after a shared context.
+"""Hugging Face causal LMs: candidate log-likelihoods after a shared context, and greedy
+generation.
 
 For each request the context is run once; its key/value cache is then shared by all the
 candidates, so k candidates cost one context forward plus one short forward over the
@@ -7,6 +8,15 @@ position ids, so padding changes nothing but rounding (batch-size invariance is 
 
 A candidate's score is the summed natural-log probability of its tokens, tokenized on
 their own with the separating space (``" Paris"``) and appended to the context's tokens.
+
+Generation is greedy, by a small loop over the key/value cache rather than
+``model.generate``: the loop left-pads with the same explicit position ids as scoring (so a
+request's text does not depend on its batch), stops each row at its own
+``max_new_tokens`` and stop strings, and ignores whatever sampling settings a checkpoint's
+``generation_config`` carries. The answer's text is the continuation decoded (special tokens
+skipped), cut before the first stop string and stripped of trailing whitespace; its
+``n_tokens`` counts the generated tokens needed to produce the text before the cut (an EOS
+token or the tokens of the stop string itself are not counted).
 """
 
 from __future__ import annotations
@@ -15,7 +25,12 @@ import inspect
 
 import torch
 
-from faithprobe.requests import CandidateScoreRequest, CandidateScores
+from faithprobe.requests import (
+    CandidateScoreRequest,
+    CandidateScores,
+    Generation,
+    GenerationRequest,
+)
 from faithprobe.subjects.hf_base import HFSubject
 
 
@@ -23,6 +38,7 @@ class HFCausalLM(HFSubject):
     kind = "hf-causal"
     scoring_version = "causal-v1"
     auto_class = "AutoModelForCausalLM"
+    accepts = frozenset({CandidateScoreRequest.kind, GenerationRequest.kind})
 
     def __init__(self, model, tokenizer, **kwargs) -> None:
         super().__init__(model, tokenizer, **kwargs)
@@ -33,13 +49,16 @@ class HFCausalLM(HFSubject):
         self._pad_id = pad if pad is not None else (tokenizer.eos_token_id or 0)
         start = tokenizer.bos_token_id
         self._start_id = start if start is not None else tokenizer.eos_token_id
+        self._eos_ids = _eos_ids(model, tokenizer)
 
     # -- tokenization ------------------------------------------------------------------
 
+    def _prompt_ids(self, text: str) -> list[int]:
+        ids = self.tokenizer(text).input_ids if text else []
+        return ids or [self._start_id]  # an empty prompt still needs one token to predict from
+
     def _encode(self, request: CandidateScoreRequest) -> tuple[list[int], list[list[int]]]:
-        context = self.tokenizer(request.context).input_ids if request.context else []
-        if not context:  # an empty prompt still needs one token to predict from
-            context = [self._start_id]
+        context = self._prompt_ids(request.context)
         candidates = []
         for c in request.candidates:
             text, start = request.filled(c)
@@ -51,11 +70,32 @@ class HFCausalLM(HFSubject):
             candidates.append(ids)
         return context, candidates
 
+    def _steps(self, kind: str):
+        if kind == GenerationRequest.kind:
+            return self._encode_generation, self._generation_cost, self._generate_batch
+        return super()._steps(kind)
+
+    def _encode_generation(self, request: GenerationRequest) -> tuple[list[int], int, tuple]:
+        if request.max_new_tokens < 0:
+            raise ValueError(f"max_new_tokens must be >= 0, got {request.max_new_tokens}")
+        return self._prompt_ids(request.prompt), request.max_new_tokens, request.stop
+
     # -- scoring -----------------------------------------------------------------------
 
     def _cost(self, encoded) -> tuple[int, int]:
         ctx, cands = encoded
         return len(ctx) + max(len(c) for c in cands), len(cands)
+
+    def _left_padded(self, contexts: list[list[int]]):
+        """Token ids, attention mask and position ids of left-padded contexts."""
+        n_ctx = max(len(ctx) for ctx in contexts)
+        ids = torch.full((len(contexts), n_ctx), self._pad_id, dtype=torch.long)
+        mask = torch.zeros((len(contexts), n_ctx), dtype=torch.long)
+        for g, ctx in enumerate(contexts):
+            ids[g, n_ctx - len(ctx) :] = torch.tensor(ctx)
+            mask[g, n_ctx - len(ctx) :] = 1
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        return ids.to(self.device), mask.to(self.device), positions.to(self.device)
 
     def _forward(self, ids, mask, positions, cache=None, last_only=False):
         kwargs = {"input_ids": ids, "attention_mask": mask, "use_cache": True}
@@ -69,14 +109,7 @@ class HFCausalLM(HFSubject):
 
     def _score_batch(self, batch: list[tuple[list[int], list[list[int]]]]) -> list[CandidateScores]:
         dev = self.device
-        n_ctx = max(len(ctx) for ctx, _ in batch)
-        ids = torch.full((len(batch), n_ctx), self._pad_id, dtype=torch.long)
-        mask = torch.zeros((len(batch), n_ctx), dtype=torch.long)
-        for g, (ctx, _) in enumerate(batch):
-            ids[g, n_ctx - len(ctx) :] = torch.tensor(ctx)
-            mask[g, n_ctx - len(ctx) :] = 1
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        ids, mask, positions = ids.to(dev), mask.to(dev), positions.to(dev)
+        ids, mask, positions = self._left_padded([ctx for ctx, _ in batch])
         result = self._forward(ids, mask, positions, last_only=True)
         first = torch.log_softmax(result.logits[:, -1].float(), dim=-1)
 
@@ -116,3 +149,69 @@ class HFCausalLM(HFSubject):
             out.append(CandidateScores(tuple(scores[r : r + k]), tuple(len(t) for t in cands)))
             r += k
         return out
+
+    # -- generation --------------------------------------------------------------------
+
+    def _generation_cost(self, encoded) -> tuple[int, int]:
+        prompt, max_new, _ = encoded
+        return len(prompt) + max_new, 1
+
+    def _decode(self, tokens: list[int]) -> str:
+        return self.tokenizer.decode(
+            tokens, skip_special_tokens=True, clean_up_tokenization_spaces=False
+        )
+
+    def _finished(self, tokens: list[int], max_new: int, stop: tuple[str, ...]) -> bool:
+        if len(tokens) >= max_new or (tokens and tokens[-1] in self._eos_ids):
+            return True
+        text = self._decode(tokens)
+        return any(s and s in text for s in stop)
+
+    def _generate_batch(self, batch: list[tuple[list[int], int, tuple]]) -> list[Generation]:
+        made: list[list[int]] = [[] for _ in batch]
+        done = [max_new == 0 for _, max_new, _ in batch]
+        if not all(done):
+            ids, mask, positions = self._left_padded([prompt for prompt, _, _ in batch])
+            cache = None
+            ones = torch.ones((len(batch), 1), dtype=torch.long, device=self.device)
+            while True:
+                result = self._forward(ids, mask, positions, cache, last_only=True)
+                cache = result.past_key_values
+                ids = result.logits[:, -1].argmax(-1, keepdim=True)  # greedy; ties: lowest id
+                for g, token in enumerate(ids[:, 0].tolist()):
+                    if not done[g]:
+                        made[g].append(token)
+                        done[g] = self._finished(made[g], batch[g][1], batch[g][2])
+                if all(done):
+                    break
+                # finished rows keep decoding (rows never see each other); their extra
+                # tokens are dropped
+                mask = torch.cat([mask, ones], dim=1)
+                positions = positions[:, -1:] + 1
+        return [self._cut(tokens, stop) for tokens, (_, _, stop) in zip(made, batch, strict=True)]
+
+    def _cut(self, tokens: list[int], stop: tuple[str, ...]) -> Generation:
+        if tokens and tokens[-1] in self._eos_ids:
+            tokens = tokens[:-1]
+        text = self._decode(tokens)
+        cut = min((text.find(s) for s in stop if s and s in text), default=len(text))
+        kept = text[:cut]
+        n_tokens = next(
+            (k for k in range(len(tokens)) if self._decode(tokens[:k]).startswith(kept)),
+            len(tokens),
+        )
+        return Generation(kept.rstrip(), n_tokens)
+
+
+def _eos_ids(model, tokenizer) -> frozenset[int]:
+    """End-of-sequence ids: the tokenizer's and those of the model's (generation) config."""
+    found = [tokenizer.eos_token_id]
+    for config in (getattr(model, "generation_config", None), model.config):
+        found.append(getattr(config, "eos_token_id", None))
+    ids = set()
+    for value in found:
+        if isinstance(value, int):
+            ids.add(value)
+        elif isinstance(value, list | tuple):
+            ids.update(v for v in value if isinstance(v, int))
+    return frozenset(ids)

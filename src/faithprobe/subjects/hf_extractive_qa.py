@@ -1,0 +1,211 @@
+"""Hugging Face extractive QA models (``AutoModelForQuestionAnswering``: an encoder with a
+start and an end logit per token, e.g. BERT or RoBERTa fine-tuned on SQuAD 1.1 / 2.0).
+
+It answers :class:`~faithprobe.requests.SpanAnswerRequest` with a
+:class:`~faithprobe.requests.SpanAnswer`.
+
+**Windows.** (question, context) is encoded as a tokenizer text pair (``[CLS] question
+[SEP] context [SEP]`` for BERT, token type ids whenever the model has segment
+embeddings). Only the context is cut (``truncation="only_second"``): a context longer than
+``max_length`` tokens (default 384, capped by the model) is split into overlapping windows
+that share ``doc_stride`` tokens (default 128), as the Hugging Face ``run_qa`` recipe does.
+A question longer than half of ``max_length`` keeps only its last tokens (the question
+proper comes after any conversation history), and the overlap shrinks to at most half of
+the room a window leaves for the context. Character offsets come from the tokenizer's
+offset mapping, so a fast (Rust) tokenizer is required.
+
+**Best span.** In every window, every span (start <= end, both tokens in the context,
+at most ``max_answer_tokens`` tokens, default 30) is scored by start logit + end logit --
+the full start x end search of the transformers question-answering pipeline, which finds
+whatever the top-k search of ``run_qa`` finds and never misses a valid span. The best span
+over all windows is mapped to character offsets (surrounding whitespace trimmed, for
+tokenizers whose offsets include the space before a word) and ``text`` is
+``context[start:end]``.
+
+**Null answer (SQuAD 2.0).** The null score of a window is the start + end logit of its
+first token (``[CLS]``); the request's ``null_score`` is the minimum over its windows (the
+``run_qa`` convention). The prediction is null (``text=""``, ``start == end == -1``) when
+``null_score - score > null_threshold`` (default 0.0; part of the fingerprint, with the
+window settings). ``score`` and ``null_score`` are reported either way, so a model never
+trained with a null answer (SQuAD 1.1) still works: give it a high ``null_threshold`` and
+compare ``score`` with ``null_score`` yourself. A context with no tokens gets
+``score = -inf`` and the null answer.
+
+Batching: the windows of all requests in a batch are flattened, right-padded under an
+attention mask and scored in one forward, then split back per request, so the batch size
+changes nothing but rounding (tested).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import torch
+
+from faithprobe.errors import ModelError
+from faithprobe.requests import SpanAnswer, SpanAnswerRequest
+from faithprobe.subjects.hf_multiple_choice import HFEncoderClassifier, Row, pad_rows
+
+DEFAULT_MAX_LENGTH = 384
+DEFAULT_DOC_STRIDE = 128
+DEFAULT_MAX_ANSWER_TOKENS = 30
+
+
+@dataclass(frozen=True)
+class Window:
+    """One encoded window: its row, the first token's index (the null answer), and per
+    token its character span in the context (None outside the context)."""
+
+    row: Row
+    cls_index: int
+    offsets: tuple[tuple[int, int] | None, ...]
+
+
+@dataclass(frozen=True)
+class Encoded:
+    context: str
+    windows: tuple[Window, ...]
+
+
+def _trimmed(context: str, start: int, end: int) -> tuple[int, int]:
+    """(start, end) without surrounding whitespace; unchanged if the span is all space."""
+    text = context[start:end]
+    stripped = text.strip()
+    if not stripped:
+        return start, end
+    start += len(text) - len(text.lstrip())
+    return start, start + len(stripped)
+
+
+class HFExtractiveQA(HFEncoderClassifier):
+    kind = "extractive-qa"
+    scoring_version = "qa-v1"
+    auto_class = "AutoModelForQuestionAnswering"
+    accepts = frozenset({SpanAnswerRequest.kind})
+
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        *,
+        max_length: int = DEFAULT_MAX_LENGTH,
+        doc_stride: int = DEFAULT_DOC_STRIDE,
+        max_answer_tokens: int = DEFAULT_MAX_ANSWER_TOKENS,
+        null_threshold: float = 0.0,
+        **kwargs,
+    ) -> None:
+        if not getattr(tokenizer, "is_fast", False):
+            raise ModelError(
+                f"model {kwargs.get('name')}: extractive QA needs a fast (Rust) tokenizer for "
+                f"character offsets, but {type(tokenizer).__name__} is a slow one; install "
+                "`tokenizers` or save the model with its tokenizer.json"
+            )
+        super().__init__(model, tokenizer, max_length=max_length, **kwargs)
+        if doc_stride < 0 or max_answer_tokens < 1:
+            raise ValueError(
+                f"doc_stride must be >= 0 and max_answer_tokens >= 1, got {doc_stride} and "
+                f"{max_answer_tokens}"
+            )
+        if doc_stride >= self.max_length:
+            raise ValueError(
+                f"doc_stride ({doc_stride}) must be smaller than max_length ({self.max_length})"
+            )
+        self.doc_stride = doc_stride
+        self.max_answer_tokens = max_answer_tokens
+        self.null_threshold = float(null_threshold)
+        self._specials = tokenizer.num_special_tokens_to_add(pair=True)
+        cls = tokenizer.cls_token_id
+        self._cls_id = cls if cls is not None else tokenizer.bos_token_id
+
+    def _fingerprint_extras(self) -> str:
+        settings = {
+            "doc_stride": self.doc_stride,
+            "max_answer_tokens": self.max_answer_tokens,
+            "null_threshold": self.null_threshold,
+        }
+        return f"\x1fqa={json.dumps(settings, sort_keys=True)}"
+
+    # -- tokenization ------------------------------------------------------------------
+
+    def _question(self, question: str) -> str:
+        """The question, cut from the left to at most half of ``max_length`` tokens."""
+        keep = self.max_length // 2
+        enc = self.tokenizer(question, add_special_tokens=False, return_offsets_mapping=True)
+        offsets = enc["offset_mapping"]
+        if len(offsets) <= keep:
+            return question
+        return question[offsets[-keep][0] :]
+
+    def _encode(self, request: SpanAnswerRequest) -> Encoded:
+        question = self._question(request.question)
+        n_question = len(self.tokenizer(question, add_special_tokens=False)["input_ids"])
+        room = self.max_length - self._specials - n_question
+        enc = self.tokenizer(
+            question,
+            request.context,
+            truncation="only_second",
+            max_length=self.max_length,
+            stride=min(self.doc_stride, max(room // 2, 0)),
+            return_overflowing_tokens=True,
+            return_offsets_mapping=True,
+            return_token_type_ids=self._token_types,
+        )
+        windows = []
+        for w, ids in enumerate(enc["input_ids"]):
+            segments = enc.sequence_ids(w)
+            offsets = tuple(
+                tuple(span) if seg == 1 else None
+                for seg, span in zip(segments, enc["offset_mapping"][w], strict=True)
+            )
+            types = tuple(enc["token_type_ids"][w]) if self._token_types else None
+            cls_index = ids.index(self._cls_id) if self._cls_id in ids else 0
+            windows.append(Window((tuple(ids), types), cls_index, offsets))
+        return Encoded(request.context, tuple(windows))
+
+    # -- scoring -----------------------------------------------------------------------
+
+    def _cost(self, encoded: Encoded) -> tuple[int, int]:
+        return max(len(w.row[0]) for w in encoded.windows), len(encoded.windows)
+
+    def _best_in_window(
+        self, window: Window, start: torch.Tensor, end: torch.Tensor
+    ) -> tuple[float, int, int] | None:
+        """(score, start token, end token) of the window's best valid span, or None."""
+        n = len(window.offsets)
+        in_context = torch.tensor([o is not None for o in window.offsets])
+        if not in_context.any():
+            return None
+        i = torch.arange(n)
+        gap = i[None, :] - i[:, None]  # end - start
+        valid = (gap >= 0) & (gap < self.max_answer_tokens)
+        valid &= in_context[:, None] & in_context[None, :]
+        scores = (start[:n, None] + end[None, :n]).masked_fill(~valid, -math.inf)
+        flat = int(torch.argmax(scores))
+        s, e = divmod(flat, n)
+        return float(scores[s, e]), s, e
+
+    def _score_batch(self, batch: list[Encoded]) -> list[SpanAnswer]:
+        windows = [w for enc in batch for w in enc.windows]
+        inputs = pad_rows([w.row for w in windows], self._pad_id)
+        out = self.model(**{k: v.to(self.device) for k, v in inputs.items()})
+        starts, ends = out.start_logits.float().cpu(), out.end_logits.float().cpu()
+
+        answers, r = [], 0
+        for enc in batch:
+            best, null_score = None, math.inf
+            for w in enc.windows:
+                start, end = starts[r], ends[r]
+                null_score = min(null_score, float(start[w.cls_index] + end[w.cls_index]))
+                found = self._best_in_window(w, start, end)
+                if found and (best is None or found[0] > best[0]):
+                    best = (found[0], w.offsets[found[1]][0], w.offsets[found[2]][1])
+                r += 1
+            score = best[0] if best else -math.inf
+            if best is None or null_score - score > self.null_threshold:
+                answers.append(SpanAnswer("", -1, -1, score, null_score))
+            else:
+                s, e = _trimmed(enc.context, best[1], best[2])
+                answers.append(SpanAnswer(enc.context[s:e], s, e, score, null_score))
+        return answers

