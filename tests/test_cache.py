@@ -100,3 +100,19 @@ def test_corrupt_cache_is_set_aside_and_rebuilt(tmp_path):
     assert list(tmp_path.glob("answers.sqlite.corrupt-*"))
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_request_kind_version_changes_only_that_kinds_keys(tmp_path, tiny_llama, tiny_tokenizer):
+    from faithprobe.requests import GenerationRequest
+
+    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny")
+    score, gen = CandidateScoreRequest("a b", ("c",)), GenerationRequest("a b", 3)
+    assert subject.cache_fingerprint(score.kind) == subject.fingerprint
+    before = subject.cache_fingerprint(gen.kind)
+    assert before.startswith(subject.fingerprint) and before != subject.fingerprint
+    subject.request_versions = {"generation": "generation-v2"}
+    assert subject.cache_fingerprint(gen.kind) != before
+    assert subject.cache_fingerprint(score.kind) == subject.fingerprint
+    cached = CachedSubject(subject, AnswerCache(tmp_path / "c.sqlite"))
+    first = cached.answer([score, gen])
+    assert cached.computed == 2 and first == cached.answer([score, gen]) and cached.computed == 2

@@ -23,6 +23,7 @@ class CachedSubject(Subject):
         self.name = inner.name
         self.kind = inner.kind
         self.accepts = inner.accepts
+        self.request_versions = inner.request_versions
         self.computed = 0  # requests actually sent to the model by this wrapper
 
     @property
@@ -30,8 +31,7 @@ class CachedSubject(Subject):
         return self.inner.fingerprint
 
     def answer(self, requests: Sequence[Request], progress: Progress | None = None) -> list[Answer]:
-        fp = self.fingerprint
-        keys = [r.key(fp) for r in requests]
+        keys = [r.key(self.inner.cache_fingerprint(r.kind)) for r in requests]
         unique = dict(zip(keys, requests, strict=True))
         uses = Counter(keys)
         answers = {k: unique[k].answer.from_json(v) for k, v in self.cache.get_many(unique).items()}

@@ -37,6 +37,7 @@ from faithprobe.subjects.hf_base import HFSubject
 class HFCausalLM(HFSubject):
     kind = "hf-causal"
     scoring_version = "causal-v1"
+    request_versions = {"generation": "generation-v1"}  # bump when generation changes
     auto_class = "AutoModelForCausalLM"
     accepts = frozenset({CandidateScoreRequest.kind, GenerationRequest.kind})
 
