@@ -207,6 +207,12 @@ def _scored(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def scored_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (columns as above) with each row's ``unk``, ``answer`` (as scored),
+    ``label``, ``em``, ``f1`` and ``correct``: the per-row scores the tables average."""
+    return _scored(frame)
+
+
 def _clusters(rows: pd.DataFrame, cluster: str | None) -> np.ndarray:
     return rows[cluster].to_numpy() if cluster else np.arange(len(rows))
 
@@ -236,6 +242,17 @@ def qa_scores(frame: pd.DataFrame, *, cluster: str | None = None, seed: int = 0)
             est = clustered_mean(rows[metric], clusters, seed=seed, proportion=metric == "em")
             out.append({**keys, "metric": metric, **est.as_dict()})
         out.append({**keys, "metric": "unk", **_proportion(rows, "unk", cluster, seed).as_dict()})
+    return pd.DataFrame(out)
+
+
+def expectation_rates(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per subject x variant: the share of rows whose ``expectation_met`` (bool column) is
+    true -- the model did what a faithful model does -- with Wilson intervals."""
+    out = []
+    for (subject, variant), rows in frame.groupby(["subject", "variant"], sort=False):
+        est = _wilson_estimate(rows["expectation_met"].astype(bool))
+        out.append({"subject": subject, "variant": variant, "metric": "expectation_met",
+                    **est.as_dict()})  # fmt: skip
     return pd.DataFrame(out)
 
 

@@ -21,6 +21,7 @@ import pandas as pd
 
 from .confidence_shift import ConfidenceShiftReport
 from .distractors import DistractorsReport
+from .faithfulness import FaithfulnessReport
 from .html import render_html
 from .natural_logic import NaturalLogicReport
 from .tables import subject_order, write_tables
@@ -31,6 +32,7 @@ REPORTS = {
     "distractors": DistractorsReport,
     "confidence-shift": ConfidenceShiftReport,
     "natural-logic": NaturalLogicReport,
+    "faithfulness": FaithfulnessReport,
 }
 
 

@@ -8,12 +8,14 @@ from faithprobe.errors import UsageError
 from faithprobe.suites.base import Suite
 from faithprobe.suites.confidence_shift import ConfidenceShiftSuite
 from faithprobe.suites.distractors import DistractorsSuite
+from faithprobe.suites.faithfulness import FaithfulnessSuite
 from faithprobe.suites.natural_logic import NaturalLogicSuite
 
 SUITES: dict[str, type[Suite]] = {
     "distractors": DistractorsSuite,
     "confidence-shift": ConfidenceShiftSuite,
     "natural-logic": NaturalLogicSuite,
+    "faithfulness": FaithfulnessSuite,
 }
 
 

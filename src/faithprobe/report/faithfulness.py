@@ -1,0 +1,241 @@
+"""The report of the ``faithfulness`` suite, after Chaturvedi et al.: EM, F1 and unk% per
+dataset variant (their Tables 4–6) with n and the items each deletion dropped, the same
+split by gold answer kind, the drop reasons, and how often a model did what a faithful
+model does. Every number is read from ``metrics.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..seeding import rng_for
+from .html import Examples, Section
+from .plots import Plot
+from .tables import DASH, Table, fmt_count, order_rows, subject_order
+from .views import metric_frame
+
+N_EXAMPLES = 24
+VARIANT_ORDER = ("OS", "TS", "TS-R", "OS-R")
+COLUMNS = {"em": "EM", "f1": "F1", "unk": "unk%"}
+
+
+def _pct(r: Mapping[str, Any]) -> str:
+    """``41.2 [35.0, 47.5]`` (percent, 95% interval)."""
+    v = r.get("value")
+    if v is None or pd.isna(v):
+        return DASH
+
+    def p(x):
+        return DASH if x is None or pd.isna(x) else f"{100 * x:.1f}"
+
+    return f"{p(v)} [{p(r.get('ci_low'))}, {p(r.get('ci_high'))}]"
+
+
+def _variant_rank(v: str) -> int:
+    return VARIANT_ORDER.index(v) if v in VARIANT_ORDER else len(VARIANT_ORDER)
+
+
+def _pivot(data: pd.DataFrame, metrics: Mapping[str, Any], keys: Sequence[str]) -> pd.DataFrame:
+    """One row per (subject, ``keys``): EM, F1, unk% columns, n, items dropped."""
+    dropped = {r["variant"]: r["dropped"] for r in metrics.get("sizes") or []}
+    rows = []
+    for key, g in data.groupby(["subject", *keys], sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        by = {r["metric"]: r for r in g.to_dict("records")}
+        first = next(iter(by.values()))
+        row = dict(zip(["subject", *keys], key, strict=True))
+        row.update({label: _pct(by.get(metric, {})) for metric, label in COLUMNS.items()})
+        row["n"] = fmt_count(first.get("n"))
+        row["passages"] = fmt_count(first.get("n_clusters"))
+        row["dropped"] = fmt_count(dropped.get(row["variant"]))
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    out["_v"] = out["variant"].map(_variant_rank)
+    out = order_rows(out, subject_order(metrics))
+    return out.sort_values(["subject", "_v"], kind="stable").drop(columns="_v")
+
+
+NOTE = (
+    "EM, F1 and unk% in percent with 95% intervals (bootstrap resampling passages). EM/F1 "
+    "are always against the original gold answers and an abstention is scored as "
+    "'unknown', so after TS-R/OS-R a faithful model scores low EM/F1 and high unk%. "
+    "n = items answered; dropped = items the deletion could not make (see the drops table)."
+)
+
+
+def scores_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "scores")
+    if data.empty:
+        return None
+    return Table(
+        "scores",
+        "EM, F1 and unk% per variant (the method's Tables 4–6)",
+        data,
+        _pivot(data, metrics, ["variant"]),
+        note=NOTE,
+    )
+
+
+def kind_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "scores_by_answer_kind")
+    if data.empty:
+        return None
+    display = _pivot(data, metrics, ["variant", "answer_kind"])
+    return Table(
+        "scores_by_answer_kind",
+        "By gold answer kind (yes/no questions vs the rest)",
+        data,
+        display.drop(columns="dropped"),
+        note="Language models decide yes/no questions by comparing the log-likelihoods of "
+        "' yes' and ' no' and so never abstain on them; extractive models can only answer "
+        "them with a span.",
+    )
+
+
+def sizes_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = pd.DataFrame(metrics.get("sizes") or [])
+    if data.empty:
+        return None
+    display = data.copy()
+    for col in ("items", "answered", "dropped"):
+        display[col] = display[col].map(fmt_count)
+    return Table("sizes", "Variants: items, answered, dropped", data, display)
+
+
+def drops_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = pd.DataFrame(metrics.get("drops") or [])
+    if data.empty:
+        return None
+    display = data.assign(count=data["count"].map(fmt_count))
+    return Table(
+        "drops",
+        "Items dropped per variant and reason",
+        data,
+        display,
+        note="Dropped items are not sent to any model; they are listed in results.parquet "
+        "with the reason (column 'dropped').",
+    )
+
+
+def expectation_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "expectation")
+    if data.empty:
+        return None
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "variant": data["variant"],
+            "as a faithful model (%)": [_pct(r) for r in data.to_dict("records")],
+            "n": data["n"].map(fmt_count),
+        }
+    )
+    return Table(
+        "expectation",
+        "Did what a faithful model does",
+        data,
+        display,
+        note="OS and TS: gave the gold answer (EM > 0, or the right yes/no); TS-R and OS-R: "
+        "answered unknown. Wilson intervals.",
+    )
+
+
+def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
+    tables: dict[str, Table] = {}
+    scores = scores_table(metrics)
+    if scores is not None:
+        tables["summary"] = Table("summary", "Headline", scores.data, scores.display, NOTE)
+    for t in (
+        scores,
+        sizes_table(metrics),
+        drops_table(metrics),
+        kind_table(metrics),
+        expectation_table(metrics),
+    ):
+        if t is not None:
+            tables[t.name] = t
+    return tables
+
+
+def summary(metrics: Mapping[str, Any]) -> pd.DataFrame:
+    t = scores_table(metrics)
+    return t.display if t is not None else pd.DataFrame()
+
+
+def build_plots(metrics: Mapping[str, Any], out_dir: Path) -> list[Plot]:
+    return []
+
+
+# --------------------------------------------------------------------------- examples
+
+EXAMPLE_COLUMNS = [
+    ("subject", "subject", False),
+    ("variant", "variant", False),
+    ("question", "question", True),
+    ("gold", "gold answers", True),
+    ("prediction", "prediction", True),
+    ("expected", "a faithful model answers", False),
+    ("correct", "as it should", False),
+]
+
+
+def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examples:
+    """A seeded sample of items, shown in every answered variant."""
+    note = "Shaded rows: the model did not do what a faithful model does."
+    pool = results[results["dropped"].isna()] if not results.empty else results
+    if pool.empty:
+        return Examples(EXAMPLE_COLUMNS, pd.DataFrame(), note)
+    rng = rng_for(int(seed), "report", "examples")
+    per_item = max(1, pool.groupby("item_id")["pair_id"].nunique().max())
+    n_items = max(1, N_EXAMPLES // (per_item * max(1, pool["subject"].nunique())))
+    ids = sorted(pool["item_id"].unique())
+    picked = {ids[i] for i in rng.choice(len(ids), size=min(n_items, len(ids)), replace=False)}
+    rows = pool[pool["item_id"].isin(picked)].copy()
+    rows["_v"] = rows["variant"].map(_variant_rank)
+    rows = order_rows(rows, subjects).sort_values(["subject", "item_id", "_v"], kind="stable")
+    frame = pd.DataFrame(
+        {
+            "subject": rows["subject"],
+            "variant": rows["variant"],
+            "question": rows["question"],
+            "gold": rows["answers"].map(lambda a: " | ".join(dict.fromkeys(a))),
+            "prediction": [
+                f"{p} (unknown)" if u else p
+                for p, u in zip(rows["prediction"], rows["predicted_unknown"], strict=True)
+            ],
+            "expected": rows["expected"],
+            "correct": rows["expectation_met"].astype(bool),
+        }
+    )
+    return Examples(EXAMPLE_COLUMNS, frame.reset_index(drop=True), note)
+
+
+class FaithfulnessReport:
+    summary_title = "EM, F1 and unk% after deleting the supporting sentences"
+    tables = staticmethod(build_tables)
+    plots = staticmethod(build_plots)
+    summary = staticmethod(summary)
+    examples = staticmethod(examples)
+
+    @staticmethod
+    def sections(tables: Mapping[str, Table], metrics: Mapping[str, Any]) -> list[Section]:
+        options = metrics.get("options") or {}
+        lead = (
+            "OS = original story; TS = story truncated after the rationale's sentence; TS-R = "
+            "TS without the rationale's sentences (a span answer no longer in the text is "
+            "appended); OS-R = HotpotQA without its supporting facts. Language models are "
+            f"prompted with the template {options.get('template', DASH)!r} (at most "
+            f"{options.get('max_new_tokens', DASH)} new tokens)."
+        )
+        return [
+            Section("scores", "Scores per variant", [tables.get("scores")], lead=lead),
+            Section("drops", "Dropped items", [tables.get("sizes"), tables.get("drops")]),
+            Section(
+                "details",
+                "By answer kind and expectation",
+                [tables.get("scores_by_answer_kind"), tables.get("expectation")],
+            ),
+        ]

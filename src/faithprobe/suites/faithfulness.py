@@ -1,0 +1,352 @@
+"""The ``faithfulness`` suite: does a QA model still give the gold answer once the sentences
+that support it are gone?
+
+Method: Chaturvedi et al., "Analyzing semantic faithfulness of language models via input
+intervention on question answering" (deletion interventions, their Tables 4–6). This first
+cut covers the deletion variants; negation edits and the predicate–argument probe are still
+to come.
+
+**Data.** ``--data`` is a SQuAD/Quoref, CoQA or HotpotQA JSON file
+(:func:`faithprobe.datasets.qa.read_qa`, format told apart by its shape). Every question
+gives one *item* and these variants (:mod:`faithprobe.interventions.deletion`):
+
+=========  =============================  ================  ==========================
+variant    intervention                   data              a faithful model answers
+=========  =============================  ================  ==========================
+``OS``     ``none`` (the original story)  all               the gold answer
+``TS``     ``truncate_story``             SQuAD, CoQA       the gold answer
+``TS-R``   ``truncate_remove_rationale``  SQuAD, CoQA       *unknown*
+``OS-R``   ``remove_support``             HotpotQA          *unknown*
+=========  =============================  ================  ==========================
+
+A pair is (original, variant); the ``OS`` pair is the identity pair. A variant a deletion
+cannot make (see ``deletion.DROPS``: e.g. TS-R when the rationale begins in the first
+sentence) still gives a pair, marked ``dropped`` with the reason and not sent to any model,
+so the results table counts every drop and the metrics report it (``drops``). ``--limit N``
+keeps N items (the first in a seeded hash order, :func:`~faithprobe.suites.base.hash_rank`)
+with all their variants.
+
+**Asking subjects.** An extractive QA subject (``span-answer``) is asked a
+:class:`~faithprobe.requests.SpanAnswerRequest` whose question is the conversation history
+(CoQA: the previous turns' questions and gold answers, ``"q1 a1 q2 a2 question"``) before
+the question; its null answer means *unknown*. A causal LM gets the prompt ``template``
+(option; slots ``{context}``, ``{question}`` and ``{history}``, a literal ``\\n`` typed on
+the command line is a newline); the default is :data:`DEFAULT_TEMPLATE`, i.e. ::
+
+    <context>
+
+    Answer with a few words from the text. If the text does not give the answer, answer "unknown".
+
+    Q: <history question 1>
+    A: <history answer 1>
+    Q: <question>
+    A:
+
+(each history turn is one ``Q:``/``A:`` pair of lines; a template without ``{history}``
+gets the turns prepended to the question as for extractive models). For a question whose
+gold answer is yes or no it scores the candidates ``yes`` and ``no`` after the prompt
+(:class:`~faithprobe.requests.CandidateScoreRequest`, each scored as `` yes``/`` no``) and
+answers the likelier one (so it cannot abstain on those); otherwise it generates greedily
+(:class:`~faithprobe.requests.GenerationRequest`, at most ``max_new_tokens``, default 24,
+cut at the first newline) and the answer is *unknown* when
+:func:`faithprobe.metrics.qa.is_unknown` recognises it.
+
+**Scores.** EM and F1 (SQuAD/CoQA normalisation) always against the *original* gold
+answers, with an abstention scored as the string ``"unknown"``; unk% is the share of
+abstentions. Per subject x variant with 95% intervals (bootstrap over passages, so the
+questions of one paragraph or story count as a cluster), the method's Tables 4–6, and
+the same split by gold answer kind (yes/no vs the rest).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Hashable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+
+from faithprobe.datasets.qa import read_qa
+from faithprobe.errors import UsageError
+from faithprobe.examples import UNKNOWN, QAExample
+from faithprobe.expectations import ANSWER_UNCHANGED
+from faithprobe.interventions import Pair, get
+from faithprobe.interventions.deletion import explain
+from faithprobe.metrics import qa as m
+from faithprobe.prompts import command_line_template
+from faithprobe.requests import (
+    CandidateScoreRequest,
+    CandidateScores,
+    Generation,
+    GenerationRequest,
+    SpanAnswer,
+    SpanAnswerRequest,
+)
+from faithprobe.suites.base import Suite, hash_rank
+
+UNKNOWN_INSTRUCTION = (
+    'Answer with a few words from the text. If the text does not give the answer, answer "unknown".'
+)
+DEFAULT_TEMPLATE = "{context}\n\n" + UNKNOWN_INSTRUCTION + "\n\n{history}Q: {question}\nA:"
+DEFAULT_MAX_NEW_TOKENS = 24
+YES_NO = ("yes", "no")
+ORIGINAL = "OS"
+# variant -> deletion intervention, per data source
+DELETIONS = {"TS": "truncate_story", "TS-R": "truncate_remove_rationale"}
+HOTPOT_DELETIONS = {"OS-R": "remove_support"}
+VARIANTS = (ORIGINAL, "TS", "TS-R", "OS-R")
+
+
+def history_question(example: QAExample) -> str:
+    """The question with the conversation history before it (extractive models)."""
+    turns = [f"{q} {a}" for q, a in example.history]
+    return " ".join([*turns, example.question])
+
+
+def is_yes_no(example: QAExample) -> bool:
+    return example.answer_type in YES_NO
+
+
+def passage_id(example: QAExample) -> str:
+    """A short stable id of the example's story: the questions about one passage are
+    resampled together."""
+    return hashlib.sha256(example.context.encode()).hexdigest()[:16]
+
+
+class QAPrompt:
+    """The prompt a language model is asked (see the module docstring)."""
+
+    def __init__(self, template: str) -> None:
+        template = command_line_template(template)
+        for slot in ("{context}", "{question}"):
+            if slot not in template:
+                raise UsageError(f"template {template!r} has no {slot} slot")
+        self.template = template
+
+    def render(self, example: QAExample) -> str:
+        question = example.question
+        if "{history}" in self.template:
+            history = "".join(f"Q: {q}\nA: {a}\n" for q, a in example.history)
+        else:
+            history, question = "", history_question(example)
+        return (
+            self.template.replace("{history}", history)
+            .replace("{question}", question)
+            .replace("{context}", example.context)
+        )
+
+
+class FaithfulnessSuite(Suite):
+    name = "faithfulness"
+    description = "QA: is the answer still given once its supporting sentences are deleted?"
+    method = (
+        "Chaturvedi et al., Analyzing semantic faithfulness of language models via input "
+        "intervention on question answering"
+    )
+    needs_data = True
+    options = {
+        "template": (str, DEFAULT_TEMPLATE, "LM prompt ({context}, {question}, {history})"),
+        "max_new_tokens": (int, DEFAULT_MAX_NEW_TOKENS, "LM answer length cap (tokens)"),
+    }
+
+    def __init__(
+        self, template: str = DEFAULT_TEMPLATE, max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
+    ) -> None:
+        if max_new_tokens < 1:
+            raise UsageError(f"max_new_tokens must be 1 or more, got {max_new_tokens}")
+        self.prompt = QAPrompt(template)
+        self.max_new_tokens = max_new_tokens
+
+    # -- data ----------------------------------------------------------------------------
+
+    def pairs(self, data: Path | None, seed: int) -> list[Pair]:
+        if data is None:
+            raise UsageError(
+                "the faithfulness suite needs --data: a SQuAD/Quoref, CoQA or HotpotQA JSON "
+                "file (e.g. ../shared/data/squad/dev-v1.1.json)"
+            )
+        out = []
+        for ex in read_qa(Path(data)):
+            expected = UNKNOWN if ex.answer_type == UNKNOWN else "answer"
+            same = replace(ex, features={**ex.features, "variant": ORIGINAL, "expected": expected})
+            out.append(Pair(ex, same, "none", ANSWER_UNCHANGED, pair_id=f"{ORIGINAL}:{ex.id}"))
+            hotpot = ex.features.get("source") == "hotpotqa"
+            for variant, name in (HOTPOT_DELETIONS if hotpot else DELETIONS).items():
+                result = explain(name, ex)
+                changed = result.example
+                if changed is None:  # same id as the original: nothing new is asked
+                    features = {**ex.features, "variant": variant, "dropped": result.reason}
+                    changed = replace(ex, features=features)
+                expectation = get(name).expectation
+                out.append(Pair(ex, changed, name, expectation, pair_id=f"{variant}:{ex.id}"))
+        return out
+
+    def stratum(self, pair: Pair) -> Hashable:
+        return pair.intervention
+
+    def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
+        """``limit`` items (original questions, seeded hash order) with all their variants."""
+        if limit is None:
+            return pairs
+        items = sorted({p.original.id for p in pairs}, key=lambda i: hash_rank(seed, i))
+        keep = set(items[:limit])
+        return [p for p in pairs if p.original.id in keep]
+
+    # -- asking subjects -----------------------------------------------------------------
+
+    def request(self, example: QAExample, subject=None):
+        accepts = subject.accepts if subject is not None else {"generation", "candidate-scores"}
+        if SpanAnswerRequest.kind in accepts:
+            return SpanAnswerRequest(history_question(example), example.context)
+        if not {GenerationRequest.kind, CandidateScoreRequest.kind} <= set(accepts):
+            raise UsageError(
+                f"{subject.name} answers neither span-answer nor generation and "
+                "candidate-score requests"
+            )
+        prompt = self.prompt.render(example)
+        if is_yes_no(example):
+            return CandidateScoreRequest(prompt, YES_NO)
+        return GenerationRequest(prompt, self.max_new_tokens, ("\n",))
+
+    @staticmethod
+    def _prediction(answer) -> dict:
+        if isinstance(answer, SpanAnswer):
+            return {
+                "prediction": answer.text,
+                "predicted_unknown": answer.start < 0,
+                "span_score": answer.score,
+                "null_score": answer.null_score,
+            }
+        if isinstance(answer, Generation):
+            text = answer.text.strip()
+            return {
+                "prediction": text,
+                "predicted_unknown": m.is_unknown(text),
+                "n_tokens": answer.n_tokens,
+            }
+        if isinstance(answer, CandidateScores):
+            yes, no = answer.logprobs
+            return {
+                "prediction": "yes" if yes >= no else "no",
+                "predicted_unknown": False,
+                "yes_logprob": yes,
+                "no_logprob": no,
+            }
+        raise TypeError(f"unexpected answer {answer!r}")
+
+    def rows(self, pairs: Sequence[Pair], subject, answers: dict) -> list[dict]:
+        out = []
+        for pair in pairs:
+            o, x = pair.original, pair.intervened
+            dropped = x.features.get("dropped")
+            variant = x.features["variant"]
+            row = {
+                "subject": subject.name,
+                "subject_fingerprint": subject.fingerprint,
+                "pair_id": pair.id,
+                "item_id": o.id,
+                "example_id": None if dropped else x.id,
+                "variant": variant,
+                "intervention": pair.intervention,
+                "expectation": pair.expectation.name,
+                "expected": x.features.get("expected") or _expected(variant),
+                "dropped": dropped,
+                "source": o.features.get("source"),
+                "passage_id": passage_id(o),
+                "question": o.question,
+                "history_turns": len(o.history),
+                "original_context_chars": len(o.context),
+                "context_chars": None if dropped else len(x.context),
+                "removed_sentences": len(x.features.get("removed", ())) if not dropped else None,
+                "appended": x.features.get("appended"),
+                "answers": list(o.answers),
+                "answer_type": o.answer_type,
+                "yes_no": is_yes_no(o),
+                "prediction": None,
+                "predicted_unknown": None,
+            }
+            if not dropped:
+                row.update(self._prediction(answers[x.id]))
+            out.append(row)
+        return _with_scores(out)
+
+    def metrics(self, results: pd.DataFrame, seed: int) -> dict:
+        answered = results[results["dropped"].isna()] if not results.empty else results
+        scores = m.qa_scores(answered, cluster="passage_id", seed=seed) if len(answered) else []
+        by_kind = []
+        if len(answered):
+            kinds = answered["yes_no"].map({True: "yes/no", False: "other"})
+            for kind, rows in answered.groupby(kinds, sort=True):
+                table = m.qa_scores(rows, cluster="passage_id", seed=seed)
+                table.insert(2, "answer_kind", kind)
+                by_kind.append(table)
+        return {
+            "options": {"template": self.prompt.template, "max_new_tokens": self.max_new_tokens},
+            "sizes": variant_sizes(results),
+            "drops": drop_counts(results),
+            "scores": _records(scores),
+            "scores_by_answer_kind": _records(pd.concat(by_kind) if by_kind else []),
+            "expectation": _records(m.expectation_rates(answered)) if len(answered) else [],
+        }
+
+
+def _expected(variant: str) -> str:
+    return UNKNOWN if variant.endswith("-R") else "answer"
+
+
+def _records(frame) -> list[dict]:
+    return frame.to_dict("records") if isinstance(frame, pd.DataFrame) else list(frame)
+
+
+def _with_scores(rows: list[dict]) -> list[dict]:
+    """``em``, ``f1``, ``correct`` (scored as :func:`faithprobe.metrics.qa.qa_scores` does)
+    and ``expectation_met`` on every answered row; None on dropped ones."""
+    answered = [r for r in rows if r["dropped"] is None]
+    if answered:
+        scored = m.scored_rows(pd.DataFrame(answered))
+        for r, em, f1, correct in zip(
+            answered, scored["em"], scored["f1"], scored["correct"], strict=True
+        ):
+            r.update(em=float(em), f1=float(f1), correct=bool(correct))
+            unk = bool(r["predicted_unknown"])
+            r["expectation_met"] = unk if r["expected"] == UNKNOWN else (bool(correct) and not unk)
+    for r in rows:
+        if r["dropped"] is not None:
+            r.update(em=None, f1=None, correct=None, expectation_met=None)
+    return rows
+
+
+def _per_pair(results: pd.DataFrame) -> pd.DataFrame:
+    """One row per pair (drops do not depend on the subject)."""
+    return results.drop_duplicates("pair_id") if not results.empty else results
+
+
+def variant_sizes(results: pd.DataFrame) -> list[dict]:
+    """Per variant: items, answered (sent to the models) and dropped."""
+    pairs = _per_pair(results)
+    out = []
+    for variant in [v for v in VARIANTS if not pairs.empty and v in set(pairs["variant"])]:
+        rows = pairs[pairs["variant"] == variant]
+        n_dropped = int(rows["dropped"].notna().sum())
+        out.append(
+            {
+                "variant": variant,
+                "intervention": rows["intervention"].iloc[0],
+                "expected": _expected(variant),
+                "items": len(rows),
+                "answered": len(rows) - n_dropped,
+                "dropped": n_dropped,
+            }
+        )
+    return out
+
+
+def drop_counts(results: pd.DataFrame) -> list[dict]:
+    """Per variant and reason: how many items the deletion dropped."""
+    pairs = _per_pair(results)
+    if pairs.empty:
+        return []
+    dropped = pairs[pairs["dropped"].notna()]
+    counts = dropped.groupby(["variant", "dropped"], sort=True).size()
+    return [{"variant": v, "reason": r, "count": int(c)} for (v, r), c in counts.items()]
