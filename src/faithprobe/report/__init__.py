@@ -46,7 +46,11 @@ def summary_table(metrics: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def summary_title(metrics: Mapping[str, Any]) -> str:
-    return f"{metrics.get('suite', 'distractors')}: {_view(metrics).summary_title}"
+    """A view's ``summary_title`` is a string, or a function of the metrics where the
+    headline depends on what the run measured."""
+    title = _view(metrics).summary_title
+    title = title(metrics) if callable(title) else title
+    return f"{metrics.get('suite', 'distractors')}: {title}"
 
 
 def build_report(run_dir: Path) -> Path:

@@ -1,7 +1,9 @@
 """The report of the ``faithfulness`` suite, after Chaturvedi et al.: EM, F1 and unk% per
 dataset variant (their Tables 4–6) with n and the items each deletion dropped, the same
-split by gold answer kind, the drop reasons, and how often a model did what a faithful
-model does. Every number is read from ``metrics.json``.
+split by gold answer kind, the drop reasons, how often a model did what a faithful
+model does, Org/Mod/Comb-Acc of the negation pairs (Table 10) and the predicate–argument
+probe's accuracies and formatting flip rates (Table 12). Every number is read from
+``metrics.json``.
 """
 
 from __future__ import annotations
@@ -143,17 +145,100 @@ def expectation_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
+def negation_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "negation")
+    if data.empty:
+        return None
+    rows = []
+    for (subject, kind), g in data.groupby(["subject", "negation"], sort=False):
+        by = {r["metric"]: r for r in g.to_dict("records")}
+        row = {"subject": subject, "negation": kind}
+        row.update({label: _pct(by.get(k, {})) for k, label in NEGATION_COLUMNS.items()})
+        row["n"] = fmt_count(by["org_acc"]["n"])
+        rows.append(row)
+    return Table(
+        "negation",
+        "Negation: Org-Acc, Mod-Acc, Comb-Acc (the method's Table 10)",
+        data,
+        pd.DataFrame(rows),
+        note="Over the items with a NEG variant: Org-Acc = right on the original story (OS), "
+        "Mod-Acc = right on the negated one (gold: the flipped answer), Comb-Acc = both. "
+        "Percent, Wilson 95% intervals. negation = edit-file (hand-written edits), "
+        "rule-based (the rule negator) or all.",
+    )
+
+
+def _pa_rows(data: pd.DataFrame, columns: Mapping[tuple[str, str], str]) -> pd.DataFrame:
+    """One row per subject x story variant, one column per (metric, form)."""
+    rows = []
+    for (subject, key), g in data.groupby(["subject", "variant"], sort=False):
+        row = {"subject": subject, "variant": key}
+        for (metric, form), label in columns.items():
+            r = g[(g["metric"] == metric) & (g["form"] == form)].to_dict("records")
+            row[label] = _pct(r[0]) if r else DASH
+        n = g[g["form"] == "original"]["n"]
+        row["n per form"] = fmt_count(n.iloc[0]) if len(n) else DASH
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+PA_FORMS = {"original": "Org-Acc", "paraphrase": "Mod-Acc", "control": "New-Acc"}
+NEGATION_COLUMNS = {"org_acc": "Org-Acc", "mod_acc": "Mod-Acc", "comb_acc": "Comb-Acc"}
+
+
+def predicate_argument_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "predicate_argument")
+    if data.empty:
+        return None
+    acc = data[data["metric"].isin(["accuracy", "share_no"])]
+    columns = {("accuracy", f): label for f, label in PA_FORMS.items()}
+    columns |= {("share_no", f): f"no% ({label})" for f, label in PA_FORMS.items()}
+    return Table(
+        "predicate_argument",
+        "Predicate–argument probe: Org-Acc, Mod-Acc, New-Acc and share of 'no' (Table 12)",
+        acc,
+        _pa_rows(acc, columns),
+        note="Per story variant; Org-Acc = 'Was the car blue?', Mod-Acc = the paraphrase "
+        "'Was there a blue car?', New-Acc = the ungrammatical control 'Was the a blue car?'. "
+        "Original stories: half the golds are 'no'; negated: two thirds. Percent, 95% "
+        "intervals (bootstrap over stories).",
+    )
+
+
+def flip_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "predicate_argument")
+    if data.empty or "flip_rate" not in set(data["metric"]):
+        return None
+    flips = data[data["metric"] == "flip_rate"]
+    columns = {("flip_rate", f): label for f, label in PA_FORMS.items()}
+    return Table(
+        "formatting_flips",
+        "Formatting variants: share of answers that flip",
+        flips,
+        _pa_rows(flips, columns),
+        note="Share of questions whose yes/no answer differs from the answer on the original "
+        "story after a trailing space or newline is added (a faithful model: 0). Percent, "
+        "95% intervals (bootstrap over stories).",
+    )
+
+
 def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
     tables: dict[str, Table] = {}
     scores = scores_table(metrics)
+    pa = predicate_argument_table(metrics)
     if scores is not None:
         tables["summary"] = Table("summary", "Headline", scores.data, scores.display, NOTE)
+    elif pa is not None:
+        tables["summary"] = Table("summary", "Headline", pa.data, pa.display, pa.note)
     for t in (
         scores,
         sizes_table(metrics),
         drops_table(metrics),
         kind_table(metrics),
         expectation_table(metrics),
+        negation_table(metrics),
+        pa,
+        flip_table(metrics),
     ):
         if t is not None:
             tables[t.name] = t
@@ -161,7 +246,7 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
 
 
 def summary(metrics: Mapping[str, Any]) -> pd.DataFrame:
-    t = scores_table(metrics)
+    t = scores_table(metrics) or predicate_argument_table(metrics)
     return t.display if t is not None else pd.DataFrame()
 
 
@@ -214,7 +299,12 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
 
 
 class FaithfulnessReport:
-    summary_title = "EM, F1 and unk% after deleting the supporting sentences"
+    @staticmethod
+    def summary_title(metrics: Mapping[str, Any]) -> str:
+        if (metrics.get("options") or {}).get("probe"):
+            return "predicate–argument probe: accuracy and share of 'no' by question form"
+        return "EM, F1 and unk% after deleting the supporting sentences"
+
     tables = staticmethod(build_tables)
     plots = staticmethod(build_plots)
     summary = staticmethod(summary)
@@ -230,8 +320,15 @@ class FaithfulnessReport:
             f"prompted with the template {options.get('template', DASH)!r} (at most "
             f"{options.get('max_new_tokens', DASH)} new tokens)."
         )
+        probe = [tables.get("predicate_argument"), tables.get("formatting_flips")]
+        if options.get("probe"):
+            lead = "Yes/no questions about generated one-sentence stories, answered by " + (
+                "comparing the log-likelihoods of ' yes' and ' no'."
+            )
+            return [Section("predicate_argument", "Predicate–argument probe", probe, lead=lead)]
         return [
             Section("scores", "Scores per variant", [tables.get("scores")], lead=lead),
+            Section("negation", "Negation", [tables.get("negation")]),
             Section("drops", "Dropped items", [tables.get("sizes"), tables.get("drops")]),
             Section(
                 "details",

@@ -2,9 +2,10 @@
 that support it are gone?
 
 Method: Chaturvedi et al., "Analyzing semantic faithfulness of language models via input
-intervention on question answering" (deletion interventions, their Tables 4–6). This first
-cut covers the deletion variants; negation edits and the predicate–argument probe are still
-to come.
+intervention on question answering" (deletion interventions, their Tables 4–6). Negation
+edits (options ``edits``, ``negate``; Table 10) and the predicate–argument probe (option
+``probe=predicate-argument`` instead of ``--data``; Table 12) are built in
+:mod:`faithprobe.suites.faithfulness_probes` (see there).
 
 **Data.** ``--data`` is a SQuAD/Quoref, CoQA or HotpotQA JSON file
 (:func:`faithprobe.datasets.qa.read_qa`, format told apart by its shape). Every question
@@ -83,6 +84,7 @@ from faithprobe.requests import (
     SpanAnswer,
     SpanAnswerRequest,
 )
+from faithprobe.suites import faithfulness_probes as probes
 from faithprobe.suites.base import Suite, hash_rank
 
 UNKNOWN_INSTRUCTION = (
@@ -144,30 +146,48 @@ class FaithfulnessSuite(Suite):
         "Chaturvedi et al., Analyzing semantic faithfulness of language models via input "
         "intervention on question answering"
     )
-    needs_data = True
+    needs_data = False  # unless probe=predicate-argument
     options = {
         "template": (str, DEFAULT_TEMPLATE, "LM prompt ({context}, {question}, {history})"),
         "max_new_tokens": (int, DEFAULT_MAX_NEW_TOKENS, "LM answer length cap (tokens)"),
+        "edits": (str, "", "negation edit file (JSON lines): adds NEG pairs"),
+        "negate": (str, "", "'rule': negate yes/no items without an edit by rule"),
+        "probe": (str, "", "'predicate-argument': the generated probe instead of --data"),
     }
 
     def __init__(
-        self, template: str = DEFAULT_TEMPLATE, max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
+        self,
+        template: str = DEFAULT_TEMPLATE,
+        max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+        edits: str = "",
+        negate: str = "",
+        probe: str = "",
     ) -> None:
         if max_new_tokens < 1:
             raise UsageError(f"max_new_tokens must be 1 or more, got {max_new_tokens}")
+        if probe not in probes.PROBES:
+            raise UsageError(f"probe must be {probes.PREDICATE_ARGUMENT!r} or empty, got {probe!r}")
+        if negate not in probes.NEGATE_MODES:
+            raise UsageError(f"negate must be 'rule' or empty, got {negate!r}")
         self.prompt = QAPrompt(template)
         self.max_new_tokens = max_new_tokens
+        self.edits, self.negate, self.probe = edits, negate, probe
 
     # -- data ----------------------------------------------------------------------------
 
     def pairs(self, data: Path | None, seed: int) -> list[Pair]:
+        if self.probe:
+            if data is not None or self.edits or self.negate:
+                raise UsageError("probe=predicate-argument takes no --data, edits or negate")
+            return probes.predicate_argument_pairs(seed)
         if data is None:
             raise UsageError(
                 "the faithfulness suite needs --data: a SQuAD/Quoref, CoQA or HotpotQA JSON "
-                "file (e.g. ../shared/data/squad/dev-v1.1.json)"
+                "file (e.g. ../shared/data/squad/dev-v1.1.json), or -o probe=predicate-argument"
             )
         out = []
-        for ex in read_qa(Path(data)):
+        examples = read_qa(Path(data))
+        for ex in examples:
             expected = UNKNOWN if ex.answer_type == UNKNOWN else "answer"
             same = replace(ex, features={**ex.features, "variant": ORIGINAL, "expected": expected})
             out.append(Pair(ex, same, "none", ANSWER_UNCHANGED, pair_id=f"{ORIGINAL}:{ex.id}"))
@@ -180,7 +200,7 @@ class FaithfulnessSuite(Suite):
                     changed = replace(ex, features=features)
                 expectation = get(name).expectation
                 out.append(Pair(ex, changed, name, expectation, pair_id=f"{variant}:{ex.id}"))
-        return out
+        return out + probes.negation_pairs(examples, self.edits, self.negate)
 
     def stratum(self, pair: Pair) -> Hashable:
         return pair.intervention
@@ -260,11 +280,13 @@ class FaithfulnessSuite(Suite):
                 "context_chars": None if dropped else len(x.context),
                 "removed_sentences": len(x.features.get("removed", ())) if not dropped else None,
                 "appended": x.features.get("appended"),
-                "answers": list(o.answers),
+                # the original gold, except where the pair changes it (negation, probe)
+                "answers": list(x.answers if "gold" in x.features else o.answers),
                 "answer_type": o.answer_type,
                 "yes_no": is_yes_no(o),
                 "prediction": None,
                 "predicted_unknown": None,
+                **probes.probe_columns(pair),
             }
             if not dropped:
                 row.update(self._prediction(answers[x.id]))
@@ -272,7 +294,14 @@ class FaithfulnessSuite(Suite):
         return _with_scores(out)
 
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
+        options = {"template": self.prompt.template, "max_new_tokens": self.max_new_tokens,
+                   "edits": self.edits, "negate": self.negate, "probe": self.probe}  # fmt: skip
+        if self.probe:
+            pa = probes.predicate_argument_metrics(results, seed)
+            return {"options": options, "predicate_argument": pa}
         answered = results[results["dropped"].isna()] if not results.empty else results
+        if len(answered):  # NEG rows have their own table (their gold is the new answer)
+            answered = answered[answered["variant"] != probes.NEG]
         scores = m.qa_scores(answered, cluster="passage_id", seed=seed) if len(answered) else []
         by_kind = []
         if len(answered):
@@ -282,12 +311,13 @@ class FaithfulnessSuite(Suite):
                 table.insert(2, "answer_kind", kind)
                 by_kind.append(table)
         return {
-            "options": {"template": self.prompt.template, "max_new_tokens": self.max_new_tokens},
+            "options": options,
             "sizes": variant_sizes(results),
             "drops": drop_counts(results),
             "scores": _records(scores),
             "scores_by_answer_kind": _records(pd.concat(by_kind) if by_kind else []),
             "expectation": _records(m.expectation_rates(answered)) if len(answered) else [],
+            "negation": probes.negation_metrics(results),
         }
 
 

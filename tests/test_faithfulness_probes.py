@@ -1,0 +1,165 @@
+"""The faithfulness suite's negation pairs (edit file, rule negator; Org/Mod/Comb-Acc) and
+predicate–argument probe (exact counts, Table 12 keys), with a tiny causal LM."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from faithprobe.errors import UsageError
+from faithprobe.expectations import ANSWER_FLIPS, ANSWER_UNCHANGED
+from faithprobe.runner import RunConfig, run
+from faithprobe.subjects.hf_causal import HFCausalLM
+from faithprobe.suites import get_suite
+
+STORY = "Tom has a red ball. He can play in the park. Ann has a cat. The cat is black."
+TURNS = [  # question, answer, rationale
+    ("Does Tom have a ball?", "yes", "Tom has a red ball."),
+    ("Can he play in the park?", "yes", "He can play in the park."),
+    ("Is the cat black?", "yes", "The cat is black."),
+    ("Does Ann have a dog?", "no", "Ann has a cat."),
+    ("What does Tom have?", "a red ball", "Tom has a red ball."),
+]
+EDITS = [
+    {"id": "coqa-s1-1", "original": "Tom has a red ball", "replacement": "Tom has no ball",
+     "answer": "no"},
+    {"id": "coqa-s1-4", "original": "Ann has a cat", "replacement": "Ann has a dog",
+     "answer": "yes"},
+]  # fmt: skip
+
+
+@pytest.fixture
+def files(tmp_path):
+    answers = []
+    for turn, (_, answer, rationale) in enumerate(TURNS, 1):
+        start = STORY.index(rationale)
+        answers.append({"turn_id": turn, "input_text": answer, "span_start": start,
+                        "span_end": start + len(rationale), "span_text": rationale})  # fmt: skip
+    story = {"source": "mctest", "id": "s1", "story": STORY, "answers": answers,
+             "questions": [{"turn_id": i, "input_text": q} for i, (q, _, _) in
+                           enumerate(TURNS, 1)]}  # fmt: skip
+    data = tmp_path / "coqa.json"
+    data.write_text(json.dumps({"version": "1.0", "data": [story]}))
+    edits = tmp_path / "edits.jsonl"
+    edits.write_text("".join(json.dumps(e) + "\n" for e in EDITS))
+    return data, edits
+
+
+def _neg(pairs):
+    return {p.id: p for p in pairs if p.id.startswith("NEG:")}
+
+
+def test_edit_file_and_rule_negator_give_neg_pairs(files):
+    data, edits = files
+    neg = _neg(get_suite("faithfulness", {"edits": str(edits)}).pairs(data, 0))
+    assert sorted(neg) == ["NEG:coqa-s1-1", "NEG:coqa-s1-4"]
+    one = neg["NEG:coqa-s1-1"]
+    assert one.expectation is ANSWER_FLIPS and one.intervention == "negation_edit"
+    assert one.intervened.context.startswith("Tom has no ball.")
+    assert one.intervened.answers == ("no",) and one.original.answers == ("yes",)
+    assert one.intervened.features["variant"] == "NEG"
+    both = _neg(get_suite("faithfulness", {"edits": str(edits), "negate": "rule"}).pairs(data, 0))
+    assert sorted(both) == [f"NEG:coqa-s1-{i}" for i in (1, 2, 3, 4)]
+    two = both["NEG:coqa-s1-2"].intervened
+    assert "He cannot play in the park." in two.context and two.answers == ("no",)
+    assert two.features["negation"] == "rule-based"
+    assert both["NEG:coqa-s1-1"].intervened.features["negation"] == "edit-file"
+    with pytest.raises(UsageError, match="negate"):
+        get_suite("faithfulness", {"negate": "always"})
+
+
+def test_negation_run_with_a_tiny_lm(tmp_path, files, tiny_llama, tiny_tokenizer):
+    data, edits = files
+    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny", batch_size=4)
+    config = RunConfig(suite="faithfulness", data=data, out=tmp_path / "neg", cache=False,
+                       options={"edits": str(edits), "negate": "rule", "max_new_tokens": "4"})  # fmt: skip
+    out = run(config, subjects=[subject])
+    res = pd.read_parquet(out / "results.parquet")
+    neg = res[res["variant"] == "NEG"].set_index("item_id")
+    assert len(neg) == 4 and set(neg["prediction"]) <= {"yes", "no"}
+    assert {i: list(a) for i, a in neg["answers"].items()} == {
+        "coqa-s1-1": ["no"], "coqa-s1-2": ["no"], "coqa-s1-3": ["no"], "coqa-s1-4": ["yes"]
+    }  # fmt: skip
+    assert dict(neg["negation"]) == {"coqa-s1-1": "edit-file", "coqa-s1-2": "rule-based",
+                                     "coqa-s1-3": "rule-based", "coqa-s1-4": "edit-file"}  # fmt: skip
+    metrics = json.loads((out / "metrics.json").read_text())
+    got = {(r["negation"], r["metric"]): r for r in metrics["negation"]}
+    kinds = ("all", "edit-file", "rule-based")
+    assert set(got) == {(k, a) for k in kinds for a in ("org_acc", "mod_acc", "comb_acc")}
+    assert [got[(k, "org_acc")]["n"] for k in kinds] == [4, 2, 2]
+    assert all(r["n_unpaired"] == 0 for r in metrics["negation"])
+    os_ = res[(res["variant"] == "OS") & res["item_id"].isin(neg.index)].set_index("item_id")
+    right_org = os_["correct"].astype(bool)
+    right_mod = neg["correct"].astype(bool)
+    assert got[("all", "org_acc")]["value"] == pytest.approx(right_org.mean())
+    assert got[("all", "mod_acc")]["value"] == pytest.approx(right_mod.mean())
+    assert got[("all", "comb_acc")]["value"] == pytest.approx((right_org & right_mod).mean())
+    # NEG rows are not in the deletion tables
+    assert {r["variant"] for r in metrics["scores"]} == {"OS", "TS", "TS-R"}
+    table = (out / "tables" / "negation.md").read_text()
+    for word in ("Org-Acc", "Mod-Acc", "Comb-Acc", "rule-based"):
+        assert word in table
+
+
+def test_predicate_argument_pairs():
+    suite = get_suite("faithfulness", {"probe": "predicate-argument"})
+    pairs = suite.pairs(None, 0)
+    assert len(pairs) == 5850 and len({p.original.id for p in pairs}) == 520
+    stories = {p.intervened.features["story_id"] for p in pairs}
+    assert len(stories) == 130
+    counts = pd.Series(
+        [(p.intervened.features["variant"], p.intervened.features["form"]) for p in pairs]
+    ).value_counts()
+    for form in ("original", "paraphrase", "control"):
+        for variant in ("original", "space", "newline"):
+            assert counts[(variant, form)] == 520
+        assert counts[("negated", form)] == 390
+    for p in pairs:
+        o, x = p.original.features, p.intervened.features
+        assert (o["variant"], o["form"], o["item_id"]) == ("original", "original", x["item_id"])
+        assert p.expectation is (ANSWER_FLIPS if x["flipped"] else ANSWER_UNCHANGED)
+    with pytest.raises(UsageError, match="probe"):
+        get_suite("faithfulness", {"probe": "colours"})
+
+
+def test_predicate_argument_run_with_a_tiny_lm(tmp_path, tiny_llama, tiny_tokenizer):
+    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny", batch_size=64)
+    config = RunConfig(suite="faithfulness", out=tmp_path / "pa", cache=False,
+                       options={"probe": "predicate-argument"})  # fmt: skip
+    out = run(config, subjects=[subject])
+    res = pd.read_parquet(out / "results.parquet")
+    assert len(res) == 5850 and res["story_id"].nunique() == 130
+    assert set(res["prediction"]) <= {"yes", "no"}
+    per = res.groupby(["variant", "form"]).size()
+    assert set(per[[(v, f) for v in ("original", "space", "newline") for f in
+                    ("original", "paraphrase", "control")]]) == {520}  # fmt: skip
+    assert set(per.loc["negated"]) == {390}
+    flipped = res[res["flipped"].astype(bool)]
+    assert len(flipped) == 390 and set(flipped["answers"].map(tuple)) == {("no",)}
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert "scores" not in metrics
+    pa = metrics["predicate_argument"]
+    acc = {(r["variant"], r["form"], r["metric"]): r for r in pa if r["metric"] != "flip_rate"}
+    variants = ("original", "space", "newline", "negated")
+    forms = ("original", "paraphrase", "control")
+    assert set(acc) == {
+        (v, f, k) for v in variants for f in forms for k in ("accuracy", "share_no")
+    }
+    assert {acc[(v, "original", "accuracy")]["n"] for v in variants[:3]} == {520}
+    assert acc[("original", "original", "accuracy")]["n_clusters"] == 130
+    assert acc[("original", "paraphrase", "accuracy")]["label"] == "Mod-Acc"
+    flips = {(r["variant"], r["form"]) for r in pa if r["metric"] == "flip_rate"}
+    assert flips == {(v, f) for v in ("space", "newline") for f in forms}
+    table = (out / "tables" / "predicate_argument.md").read_text()
+    for word in ("Org-Acc", "Mod-Acc", "New-Acc", "no% (Org-Acc)", "negated", "520", "390"):
+        assert word in table
+    assert "flip" in (out / "tables" / "formatting_flips.md").read_text().lower()
+    assert '<section id="predicate_argument">' in (out / "report.html").read_text()
+
+
+def test_the_headline_follows_what_the_run_measured():
+    from faithprobe.report import summary_title
+
+    probe = {"suite": "faithfulness", "options": {"probe": "predicate-argument"}}
+    assert "predicate–argument" in summary_title(probe)
+    assert "deleting" in summary_title({"suite": "faithfulness", "options": {"probe": None}})
