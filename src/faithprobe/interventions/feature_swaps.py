@@ -67,65 +67,48 @@ def _alternatives(
     return sorted(out, key=lambda e: e.id)
 
 
-@register(
-    "swap_context_flip",
-    family=FAMILY,
-    changes="the context, to one of the other monotonicity, so the gold label flips",
-    holds="the inserted word pair",
-    expectation=PREDICTION_CHANGES,
-)
-def swap_context_flip(example: NLIExample, rng: np.random.Generator, pool: NLIXYGrid):
-    return _alternatives(
-        example,
-        pool,
+def _swap(held: str, *conditions: Condition):
+    """The intervention function for one row of the table below."""
+
+    def swap(example: NLIExample, rng: np.random.Generator, pool: NLIXYGrid) -> list[NLIExample]:
+        return _alternatives(example, pool, held, conditions)
+
+    return swap
+
+
+# name -> (part held fixed, conditions on an alternative, changes, holds, expectation)
+SWAPS = {
+    "swap_context_flip": (
         "insertion_id",
         (_differs("context_id"), _differs("monotonicity"), _label_differs),
-    )
-
-
-@register(
-    "swap_pair_flip",
-    family=FAMILY,
-    changes="the inserted word pair, to one of another relation, so the gold label flips",
-    holds="the context",
-    expectation=PREDICTION_CHANGES,
-)
-def swap_pair_flip(example: NLIExample, rng: np.random.Generator, pool: NLIXYGrid):
-    return _alternatives(
-        example,
-        pool,
+        "the context, to one of the other monotonicity, so the gold label flips",
+        "the inserted word pair",
+        PREDICTION_CHANGES,
+    ),
+    "swap_pair_flip": (
         "context_id",
         (_differs("insertion_id"), _differs("relation"), _label_differs),
-    )
-
-
-@register(
-    "swap_context_keep",
-    family=FAMILY,
-    changes="the context, to another of the same monotonicity (gold label unchanged)",
-    holds="the inserted word pair, the monotonicity and the gold label",
-    expectation=PREDICTION_KEPT,
-)
-def swap_context_keep(example: NLIExample, rng: np.random.Generator, pool: NLIXYGrid):
-    return _alternatives(
-        example,
-        pool,
+        "the inserted word pair, to one of another relation, so the gold label flips",
+        "the context",
+        PREDICTION_CHANGES,
+    ),
+    "swap_context_keep": (
         "insertion_id",
         (_differs("context_id"), _same("monotonicity"), _label_same),
-    )
-
-
-@register(
-    "swap_pair_keep",
-    family=FAMILY,
-    changes="the inserted word pair, to another of the same relation (gold label unchanged)",
-    holds="the context, the relation and the gold label",
-    expectation=PREDICTION_KEPT,
-)
-def swap_pair_keep(example: NLIExample, rng: np.random.Generator, pool: NLIXYGrid):
-    return _alternatives(
-        example,
-        pool,
+        "the context, to another of the same monotonicity (gold label unchanged)",
+        "the inserted word pair, the monotonicity and the gold label",
+        PREDICTION_KEPT,
+    ),
+    "swap_pair_keep": (
         "context_id",
         (_differs("insertion_id"), _same("relation"), _label_same),
+        "the inserted word pair, to another of the same relation (gold label unchanged)",
+        "the context, the relation and the gold label",
+        PREDICTION_KEPT,
+    ),
+}
+
+for _name, (_held, _conditions, _changes, _holds, _expectation) in SWAPS.items():
+    register(_name, family=FAMILY, changes=_changes, holds=_holds, expectation=_expectation)(
+        _swap(_held, *_conditions)
     )
