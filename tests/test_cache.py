@@ -110,7 +110,7 @@ def test_a_request_kind_version_changes_only_that_kinds_keys(tmp_path, tiny_llam
     assert subject.cache_fingerprint(score.kind) == subject.fingerprint
     before = subject.cache_fingerprint(gen.kind)
     assert before.startswith(subject.fingerprint) and before != subject.fingerprint
-    subject.request_versions = {"generation": "generation-v2"}
+    subject.request_versions = {"generation": "a-later-version"}
     assert subject.cache_fingerprint(gen.kind) != before
     assert subject.cache_fingerprint(score.kind) == subject.fingerprint
     cached = CachedSubject(subject, AnswerCache(tmp_path / "c.sqlite"))

@@ -66,9 +66,20 @@ def test_cut_at_the_first_stop_string(tiny_tokenizer):
     assert g.text == " Paris is nic"
     (g,) = subject.answer([GenerationRequest(PROMPT, len(before) + 2, stop=())])
     assert g.text == tok.decode(before + after[:2]).rstrip()
-    # a stop string at the very start gives empty text and no tokens
-    (g,) = subject.answer([GenerationRequest(PROMPT, 30, stop=(" Par",))])
+    # a stop string right where the answer begins gives empty text and no tokens
+    (g,) = subject.answer([GenerationRequest(PROMPT, 30, stop=("Par",))])
     assert g == Generation("", 0)
+    # but leading white space is not an answer yet: a stop string inside it does not count
+    (g,) = subject.answer([GenerationRequest(PROMPT, 30, stop=(" Par", "\n"))])
+    assert g == Generation(" Paris is nice", len(before))
+
+
+def test_a_leading_newline_does_not_end_the_answer(tiny_tokenizer):
+    tok = tiny_tokenizer
+    lead, answer, rest = ids(tok, "\n\n"), ids(tok, "Paris"), ids(tok, "\nRome")
+    subject = scripted(tok, lead + answer + rest)
+    (g,) = subject.answer([GenerationRequest(PROMPT, max_new_tokens=30)])
+    assert g == Generation("\n\nParis", len(lead + answer))
 
 
 def test_max_new_tokens_caps_the_continuation(tiny_tokenizer):

@@ -14,7 +14,9 @@ Generation is greedy, by a small loop over the key/value cache rather than
 request's text does not depend on its batch), stops each row at its own
 ``max_new_tokens`` and stop strings, and ignores whatever sampling settings a checkpoint's
 ``generation_config`` carries. The answer's text is the continuation decoded (special tokens
-skipped), cut before the first stop string and stripped of trailing whitespace; its
+skipped), cut before the first stop string that begins after the answer has begun (a
+model that opens with a newline is not cut off before it says anything; leading white space
+is kept) and stripped of trailing whitespace; its
 ``n_tokens`` counts the generated tokens needed to produce the text before the cut (an EOS
 token or the tokens of the stop string itself are not counted).
 """
@@ -37,7 +39,7 @@ from faithprobe.subjects.hf_base import HFSubject
 class HFCausalLM(HFSubject):
     kind = "hf-causal"
     scoring_version = "causal-v1"
-    request_versions = {"generation": "generation-v1"}  # bump when generation changes
+    request_versions = {"generation": "generation-v2"}  # bump when generation changes
     auto_class = "AutoModelForCausalLM"
     accepts = frozenset({CandidateScoreRequest.kind, GenerationRequest.kind})
 
@@ -165,8 +167,7 @@ class HFCausalLM(HFSubject):
     def _finished(self, tokens: list[int], max_new: int, stop: tuple[str, ...]) -> bool:
         if len(tokens) >= max_new or (tokens and tokens[-1] in self._eos_ids):
             return True
-        text = self._decode(tokens)
-        return any(s and s in text for s in stop)
+        return _stop_at(self._decode(tokens), stop) is not None
 
     def _generate_batch(self, batch: list[tuple[list[int], int, tuple]]) -> list[Generation]:
         made: list[list[int]] = [[] for _ in batch]
@@ -195,13 +196,22 @@ class HFCausalLM(HFSubject):
         if tokens and tokens[-1] in self._eos_ids:
             tokens = tokens[:-1]
         text = self._decode(tokens)
-        cut = min((text.find(s) for s in stop if s and s in text), default=len(text))
-        kept = text[:cut]
+        cut = _stop_at(text, stop)
+        kept = text if cut is None else text[:cut]
         n_tokens = next(
             (k for k in range(len(tokens)) if self._decode(tokens[:k]).startswith(kept)),
             len(tokens),
         )
-        return Generation(kept.rstrip(), n_tokens)
+        answer = kept.rstrip()
+        return Generation(answer, n_tokens if answer else 0)
+
+
+def _stop_at(text: str, stop: tuple[str, ...]) -> int | None:
+    """Where the first stop string starts, counting only those that start once the answer
+    has begun (after any leading white space); None if there is none."""
+    lead = len(text) - len(text.lstrip())
+    found = [i for i in (text.find(s, lead) for s in stop if s) if i >= 0]
+    return min(found) if found else None
 
 
 def _eos_ids(model, tokenizer) -> frozenset[int]:
