@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import importlib.util
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -211,3 +214,31 @@ def test_embedded_generation_is_batch_size_invariant():
         assert 1 <= g.n_tokens <= r.max_new_tokens
     assert "Paris" in one[0].text and "blue" in one[1].text
     assert one[2].text.lstrip().startswith("five")
+
+
+def test_chat_request_wraps_the_prompt_in_the_chat_template(tiny_tokenizer):
+    tok = copy.deepcopy(tiny_tokenizer)
+    tok.chat_template = "{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }}{% endfor %}"
+    tok.chat_template += "{% if add_generation_prompt %} [assistant]{% endif %}"
+    rendered = "[user] " + PROMPT + " [assistant]"
+    answer = ids(tok, " Paris")
+    seq = tok(rendered, add_special_tokens=False).input_ids + answer
+    subject = HFCausalLM(Scripted(seq, len(tok), tok.eos_token_id), tok, name="scripted")
+    (g,) = subject.answer([GenerationRequest(PROMPT, 5, chat=True)])
+    assert g == Generation(" Paris", len(answer))  # Scripted asserts every prompt token
+
+
+def test_chat_needs_a_chat_template(tiny_llama, tiny_tokenizer):
+    tok = copy.deepcopy(tiny_tokenizer)
+    tok.chat_template = None
+    subject = HFCausalLM(tiny_llama, tok, name="t")
+    with pytest.raises(ValueError, match="no chat template"):
+        subject.answer([GenerationRequest(PROMPT, 3, chat=True)])
+
+
+def test_chat_is_part_of_the_key_and_plain_keys_did_not_move():
+    plain, chat = GenerationRequest("q", 3), GenerationRequest("q", 3, chat=True)
+    assert plain.key("f") != chat.key("f")
+    # the key a plain request had before ``chat`` existed
+    payload = json.dumps(["f", "generation", {"prompt": "q", "max_new_tokens": 3, "stop": ["\n"]}])
+    assert plain.key("f") == hashlib.sha256(payload.encode()).hexdigest()

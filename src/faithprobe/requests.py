@@ -62,9 +62,12 @@ class Generation(_JSONAnswer):
     n_tokens: int
 
 
+def _digest(payload: list) -> str:
+    return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()
+
+
 def _key(fingerprint: str, kind: str, request) -> str:
-    payload = json.dumps([fingerprint, kind, asdict(request)], ensure_ascii=False)
-    return hashlib.sha256(payload.encode()).hexdigest()
+    return _digest([fingerprint, kind, asdict(request)])
 
 
 class _Keyed:
@@ -131,14 +134,25 @@ class SpanAnswerRequest(_Keyed):
 @dataclass(frozen=True)
 class GenerationRequest(_Keyed):
     """Continue ``prompt`` greedily for at most ``max_new_tokens`` tokens and cut the text
-    at the first of the ``stop`` strings; answered with a :class:`Generation`."""
+    at the first of the ``stop`` strings; answered with a :class:`Generation`.
+
+    With ``chat`` the prompt is one user message: the subject wraps it in its chat format
+    (a Hugging Face tokenizer's chat template; an endpoint's chat completions) and the
+    reply is the generation."""
 
     prompt: str
     max_new_tokens: int = 32
     stop: tuple[str, ...] = ("\n",)
+    chat: bool = False
 
     kind = "generation"
     answer = Generation
+
+    def key(self, fingerprint: str) -> str:
+        if self.chat:
+            return _key(fingerprint, self.kind, self)
+        plain = {k: v for k, v in asdict(self).items() if k != "chat"}
+        return _digest([fingerprint, self.kind, plain])  # as before ``chat`` existed
 
 
 Request = CandidateScoreRequest | TextPairRequest | SpanAnswerRequest | GenerationRequest

@@ -81,7 +81,25 @@ class HFCausalLM(HFSubject):
     def _encode_generation(self, request: GenerationRequest) -> tuple[list[int], int, tuple]:
         if request.max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be >= 0, got {request.max_new_tokens}")
-        return self._prompt_ids(request.prompt), request.max_new_tokens, request.stop
+        if request.chat:  # the template writes its own special tokens
+            prompt = self.tokenizer(self._chat_prompt(request.prompt), add_special_tokens=False)
+            ids = prompt.input_ids
+        else:
+            ids = self._prompt_ids(request.prompt)
+        return ids, request.max_new_tokens, request.stop
+
+    def _chat_prompt(self, message: str) -> str:
+        """``message`` as the user's turn in the tokenizer's chat template, ready for the
+        assistant's reply."""
+        if not getattr(self.tokenizer, "chat_template", None):
+            raise ValueError(
+                f"{self.name} has no chat template, so it cannot answer chat requests; "
+                "use an instruction-tuned model or turn chat off"
+            )
+        messages = [{"role": "user", "content": message}]
+        return self.tokenizer.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=True
+        )
 
     # -- scoring -----------------------------------------------------------------------
 
