@@ -149,7 +149,9 @@ def _check_run(out, n_items=5):
     tsr = sizes["TS-R"]
     assert (tsr["items"], tsr["answered"], tsr["dropped"]) == (5, 4, 1)
     keys = {(r["variant"], r["metric"]) for r in metrics["scores"]}
-    assert keys == {(v, k) for v in ("OS", "TS", "TS-R") for k in ("em", "f1", "unk")}
+    assert keys == {
+        (v, k) for v in ("OS", "TS", "TS-R") for k in ("em", "f1", "contains", "unk", "empty")
+    }
     n = {r["variant"]: r["n"] for r in metrics["scores"] if r["metric"] == "em"}
     assert n == {"OS": 5, "TS": 5, "TS-R": 4}
     for r in metrics["scores"]:

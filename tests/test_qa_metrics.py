@@ -3,8 +3,10 @@ import pytest
 
 from faithprobe.metrics.intervals import wilson
 from faithprobe.metrics.qa import (
+    contains_answer,
     coqa_turn_score,
     exact_match,
+    extract_answer,
     f1,
     formatting_flip_rate,
     is_unknown,
@@ -134,6 +136,54 @@ def test_qa_scores_hand_computed():
     assert _get(table, variant="TS-R", metric="unk")["value"] == 1.0
     assert _get(table, variant="TS-R", metric="em")["value"] == pytest.approx(0.5)
     assert _get(table, variant="TS-R", metric="f1")["value"] == pytest.approx(0.5)
+
+
+def test_qa_scores_contains_and_empty():
+    frame = pd.DataFrame(
+        {
+            "subject": ["m"] * 4,
+            "variant": ["OS"] * 4,
+            "prediction": ["The finding of gold caused a gold rush", "gold", "", "unknown"],
+            "answers": [["gold rush"], ["gold rush"], ["gold rush"], ["gold rush"]],
+            "predicted_unknown": [False, False, False, None],
+        }
+    )
+    table = qa_scores(frame)
+    assert _get(table, metric="contains")["value"] == pytest.approx(1 / 4)  # not "gold"
+    assert _get(table, metric="em")["value"] == 0
+    assert _get(table, metric="empty")["value"] == pytest.approx(1 / 4)  # "" flagged known
+    assert _get(table, metric="unk")["value"] == pytest.approx(1 / 4)
+
+
+@pytest.mark.parametrize(
+    "reply, answer",
+    [
+        (" The answer is 1983.", "1983"),
+        ('The answer is "electric power"', "electric power"),
+        ("A: Denver Broncos", "Denver Broncos"),
+        ("A. Electricity", "Electricity"),
+        ("A.D. 1200", "A.D. 1200"),
+        ("Answer: The answer to the question is: gilt bronze.", "gilt bronze"),
+        ("\nA:", ""),
+        ("A:", ""),
+        (
+            "The Gloucester Candlestick is made from gilt bronze.",
+            "The Gloucester Candlestick is made from gilt bronze",
+        ),
+        ("U.S.", "U.S"),
+        ("Paris\nQ: next", "Paris"),
+        ("\u201cIt\u2019s the Great Pumpkin\u201d.", "It\u2019s the Great Pumpkin"),
+        ("answer", "answer"),
+    ],
+)
+def test_extract_answer(reply, answer):
+    assert extract_answer(reply) == answer
+
+
+def test_contains_answer():
+    assert contains_answer("It was the Denver Broncos.", ["Broncos", "x"]) == 1.0
+    assert contains_answer("in 2015", "2") == 0.0  # whole tokens only
+    assert contains_answer("", "") == 1.0 and contains_answer("x", "") == 0.0
 
 
 def test_qa_scores_clustered():

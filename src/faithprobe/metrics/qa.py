@@ -165,6 +165,51 @@ def is_unknown(text: str | None) -> bool:
     return not norm or bool(_UNKNOWN.match(norm))
 
 
+# what generative models put before the answer itself: a format label ("A:", "Answer:")
+# and a lead-in ("The answer is", "The answer to the question is:")
+_LABEL = re.compile(r"^(?:a|answer)\s*(?::|\.(?=\s|$))\s*", re.IGNORECASE)
+_LEAD_IN = re.compile(
+    r"^(?:the )?(?:correct |final |short )?answer"
+    r"(?: to (?:this|the|your) question)?(?: would be| is)\s*[:,]?\s*",
+    re.IGNORECASE,
+)
+_QUOTES = ('"', "'", "\u201c\u201d", "\u2018\u2019")
+
+
+def extract_answer(text: str) -> str:
+    """The answer in a generated reply: the first line, without a leading format label
+    ("A:", "Answer:", "A.") or lead-in ("The answer is", "The answer to the question is:"),
+    without quotes around it and a final full stop. Nothing else is guessed: a whole
+    sentence ("The Premier is Daniel Andrews.") stays a sentence, which F1 credits in part
+    and the ``contains`` score in full. Only ever makes the text shorter."""
+    answer = text.strip().split("\n", 1)[0].strip()
+    while True:
+        shorter = _LEAD_IN.sub("", _LABEL.sub("", answer, count=1), count=1).strip()
+        if shorter == answer:
+            break
+        answer = shorter
+    for quotes in _QUOTES:
+        opening, closing = quotes[0], quotes[-1]
+        body = answer.rstrip(".")
+        if len(body) > 1 and body[0] == opening and body[-1] == closing:
+            answer = body[1:-1].strip()
+    if answer.endswith(".") and not answer.endswith(".."):
+        answer = answer[:-1].rstrip()
+    return answer
+
+
+def contains_answer(prediction: str, golds: str | Iterable[str]) -> float:
+    """1.0 if some normalised gold answer occurs in the normalised prediction as a run of
+    whole tokens ("gold rush" in "the finding of gold caused a gold rush"), else 0.0; an
+    empty gold is contained only in an empty prediction."""
+    pred = f" {normalize_answer(prediction)} "
+    for gold in _golds(golds):
+        norm = normalize_answer(gold)
+        if (norm and f" {norm} " in pred) or (not norm and not pred.strip()):
+            return 1.0
+    return 0.0
+
+
 def yes_no_label(text: str | None) -> str | None:
     """``"yes"``/``"no"`` when the normalised answer starts with that word ("Yes, it was."),
     else ``None`` (including abstentions such as "no answer")."""
@@ -187,7 +232,8 @@ def _predicted_unknown(frame: pd.DataFrame) -> pd.Series:
 
 def _scored(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with ``unk``, ``answer`` (the prediction as scored: ``"unknown"`` when
-    ``unk``), ``label`` (its yes/no label), ``em``, ``f1`` and ``correct``."""
+    ``unk``), ``label`` (its yes/no label), ``em``, ``f1``, ``contains``, ``empty`` (not
+    an abstention, yet nothing said) and ``correct``."""
     out = frame.copy()
     out["unk"] = _predicted_unknown(frame)
     out["answer"] = [
@@ -197,6 +243,8 @@ def _scored(frame: pd.DataFrame) -> pd.DataFrame:
     golds = [[UNKNOWN if is_unknown(g) else g for g in _golds(a)] for a in out["answers"]]
     out["em"] = [exact_match(p, g) for p, g in zip(out["answer"], golds, strict=True)]
     out["f1"] = [f1(p, g) for p, g in zip(out["answer"], golds, strict=True)]
+    out["contains"] = [contains_answer(p, g) for p, g in zip(out["answer"], golds, strict=True)]
+    out["empty"] = ~out["unk"] & (out["answer"].map(normalize_answer) == "")
     if "correct" not in frame:
         correct = []
         for label, gold, em in zip(out["label"], golds, out["em"], strict=True):
@@ -230,18 +278,24 @@ def _proportion(rows: pd.DataFrame, column: str, cluster: str | None, seed: int)
 
 
 def qa_scores(frame: pd.DataFrame, *, cluster: str | None = None, seed: int = 0) -> pd.DataFrame:
-    """Per subject x variant: ``em``, ``f1`` (mean; bootstrap over items, or over
-    ``cluster`` values when given) and ``unk`` (share of abstentions; Wilson, or the
-    cluster bootstrap when ``cluster`` is given). The method's Tables 4–6."""
+    """Per subject x variant: ``em``, ``f1``, ``contains`` (a gold answer occurs in the
+    answer: :func:`contains_answer`, the fair score for models that answer in sentences;
+    all means, bootstrap over items, or over ``cluster`` values when given) and ``unk``
+    (share of abstentions; Wilson, or the cluster bootstrap when ``cluster`` is given) and
+    ``empty`` (share of answers that are empty without being abstentions: a generative
+    model that stopped at once; likewise). The method's Tables 4–6, plus ``contains`` and
+    ``empty``."""
     scored = _scored(frame)
     out = []
     for (subject, variant), rows in scored.groupby(["subject", "variant"], sort=False):
         keys = {"subject": subject, "variant": variant}
         clusters = _clusters(rows, cluster)
-        for metric in ("em", "f1"):
-            est = clustered_mean(rows[metric], clusters, seed=seed, proportion=metric == "em")
+        for metric in ("em", "f1", "contains"):
+            est = clustered_mean(rows[metric], clusters, seed=seed, proportion=metric != "f1")
             out.append({**keys, "metric": metric, **est.as_dict()})
-        out.append({**keys, "metric": "unk", **_proportion(rows, "unk", cluster, seed).as_dict()})
+        for metric in ("unk", "empty"):
+            est = _proportion(rows, metric, cluster, seed)
+            out.append({**keys, "metric": metric, **est.as_dict()})
     return pd.DataFrame(out)
 
 

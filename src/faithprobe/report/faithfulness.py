@@ -22,7 +22,7 @@ from .views import metric_frame
 
 N_EXAMPLES = 24
 VARIANT_ORDER = ("OS", "TS", "TS-R", "OS-R")
-COLUMNS = {"em": "EM", "f1": "F1", "unk": "unk%"}
+COLUMNS = {"em": "EM", "f1": "F1", "contains": "contains", "unk": "unk%", "empty": "empty%"}
 
 
 def _pct(r: Mapping[str, Any]) -> str:
@@ -62,9 +62,11 @@ def _pivot(data: pd.DataFrame, metrics: Mapping[str, Any], keys: Sequence[str]) 
 
 
 NOTE = (
-    "EM, F1 and unk% in percent with 95% intervals (bootstrap resampling passages). EM/F1 "
-    "are always against the original gold answers and an abstention is scored as "
-    "'unknown', so after TS-R/OS-R a faithful model scores low EM/F1 and high unk%. "
+    "EM, F1, contains, unk% and empty% in percent with 95% intervals (bootstrap resampling "
+    "passages). EM/F1/contains are always against the original gold answers and an "
+    "abstention is scored as 'unknown', so after TS-R/OS-R a faithful model scores low "
+    "EM/F1 and high unk%. contains = a gold answer occurs in the answer (fair to models "
+    "that answer in sentences); empty% = replies with no answer that are not abstentions. "
     "n = items answered; dropped = items the deletion could not make (see the drops table)."
 )
 

@@ -239,10 +239,11 @@ class FaithfulnessSuite(Suite):
                 "null_score": answer.null_score,
             }
         if isinstance(answer, Generation):
-            text = answer.text.strip()
+            text = m.extract_answer(answer.text)
             return {
+                "generation": answer.text,
                 "prediction": text,
-                "predicted_unknown": m.is_unknown(text),
+                "predicted_unknown": bool(text) and m.is_unknown(text),  # "" is empty%
                 "n_tokens": answer.n_tokens,
             }
         if isinstance(answer, CandidateScores):
