@@ -13,13 +13,22 @@ from conftest import tiny_bert_config
 from faithprobe.cli import app
 from faithprobe.errors import UsageError
 from faithprobe.examples import QAExample
-from faithprobe.interventions.deletion import FIRST_SENTENCE
-from faithprobe.requests import CandidateScoreRequest, GenerationRequest, SpanAnswerRequest
+from faithprobe.interventions.deletion import AUGMENT_FAILED, FIRST_SENTENCE
+from faithprobe.requests import (
+    CandidateScoreRequest,
+    Generation,
+    GenerationRequest,
+    SpanAnswerRequest,
+)
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
 from faithprobe.suites import get_suite
-from faithprobe.suites.faithfulness import DEFAULT_TEMPLATE, UNKNOWN_INSTRUCTION
+from faithprobe.suites.faithfulness import (
+    DEFAULT_TEMPLATE,
+    UNKNOWN_INSTRUCTION,
+    augmented_pairs,
+)
 
 P1 = "Anna was born in Oslo. She moved to Paris in 1990. There she studied music. Later she taught piano."
 P2 = "The bridge opened in 1932. It is made of steel. Engineers painted it red."
@@ -215,3 +224,67 @@ def test_cli_run(tmp_path, squad_file, tiny_llama, tiny_tokenizer):
     results = pd.read_parquet(out / "results.parquet")
     assert results["item_id"].nunique() == 3 and len(results) == 9
     assert "EM" in res.output and "unk%" in res.output
+
+
+CHAT_TEMPLATE = (
+    "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}assistant:{% endif %}"
+)
+
+
+def test_cli_run_with_augmentation_and_chat(tmp_path, squad_file, tiny_llama, tiny_tokenizer):
+    """A random tiny LM writes the +Aug sentences: they lack the answers, so every +Aug item
+    is dropped and counted; the sentences come from the answer cache on a re-run."""
+    model_dir = tmp_path / "llama"
+    tiny_llama.save_pretrained(model_dir)
+    tiny_tokenizer.chat_template = CHAT_TEMPLATE
+    try:
+        tiny_tokenizer.save_pretrained(model_dir)
+    finally:
+        tiny_tokenizer.chat_template = None
+    for attempt in ("first", "again"):
+        out = tmp_path / attempt
+        args = ["run", "faithfulness", "--data", squad_file, "--model", model_dir, "--out", out,
+                "--cache-dir", tmp_path / "c", "-o", "max_new_tokens=4",
+                "-o", f"augment={model_dir}", "-o", "chat=true"]  # fmt: skip
+        res = CliRunner().invoke(app, [str(a) for a in args])
+        assert res.exit_code == 0, res.output
+        (pool,) = json.loads((out / "run.json").read_text())["pair_models"]
+        assert pool["computed_requests"] == (4 if attempt == "first" else 0)
+    results = pd.read_parquet(out / "results.parquet")
+    aug = results[results["variant"] == "TS-R+Aug"]
+    assert len(aug) == 5 and aug["dropped"].notna().all()
+    assert set(aug["dropped"]) == {FIRST_SENTENCE, AUGMENT_FAILED}
+    assert aug["drop_detail"].notna().sum() == 4
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["options"]["chat"] is True
+    sizes = {r["variant"]: r for r in metrics["sizes"]}
+    assert sizes["TS-R+Aug"]["dropped"] == 5
+
+
+def test_augmented_pairs_put_a_generated_sentence_in_place_of_the_answer(squad_file):
+    suite = get_suite("faithfulness")
+    pairs = suite.pairs(squad_file, seed=0)
+    asked = []
+    sentences = {
+        "Where did Anna move in 1990?": "Anna moved to Paris in 1990.",
+        "What did Anna teach?": "She taught music.",  # lacks "piano": dropped
+        "What is the bridge made of?": "The bridge is made of steel.",
+        "What colour is the bridge?": "The bridge is red.",
+    }
+
+    def generate(requests):
+        asked.extend(requests)
+        return [Generation(" " + sentences[r.prompt.split('"')[1]], 7) for r in requests]
+
+    aug = {p.pair_id: p for p in augmented_pairs(pairs, generate)}
+    assert len(asked) == 4 and all(r.chat for r in asked)
+    assert sorted(aug) == [f"TS-R+Aug:squad-q{i}" for i in range(1, 6)]
+    q1 = aug["TS-R+Aug:squad-q1"].intervened
+    assert q1.context == "Anna was born in Oslo. Anna moved to Paris in 1990."
+    assert q1.features["variant"] == "TS-R+Aug" and q1.features["expected"] == "unknown"
+    q3 = aug["TS-R+Aug:squad-q3"].intervened.features
+    assert (q3["dropped"], q3["drop_detail"]) == (AUGMENT_FAILED, "She taught music.")
+    assert aug["TS-R+Aug:squad-q2"].intervened.features["dropped"] == FIRST_SENTENCE
+    q4 = aug["TS-R+Aug:squad-q4"].intervened
+    assert q4.context == "The bridge opened in 1932. The bridge is made of steel."

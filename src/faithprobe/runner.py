@@ -86,6 +86,43 @@ def write_parquet(path: Path, frame: pd.DataFrame) -> None:
     os.replace(tmp, path)
 
 
+class ModelPool:
+    """The models a suite asks while it makes its pairs (``Suite.complete``: e.g. the
+    generator of TS-R+Aug sentences), each loaded once and asked through the run's answer
+    cache, so those calls resume and repeat for free like the subjects' own."""
+
+    def __init__(
+        self, cache: AnswerCache, batch_size: int, progress: ProgressFactory | None = None
+    ) -> None:
+        self.cache, self.batch_size, self.progress = cache, batch_size, progress
+        self._loaded: dict[str, CachedSubject] = {}
+
+    def get(self, spec: str) -> CachedSubject:
+        if spec not in self._loaded:
+            subject = load_subject(spec, batch_size=self.batch_size)
+            self._loaded[spec] = CachedSubject(subject, self.cache)
+        return self._loaded[spec]
+
+    def ask(self, spec: str, requests: Sequence, what: str) -> list:
+        """``requests`` answered by the model ``spec``, with a progress bar named ``what``."""
+        subject = self.get(spec)
+        advance = (
+            self.progress(f"{what} ({subject.name})", len(requests)) if self.progress else None
+        )
+        return subject.answer(requests, advance)
+
+    def info(self) -> list[dict]:
+        return [
+            {
+                "spec": spec,
+                "name": s.name,
+                "fingerprint": s.fingerprint,
+                "computed_requests": s.computed,
+            }
+            for spec, s in self._loaded.items()
+        ]
+
+
 def answer_all(suite: Suite, pairs, subject: Subject, progress: ProgressFactory | None) -> dict:
     """Scores for every example the pairs use, keyed by example id."""
     examples = {}
@@ -119,18 +156,19 @@ def run(
     """Run ``config``; ``subjects`` overrides ``config.models`` (library use, tests)."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
     suite = get_suite(config.suite, config.options)
-    pairs = suite.sample(suite.pairs(config.data, config.seed), config.limit, config.seed)
-    log(f"{len(pairs)} pairs ({suite.name}, seed {config.seed})")
-    if subjects is None:
-        subjects = [load_subject(m, batch_size=config.batch_size) for m in config.models]
-    names = [s.name for s in subjects]
-    if len(set(names)) != len(names):
-        raise ValueError(f"two subjects share a name: {names}")
-
     cache_path = (config.cache_dir or default_cache_dir()) / "answers.sqlite"
     cache = AnswerCache(cache_path if config.cache else None)
     rows, info = [], []
     try:
+        pairs = suite.sample(suite.pairs(config.data, config.seed), config.limit, config.seed)
+        pool = ModelPool(cache, config.batch_size, progress)
+        pairs = suite.complete(pairs, pool)
+        log(f"{len(pairs)} pairs ({suite.name}, seed {config.seed})")
+        if subjects is None:
+            subjects = [load_subject(m, batch_size=config.batch_size) for m in config.models]
+        names = [s.name for s in subjects]
+        if len(set(names)) != len(names):
+            raise ValueError(f"two subjects share a name: {names}")
         for subject in subjects:
             cached = CachedSubject(subject, cache)
             answers = answer_all(suite, pairs, cached, progress)
@@ -166,6 +204,7 @@ def run(
             "cache": str(cache_path) if config.cache else None,
             "versions": _versions(),
             "subjects": info,
+            "pair_models": pool.info(),
             "started": started,
             "finished": datetime.now(UTC).isoformat(timespec="seconds"),
             "n_pairs": len(pairs),

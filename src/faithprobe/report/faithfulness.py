@@ -21,7 +21,7 @@ from .tables import DASH, Table, fmt_count, order_rows, subject_order
 from .views import metric_frame
 
 N_EXAMPLES = 24
-VARIANT_ORDER = ("OS", "TS", "TS-R", "OS-R")
+VARIANT_ORDER = ("OS", "TS", "TS-R", "TS-R+Aug", "OS-R", "OS-R+Aug")
 COLUMNS = {"em": "EM", "f1": "F1", "contains": "contains", "unk": "unk%", "empty": "empty%"}
 
 

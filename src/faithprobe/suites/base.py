@@ -53,6 +53,13 @@ class Suite(ABC):
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
         """Every number the report shows, each with its interval and n."""
 
+    def complete(self, pairs: list[Pair], models) -> list[Pair]:
+        """The sampled ``pairs`` with whatever needs a model to be made (e.g. generated
+        sentences) made now, after sampling, so only the sampled items cost model calls.
+        ``models.get(spec)`` gives a subject behind the run's answer cache
+        (:class:`faithprobe.runner.ModelPool`). Most suites need nothing."""
+        return pairs
+
     def request(self, example: ClozeExample | ChoiceExample, subject=None) -> CandidateScoreRequest:
         """What ``subject`` is asked about ``example`` (a suite whose subjects differ in the
         requests they answer picks by ``subject.accepts``)."""

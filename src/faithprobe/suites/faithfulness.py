@@ -73,7 +73,7 @@ from faithprobe.errors import UsageError
 from faithprobe.examples import UNKNOWN, QAExample
 from faithprobe.expectations import ANSWER_UNCHANGED
 from faithprobe.interventions import Pair, get
-from faithprobe.interventions.deletion import explain
+from faithprobe.interventions.deletion import Augmenter, explain
 from faithprobe.metrics import qa as m
 from faithprobe.prompts import command_line_template
 from faithprobe.requests import (
@@ -97,7 +97,7 @@ ORIGINAL = "OS"
 # variant -> deletion intervention, per data source
 DELETIONS = {"TS": "truncate_story", "TS-R": "truncate_remove_rationale"}
 HOTPOT_DELETIONS = {"OS-R": "remove_support"}
-VARIANTS = (ORIGINAL, "TS", "TS-R", "OS-R")
+VARIANTS = (ORIGINAL, "TS", "TS-R", "TS-R+Aug", "OS-R", "OS-R+Aug")
 
 
 def history_question(example: QAExample) -> str:
@@ -153,6 +153,8 @@ class FaithfulnessSuite(Suite):
         "edits": (str, "", "negation edit file (JSON lines): adds NEG pairs"),
         "negate": (str, "", "'rule': negate yes/no items without an edit by rule"),
         "probe": (str, "", "'predicate-argument': the generated probe instead of --data"),
+        "augment": (str, "", "model writing TS-R+Aug/OS-R+Aug sentences (e.g. embedded)"),
+        "chat": (bool, False, "ask LMs for answers as a chat message (their chat template)"),
     }
 
     def __init__(
@@ -162,6 +164,8 @@ class FaithfulnessSuite(Suite):
         edits: str = "",
         negate: str = "",
         probe: str = "",
+        augment: str = "",
+        chat: bool = False,
     ) -> None:
         if max_new_tokens < 1:
             raise UsageError(f"max_new_tokens must be 1 or more, got {max_new_tokens}")
@@ -172,6 +176,7 @@ class FaithfulnessSuite(Suite):
         self.prompt = QAPrompt(template)
         self.max_new_tokens = max_new_tokens
         self.edits, self.negate, self.probe = edits, negate, probe
+        self.augment, self.chat = augment, chat
 
     # -- data ----------------------------------------------------------------------------
 
@@ -193,14 +198,15 @@ class FaithfulnessSuite(Suite):
             out.append(Pair(ex, same, "none", ANSWER_UNCHANGED, pair_id=f"{ORIGINAL}:{ex.id}"))
             hotpot = ex.features.get("source") == "hotpotqa"
             for variant, name in (HOTPOT_DELETIONS if hotpot else DELETIONS).items():
-                result = explain(name, ex)
-                changed = result.example
-                if changed is None:  # same id as the original: nothing new is asked
-                    features = {**ex.features, "variant": variant, "dropped": result.reason}
-                    changed = replace(ex, features=features)
-                expectation = get(name).expectation
-                out.append(Pair(ex, changed, name, expectation, pair_id=f"{variant}:{ex.id}"))
+                out.append(deletion_pair(ex, variant, name))
         return out + probes.negation_pairs(examples, self.edits, self.negate)
+
+    def complete(self, pairs: list[Pair], models) -> list[Pair]:
+        """With ``augment``: a ``+Aug`` pair beside every TS-R / OS-R pair (see
+        :func:`augmented_pairs`); its sentences are generated now, for the sampled items only."""
+        if not self.augment:
+            return pairs
+        return pairs + augmented_pairs(pairs, lambda rs: models.ask(self.augment, rs, "augment"))
 
     def stratum(self, pair: Pair) -> Hashable:
         return pair.intervention
@@ -227,7 +233,7 @@ class FaithfulnessSuite(Suite):
         prompt = self.prompt.render(example)
         if is_yes_no(example):
             return CandidateScoreRequest(prompt, YES_NO)
-        return GenerationRequest(prompt, self.max_new_tokens, ("\n",))
+        return GenerationRequest(prompt, self.max_new_tokens, ("\n",), chat=self.chat)
 
     @staticmethod
     def _prediction(answer) -> dict:
@@ -273,6 +279,7 @@ class FaithfulnessSuite(Suite):
                 "expectation": pair.expectation.name,
                 "expected": x.features.get("expected") or _expected(variant),
                 "dropped": dropped,
+                "drop_detail": x.features.get("drop_detail"),
                 "source": o.features.get("source"),
                 "passage_id": passage_id(o),
                 "question": o.question,
@@ -296,7 +303,8 @@ class FaithfulnessSuite(Suite):
 
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
         options = {"template": self.prompt.template, "max_new_tokens": self.max_new_tokens,
-                   "edits": self.edits, "negate": self.negate, "probe": self.probe}  # fmt: skip
+                   "edits": self.edits, "negate": self.negate, "probe": self.probe,
+                   "augment": self.augment, "chat": self.chat}  # fmt: skip
         if self.probe:
             pa = probes.predicate_argument_metrics(results, seed)
             return {"options": options, "predicate_argument": pa}
@@ -323,7 +331,57 @@ class FaithfulnessSuite(Suite):
 
 
 def _expected(variant: str) -> str:
-    return UNKNOWN if variant.endswith("-R") else "answer"
+    return UNKNOWN if "-R" in variant else "answer"
+
+
+def deletion_pair(example: QAExample, variant: str, name: str, **params) -> Pair:
+    """The pair (``example``, its ``variant`` made by the deletion ``name``); a variant the
+    deletion cannot make is the original marked ``dropped`` with the reason (same id:
+    nothing new is asked)."""
+    result = explain(name, example, **params)
+    changed = result.example
+    if changed is None:
+        features = {**example.features, "variant": variant, "dropped": result.reason}
+        if result.detail is not None:
+            features["drop_detail"] = result.detail
+        changed = replace(example, features=features)
+    expectation = get(name).expectation
+    return Pair(example, changed, name, expectation, pair_id=f"{variant}:{example.id}")
+
+
+AUGMENT_PROMPT = (
+    'Write one short sentence that answers the question "{question}" with the answer "{answer}".'
+)
+AUGMENT_MAX_NEW_TOKENS = 48
+
+
+def augmented_pairs(pairs: Sequence[Pair], generate) -> list[Pair]:
+    """TS-R+Aug / OS-R+Aug: for every TS-R / OS-R pair, the same deletion with a generated
+    sentence holding the answer in place of the bare re-inserted answer (Chaturvedi et
+    al.'s augmentation). ``generate(requests)`` answers generation requests
+    of :data:`AUGMENT_PROMPT` (a chat message, greedy, one line) in one batch. An item whose
+    answer was still in the text needs no sentence (its +Aug text is the TS-R text); one
+    whose sentence lacks the answer is dropped (``AUGMENT_FAILED``) with the sentence kept
+    as ``drop_detail``; items TS-R dropped, +Aug drops for the same reason."""
+    removals = [p for p in pairs if p.pair_id and p.pair_id.split(":", 1)[0] in ("TS-R", "OS-R")]
+    needing = {p.original.id: p.original for p in removals if p.intervened.features.get("appended")}
+    ids = sorted(needing)
+    requests = [
+        GenerationRequest(
+            AUGMENT_PROMPT.format(question=needing[i].question, answer=needing[i].answers[0]),
+            AUGMENT_MAX_NEW_TOKENS,
+            ("\n",),
+            chat=True,
+        )
+        for i in ids
+    ]
+    sentences = dict(zip(ids, (g.text for g in generate(requests)), strict=True))
+    augmenter = Augmenter("generated", lambda example, _answer: sentences[example.id])
+    out = []
+    for p in removals:
+        variant = p.pair_id.split(":", 1)[0] + "+Aug"
+        out.append(deletion_pair(p.original, variant, p.intervention, augment=augmenter))
+    return out
 
 
 def _records(frame) -> list[dict]:
