@@ -85,7 +85,9 @@ def test_negation_run_with_a_tiny_lm(tmp_path, files, tiny_llama, tiny_tokenizer
     metrics = json.loads((out / "metrics.json").read_text())
     got = {(r["negation"], r["metric"]): r for r in metrics["negation"]}
     kinds = ("all", "edit-file", "rule-based")
-    assert set(got) == {(k, a) for k in kinds for a in ("org_acc", "mod_acc", "comb_acc")}
+    assert set(got) == {
+        (k, a) for k in kinds for a in ("org_acc", "mod_acc", "comb_acc", "org_no", "mod_no")
+    }
     assert [got[(k, "org_acc")]["n"] for k in kinds] == [4, 2, 2]
     assert all(r["n_unpaired"] == 0 for r in metrics["negation"])
     os_ = res[(res["variant"] == "OS") & res["item_id"].isin(neg.index)].set_index("item_id")

@@ -208,7 +208,8 @@ def test_negation_accuracy_hand_computed():
     rows.append(("m", "i5", "original", "yes", ["yes"]))  # no partner: left out
     frame = pd.DataFrame(rows, columns=["subject", "item_id", "variant", "prediction", "answers"])
     table = negation_accuracy(frame)
-    want = {"org_acc": (3, "Org-Acc"), "mod_acc": (3, "Mod-Acc"), "comb_acc": (2, "Comb-Acc")}
+    want = {"org_acc": (3, "Org-Acc"), "mod_acc": (3, "Mod-Acc"), "comb_acc": (2, "Comb-Acc"),
+            "org_no": (1, "no% Org"), "mod_no": (1, "no% Mod")}  # fmt: skip
     for metric, (k, label) in want.items():
         row = _get(table, metric=metric)
         assert row["label"] == label and row["n"] == 4 and row["n_unpaired"] == 1

@@ -310,7 +310,13 @@ def expectation_rates(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-NEGATION_LABELS = {"org_acc": "Org-Acc", "mod_acc": "Mod-Acc", "comb_acc": "Comb-Acc"}
+NEGATION_LABELS = {
+    "org_acc": "Org-Acc",
+    "mod_acc": "Mod-Acc",
+    "comb_acc": "Comb-Acc",
+    "org_no": "no% Org",
+    "mod_no": "no% Mod",
+}
 
 
 def _paired(
@@ -331,13 +337,17 @@ def negation_accuracy(
 ) -> pd.DataFrame:
     """Per subject, over items (``item_id``) answered in both the ``original`` and the
     ``modified`` variant: Org-Acc (original right), Mod-Acc (modified right; its gold is
-    the flipped answer), Comb-Acc (both right), with Wilson intervals. The method's Table 10.
-    ``n_unpaired`` counts rows whose partner is missing (left out)."""
+    the flipped answer), Comb-Acc (both right), with Wilson intervals. The method's Table 10,
+    plus the share of "no" answers on each side (``org_no``, ``mod_no``: a model that keeps
+    its answer whatever the text says shows the same share on both). ``n_unpaired`` counts
+    rows whose partner is missing (left out)."""
     out = []
     for subject, rows in _scored(frame).groupby("subject", sort=False):
         both, org_alone, mod_alone = _paired(rows, [], original, modified)
         both["comb"] = both["correct_org"] & both["correct_mod"]
-        columns = {"org_acc": "correct_org", "mod_acc": "correct_mod", "comb_acc": "comb"}
+        both["org_no"], both["mod_no"] = both["label_org"] == "no", both["label_mod"] == "no"
+        columns = {"org_acc": "correct_org", "mod_acc": "correct_mod", "comb_acc": "comb",
+                   "org_no": "org_no", "mod_no": "mod_no"}  # fmt: skip
         for metric, column in columns.items():
             out.append(
                 {

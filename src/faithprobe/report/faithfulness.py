@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..metrics.qa import NEGATION_LABELS
 from ..seeding import rng_for
 from .html import Examples, Section
 from .plots import Plot
@@ -165,6 +166,7 @@ def negation_table(metrics: Mapping[str, Any]) -> Table | None:
         pd.DataFrame(rows),
         note="Over the items with a NEG variant: Org-Acc = right on the original story (OS), "
         "Mod-Acc = right on the negated one (gold: the flipped answer), Comb-Acc = both. "
+        "no% = share of 'no' answers on each side. "
         "Percent, Wilson 95% intervals. negation = edit-file (hand-written edits), "
         "rule-based (the rule negator) or all.",
     )
@@ -185,7 +187,7 @@ def _pa_rows(data: pd.DataFrame, columns: Mapping[tuple[str, str], str]) -> pd.D
 
 
 PA_FORMS = {"original": "Org-Acc", "paraphrase": "Mod-Acc", "control": "New-Acc"}
-NEGATION_COLUMNS = {"org_acc": "Org-Acc", "mod_acc": "Mod-Acc", "comb_acc": "Comb-Acc"}
+NEGATION_COLUMNS = NEGATION_LABELS
 
 
 def predicate_argument_table(metrics: Mapping[str, Any]) -> Table | None:
