@@ -288,3 +288,16 @@ def test_augmented_pairs_put_a_generated_sentence_in_place_of_the_answer(squad_f
     assert aug["TS-R+Aug:squad-q2"].intervened.features["dropped"] == FIRST_SENTENCE
     q4 = aug["TS-R+Aug:squad-q4"].intervened
     assert q4.context == "The bridge opened in 1932. The bridge is made of steel."
+
+
+def test_data_options_reach_the_reader_and_the_deletions(squad_file):
+    by_answer = get_suite("faithfulness", {"rationale": "answer"}).pairs(squad_file, seed=0)
+    q1 = next(p.original for p in by_answer if p.pair_id == "OS:squad-q1")
+    assert [q1.context[s:e] for s, e in q1.rationale] == ["Paris"]
+    pysbd = get_suite("faithfulness", {"splitter": "pysbd"}).pairs(squad_file, seed=0)
+    tsr = next(p.intervened for p in pysbd if p.pair_id == "TS-R:squad-q1")
+    assert tsr.features["deletion_splitter"] == "pysbd"
+    assert tsr.context == "Anna was born in Oslo. Paris"
+    for bad in ({"splitter": "nltk"}, {"rationale": "paragraph"}, {"history_turns": "-1"}):
+        with pytest.raises(UsageError):
+            get_suite("faithfulness", bad)

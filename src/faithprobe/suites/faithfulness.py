@@ -68,7 +68,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from faithprobe.datasets.qa import read_qa
+from faithprobe.datasets.qa import detect_qa_format, read_qa
+from faithprobe.datasets.squad import RATIONALES
 from faithprobe.errors import UsageError
 from faithprobe.examples import UNKNOWN, QAExample
 from faithprobe.expectations import ANSWER_UNCHANGED
@@ -84,6 +85,7 @@ from faithprobe.requests import (
     SpanAnswer,
     SpanAnswerRequest,
 )
+from faithprobe.sentences import DEFAULT_SPLITTER, SPLITTERS
 from faithprobe.suites import faithfulness_probes as probes
 from faithprobe.suites.base import Suite, hash_rank
 
@@ -155,6 +157,9 @@ class FaithfulnessSuite(Suite):
         "probe": (str, "", "'predicate-argument': the generated probe instead of --data"),
         "augment": (str, "", "model writing TS-R+Aug/OS-R+Aug sentences (e.g. embedded)"),
         "chat": (bool, False, "ask LMs for answers as a chat message (their chat template)"),
+        "splitter": (str, DEFAULT_SPLITTER, "sentence splitter: spacy or pysbd"),
+        "rationale": (str, "sentence", "SQuAD-format rationale: sentence or answer (span)"),
+        "history_turns": (int, 2, "CoQA: previous turns (with gold answers) before a question"),
     }
 
     def __init__(
@@ -166,6 +171,9 @@ class FaithfulnessSuite(Suite):
         probe: str = "",
         augment: str = "",
         chat: bool = False,
+        splitter: str = DEFAULT_SPLITTER,
+        rationale: str = "sentence",
+        history_turns: int = 2,
     ) -> None:
         if max_new_tokens < 1:
             raise UsageError(f"max_new_tokens must be 1 or more, got {max_new_tokens}")
@@ -177,6 +185,13 @@ class FaithfulnessSuite(Suite):
         self.max_new_tokens = max_new_tokens
         self.edits, self.negate, self.probe = edits, negate, probe
         self.augment, self.chat = augment, chat
+        if splitter not in SPLITTERS:
+            raise UsageError(f"splitter must be one of {', '.join(SPLITTERS)}, got {splitter!r}")
+        if rationale not in RATIONALES:
+            raise UsageError(f"rationale must be one of {', '.join(RATIONALES)}, got {rationale!r}")
+        if history_turns < 0:
+            raise UsageError(f"history_turns must be 0 or more, got {history_turns}")
+        self.splitter, self.rationale, self.history_turns = splitter, rationale, history_turns
 
     # -- data ----------------------------------------------------------------------------
 
@@ -191,22 +206,35 @@ class FaithfulnessSuite(Suite):
                 "file (e.g. ../shared/data/squad/dev-v1.1.json), or -o probe=predicate-argument"
             )
         out = []
-        examples = read_qa(Path(data))
+        examples = self.read(Path(data))
         for ex in examples:
             expected = UNKNOWN if ex.answer_type == UNKNOWN else "answer"
             same = replace(ex, features={**ex.features, "variant": ORIGINAL, "expected": expected})
             out.append(Pair(ex, same, "none", ANSWER_UNCHANGED, pair_id=f"{ORIGINAL}:{ex.id}"))
-            hotpot = ex.features.get("source") == "hotpotqa"
-            for variant, name in (HOTPOT_DELETIONS if hotpot else DELETIONS).items():
-                out.append(deletion_pair(ex, variant, name))
+            deletions = HOTPOT_DELETIONS if is_hotpot(ex) else DELETIONS
+            for variant, name in deletions.items():
+                out.append(deletion_pair(ex, variant, name, splitter=self.splitter))
         return out + probes.negation_pairs(examples, self.edits, self.negate)
+
+    def read(self, path: Path) -> list[QAExample]:
+        """The examples of a QA file, read with the options that apply to its format."""
+        format = detect_qa_format(path)
+        options = {
+            "squad": {"rationale": self.rationale, "splitter": self.splitter},
+            "coqa": {"history_turns": self.history_turns},
+        }.get(format, {})
+        return read_qa(path, format, **options)
 
     def complete(self, pairs: list[Pair], models) -> list[Pair]:
         """With ``augment``: a ``+Aug`` pair beside every TS-R / OS-R pair (see
         :func:`augmented_pairs`); its sentences are generated now, for the sampled items only."""
         if not self.augment:
             return pairs
-        return pairs + augmented_pairs(pairs, lambda rs: models.ask(self.augment, rs, "augment"))
+
+        def generate(requests):
+            return models.ask(self.augment, requests, "augment")
+
+        return pairs + augmented_pairs(pairs, generate, splitter=self.splitter)
 
     def stratum(self, pair: Pair) -> Hashable:
         return pair.intervention
@@ -304,7 +332,8 @@ class FaithfulnessSuite(Suite):
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
         options = {"template": self.prompt.template, "max_new_tokens": self.max_new_tokens,
                    "edits": self.edits, "negate": self.negate, "probe": self.probe,
-                   "augment": self.augment, "chat": self.chat}  # fmt: skip
+                   "augment": self.augment, "chat": self.chat, "splitter": self.splitter,
+                   "rationale": self.rationale, "history_turns": self.history_turns}  # fmt: skip
         if self.probe:
             pa = probes.predicate_argument_metrics(results, seed)
             return {"options": options, "predicate_argument": pa}
@@ -334,11 +363,17 @@ def _expected(variant: str) -> str:
     return UNKNOWN if "-R" in variant else "answer"
 
 
-def deletion_pair(example: QAExample, variant: str, name: str, **params) -> Pair:
-    """The pair (``example``, its ``variant`` made by the deletion ``name``); a variant the
-    deletion cannot make is the original marked ``dropped`` with the reason (same id:
-    nothing new is asked)."""
-    result = explain(name, example, **params)
+def is_hotpot(example: QAExample) -> bool:
+    return example.features.get("source") == "hotpotqa"
+
+
+def deletion_pair(
+    example: QAExample, variant: str, name: str, *, splitter: str = DEFAULT_SPLITTER, **params
+) -> Pair:
+    """The pair (``example``, its ``variant`` made by the deletion ``name`` with sentences
+    from ``splitter``; HotpotQA keeps its own sentences); a variant the deletion cannot make
+    is the original marked ``dropped`` with the reason (same id: nothing new is asked)."""
+    result = explain(name, example, splitter=None if is_hotpot(example) else splitter, **params)
     changed = result.example
     if changed is None:
         features = {**example.features, "variant": variant, "dropped": result.reason}
@@ -355,7 +390,9 @@ AUGMENT_PROMPT = (
 AUGMENT_MAX_NEW_TOKENS = 48
 
 
-def augmented_pairs(pairs: Sequence[Pair], generate) -> list[Pair]:
+def augmented_pairs(
+    pairs: Sequence[Pair], generate, *, splitter: str = DEFAULT_SPLITTER
+) -> list[Pair]:
     """TS-R+Aug / OS-R+Aug: for every TS-R / OS-R pair, the same deletion with a generated
     sentence holding the answer in place of the bare re-inserted answer (Chaturvedi et
     al.'s augmentation). ``generate(requests)`` answers generation requests
@@ -380,7 +417,9 @@ def augmented_pairs(pairs: Sequence[Pair], generate) -> list[Pair]:
     out = []
     for p in removals:
         variant = p.pair_id.split(":", 1)[0] + "+Aug"
-        out.append(deletion_pair(p.original, variant, p.intervention, augment=augmenter))
+        out.append(
+            deletion_pair(p.original, variant, p.intervention, splitter=splitter, augment=augmenter)
+        )
     return out
 
 
