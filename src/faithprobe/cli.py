@@ -23,7 +23,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from faithprobe.errors import FaithprobeError
+from faithprobe.errors import FaithprobeError, UsageError
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -121,6 +121,13 @@ def _progress_factory(progress: Progress):
     return start
 
 
+def _endpoint_option(text: str, **kwargs):
+    """An option of ``run`` that applies to openai: models only."""
+    return typer.Option(
+        help=f"openai: models: {text}", rich_help_panel="OpenAI-compatible endpoints", **kwargs
+    )
+
+
 @app.command()
 def run(
     suite: Annotated[str, typer.Argument(help="suite to run (see `faithprobe list`)")],
@@ -131,7 +138,7 @@ def run(
             "-m",
             help="'embedded', a local folder or a Hugging Face id; repeat to "
             "compare models; prefix hf-causal:, hf-masked:, hf-mc: or hf-nli: to force a "
-            "backend",
+            "backend; openai:MODEL for a model behind an OpenAI-compatible endpoint",
         ),
     ] = None,
     data: Annotated[
@@ -167,6 +174,37 @@ def run(
             help="suite option KEY=VALUE (repeatable; `faithprobe list` shows each suite's)",
         ),
     ] = None,
+    base_url: Annotated[
+        str | None,
+        _endpoint_option(
+            "the endpoint's base URL, e.g. http://127.0.0.1:8000/v1 (default: the OpenAI API)"
+        ),
+    ] = None,
+    api: Annotated[
+        str,
+        _endpoint_option(
+            "what the endpoint serves: 'completions' (/v1/completions with echo and logprobs, "
+            "and chat) or 'chat' (chat completions only: generation suites only)"
+        ),
+    ] = "completions",
+    api_key_env: Annotated[
+        str,
+        _endpoint_option(
+            "the environment variable holding the API key (the key is never written anywhere)"
+        ),
+    ] = "OPENAI_API_KEY",
+    concurrency: Annotated[int, _endpoint_option("requests in flight at once", min=1)] = 4,
+    timeout: Annotated[
+        float, _endpoint_option("seconds per HTTP request before it is retried", min=0.001)
+    ] = 60.0,
+    max_retries: Annotated[
+        int,
+        _endpoint_option(
+            "retries of a request after 429, 5xx, a timeout or a dropped connection "
+            "(exponential backoff with jitter)",
+            min=0,
+        ),
+    ] = 6,
 ) -> None:
     """Run SUITE on one or more models and write a run folder with a report."""
     from transformers.utils import logging as hf_logging
@@ -174,11 +212,22 @@ def run(
     from faithprobe.report import summary_table, summary_title
     from faithprobe.runner import RunConfig
     from faithprobe.runner import run as run_suite
+    from faithprobe.subjects import EndpointConfig
 
     hf_logging.disable_progress_bar()  # ours is the one that counts items
     with _errors():
         if data is not None and not data.exists():
             raise FileNotFoundError(f"{data}: no such data file or folder")
+        if base_url and not any(m.startswith("openai:") for m in model or []):
+            raise UsageError("--base-url is for openai:MODEL models; none was given")
+        endpoint = EndpointConfig(
+            base_url=base_url,
+            api=api,
+            api_key_env=api_key_env,
+            concurrency=concurrency,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
         config = RunConfig(
             suite=suite,
             models=model or ["embedded"],
@@ -190,6 +239,7 @@ def run(
             cache=not no_cache,
             cache_dir=cache_dir,
             options=_parse_options(option or []),
+            endpoint=endpoint,
             command="faithprobe " + " ".join(sys.argv[1:]),
         )
         columns = [
