@@ -281,6 +281,93 @@ def report(
 
 
 @app.command()
+def serve(
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model", "-m", help="a causal LM: 'embedded', a local folder or a Hugging Face id"
+        ),
+    ] = "embedded",
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="port (0: a free one)")] = 8000,
+    name: Annotated[
+        str | None,
+        typer.Option(help="the model name clients ask for (default: --model as given)"),
+    ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(help="require the key held by this environment variable (default: none)"),
+    ] = None,
+    chat_only: Annotated[
+        bool, typer.Option("--chat-only", help="serve chat completions only (404 on completions)")
+    ] = False,
+    fault_rate: Annotated[
+        float,
+        typer.Option(
+            min=0.0, max=1.0, help="fraction of requests that get an injected fault (seeded)"
+        ),
+    ] = 0.0,
+    fail_first: Annotated[
+        int, typer.Option(min=0, help="the first N requests get faults, cycling through the kinds")
+    ] = 0,
+    fault_kinds: Annotated[
+        str, typer.Option(help="comma-separated faults to inject: 429, 500, drop, slow")
+    ] = "429,500,drop,slow",
+    slow_seconds: Annotated[
+        float, typer.Option(min=0.0, help="how long a 'slow' fault waits before answering")
+    ] = 5.0,
+    fault_seed: Annotated[int, typer.Option(help="seed of the fault draws")] = 0,
+) -> None:
+    """Serve a local causal LM through an OpenAI-compatible API (/v1/completions with echo
+    and logprobs, /v1/chat/completions, /v1/models), for trying the openai: backend."""
+    from transformers.utils import logging as hf_logging
+
+    from faithprobe.serving import Faults, OpenAIServer
+    from faithprobe.subjects import load_subject
+    from faithprobe.subjects.hf_causal import HFCausalLM
+
+    hf_logging.disable_progress_bar()
+    with _errors():
+        kinds = tuple(k.strip() for k in fault_kinds.split(",") if k.strip())
+        faults = Faults(
+            first=tuple(kinds[i % len(kinds)] for i in range(fail_first)) if kinds else (),
+            rate=fault_rate,
+            kinds=kinds,
+            slow_seconds=slow_seconds,
+            seed=fault_seed,
+        )
+        subject = load_subject(model)
+        if not isinstance(subject, HFCausalLM):
+            raise UsageError(f"{model}: serve needs a causal LM, not a {subject.kind} model")
+        key = None
+        if api_key_env:
+            key = os.environ.get(api_key_env)
+            if not key:
+                raise UsageError(f"--api-key-env {api_key_env}: that variable is not set")
+        server = OpenAIServer(
+            subject,
+            host=host,
+            port=port,
+            model_name=name or model,
+            faults=faults,
+            api_key=key,
+            chat_only=chat_only,
+        )
+        served = name or model
+        console.print(
+            f"serving [bold]{served}[/] at [bold]{server.url}[/] (Ctrl-C stops)\n"
+            f"try: faithprobe run distractors --model openai:{served} --base-url "
+            f"{server.url} --limit 50",
+            highlight=False,
+            soft_wrap=True,  # a command to copy, whole
+        )
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            console.print("stopped")
+
+
+@app.command()
 def generate(
     name: Annotated[str, typer.Argument(help="generator (see `faithprobe list`)")],
     out: Annotated[Path, typer.Option(help="JSON lines file to write")],
