@@ -305,6 +305,12 @@ def test_load_subject_and_the_cli_run_against_the_server(server, tmp_path, monke
     assert isinstance(subject, OpenAISubject) and subject.accepts == {"generation"}
     with pytest.raises(ModelError, match="openai:MODEL"):
         load_subject("openai:")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    assert load_subject("openai:tiny").base_url == server.url
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ModelError, match="set the environment variable OPENAI_API_KEY"):
+        load_subject("openai:gpt-4o-mini")
     out = tmp_path / "cli"
     args = ["run", "distractors", "--model", "openai:tiny", "--base-url", server.url]
     args += ["--limit", "3", "--out", str(out), "--cache-dir", str(tmp_path / "c")]

@@ -91,7 +91,7 @@ USAGE_FIELDS = (
 class EndpointConfig:
     """How to reach an endpoint and how hard to try (everything but the key itself)."""
 
-    base_url: str | None = None  # None: the OpenAI API
+    base_url: str | None = None  # None: $OPENAI_BASE_URL, else the OpenAI API
     api: str = "completions"  # see APIS
     api_key_env: str = "OPENAI_API_KEY"
     concurrency: int = 4  # requests in flight at once
@@ -142,10 +142,11 @@ class OpenAISubject(Subject):
             if endpoint.api == "chat"
             else frozenset({CandidateScoreRequest.kind, GenerationRequest.kind})
         )
-        self.base_url = public_url(endpoint.base_url or DEFAULT_BASE_URL)
+        url = endpoint.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self.base_url = public_url(url)
         key = os.environ.get(endpoint.api_key_env)
         if not key:
-            if endpoint.base_url is None:
+            if self.base_url == DEFAULT_BASE_URL:
                 raise ModelError(
                     f"{self.name}: set the environment variable {endpoint.api_key_env} to "
                     f"your API key for {DEFAULT_BASE_URL}"
@@ -153,7 +154,7 @@ class OpenAISubject(Subject):
             key = "none"  # a server without authentication takes any key
         self._client = openai.OpenAI(
             api_key=key,
-            base_url=endpoint.base_url or DEFAULT_BASE_URL,
+            base_url=url,
             timeout=endpoint.timeout,
             max_retries=0,  # ours, below: counted, and proven by the tests
         )
