@@ -23,7 +23,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from faithprobe.errors import FaithprobeError
+from faithprobe.errors import FaithprobeError, UsageError
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -121,6 +121,13 @@ def _progress_factory(progress: Progress):
     return start
 
 
+def _endpoint_option(text: str, **kwargs):
+    """An option of ``run`` that applies to openai: models only."""
+    return typer.Option(
+        help=f"openai: models: {text}", rich_help_panel="OpenAI-compatible endpoints", **kwargs
+    )
+
+
 @app.command()
 def run(
     suite: Annotated[str, typer.Argument(help="suite to run (see `faithprobe list`)")],
@@ -131,7 +138,7 @@ def run(
             "-m",
             help="'embedded', a local folder or a Hugging Face id; repeat to "
             "compare models; prefix hf-causal:, hf-masked:, hf-mc: or hf-nli: to force a "
-            "backend",
+            "backend; openai:MODEL for a model behind an OpenAI-compatible endpoint",
         ),
     ] = None,
     data: Annotated[
@@ -167,6 +174,37 @@ def run(
             help="suite option KEY=VALUE (repeatable; `faithprobe list` shows each suite's)",
         ),
     ] = None,
+    base_url: Annotated[
+        str | None,
+        _endpoint_option(
+            "the endpoint's base URL, e.g. http://127.0.0.1:8000/v1 (default: the OpenAI API)"
+        ),
+    ] = None,
+    api: Annotated[
+        str,
+        _endpoint_option(
+            "what the endpoint serves: 'completions' (/v1/completions with echo and logprobs, "
+            "and chat) or 'chat' (chat completions only: generation suites only)"
+        ),
+    ] = "completions",
+    api_key_env: Annotated[
+        str,
+        _endpoint_option(
+            "the environment variable holding the API key (the key is never written anywhere)"
+        ),
+    ] = "OPENAI_API_KEY",
+    concurrency: Annotated[int, _endpoint_option("requests in flight at once", min=1)] = 4,
+    timeout: Annotated[
+        float, _endpoint_option("seconds per HTTP request before it is retried", min=0.001)
+    ] = 60.0,
+    max_retries: Annotated[
+        int,
+        _endpoint_option(
+            "retries of a request after 429, 5xx, a timeout or a dropped connection "
+            "(exponential backoff with jitter)",
+            min=0,
+        ),
+    ] = 6,
 ) -> None:
     """Run SUITE on one or more models and write a run folder with a report."""
     from transformers.utils import logging as hf_logging
@@ -174,11 +212,22 @@ def run(
     from faithprobe.report import summary_table, summary_title
     from faithprobe.runner import RunConfig
     from faithprobe.runner import run as run_suite
+    from faithprobe.subjects import EndpointConfig
 
     hf_logging.disable_progress_bar()  # ours is the one that counts items
     with _errors():
         if data is not None and not data.exists():
             raise FileNotFoundError(f"{data}: no such data file or folder")
+        if base_url and not any(m.startswith("openai:") for m in model or []):
+            raise UsageError("--base-url is for openai:MODEL models; none was given")
+        endpoint = EndpointConfig(
+            base_url=base_url,
+            api=api,
+            api_key_env=api_key_env,
+            concurrency=concurrency,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
         config = RunConfig(
             suite=suite,
             models=model or ["embedded"],
@@ -190,6 +239,7 @@ def run(
             cache=not no_cache,
             cache_dir=cache_dir,
             options=_parse_options(option or []),
+            endpoint=endpoint,
             command="faithprobe " + " ".join(sys.argv[1:]),
         )
         columns = [
@@ -228,6 +278,93 @@ def report(
             raise ValueError("merging several runs needs --out FOLDER")
         folder = rebuild(run_dirs, out)
         console.print(f"report: [bold]{folder / 'report.html'}[/]")
+
+
+@app.command()
+def serve(
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model", "-m", help="a causal LM: 'embedded', a local folder or a Hugging Face id"
+        ),
+    ] = "embedded",
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="port (0: a free one)")] = 8000,
+    name: Annotated[
+        str | None,
+        typer.Option(help="the model name clients ask for (default: --model as given)"),
+    ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(help="require the key held by this environment variable (default: none)"),
+    ] = None,
+    chat_only: Annotated[
+        bool, typer.Option("--chat-only", help="serve chat completions only (404 on completions)")
+    ] = False,
+    fault_rate: Annotated[
+        float,
+        typer.Option(
+            min=0.0, max=1.0, help="fraction of requests that get an injected fault (seeded)"
+        ),
+    ] = 0.0,
+    fail_first: Annotated[
+        int, typer.Option(min=0, help="the first N requests get faults, cycling through the kinds")
+    ] = 0,
+    fault_kinds: Annotated[
+        str, typer.Option(help="comma-separated faults to inject: 429, 500, drop, slow")
+    ] = "429,500,drop,slow",
+    slow_seconds: Annotated[
+        float, typer.Option(min=0.0, help="how long a 'slow' fault waits before answering")
+    ] = 5.0,
+    fault_seed: Annotated[int, typer.Option(help="seed of the fault draws")] = 0,
+) -> None:
+    """Serve a local causal LM through an OpenAI-compatible API (/v1/completions with echo
+    and logprobs, /v1/chat/completions, /v1/models), for trying the openai: backend."""
+    from transformers.utils import logging as hf_logging
+
+    from faithprobe.serving import Faults, OpenAIServer
+    from faithprobe.subjects import load_subject
+    from faithprobe.subjects.hf_causal import HFCausalLM
+
+    hf_logging.disable_progress_bar()
+    with _errors():
+        kinds = tuple(k.strip() for k in fault_kinds.split(",") if k.strip())
+        faults = Faults(
+            first=tuple(kinds[i % len(kinds)] for i in range(fail_first)) if kinds else (),
+            rate=fault_rate,
+            kinds=kinds,
+            slow_seconds=slow_seconds,
+            seed=fault_seed,
+        )
+        subject = load_subject(model)
+        if not isinstance(subject, HFCausalLM):
+            raise UsageError(f"{model}: serve needs a causal LM, not a {subject.kind} model")
+        key = None
+        if api_key_env:
+            key = os.environ.get(api_key_env)
+            if not key:
+                raise UsageError(f"--api-key-env {api_key_env}: that variable is not set")
+        server = OpenAIServer(
+            subject,
+            host=host,
+            port=port,
+            model_name=name or model,
+            faults=faults,
+            api_key=key,
+            chat_only=chat_only,
+        )
+        served = name or model
+        console.print(
+            f"serving [bold]{served}[/] at [bold]{server.url}[/] (Ctrl-C stops)\n"
+            f"try: faithprobe run distractors --model openai:{served} --base-url "
+            f"{server.url} --limit 50",
+            highlight=False,
+            soft_wrap=True,  # a command to copy, whole
+        )
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            console.print("stopped")
 
 
 @app.command()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 
 from faithprobe.examples import NLI_LABELS
@@ -153,6 +154,16 @@ class GenerationRequest(_Keyed):
             return _key(fingerprint, self.kind, self)
         plain = {k: v for k, v in asdict(self).items() if k != "chat"}
         return _digest([fingerprint, self.kind, plain])  # as before ``chat`` existed
+
+
+def stop_index(text: str, stop: Sequence[str]) -> int | None:
+    """Where generated ``text`` is cut: the start of the first stop string that starts once
+    the answer has begun (after any leading white space, so a reply opening with a newline is
+    not cut before it says anything); None if there is none. Every generation backend cuts by
+    this rule and then strips trailing white space."""
+    lead = len(text) - len(text.lstrip())
+    found = [i for i in (text.find(s, lead) for s in stop if s) if i >= 0]
+    return min(found) if found else None
 
 
 Request = CandidateScoreRequest | TextPairRequest | SpanAnswerRequest | GenerationRequest

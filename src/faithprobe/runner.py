@@ -29,6 +29,7 @@ from faithprobe.subjects import load_subject
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.cache import AnswerCache, default_cache_dir
 from faithprobe.subjects.cached import CachedSubject
+from faithprobe.subjects.openai_compat import EndpointConfig
 from faithprobe.suites import Suite, get_suite
 
 METRICS_SCHEMA_VERSION = 1
@@ -48,6 +49,7 @@ class RunConfig:
     cache: bool = True
     cache_dir: Path | None = None
     options: dict[str, object] = field(default_factory=dict)  # suite options
+    endpoint: EndpointConfig = field(default_factory=EndpointConfig)  # for openai: models
     command: str = field(default_factory=lambda: " ".join(sys.argv))
 
 
@@ -92,14 +94,19 @@ class ModelPool:
     cache, so those calls resume and repeat for free like the subjects' own."""
 
     def __init__(
-        self, cache: AnswerCache, batch_size: int, progress: ProgressFactory | None = None
+        self,
+        cache: AnswerCache,
+        batch_size: int,
+        progress: ProgressFactory | None = None,
+        endpoint: EndpointConfig | None = None,
     ) -> None:
         self.cache, self.batch_size, self.progress = cache, batch_size, progress
+        self.endpoint = endpoint or EndpointConfig()
         self._loaded: dict[str, CachedSubject] = {}
 
     def get(self, spec: str) -> CachedSubject:
         if spec not in self._loaded:
-            subject = load_subject(spec, batch_size=self.batch_size)
+            subject = load_subject(spec, batch_size=self.batch_size, endpoint=self.endpoint)
             self._loaded[spec] = CachedSubject(subject, self.cache)
         return self._loaded[spec]
 
@@ -131,6 +138,7 @@ def answer_all(suite: Suite, pairs, subject: Subject, progress: ProgressFactory 
         examples.setdefault(p.intervened.id, p.intervened)
     ids = sorted(examples)
     requests = [suite.request(examples[i], subject) for i in ids]
+    subject.check_accepts(requests)  # before any work: name what the model cannot answer
     advance = progress(subject.name, len(requests)) if progress else None
     scored = subject.answer(requests, advance)
     return dict(zip(ids, scored, strict=True))
@@ -161,27 +169,33 @@ def run(
     rows, info = [], []
     try:
         pairs = suite.sample(suite.pairs(config.data, config.seed), config.limit, config.seed)
-        pool = ModelPool(cache, config.batch_size, progress)
+        pool = ModelPool(cache, config.batch_size, progress, config.endpoint)
         pairs = suite.complete(pairs, pool)
         log(f"{len(pairs)} pairs ({suite.name}, seed {config.seed})")
         if subjects is None:
-            subjects = [load_subject(m, batch_size=config.batch_size) for m in config.models]
+            subjects = [
+                load_subject(m, batch_size=config.batch_size, endpoint=config.endpoint)
+                for m in config.models
+            ]
         names = [s.name for s in subjects]
         if len(set(names)) != len(names):
             raise ValueError(f"two subjects share a name: {names}")
         for subject in subjects:
             cached = CachedSubject(subject, cache)
+            before = subject.usage()
             answers = answer_all(suite, pairs, cached, progress)
             rows += suite.rows(pairs, subject, answers)
-            info.append(
-                {
-                    "name": subject.name,
-                    "fingerprint": subject.fingerprint,
-                    "kind": subject.kind,
-                    "computed_requests": cached.computed,
-                    "cached_requests": len(answers) - cached.computed,
-                }
-            )
+            entry = {
+                "name": subject.name,
+                "fingerprint": subject.fingerprint,
+                "kind": subject.kind,
+                **subject.describe(),
+                "computed_requests": cached.computed,
+                "cached_requests": len(answers) - cached.computed,
+            }
+            if before is not None:  # what this run cost (tokens, HTTP requests)
+                entry["usage"] = {k: v - before.get(k, 0) for k, v in subject.usage().items()}
+            info.append(entry)
     finally:
         cache.close()
     results = pd.DataFrame(rows)

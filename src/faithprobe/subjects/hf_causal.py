@@ -32,6 +32,7 @@ from faithprobe.requests import (
     CandidateScores,
     Generation,
     GenerationRequest,
+    stop_index,
 )
 from faithprobe.subjects.hf_base import HFSubject
 
@@ -56,12 +57,26 @@ class HFCausalLM(HFSubject):
 
     # -- tokenization ------------------------------------------------------------------
 
-    def _prompt_ids(self, text: str) -> list[int]:
+    def prompt_ids(self, text: str) -> list[int]:
+        """The token ids a plain prompt (or a scoring context) is run as."""
         ids = self.tokenizer(text).input_ids if text else []
         return ids or [self._start_id]  # an empty prompt still needs one token to predict from
 
+    def chat_ids(self, messages: list[dict[str, str]]) -> list[int]:
+        """The token ids of ``messages`` in the tokenizer's chat template, ready for the
+        assistant's reply (the template writes its own special tokens)."""
+        if not getattr(self.tokenizer, "chat_template", None):
+            raise ValueError(
+                f"{self.name} has no chat template, so it cannot answer chat requests; "
+                "use an instruction-tuned model or turn chat off"
+            )
+        text = self.tokenizer.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=True
+        )
+        return self.tokenizer(text, add_special_tokens=False).input_ids
+
     def _encode(self, request: CandidateScoreRequest) -> tuple[list[int], list[list[int]]]:
-        context = self._prompt_ids(request.context)
+        context = self.prompt_ids(request.context)
         candidates = []
         for c in request.candidates:
             text, start = request.filled(c)
@@ -81,25 +96,11 @@ class HFCausalLM(HFSubject):
     def _encode_generation(self, request: GenerationRequest) -> tuple[list[int], int, tuple]:
         if request.max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be >= 0, got {request.max_new_tokens}")
-        if request.chat:  # the template writes its own special tokens
-            prompt = self.tokenizer(self._chat_prompt(request.prompt), add_special_tokens=False)
-            ids = prompt.input_ids
+        if request.chat:
+            ids = self.chat_ids([{"role": "user", "content": request.prompt}])
         else:
-            ids = self._prompt_ids(request.prompt)
+            ids = self.prompt_ids(request.prompt)
         return ids, request.max_new_tokens, request.stop
-
-    def _chat_prompt(self, message: str) -> str:
-        """``message`` as the user's turn in the tokenizer's chat template, ready for the
-        assistant's reply."""
-        if not getattr(self.tokenizer, "chat_template", None):
-            raise ValueError(
-                f"{self.name} has no chat template, so it cannot answer chat requests; "
-                "use an instruction-tuned model or turn chat off"
-            )
-        messages = [{"role": "user", "content": message}]
-        return self.tokenizer.apply_chat_template(
-            messages, tokenize=False, add_generation_prompt=True
-        )
 
     # -- scoring -----------------------------------------------------------------------
 
@@ -177,7 +178,8 @@ class HFCausalLM(HFSubject):
         prompt, max_new, _ = encoded
         return len(prompt) + max_new, 1
 
-    def _decode(self, tokens: list[int]) -> str:
+    def decode(self, tokens: list[int]) -> str:
+        """The text of ``tokens`` as generations are decoded (special tokens skipped)."""
         return self.tokenizer.decode(
             tokens, skip_special_tokens=True, clean_up_tokenization_spaces=False
         )
@@ -185,9 +187,15 @@ class HFCausalLM(HFSubject):
     def _finished(self, tokens: list[int], max_new: int, stop: tuple[str, ...]) -> bool:
         if len(tokens) >= max_new or (tokens and tokens[-1] in self._eos_ids):
             return True
-        return _stop_at(self._decode(tokens), stop) is not None
+        return stop_index(self.decode(tokens), stop) is not None
 
     def _generate_batch(self, batch: list[tuple[list[int], int, tuple]]) -> list[Generation]:
+        made = self._greedy(batch)
+        return [self._cut(tokens, stop) for tokens, (_, _, stop) in zip(made, batch, strict=True)]
+
+    def _greedy(self, batch: list[tuple[list[int], int, tuple]]) -> list[list[int]]:
+        """The greedy continuation of each (prompt ids, max new tokens, stop strings), up to
+        and including the EOS token that ended it, if one did."""
         made: list[list[int]] = [[] for _ in batch]
         done = [max_new == 0 for _, max_new, _ in batch]
         if not all(done):
@@ -208,28 +216,43 @@ class HFCausalLM(HFSubject):
                 # tokens are dropped
                 mask = torch.cat([mask, ones], dim=1)
                 positions = positions[:, -1:] + 1
-        return [self._cut(tokens, stop) for tokens, (_, _, stop) in zip(made, batch, strict=True)]
+        return made
+
+    def greedy(self, ids: list[int], max_new_tokens: int) -> tuple[list[int], bool]:
+        """The greedy continuation of the token ids ``ids`` as :meth:`answer` generates it,
+        but uncut by stop strings: its tokens (without the EOS token) and whether an EOS
+        token ended it."""
+        with torch.inference_mode():
+            tokens = self._greedy([(ids, max_new_tokens, ())])[0]
+        if tokens and tokens[-1] in self._eos_ids:
+            return tokens[:-1], True
+        return tokens, False
+
+    def token_logprobs(self, ids: list[int]) -> list[float | None]:
+        """The natural-log probability of each token given the tokens before it, from one
+        forward pass (None for the first token, which has nothing to be predicted from)."""
+        if not ids:
+            return []
+        tokens = torch.tensor([ids], dtype=torch.long, device=self.device)
+        mask = torch.ones_like(tokens)
+        positions = torch.arange(len(ids), device=self.device)[None, :]
+        with torch.inference_mode():
+            logits = self._forward(tokens, mask, positions).logits[0, :-1].float()
+            picked = torch.log_softmax(logits, dim=-1).gather(-1, tokens[0, 1:, None])[:, 0]
+        return [None, *picked.tolist()]
 
     def _cut(self, tokens: list[int], stop: tuple[str, ...]) -> Generation:
         if tokens and tokens[-1] in self._eos_ids:
             tokens = tokens[:-1]
-        text = self._decode(tokens)
-        cut = _stop_at(text, stop)
+        text = self.decode(tokens)
+        cut = stop_index(text, stop)
         kept = text if cut is None else text[:cut]
         n_tokens = next(
-            (k for k in range(len(tokens)) if self._decode(tokens[:k]).startswith(kept)),
+            (k for k in range(len(tokens)) if self.decode(tokens[:k]).startswith(kept)),
             len(tokens),
         )
         answer = kept.rstrip()
         return Generation(answer, n_tokens if answer else 0)
-
-
-def _stop_at(text: str, stop: tuple[str, ...]) -> int | None:
-    """Where the first stop string starts, counting only those that start once the answer
-    has begun (after any leading white space); None if there is none."""
-    lead = len(text) - len(text.lstrip())
-    found = [i for i in (text.find(s, lead) for s in stop if s) if i >= 0]
-    return min(found) if found else None
 
 
 def _eos_ids(model, tokenizer) -> frozenset[int]:

@@ -1,0 +1,350 @@
+"""Models behind OpenAI-compatible endpoints (the ``openai:`` backend), against faithprobe's
+own test server serving a tiny random Llama: same answers as the local model, faults
+survived, interrupted runs resumed from the cache, clear errors, and no API key on disk."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from faithprobe import runner as runner_module
+from faithprobe.cli import app
+from faithprobe.errors import ModelError
+from faithprobe.requests import CandidateScoreRequest, Generation, GenerationRequest
+from faithprobe.runner import RunConfig, run
+from faithprobe.serving import Faults, OpenAIServer
+from faithprobe.subjects import load_subject
+from faithprobe.subjects.cached import CachedSubject
+from faithprobe.subjects.hf_causal import HFCausalLM
+from faithprobe.subjects.openai_compat import EndpointConfig, OpenAISubject, public_url
+from test_generation import PROMPT, Scripted, ids
+
+CHAT_TEMPLATE = (
+    "{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }}{% endfor %}"
+    "{% if add_generation_prompt %} [assistant]{% endif %}"
+)
+KEY = "sk-faithprobe-DISTINCTIVE-7f3a9c1e"
+
+
+@pytest.fixture(scope="module")
+def local(tiny_llama, tiny_tokenizer) -> HFCausalLM:
+    tok = copy.deepcopy(tiny_tokenizer)
+    tok.chat_template = CHAT_TEMPLATE
+    return HFCausalLM(tiny_llama, tok, name="tiny")
+
+
+@pytest.fixture(scope="module")
+def server(local):
+    with OpenAIServer(local) as s:
+        yield s
+
+
+def remote(server: OpenAIServer, **settings) -> OpenAISubject:
+    """A client of ``server`` with short timeouts and backoffs (tests do not wait long)."""
+    defaults = {"timeout": 5.0, "backoff": 0.01, "max_backoff": 0.05}
+    return OpenAISubject(server.model_name, EndpointConfig(server.url, **{**defaults, **settings}))
+
+
+def suite_run(tmp_path: Path, name: str, subject, limit: int = 6, **kwargs) -> Path:
+    config = RunConfig(
+        suite="distractors",
+        limit=limit,
+        out=tmp_path / name,
+        cache_dir=tmp_path / f"cache-{name}",
+        **kwargs,
+    )
+    return run(config, subjects=[subject])
+
+
+def results(folder: Path) -> pd.DataFrame:
+    return pd.read_parquet(folder / "results.parquet")
+
+
+def subject_info(folder: Path) -> dict:
+    return json.loads((folder / "run.json").read_text())["subjects"][0]
+
+
+# -- (a) the same answers as the local model ---------------------------------------------
+
+SCORE_REQUESTS = [
+    CandidateScoreRequest("Alice lives in", ("Paris", "London Town", "Rome")),
+    CandidateScoreRequest("Alice lives in the city of", ("Paris", "Rome"), suffix=" today."),
+    CandidateScoreRequest("Who is there?\n", ("Bob", "nobody at all")),  # no separating space
+]
+GENERATION_REQUESTS = [
+    GenerationRequest("Alice lives in", 8),
+    GenerationRequest("Bob said that", 6, stop=("e", "\n")),
+    GenerationRequest("Bob said that", 0),
+    GenerationRequest("Where does Alice live?", 6, chat=True),
+    GenerationRequest("Where does Alice live?", 6, stop=("a",), chat=True),
+]
+
+
+def test_scores_and_generations_equal_the_local_model(local, server):
+    subject = remote(server)
+    requests = SCORE_REQUESTS + GENERATION_REQUESTS
+    before = sum(server.hits.values())
+    answered, expected = subject.answer(requests), local.answer(requests)
+    for got, want in zip(answered, expected, strict=True):
+        if isinstance(want, Generation):
+            assert got == want
+        else:
+            assert got.n_tokens == want.n_tokens
+            assert got.logprobs == pytest.approx(want.logprobs, abs=1e-4)
+    calls = sum(len(r.candidates) for r in SCORE_REQUESTS) + 4  # max_new_tokens=0: no call
+    usage = subject.usage()
+    assert usage["requests"] == usage["http_requests"] == calls
+    assert sum(server.hits.values()) - before == calls
+    assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
+
+
+def test_token_logprobs_sum_to_the_candidate_score(local):
+    context, candidate = (
+        local.prompt_ids("Alice lives in"),
+        local.tokenizer(" London Town").input_ids,
+    )
+    values = local.token_logprobs(context + candidate)
+    assert values[0] is None and len(values) == len(context) + len(candidate)
+    (score,) = local.answer([CandidateScoreRequest("Alice lives in", ("London Town",))])
+    assert sum(values[len(context) :]) == pytest.approx(score.logprobs[0], abs=1e-4)
+
+
+def test_stop_rule_is_the_local_one(tiny_tokenizer):
+    """A reply opening with a newline is not cut before it says anything; it is cut at the
+    next stop string and keeps its leading white space, as the local model does."""
+    tok = tiny_tokenizer
+    reply = ids(tok, "\nParis is nice\nLondon\nRome")
+    seq = tok(PROMPT).input_ids + reply
+    scripted = HFCausalLM(Scripted(seq, len(tok), tok.eos_token_id), tok, name="scripted")
+    request = GenerationRequest(PROMPT, 30)
+    with OpenAIServer(scripted) as s:
+        (got,) = remote(s).answer([request])
+    assert got == scripted.answer([request])[0]
+    assert got.text == "\nParis is nice" and got.n_tokens < len(reply)
+
+
+def test_echoed_offsets_that_count_a_special_token_are_shifted(local, server):
+    """Some servers count ``<s>`` in ``text_offset``; the echoed tokens show it."""
+    subject = remote(server)
+    prompt = "Alice lives in Paris"
+    logprobs = SimpleNamespace(
+        tokens=["<s>", "Alice", " lives", " in", " Paris"],
+        token_logprobs=[None, -1.0, -2.0, -3.0, -4.0],
+        text_offset=[0, 3, 8, 14, 17],
+    )
+    assert subject._span_logprob(logprobs, len("Alice lives in"), prompt, "Paris") == (-4.0, 1)
+    plain = SimpleNamespace(
+        tokens=logprobs.tokens[1:],
+        token_logprobs=[None, -2.0, -3.0, -4.0],
+        text_offset=[0, 5, 11, 14],
+    )
+    assert subject._span_logprob(plain, len("Alice lives"), prompt, "in Paris") == (-7.0, 2)
+
+
+# -- (b) faults: retried, and the results do not change ----------------------------------
+
+
+def test_a_suite_survives_faults_with_identical_results(server, tmp_path):
+    clean = suite_run(tmp_path, "clean", remote(server))
+    faults = Faults(first=("429", "500", "drop", "slow", "429"), rate=0.1, seed=3, slow_seconds=1.5)
+    server.inject(faults)
+    try:
+        faulty = suite_run(tmp_path, "faulty", remote(server, timeout=1.0))
+    finally:
+        server.inject(Faults())
+    pd.testing.assert_frame_equal(results(faulty), results(clean))
+    usage, clean_usage = subject_info(faulty)["usage"], subject_info(clean)["usage"]
+    assert usage["rate_limited"] >= 2 and usage["server_errors"] >= 1
+    assert usage["timeouts"] >= 1 and usage["connection_errors"] >= 1
+    assert usage["retries"] == usage["http_requests"] - usage["requests"] > 5
+    assert usage["requests"] == clean_usage["requests"]
+    assert usage["prompt_tokens"] == clean_usage["prompt_tokens"]
+
+
+def test_backoff_is_exponential_capped_jittered_and_honours_retry_after(server):
+    subject = remote(server, backoff=0.5, max_backoff=3.0)
+    for attempt, full in enumerate((0.5, 1.0, 2.0, 3.0, 3.0)):
+        waits = [subject.delay(attempt) for _ in range(50)]
+        assert all(full / 2 <= w <= full for w in waits)
+        assert len(set(waits)) > 1  # jittered
+    assert subject.delay(0, retry_after=2.5) == 2.5
+    assert subject.delay(0, retry_after=100) == 3.0  # capped too
+
+
+def test_retries_end_in_one_clear_error_and_client_errors_are_not_retried(local, server):
+    request = [CandidateScoreRequest("Alice lives in", ("Paris",))]
+    server.inject(Faults(first=("500",) * 5))
+    try:
+        subject = remote(server, max_retries=2)
+        with pytest.raises(ModelError, match=r"failed after 3 attempts: HTTP 500"):
+            subject.answer(request)
+        assert subject.usage()["http_requests"] == 3
+    finally:
+        server.inject(Faults())
+    wrong = OpenAISubject("no-such-model", EndpointConfig(server.url, backoff=0.01))
+    with pytest.raises(ModelError, match="HTTP 404.*check the model name"):
+        wrong.answer(request)
+    assert wrong.usage()["http_requests"] == 1
+
+
+# -- (c) an interrupted run resumes from the cache ----------------------------------------
+
+
+class Interrupt(Exception):
+    pass
+
+
+def test_an_interrupted_run_resumes_without_repeating_requests(server, tmp_path, monkeypatch):
+    # small cache chunks, so that the interrupted run has cached some answers but not all
+    monkeypatch.setattr(
+        runner_module, "CachedSubject", functools.partial(CachedSubject, chunk_size=8)
+    )
+    straight = suite_run(tmp_path, "straight", remote(server))
+    full = subject_info(straight)["usage"]["http_requests"]
+    n_requests = subject_info(straight)["computed_requests"]
+    assert n_requests > 8
+
+    def stop_after_first_chunk(description, total):
+        def advance(k):
+            if k:
+                raise Interrupt
+
+        return advance
+
+    config = RunConfig(
+        suite="distractors", limit=6, out=tmp_path / "resumed", cache_dir=tmp_path / "cache"
+    )
+    first = remote(server)
+    with pytest.raises(Interrupt):
+        run(config, subjects=[first], progress=stop_after_first_chunk)
+    assert not (tmp_path / "resumed").exists()
+    interrupted = first.usage()["http_requests"]
+    assert 0 < interrupted < full
+
+    hits = sum(server.hits.values())
+    resumed = run(config, subjects=[remote(server)])
+    info = subject_info(resumed)
+    assert info["cached_requests"] == 8 and info["computed_requests"] == n_requests - 8
+    assert info["usage"]["http_requests"] == full - interrupted  # nothing asked twice
+    assert sum(server.hits.values()) - hits == full - interrupted
+    pd.testing.assert_frame_equal(results(resumed), results(straight))
+
+    again = run(config, subjects=[remote(server)])
+    assert subject_info(again)["usage"]["http_requests"] == 0
+    assert sum(server.hits.values()) - hits == full - interrupted
+
+
+# -- (d) a chat-only endpoint -------------------------------------------------------------
+
+
+def test_chat_only_endpoint_and_a_scoring_suite_is_one_clear_error(local, tmp_path):
+    with OpenAIServer(local, chat_only=True) as s:
+        chat = remote(s, api="chat")
+        with pytest.raises(
+            ValueError, match=r"\(openai-chat\) cannot answer candidate-scores"
+        ) as err:
+            suite_run(tmp_path, "chat", chat)
+        assert "need" in str(err.value) and "completions" in str(err.value)
+        with pytest.raises(ValueError, match="chat generation requests only"):
+            chat.answer([GenerationRequest("Alice lives in", 3)])
+        assert sum(s.hits.values()) == 0  # refused before any request
+        (reply,) = chat.answer([GenerationRequest("Where does Alice live?", 4, chat=True)])
+        assert reply == local.answer([GenerationRequest("Where does Alice live?", 4, chat=True)])[0]
+        # forgetting --api chat: the 404 says what to do
+        with pytest.raises(ModelError, match="404.*--api chat"):
+            remote(s).answer(SCORE_REQUESTS[:1])
+
+
+# -- (e) the API key is used but never written --------------------------------------------
+
+
+def test_the_api_key_is_never_written(local, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAITHPROBE_TEST_KEY", KEY)
+    with OpenAIServer(local, api_key=KEY) as s:
+        subject = remote(s, api_key_env="FAITHPROBE_TEST_KEY")
+        folder = suite_run(tmp_path, "keyed", subject)  # the server refuses other keys
+        monkeypatch.setenv("FAITHPROBE_TEST_KEY", KEY[::-1])
+        with pytest.raises(ModelError, match=r"HTTP 401.*\$FAITHPROBE_TEST_KEY") as err:
+            remote(s, api_key_env="FAITHPROBE_TEST_KEY").answer(SCORE_REQUESTS[:1])
+    assert KEY[::-1] not in str(err.value)
+    assert subject_info(folder)["usage"]["requests"] > 0
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.name == "answers.sqlite" for p in files) and any(
+        p.name == "run.json" for p in files
+    )
+    for path in files:
+        data = path.read_bytes()
+        for form in (KEY, KEY[3:], KEY.encode("utf-16-le").decode("latin-1")):
+            assert form.encode("latin-1") not in data, path
+    for text in (subject.fingerprint, json.dumps(subject.describe()), json.dumps(subject.usage())):
+        assert KEY not in text
+    assert subject._redact(f"bad key {KEY}") == "bad key <redacted>"
+
+
+def test_public_url_drops_credentials():
+    assert public_url("https://user:secret@host:8000/v1/?key=x#y") == "https://host:8000/v1"
+
+
+# -- wiring: --model openai:..., the CLI ---------------------------------------------------
+
+
+def test_load_subject_and_the_cli_run_against_the_server(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAITHPROBE_TEST_KEY", KEY)
+    endpoint = EndpointConfig(server.url, api="chat")
+    subject = load_subject("openai:tiny", endpoint=endpoint)
+    assert isinstance(subject, OpenAISubject) and subject.accepts == {"generation"}
+    with pytest.raises(ModelError, match="openai:MODEL"):
+        load_subject("openai:")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    assert load_subject("openai:tiny").base_url == server.url
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ModelError, match="set the environment variable OPENAI_API_KEY"):
+        load_subject("openai:gpt-4o-mini")
+    out = tmp_path / "cli"
+    args = ["run", "distractors", "--model", "openai:tiny", "--base-url", server.url]
+    args += ["--limit", "3", "--out", str(out), "--cache-dir", str(tmp_path / "c")]
+    args += ["--api-key-env", "FAITHPROBE_TEST_KEY", "--concurrency", "2", "--timeout", "5"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    info = subject_info(out)
+    assert info["endpoint"] == server.url and info["api"] == "completions"
+    assert info["usage"]["http_requests"] > 0
+    assert KEY not in (out / "run.json").read_text()
+    res = CliRunner().invoke(app, [*args[:4], "--base-url", server.url, "--api", "chat"])
+    assert res.exit_code == 2 and "cannot answer candidate-scores" in " ".join(res.output.split())
+    res = CliRunner().invoke(app, ["run", "distractors", "--base-url", server.url])
+    assert res.exit_code == 2 and "--base-url is for openai:MODEL" in " ".join(res.output.split())
+
+
+def test_faithprobe_serve_answers_the_openai_client(local, tmp_path):
+    folder = tmp_path / "model"
+    local.model.save_pretrained(folder)
+    local.tokenizer.save_pretrained(folder)
+    command = [sys.executable, "-c", "from faithprobe.cli import app; app()"]
+    command += ["serve", "--model", str(folder)]
+    command += ["--port", "0", "--name", "tiny"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = ""
+        while "serving" not in line:
+            line = proc.stderr.readline()
+            assert line or proc.poll() is None, "the server did not start"
+        url = line.split(" at ")[1].split()[0]
+        (got,) = remote(SimpleNamespace(url=url, model_name="tiny")).answer(SCORE_REQUESTS[:1])
+        (want,) = local.answer(SCORE_REQUESTS[:1])
+        assert got.logprobs == pytest.approx(want.logprobs, abs=1e-4)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
