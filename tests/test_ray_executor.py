@@ -9,6 +9,8 @@ import pytest
 import faithprobe
 from faithprobe.executors import RayConfig, RayExecutor
 from faithprobe.runner import RunConfig, run
+from faithprobe.subjects.cache import AnswerCache
+from faithprobe.subjects.cached import CachedSubject
 
 ray = pytest.importorskip("ray")
 
@@ -46,6 +48,12 @@ def _run(tmp_path: Path, model_dir: Path, name: str, executor: str, cache: str) 
     return run(config)
 
 
+class _FailingCache(AnswerCache):
+    def put_many(self, items):
+        super().put_many(items)
+        raise KeyboardInterrupt("simulated kill after one shard")
+
+
 def _table(folder: Path) -> pd.DataFrame:
     return pd.read_parquet(folder / "results.parquet").sort_values("pair_id", ignore_index=True)
 
@@ -76,7 +84,7 @@ def test_ray_matches_in_process_and_warm_cache_sends_nothing(tmp_path, model_dir
     pd.testing.assert_frame_equal(_table(rerun), a)
 
 
-def test_shards_come_back_in_order_from_this_checkout(model_dir, local_ray):
+def test_shards_come_back_in_order_and_resume(tmp_path, model_dir, local_ray):
     from faithprobe.requests import CandidateScoreRequest
     from faithprobe.subjects import load_subject
 
@@ -90,6 +98,12 @@ def test_shards_come_back_in_order_from_this_checkout(model_dir, local_ray):
         assert Path(subject.worker_faithprobe) == Path(faithprobe.__file__)
         done = []
         out = subject.answer(requests, done.append)
+        # interrupted after the first shard came back: that shard is in the cache
+        cache = _FailingCache(tmp_path / "c.sqlite")
+        with pytest.raises(KeyboardInterrupt):
+            CachedSubject(subject, cache, chunk_size=4).answer(requests)
+        resumed = CachedSubject(subject, AnswerCache(tmp_path / "c.sqlite"), chunk_size=4)
+        assert resumed.answer(requests) == out and resumed.computed == len(requests) - 4
     local = load_subject(str(model_dir), batch_size=2)
     assert sum(done) == len(requests) and len(done) == 2  # shards of batch_size * 4
     assert subject.fingerprint == local.fingerprint and subject.accepts == local.accepts

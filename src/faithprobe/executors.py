@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from faithprobe.errors import UsageError
 from faithprobe.requests import Answer, Request
 from faithprobe.subjects.base import Progress, Subject
 from faithprobe.subjects.openai_compat import EndpointConfig
@@ -46,7 +47,7 @@ def _import_ray():
     try:
         import ray
     except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError(
+        raise UsageError(
             "--executor ray needs Ray: pip install 'faithprobe[ray]' (or pip install ray)"
         ) from err
     return ray
@@ -157,7 +158,7 @@ class RayExecutor:
 
     def __init__(self, config: RayConfig) -> None:
         if config.workers < 1:
-            raise ValueError(f"--workers must be at least 1, not {config.workers}")
+            raise UsageError(f"--workers must be at least 1, not {config.workers}")
         self.config = config
         self._actors: list = []
         self._started = False
@@ -168,7 +169,11 @@ class RayExecutor:
             kwargs: dict[str, object] = {"include_dashboard": False, "log_to_driver": True}
             if self.config.address is None and self.config.num_cpus is not None:
                 kwargs["num_cpus"] = self.config.num_cpus
-            ray.init(address=self.config.address, **kwargs)
+            try:
+                ray.init(address=self.config.address, **kwargs)
+            except ConnectionError as err:
+                where = self.config.address
+                raise UsageError(f"cannot reach the Ray cluster at {where}: {err}") from err
             self._started = True
         return self
 
