@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -54,6 +55,19 @@ class _FailingCache(AnswerCache):
         raise KeyboardInterrupt("simulated kill after one shard")
 
 
+def _assert_same_results(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    """Predictions and every other column exactly; scores to float32 rounding (the shards
+    batch requests differently, which moves the last bits of a log-probability)."""
+    assert list(a.columns) == list(b.columns) and len(a) == len(b)
+    for col in a.columns:
+        x, y = a[col].tolist(), b[col].tolist()
+        if np.asarray(x[0]).dtype.kind == "f":  # float columns, arrays of floats
+            for u, v in zip(x, y, strict=True):
+                np.testing.assert_allclose(u, v, rtol=1e-6, atol=1e-6, err_msg=col)
+        else:
+            assert [np.asarray(u).tolist() for u in x] == [np.asarray(v).tolist() for v in y], col
+
+
 def _table(folder: Path) -> pd.DataFrame:
     return pd.read_parquet(folder / "results.parquet").sort_values("pair_id", ignore_index=True)
 
@@ -63,7 +77,7 @@ def test_ray_matches_in_process_and_warm_cache_sends_nothing(tmp_path, model_dir
     local = _run(tmp_path, model_dir, "local", "inprocess", "cache-local")
     a, b = _table(ray_run), _table(local)
     assert len(a) >= 40  # --limit samples evenly across conditions
-    pd.testing.assert_frame_equal(a, b, check_exact=False, rtol=0, atol=1e-6)
+    _assert_same_results(a, b)
     info = json.loads((ray_run / "run.json").read_text())
     assert info["executor"] == {
         "name": "ray",
@@ -90,7 +104,7 @@ def test_shards_come_back_in_order_and_resume(tmp_path, model_dir, local_ray):
 
     requests = [
         CandidateScoreRequest(f"Item {i} lives in France. The capital is", ("Paris", "Rome"))
-        for i in range(11)
+        for i in range(12)
     ]
     with RayExecutor(RayConfig(workers=2)) as executor:
         subject = executor.subject(str(model_dir), batch_size=2)
@@ -98,14 +112,14 @@ def test_shards_come_back_in_order_and_resume(tmp_path, model_dir, local_ray):
         assert Path(subject.worker_faithprobe) == Path(faithprobe.__file__)
         done = []
         out = subject.answer(requests, done.append)
-        # interrupted after the first shard came back: that shard is in the cache
+        # interrupted after the first shard (of 3, 4 requests each) came back: it is cached
         cache = _FailingCache(tmp_path / "c.sqlite")
         with pytest.raises(KeyboardInterrupt):
             CachedSubject(subject, cache, chunk_size=4).answer(requests)
         resumed = CachedSubject(subject, AnswerCache(tmp_path / "c.sqlite"), chunk_size=4)
         assert resumed.answer(requests) == out and resumed.computed == len(requests) - 4
     local = load_subject(str(model_dir), batch_size=2)
-    assert sum(done) == len(requests) and len(done) == 2  # shards of batch_size * 4
+    assert sum(done) == len(requests) and len(done) == 2  # one shard per actor
     assert subject.fingerprint == local.fingerprint and subject.accepts == local.accepts
     expected = local.answer(requests)
     for got, want in zip(out, expected, strict=True):

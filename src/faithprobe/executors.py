@@ -133,10 +133,12 @@ class RaySubject(Subject):
     def answer_chunks(
         self, requests: Sequence[Request], chunk_size: int
     ) -> Iterator[tuple[int, list[Answer]]]:
-        """Contiguous shards of ``chunk_size`` requests spread over the actors, each actor
-        working on one shard at a time; shards are yielded as they finish (any order)."""
+        """Contiguous shards of at most ``chunk_size`` requests (fewer when that keeps every
+        actor busy) spread over the actors, each working on one shard at a time; shards are
+        yielded as they finish (any order)."""
         from ray.util import ActorPool
 
+        chunk_size = max(1, min(chunk_size, -(-len(requests) // len(self.actors))))
         shards = [
             (i, list(requests[i : i + chunk_size])) for i in range(0, len(requests), chunk_size)
         ]
