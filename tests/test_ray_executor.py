@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 import faithprobe
 from faithprobe.executors import RayConfig, RayExecutor
@@ -83,7 +84,7 @@ def test_ray_matches_in_process_and_warm_cache_sends_nothing(tmp_path, model_dir
         "name": "ray",
         "address": None,
         "workers": 2,
-        "gpus_per_worker": None,
+        "gpus_per_worker": float(torch.cuda.is_available()),
     }
     assert json.loads((local / "run.json").read_text())["executor"] == {"name": "inprocess"}
     (subject,) = info["subjects"]

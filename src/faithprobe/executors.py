@@ -34,14 +34,6 @@ class RayConfig:
     gpus_per_worker: float | None = None
     num_cpus: int | None = None
 
-    def describe(self) -> dict[str, object]:
-        return {
-            "name": "ray",
-            "address": self.address,
-            "workers": self.workers,
-            "gpus_per_worker": self.gpus_per_worker,
-        }
-
 
 def _import_ray():
     try:
@@ -181,6 +173,15 @@ class RayExecutor:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def describe(self) -> dict[str, object]:
+        """For run.json: where the actors run and what each reserves."""
+        return {
+            "name": "ray",
+            "address": self.config.address,
+            "workers": self.config.workers,
+            "gpus_per_worker": self.gpus_per_worker(),
+        }
 
     def gpus_per_worker(self) -> float:
         if self.config.gpus_per_worker is not None:

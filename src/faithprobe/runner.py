@@ -158,17 +158,19 @@ def compute_metrics(suite: Suite, results: pd.DataFrame, seed: int, subjects: li
     }
 
 
-def load_subjects(config: RunConfig, stack: ExitStack) -> list[Subject]:
+def load_subjects(config: RunConfig, stack: ExitStack) -> tuple[list[Subject], dict]:
     """The subjects ``config.models`` name, computed where ``config.executor`` says (the Ray
-    executor's actors live until ``stack`` closes)."""
+    executor's actors live until ``stack`` closes), and the executor's settings."""
     if config.executor not in EXECUTORS:
         raise ValueError(f"unknown executor {config.executor!r}; choose from {EXECUTORS}")
+    load, executor = load_subject, {"name": "inprocess"}
     if config.executor == "ray":
         ray = stack.enter_context(RayExecutor(config.ray))
-        load = ray.subject
-    else:
-        load = load_subject
-    return [load(m, batch_size=config.batch_size, endpoint=config.endpoint) for m in config.models]
+        load, executor = ray.subject, ray.describe()
+    subjects = [
+        load(m, batch_size=config.batch_size, endpoint=config.endpoint) for m in config.models
+    ]
+    return subjects, executor
 
 
 def run(
@@ -190,11 +192,9 @@ def run(
         pool = ModelPool(cache, config.batch_size, progress, config.endpoint)
         pairs = suite.complete(pairs, pool)
         log(f"{len(pairs)} pairs ({suite.name}, seed {config.seed})")
-        executor = {"name": "inprocess"}
+        executor = {"name": "inprocess"}  # subjects given by the caller compute here
         if subjects is None:
-            subjects = load_subjects(config, stack)
-            if config.executor == "ray":
-                executor = config.ray.describe()
+            subjects, executor = load_subjects(config, stack)
         names = [s.name for s in subjects]
         if len(set(names)) != len(names):
             raise ValueError(f"two subjects share a name: {names}")
