@@ -5,11 +5,13 @@ Both sides answer the requests of the same distractors pairs through the runner'
 :class:`~faithprobe.subjects.cached.CachedSubject` with an empty in-memory cache, so every
 unique request is computed):
 
-* in-process: the model loaded here, torch with its default threads;
+* in-process: the model loaded here, torch with its default threads, and again with one
+  thread (on a machine whose cores are shared with other jobs, several busy-waiting torch
+  threads can be much slower than one);
 * Ray: a local Ray with ``--num-cpus`` CPUs and ``--workers`` actors, one model replica
   and one CPU (so one torch thread) each, shards dispatched as actors free up.
 
-Reports requests/s of each side and their ratio (answering only, after a warm-up on a few
+Reports requests/s of each side and the ratio to the faster in-process setting (answering only, after a warm-up on a few
 pairs; model and actor start-up are reported apart), and checks that both sides' answers agree. On one machine both sides
 share the same cores, so the ratio mostly shows Ray's overhead; the executor pays off when
 ``--address`` points at a cluster with more machines or GPUs. Usage:
@@ -71,7 +73,16 @@ def main() -> None:
     start = time.perf_counter()
     local = load_subject(args.model, batch_size=args.batch_size)
     local_load = time.perf_counter() - start
-    local_answers, local_s, n = timed_answers(suite, pairs, local)
+    inprocess = {}
+    for threads in dict.fromkeys([torch.get_num_threads(), 1]):
+        torch.set_num_threads(threads)
+        local_answers, local_s, n = timed_answers(suite, pairs, local)
+        inprocess[f"{threads}_threads"] = {
+            "torch_threads": threads,
+            "seconds": round(local_s, 2),
+            "requests_per_second": round(n / local_s, 2),
+        }
+    best = min(v["seconds"] for v in inprocess.values())
     del local
 
     start = time.perf_counter()
@@ -88,12 +99,8 @@ def main() -> None:
         "pairs": len(pairs),
         "requests": n,
         "batch_size": args.batch_size,
-        "inprocess": {
-            "torch_threads": torch.get_num_threads(),
-            "load_seconds": round(local_load, 2),
-            "seconds": round(local_s, 2),
-            "requests_per_second": round(n / local_s, 2),
-        },
+        "inprocess_load_seconds": round(local_load, 2),
+        "inprocess": inprocess,
         "ray": {
             "workers": args.workers,
             "num_cpus": args.num_cpus,
@@ -101,9 +108,16 @@ def main() -> None:
             "seconds": round(ray_s, 2),
             "requests_per_second": round(n / ray_s, 2),
         },
-        "ray_over_inprocess_throughput": round(local_s / ray_s, 3),
+        "ray_over_best_inprocess_throughput": round(best / ray_s, 3),
+        "ray_over_each_inprocess_throughput": {
+            k: round(v["seconds"] / ray_s, 3) for k, v in inprocess.items()
+        },
         "max_abs_logprob_difference": max_difference(local_answers, ray_answers),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "load_average_at_end": os.getloadavg()[0],
+            "python": platform.python_version(),
+        },
     }
     print(json.dumps(result, indent=2))
     if args.json:

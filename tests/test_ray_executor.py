@@ -57,8 +57,8 @@ class _FailingCache(AnswerCache):
 
 
 def _assert_same_results(a: pd.DataFrame, b: pd.DataFrame) -> None:
-    """Predictions and every other column exactly; scores to float32 rounding (the shards
-    batch requests differently, which moves the last bits of a log-probability)."""
+    """Predictions and every other column exactly; scores to float32 rounding (the actors
+    run one torch thread, this process may run more, which moves the last bits)."""
     assert list(a.columns) == list(b.columns) and len(a) == len(b)
     for col in a.columns:
         x, y = a[col].tolist(), b[col].tolist()
