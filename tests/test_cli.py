@@ -140,3 +140,10 @@ def test_bad_record_names_file_record_and_field_and_keeps_old_results(tmp_path, 
     bad.write_text(lines[0] + "\n" + json.dumps(feature_less) + "\n")
     res = _invoke("run", "distractors", "--model", model_dirs[0], "--data", bad, "--out", out)
     assert res.exit_code == 2 and "features.setting" in res.output
+
+
+def test_run_rejects_a_bad_executor_and_ray_options_without_ray():
+    res = _invoke("run", "distractors", "--executor", "dask")
+    assert res.exit_code == 2 and "--executor 'dask'" in res.output
+    res = _invoke("run", "distractors", "--address", "10.0.0.1:6379")
+    assert res.exit_code == 2 and "--address is for --executor ray" in res.output

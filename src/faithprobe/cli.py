@@ -128,6 +128,11 @@ def _endpoint_option(text: str, **kwargs):
     )
 
 
+def _ray_option(text: str, **kwargs):
+    """An option of ``run`` that applies to ``--executor ray`` only."""
+    return typer.Option(help=f"--executor ray: {text}", rich_help_panel="Ray executor", **kwargs)
+
+
 @app.command()
 def run(
     suite: Annotated[str, typer.Argument(help="suite to run (see `faithprobe list`)")],
@@ -205,10 +210,29 @@ def run(
             min=0,
         ),
     ] = 6,
+    executor: Annotated[
+        str,
+        typer.Option(
+            help="where the models compute: 'inprocess' (default) or 'ray' (requests sharded "
+            "across Ray actors, one model replica each; needs pip install 'faithprobe[ray]')"
+        ),
+    ] = "inprocess",
+    address: Annotated[
+        str | None,
+        _ray_option("a running Ray cluster, e.g. HEAD:6379 (default: start Ray on this machine)"),
+    ] = None,
+    workers: Annotated[int, _ray_option("actors, one model replica each", min=1)] = 2,
+    gpus_per_worker: Annotated[
+        float | None,
+        _ray_option(
+            "GPUs reserved per actor (default: 1 if this machine sees CUDA, else 0)", min=0
+        ),
+    ] = None,
 ) -> None:
     """Run SUITE on one or more models and write a run folder with a report."""
     from transformers.utils import logging as hf_logging
 
+    from faithprobe.executors import EXECUTORS, RayConfig
     from faithprobe.report import summary_table, summary_title
     from faithprobe.runner import RunConfig
     from faithprobe.runner import run as run_suite
@@ -220,6 +244,10 @@ def run(
             raise FileNotFoundError(f"{data}: no such data file or folder")
         if base_url and not any(m.startswith("openai:") for m in model or []):
             raise UsageError("--base-url is for openai:MODEL models; none was given")
+        if executor not in EXECUTORS:
+            raise UsageError(f"--executor {executor!r}: choose from {', '.join(EXECUTORS)}")
+        if address and executor != "ray":
+            raise UsageError("--address is for --executor ray")
         endpoint = EndpointConfig(
             base_url=base_url,
             api=api,
@@ -240,6 +268,8 @@ def run(
             cache_dir=cache_dir,
             options=_parse_options(option or []),
             endpoint=endpoint,
+            executor=executor,
+            ray=RayConfig(address=address, workers=workers, gpus_per_worker=gpus_per_worker),
             command="faithprobe " + " ".join(sys.argv[1:]),
         )
         columns = [

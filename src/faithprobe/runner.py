@@ -17,6 +17,7 @@ import os
 import platform
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
@@ -25,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from faithprobe import __version__
+from faithprobe.executors import EXECUTORS, RayConfig, RayExecutor
 from faithprobe.subjects import load_subject
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.cache import AnswerCache, default_cache_dir
@@ -50,6 +52,8 @@ class RunConfig:
     cache_dir: Path | None = None
     options: dict[str, object] = field(default_factory=dict)  # suite options
     endpoint: EndpointConfig = field(default_factory=EndpointConfig)  # for openai: models
+    executor: str = "inprocess"  # where subjects compute: "inprocess" or "ray"
+    ray: RayConfig = field(default_factory=RayConfig)  # for executor="ray"
     command: str = field(default_factory=lambda: " ".join(sys.argv))
 
 
@@ -154,6 +158,21 @@ def compute_metrics(suite: Suite, results: pd.DataFrame, seed: int, subjects: li
     }
 
 
+def load_subjects(config: RunConfig, stack: ExitStack) -> tuple[list[Subject], dict]:
+    """The subjects ``config.models`` name, computed where ``config.executor`` says (the Ray
+    executor's actors live until ``stack`` closes), and the executor's settings."""
+    if config.executor not in EXECUTORS:
+        raise ValueError(f"unknown executor {config.executor!r}; choose from {EXECUTORS}")
+    load, executor = load_subject, {"name": "inprocess"}
+    if config.executor == "ray":
+        ray = stack.enter_context(RayExecutor(config.ray))
+        load, executor = ray.subject, ray.describe()
+    subjects = [
+        load(m, batch_size=config.batch_size, endpoint=config.endpoint) for m in config.models
+    ]
+    return subjects, executor
+
+
 def run(
     config: RunConfig,
     *,
@@ -167,16 +186,15 @@ def run(
     cache_path = (config.cache_dir or default_cache_dir()) / "answers.sqlite"
     cache = AnswerCache(cache_path if config.cache else None)
     rows, info = [], []
-    try:
+    with ExitStack() as stack:
+        stack.callback(cache.close)
         pairs = suite.sample(suite.pairs(config.data, config.seed), config.limit, config.seed)
         pool = ModelPool(cache, config.batch_size, progress, config.endpoint)
         pairs = suite.complete(pairs, pool)
         log(f"{len(pairs)} pairs ({suite.name}, seed {config.seed})")
+        executor = {"name": "inprocess"}  # subjects given by the caller compute here
         if subjects is None:
-            subjects = [
-                load_subject(m, batch_size=config.batch_size, endpoint=config.endpoint)
-                for m in config.models
-            ]
+            subjects, executor = load_subjects(config, stack)
         names = [s.name for s in subjects]
         if len(set(names)) != len(names):
             raise ValueError(f"two subjects share a name: {names}")
@@ -196,8 +214,6 @@ def run(
             if before is not None:  # what this run cost (tokens, HTTP requests)
                 entry["usage"] = {k: v - before.get(k, 0) for k, v in subject.usage().items()}
             info.append(entry)
-    finally:
-        cache.close()
     results = pd.DataFrame(rows)
     metrics = compute_metrics(suite, results, config.seed, info)
 
@@ -214,6 +230,7 @@ def run(
             "options": config.options,
             "limit": config.limit,
             "batch_size": config.batch_size,
+            "executor": executor,
             "data": str(config.data) if config.data else None,
             "cache": str(cache_path) if config.cache else None,
             "versions": _versions(),

@@ -9,7 +9,7 @@ persistent cache in front of any of them.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from faithprobe.requests import Answer, Request
 
@@ -65,6 +65,15 @@ class Subject(ABC):
         """Counters of what answering has cost so far (tokens, HTTP requests) for subjects
         that pay per call; None for local models."""
         return None
+
+    def answer_chunks(
+        self, requests: Sequence[Request], chunk_size: int
+    ) -> Iterator[tuple[int, list[Answer]]]:
+        """Answer ``requests`` in contiguous chunks of ``chunk_size``, yielding ``(offset,
+        answers)`` as each chunk is done. In order here; executors that compute chunks in
+        parallel (:class:`~faithprobe.executors.RaySubject`) yield them as they finish."""
+        for i in range(0, len(requests), chunk_size):
+            yield i, self.answer(requests[i : i + chunk_size])
 
     @abstractmethod
     def answer(self, requests: Sequence[Request], progress: Progress | None = None) -> list[Answer]:

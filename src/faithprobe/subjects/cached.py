@@ -1,8 +1,9 @@
 """A subject wrapper that sends only cache misses to the model (the lm-eval-harness idea).
 
 Requests are deduplicated by key, looked up in the cache, and the misses are computed in
-chunks of whole requests; every chunk is written to the cache as soon as it is done, so an
-interrupted run loses at most one chunk and a re-run is free.
+chunks of whole requests (``Subject.answer_chunks``: in order in process, in parallel under
+the Ray executor); every chunk is written to the cache as soon as it is done, so an
+interrupted run loses at most the chunks in flight and a re-run is free.
 """
 
 from __future__ import annotations
@@ -41,9 +42,9 @@ class CachedSubject(Subject):
         if progress:
             progress(sum(uses[k] for k in answers))
         missing = [k for k in unique if k not in answers]
-        for i in range(0, len(missing), self.chunk_size):
-            chunk = missing[i : i + self.chunk_size]
-            scored = self.inner.answer([unique[k] for k in chunk])
+        chunks = self.inner.answer_chunks([unique[k] for k in missing], self.chunk_size)
+        for i, scored in chunks:
+            chunk = missing[i : i + len(scored)]
             self.cache.put_many({k: s.to_json() for k, s in zip(chunk, scored, strict=True)})
             answers.update(zip(chunk, scored, strict=True))
             self.computed += len(chunk)

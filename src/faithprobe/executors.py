@@ -1,0 +1,219 @@
+"""Where a subject's requests are computed: in this process (the default) or sharded across a
+pool of Ray actors, one model replica per actor, on this machine or a Ray cluster.
+
+The Ray executor only changes *where* answers are computed. :class:`RaySubject` reports the
+name, kind, accepted request kinds, request versions and fingerprint of the replica it wraps,
+so cache keys are the same under both executors; the runner wraps it in
+:class:`~faithprobe.subjects.cached.CachedSubject` exactly like an in-process subject, so the
+cache is consulted before anything is dispatched, only misses go to Ray, and each shard's
+answers are written to the cache as soon as it comes back (an interrupted run resumes).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from faithprobe.errors import UsageError
+from faithprobe.requests import Answer, Request
+from faithprobe.subjects.base import Progress, Subject
+from faithprobe.subjects.openai_compat import EndpointConfig
+
+EXECUTORS = ("inprocess", "ray")
+
+
+@dataclass(frozen=True)
+class RayConfig:
+    """``address``: a running cluster (``HOST:6379``, ``auto``); None starts a local Ray with
+    ``num_cpus`` CPUs (None: all). ``gpus_per_worker`` None: 1 when the driver sees CUDA."""
+
+    address: str | None = None
+    workers: int = 2
+    gpus_per_worker: float | None = None
+    num_cpus: int | None = None
+
+
+def _import_ray():
+    try:
+        import ray
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise UsageError(
+            "--executor ray needs Ray: pip install 'faithprobe[ray]' (or pip install ray)"
+        ) from err
+    return ray
+
+
+def _worker_env() -> dict[str, str]:
+    """PYTHONPATH for the actors: the folder this faithprobe was imported from first (a
+    source checkout run with PYTHONPATH=src, an editable install), then the driver's own."""
+    import faithprobe
+
+    src = str(Path(faithprobe.__file__).resolve().parent.parent)
+    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {"PYTHONPATH": os.pathsep.join([src, *[str(Path(p).resolve()) for p in rest]])}
+
+
+class _Replica:
+    """One model replica inside a Ray actor."""
+
+    def __init__(self, spec: str, batch_size: int, endpoint: EndpointConfig, gpus: float):
+        from faithprobe.subjects import load_subject
+
+        self.subject = load_subject(spec, batch_size=batch_size, endpoint=endpoint)
+        model = getattr(self.subject, "model", None)
+        if gpus and model is not None and hasattr(self.subject, "device"):
+            import torch
+
+            if torch.cuda.is_available():  # Ray sets CUDA_VISIBLE_DEVICES to this actor's GPU
+                self.subject.model = model.to("cuda")
+                self.subject.device = torch.device("cuda")
+
+    def meta(self) -> dict[str, object]:
+        import faithprobe
+
+        s = self.subject
+        return {
+            "name": s.name,
+            "kind": s.kind,
+            "accepts": s.accepts,
+            "request_versions": dict(s.request_versions),
+            "fingerprint": s.fingerprint,
+            "describe": s.describe(),
+            "faithprobe_file": faithprobe.__file__,
+        }
+
+    def answer(self, offset: int, requests: Sequence[Request]) -> tuple[int, list[Answer]]:
+        return offset, self.subject.answer(requests)
+
+    def usage(self) -> dict[str, int] | None:
+        return self.subject.usage()
+
+
+class RaySubject(Subject):
+    """A model ``spec`` answered by ``actors`` (Ray actor handles of :class:`_Replica`)."""
+
+    def __init__(self, spec: str, actors: list, meta: dict, shard_size: int = 64) -> None:
+        self.spec, self.actors, self.shard_size = spec, actors, shard_size
+        self.name = meta["name"]
+        self.kind = meta["kind"]
+        self.accepts = meta["accepts"]
+        self.request_versions = meta["request_versions"]
+        self._fingerprint = meta["fingerprint"]
+        self._describe = meta["describe"]
+        self.worker_faithprobe = meta["faithprobe_file"]
+
+    @property
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    def describe(self) -> dict[str, object]:
+        return {**self._describe, "workers": len(self.actors)}
+
+    def usage(self) -> dict[str, int] | None:
+        ray = _import_ray()
+        counts = ray.get([a.usage.remote() for a in self.actors])
+        if all(c is None for c in counts):
+            return None
+        total: dict[str, int] = {}
+        for c in counts:
+            for k, v in (c or {}).items():
+                total[k] = total.get(k, 0) + v
+        return total
+
+    def answer_chunks(
+        self, requests: Sequence[Request], chunk_size: int
+    ) -> Iterator[tuple[int, list[Answer]]]:
+        """Contiguous shards of at most ``chunk_size`` requests (fewer when that keeps every
+        actor busy) spread over the actors, each working on one shard at a time; shards are
+        yielded as they finish (any order)."""
+        from ray.util import ActorPool
+
+        chunk_size = max(1, min(chunk_size, -(-len(requests) // len(self.actors))))
+        shards = [
+            (i, list(requests[i : i + chunk_size])) for i in range(0, len(requests), chunk_size)
+        ]
+        pool = ActorPool(self.actors)
+        yield from pool.map_unordered(lambda actor, shard: actor.answer.remote(*shard), shards)
+
+    def answer(self, requests: Sequence[Request], progress: Progress | None = None) -> list[Answer]:
+        out: list[Answer | None] = [None] * len(requests)
+        for offset, answers in self.answer_chunks(requests, self.shard_size):
+            out[offset : offset + len(answers)] = answers
+            if progress:
+                progress(len(answers))
+        return out  # type: ignore[return-value]
+
+
+class RayExecutor:
+    """Connects to (or starts) Ray and builds :class:`RaySubject` s; on exit kills their
+    actors and shuts Ray down if it started it. Use as a context manager."""
+
+    def __init__(self, config: RayConfig) -> None:
+        if config.workers < 1:
+            raise UsageError(f"--workers must be at least 1, not {config.workers}")
+        self.config = config
+        self._actors: list = []
+        self._started = False
+
+    def __enter__(self) -> RayExecutor:
+        ray = _import_ray()
+        if not ray.is_initialized():
+            kwargs: dict[str, object] = {"include_dashboard": False, "log_to_driver": True}
+            if self.config.address is None and self.config.num_cpus is not None:
+                kwargs["num_cpus"] = self.config.num_cpus
+            try:
+                ray.init(address=self.config.address, **kwargs)
+            except ConnectionError as err:
+                where = self.config.address
+                raise UsageError(f"cannot reach the Ray cluster at {where}: {err}") from err
+            self._started = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def describe(self) -> dict[str, object]:
+        """For run.json: where the actors run and what each reserves."""
+        return {
+            "name": "ray",
+            "address": self.config.address,
+            "workers": self.config.workers,
+            "gpus_per_worker": self.gpus_per_worker(),
+        }
+
+    def gpus_per_worker(self) -> float:
+        if self.config.gpus_per_worker is not None:
+            return self.config.gpus_per_worker
+        import torch
+
+        return 1.0 if torch.cuda.is_available() else 0.0
+
+    def subject(
+        self, spec: str, *, batch_size: int = 16, endpoint: EndpointConfig | None = None
+    ) -> RaySubject:
+        ray = _import_ray()
+        gpus = self.gpus_per_worker()
+        actor_class = ray.remote(_Replica).options(
+            num_cpus=1, num_gpus=gpus, runtime_env={"env_vars": _worker_env()}
+        )
+        args = (spec, batch_size, endpoint or EndpointConfig(), gpus)
+        # the first replica loads alone (a first use of `embedded` converts it to a shared
+        # folder, which concurrent loaders would race for) and tells what the model is
+        first = actor_class.remote(*args)
+        self._actors.append(first)
+        meta = ray.get(first.meta.remote())
+        rest = [actor_class.remote(*args) for _ in range(self.config.workers - 1)]
+        self._actors += rest
+        ray.get([a.meta.remote() for a in rest])  # load errors surface here, not mid-run
+        return RaySubject(spec, [first, *rest], meta, shard_size=batch_size * 4)
+
+    def close(self) -> None:
+        ray = _import_ray()
+        if ray.is_initialized():
+            for actor in self._actors:
+                ray.kill(actor)
+            if self._started:
+                ray.shutdown()
+        self._actors, self._started = [], False

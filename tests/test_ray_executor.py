@@ -1,0 +1,129 @@
+"""The Ray executor: same answers as in process, cache consulted before dispatch."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import faithprobe
+from faithprobe.executors import RayConfig, RayExecutor
+from faithprobe.runner import RunConfig, run
+from faithprobe.subjects.cache import AnswerCache
+from faithprobe.subjects.cached import CachedSubject
+
+ray = pytest.importorskip("ray")
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    if started:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory, tiny_llama, tiny_tokenizer):
+    folder = tmp_path_factory.mktemp("ray-model") / "llama"
+    tiny_llama.save_pretrained(folder)
+    tiny_tokenizer.save_pretrained(folder)
+    return folder
+
+
+def _run(tmp_path: Path, model_dir: Path, name: str, executor: str, cache: str) -> Path:
+    config = RunConfig(
+        suite="distractors",
+        models=[str(model_dir)],
+        limit=40,
+        seed=3,
+        batch_size=4,
+        out=tmp_path / name,
+        cache_dir=tmp_path / cache,
+        executor=executor,
+        ray=RayConfig(workers=2),
+    )
+    return run(config)
+
+
+class _FailingCache(AnswerCache):
+    def put_many(self, items):
+        super().put_many(items)
+        raise KeyboardInterrupt("simulated kill after one shard")
+
+
+def _assert_same_results(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    """Predictions and every other column exactly; scores to float32 rounding (the actors
+    run one torch thread, this process may run more, which moves the last bits)."""
+    assert list(a.columns) == list(b.columns) and len(a) == len(b)
+    for col in a.columns:
+        x, y = a[col].tolist(), b[col].tolist()
+        if np.asarray(x[0]).dtype.kind == "f":  # float columns, arrays of floats
+            for u, v in zip(x, y, strict=True):
+                np.testing.assert_allclose(u, v, rtol=1e-6, atol=1e-6, err_msg=col)
+        else:
+            assert [np.asarray(u).tolist() for u in x] == [np.asarray(v).tolist() for v in y], col
+
+
+def _table(folder: Path) -> pd.DataFrame:
+    return pd.read_parquet(folder / "results.parquet").sort_values("pair_id", ignore_index=True)
+
+
+def test_ray_matches_in_process_and_warm_cache_sends_nothing(tmp_path, model_dir, local_ray):
+    ray_run = _run(tmp_path, model_dir, "ray", "ray", "cache-ray")
+    local = _run(tmp_path, model_dir, "local", "inprocess", "cache-local")
+    a, b = _table(ray_run), _table(local)
+    assert len(a) >= 40  # --limit samples evenly across conditions
+    _assert_same_results(a, b)
+    info = json.loads((ray_run / "run.json").read_text())
+    assert info["executor"] == {
+        "name": "ray",
+        "address": None,
+        "workers": 2,
+        "gpus_per_worker": float(torch.cuda.is_available()),
+    }
+    assert json.loads((local / "run.json").read_text())["executor"] == {"name": "inprocess"}
+    (subject,) = info["subjects"]
+    assert subject["computed_requests"] > 0 and subject["workers"] == 2
+    local_subject = json.loads((local / "run.json").read_text())["subjects"][0]
+    assert subject["fingerprint"] == local_subject["fingerprint"]  # same cache keys
+
+    rerun = _run(tmp_path, model_dir, "ray-again", "ray", "cache-ray")
+    (again,) = json.loads((rerun / "run.json").read_text())["subjects"]
+    assert again["computed_requests"] == 0
+    assert again["cached_requests"] == subject["computed_requests"] + subject["cached_requests"]
+    pd.testing.assert_frame_equal(_table(rerun), a)
+
+
+def test_shards_come_back_in_order_and_resume(tmp_path, model_dir, local_ray):
+    from faithprobe.requests import CandidateScoreRequest
+    from faithprobe.subjects import load_subject
+
+    requests = [
+        CandidateScoreRequest(f"Item {i} lives in France. The capital is", ("Paris", "Rome"))
+        for i in range(12)
+    ]
+    with RayExecutor(RayConfig(workers=2)) as executor:
+        subject = executor.subject(str(model_dir), batch_size=2)
+        # the actors import faithprobe from the same folder as this process
+        assert Path(subject.worker_faithprobe) == Path(faithprobe.__file__)
+        done = []
+        out = subject.answer(requests, done.append)
+        # interrupted after the first shard (of 3, 4 requests each) came back: it is cached
+        cache = _FailingCache(tmp_path / "c.sqlite")
+        with pytest.raises(KeyboardInterrupt):
+            CachedSubject(subject, cache, chunk_size=4).answer(requests)
+        resumed = CachedSubject(subject, AnswerCache(tmp_path / "c.sqlite"), chunk_size=4)
+        assert resumed.answer(requests) == out and resumed.computed == len(requests) - 4
+    local = load_subject(str(model_dir), batch_size=2)
+    assert sum(done) == len(requests) and len(done) == 2  # one shard per actor
+    assert subject.fingerprint == local.fingerprint and subject.accepts == local.accepts
+    expected = local.answer(requests)
+    for got, want in zip(out, expected, strict=True):
+        assert got.n_tokens == want.n_tokens
+        assert got.logprobs == pytest.approx(want.logprobs, abs=1e-6)
+    assert ray.is_initialized()  # the executor leaves a Ray it did not start running
