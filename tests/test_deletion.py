@@ -189,3 +189,37 @@ def test_remove_support_on_hotpotqa_uses_its_own_sentences(tmp_path):
         "Bob is a painter.",
         "She was born in Paris.",
     ]
+
+
+PARAGRAPH_STORY = "Tom has a red ball.\nHe plays in the garden. His sister is Ann.\nAnn likes cats."
+
+
+@pytest.mark.parametrize(
+    ("name", "answer", "rationale"),
+    [
+        ("truncate_story", "Ann", "His sister is Ann."),
+        ("truncate_remove_rationale", "Ann", "His sister is Ann."),  # the answer is appended
+        ("truncate_remove_rationale", "garden", "His sister is Ann."),  # still in the text
+        ("remove_support", "Ann", "He plays in the garden. His sister is Ann."),
+        ("remove_support", "ball", "Tom has a red ball."),
+    ],
+)
+def test_copied_pieces_map_the_changed_text_back_to_the_original(name, answer, rationale):
+    start = PARAGRAPH_STORY.index(rationale)
+    example = QAExample(
+        id="p1",
+        context=PARAGRAPH_STORY,
+        question="Q?",
+        answers=(answer,),
+        answer_starts=(PARAGRAPH_STORY.index(answer),),
+        rationale=((start, start + len(rationale)),),
+    )
+    changed = explain(name, example, splitter="pysbd").example
+    pieces = changed.features["copied"]
+    assert pieces, "something is copied"
+    for new, old, size in pieces:
+        assert size > 0
+        assert changed.context[new : new + size] == PARAGRAPH_STORY[old : old + size]
+    covered = sum(size for _, _, size in pieces)
+    appended = changed.features.get("appended")
+    assert covered == len(changed.context) - (len(appended) + 1 if appended else 0)

@@ -28,6 +28,11 @@ or those of a splitter (``splitter=``; by default the one the loader used, else
 was: a removed sentence takes the spaces before it (or after it, at the start of a line)
 with it, and a line it leaves empty disappears.
 
+Every changed example records in ``features["copied"]`` where its text comes from: one
+``(start in the new text, start in the original, length)`` per piece copied unchanged from
+the original context (the appended answer or sentence is not among them), so analyses can
+pair the characters -- and the tokens -- the two inputs share.
+
 The registered functions return ``[]`` for a dropped example; :func:`explain` gives the
 same result with the reason (see ``DROPS``), for counting what each step dropped.
 """
@@ -130,6 +135,7 @@ def truncate(example: QAExample, *, splitter: str | None = None) -> Deletion:
     )  # answer_starts is empty or one per answer
     features = _features(example, "TS", "answer", splitter)
     features["cut_at"] = cut
+    features["copied"] = [(0, 0, cut)]
     features["removed"] = [example.context[s:e] for s, e in sentences[last + 1 :]]
     if "sentences" in example.features:
         features["sentences"] = tuple(sentences[: last + 1])
@@ -178,6 +184,7 @@ def _remove_rationale(
         text, variant = example.context[: sentences[-1][1]], "TS-R"
     gone = sorted({i for s, e in example.rationale for i in overlapping(sentences, s, e)})
     new_text, new_sentences = remove_sentences(text, sentences, gone)
+    copied = copied_pieces(len(text), deletion_ranges(text, sentences, gone))
     if not new_text.strip():
         return Deletion(None, NOTHING_LEFT)
     features = _features(example, variant + ("+Aug" if augment else ""), UNKNOWN, splitter)
@@ -192,10 +199,13 @@ def _remove_rationale(
         appended = augment(example, answer).strip() if augment else answer
         if augment and answer.lower() not in appended.lower():
             return Deletion(None, AUGMENT_FAILED, detail=appended)
-        new_text = f"{new_text.rstrip()} {appended}"
+        kept = len(new_text.rstrip())
+        copied = [(n, o, min(size, kept - n)) for n, o, size in copied if n < kept]
+        new_text = f"{new_text[:kept]} {appended}"
         if new_text.strip() == text.strip():
             return Deletion(None, RESTORED)
     features["appended"] = appended
+    features["copied"] = copied
     changed = replace(
         example,
         id=f"{example.id}/{features['variant'].lower()}",
@@ -223,9 +233,7 @@ def remove_sentences(
     """``text`` without the sentences whose indices are in ``gone``, and the new spans of
     the sentences that stay. Everything else is kept as it was, except the whitespace a
     removed run of sentences leaves behind (see the module docstring)."""
-    cuts = [
-        _cut(text, sentences[b[0]][0], sentences[b[-1]][1]) for b in _runs(text, sentences, gone)
-    ]
+    cuts = deletion_ranges(text, sentences, gone)
     pieces, at = [], 0
     for s, e in cuts:
         pieces.append(text[at:s])
@@ -238,6 +246,25 @@ def remove_sentences(
     gone_set = set(gone)
     kept = tuple((moved(s), moved(e)) for i, (s, e) in enumerate(sentences) if i not in gone_set)
     return "".join(pieces), kept
+
+
+def deletion_ranges(text: str, sentences: Sequence[Span], gone: Sequence[int]) -> list[Span]:
+    """The character ranges of ``text`` that :func:`remove_sentences` deletes, in order."""
+    return [
+        _cut(text, sentences[b[0]][0], sentences[b[-1]][1]) for b in _runs(text, sentences, gone)
+    ]
+
+
+def copied_pieces(length: int, cuts: Sequence[Span]) -> list[tuple[int, int, int]]:
+    """``(start in the new text, start in the old text, length)`` of every piece of a text of
+    ``length`` characters that survives deleting the ordered ranges ``cuts``."""
+    pieces, at, moved = [], 0, 0
+    for s, e in [*cuts, (length, length)]:
+        if s > at:
+            pieces.append((at - moved, at, s - at))
+        moved += e - s
+        at = e
+    return pieces
 
 
 def _runs(text: str, sentences: Sequence[Span], gone: Sequence[int]) -> list[list[int]]:
