@@ -69,6 +69,7 @@ from pathlib import Path
 import pandas as pd
 
 from faithprobe.datasets.qa import detect_qa_format, read_qa
+from faithprobe.datasets.splits import heldout_split_of
 from faithprobe.datasets.squad import RATIONALES
 from faithprobe.errors import UsageError
 from faithprobe.examples import UNKNOWN, QAExample
@@ -160,6 +161,7 @@ class FaithfulnessSuite(Suite):
         "splitter": (str, DEFAULT_SPLITTER, "sentence splitter: spacy or pysbd"),
         "rationale": (str, "sentence", "SQuAD-format rationale: sentence or answer (span)"),
         "history_turns": (int, 2, "CoQA: previous turns (with gold answers) before a question"),
+        "heldout_of": (str, "", "model from `train qa`: only its held-out documents of --data"),
     }
 
     def __init__(
@@ -174,6 +176,7 @@ class FaithfulnessSuite(Suite):
         splitter: str = DEFAULT_SPLITTER,
         rationale: str = "sentence",
         history_turns: int = 2,
+        heldout_of: str = "",
     ) -> None:
         if max_new_tokens < 1:
             raise UsageError(f"max_new_tokens must be 1 or more, got {max_new_tokens}")
@@ -192,6 +195,7 @@ class FaithfulnessSuite(Suite):
         if history_turns < 0:
             raise UsageError(f"history_turns must be 0 or more, got {history_turns}")
         self.splitter, self.rationale, self.history_turns = splitter, rationale, history_turns
+        self.heldout_of = heldout_of
 
     # -- data ----------------------------------------------------------------------------
 
@@ -217,13 +221,19 @@ class FaithfulnessSuite(Suite):
         return out + probes.negation_pairs(examples, self.edits, self.negate)
 
     def read(self, path: Path) -> list[QAExample]:
-        """The examples of a QA file, read with the options that apply to its format."""
+        """The examples of a QA file, read with the options that apply to its format (with
+        ``heldout_of``: those of the documents that model was not trained on)."""
         format = detect_qa_format(path)
         options = {
             "squad": {"rationale": self.rationale, "splitter": self.splitter},
             "coqa": {"history_turns": self.history_turns},
         }.get(format, {})
-        return read_qa(path, format, **options)
+        examples = read_qa(path, format, **options)
+        if not self.heldout_of:
+            return examples
+        split = heldout_split_of(self.heldout_of)
+        split.check_data(path)
+        return split.part(examples, "heldout")
 
     def complete(self, pairs: list[Pair], models) -> list[Pair]:
         """With ``augment``: a ``+Aug`` pair beside every TS-R / OS-R pair (see
@@ -333,7 +343,8 @@ class FaithfulnessSuite(Suite):
         options = {"template": self.prompt.template, "max_new_tokens": self.max_new_tokens,
                    "edits": self.edits, "negate": self.negate, "probe": self.probe,
                    "augment": self.augment, "chat": self.chat, "splitter": self.splitter,
-                   "rationale": self.rationale, "history_turns": self.history_turns}  # fmt: skip
+                   "rationale": self.rationale, "history_turns": self.history_turns,
+                   "heldout_of": self.heldout_of}  # fmt: skip
         if self.probe:
             pa = probes.predicate_argument_metrics(results, seed)
             return {"options": options, "predicate_argument": pa}
