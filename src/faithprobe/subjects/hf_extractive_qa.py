@@ -79,6 +79,49 @@ def _trimmed(context: str, start: int, end: int) -> tuple[int, int]:
     return start, start + len(stripped)
 
 
+def _cut_question(tokenizer, question: str, keep: int) -> str:
+    """The question, cut from the left to at most ``keep`` tokens."""
+    enc = tokenizer(question, add_special_tokens=False, return_offsets_mapping=True)
+    offsets = enc["offset_mapping"]
+    if len(offsets) <= keep:
+        return question
+    return question[offsets[-keep][0] :]
+
+
+def encode_windows(
+    tokenizer, question: str, context: str, *, max_length: int, doc_stride: int, token_types: bool
+) -> Encoded:
+    """(question, context) as overlapping windows of at most ``max_length`` tokens (see the
+    module docstring); the encoding the training recipe (``faithprobe train qa``) uses too."""
+    question = _cut_question(tokenizer, question, max_length // 2)
+    n_question = len(tokenizer(question, add_special_tokens=False)["input_ids"])
+    room = max_length - tokenizer.num_special_tokens_to_add(pair=True) - n_question
+    enc = tokenizer(
+        question,
+        context,
+        truncation="only_second",
+        max_length=max_length,
+        stride=min(doc_stride, max(room // 2, 0)),
+        return_overflowing_tokens=True,
+        return_offsets_mapping=True,
+        return_token_type_ids=token_types,
+    )
+    cls_id = (
+        tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
+    )
+    windows = []
+    for w, ids in enumerate(enc["input_ids"]):
+        segments = enc.sequence_ids(w)
+        offsets = tuple(
+            tuple(span) if seg == 1 else None
+            for seg, span in zip(segments, enc["offset_mapping"][w], strict=True)
+        )
+        types = tuple(enc["token_type_ids"][w]) if token_types else None
+        cls_index = ids.index(cls_id) if cls_id in ids else 0
+        windows.append(Window((tuple(ids), types), cls_index, offsets))
+    return Encoded(context, tuple(windows))
+
+
 class HFExtractiveQA(HFEncoderClassifier):
     kind = "extractive-qa"
     scoring_version = "qa-v1"
@@ -115,9 +158,6 @@ class HFExtractiveQA(HFEncoderClassifier):
         self.doc_stride = doc_stride
         self.max_answer_tokens = max_answer_tokens
         self.null_threshold = float(null_threshold)
-        self._specials = tokenizer.num_special_tokens_to_add(pair=True)
-        cls = tokenizer.cls_token_id
-        self._cls_id = cls if cls is not None else tokenizer.bos_token_id
 
     def _fingerprint_extras(self) -> str:
         settings = {
@@ -129,40 +169,15 @@ class HFExtractiveQA(HFEncoderClassifier):
 
     # -- tokenization ------------------------------------------------------------------
 
-    def _question(self, question: str) -> str:
-        """The question, cut from the left to at most half of ``max_length`` tokens."""
-        keep = self.max_length // 2
-        enc = self.tokenizer(question, add_special_tokens=False, return_offsets_mapping=True)
-        offsets = enc["offset_mapping"]
-        if len(offsets) <= keep:
-            return question
-        return question[offsets[-keep][0] :]
-
     def _encode(self, request: SpanAnswerRequest) -> Encoded:
-        question = self._question(request.question)
-        n_question = len(self.tokenizer(question, add_special_tokens=False)["input_ids"])
-        room = self.max_length - self._specials - n_question
-        enc = self.tokenizer(
-            question,
+        return encode_windows(
+            self.tokenizer,
+            request.question,
             request.context,
-            truncation="only_second",
             max_length=self.max_length,
-            stride=min(self.doc_stride, max(room // 2, 0)),
-            return_overflowing_tokens=True,
-            return_offsets_mapping=True,
-            return_token_type_ids=self._token_types,
+            doc_stride=self.doc_stride,
+            token_types=self._token_types,
         )
-        windows = []
-        for w, ids in enumerate(enc["input_ids"]):
-            segments = enc.sequence_ids(w)
-            offsets = tuple(
-                tuple(span) if seg == 1 else None
-                for seg, span in zip(segments, enc["offset_mapping"][w], strict=True)
-            )
-            types = tuple(enc["token_type_ids"][w]) if self._token_types else None
-            cls_index = ids.index(self._cls_id) if self._cls_id in ids else 0
-            windows.append(Window((tuple(ids), types), cls_index, offsets))
-        return Encoded(request.context, tuple(windows))
 
     # -- scoring -----------------------------------------------------------------------
 
