@@ -24,6 +24,7 @@ from faithprobe.prompts import DEFAULT_TEMPLATE
 from faithprobe.training.common import TrainSettings, describe_accuracy
 from faithprobe.training.multiple_choice import DEFAULT_LIMIT, MCTrainConfig
 from faithprobe.training.nli import NLITrainConfig
+from faithprobe.training.qa import DEFAULT_QA_LIMIT, STRATEGIES, QATrainConfig
 
 train_app = typer.Typer(
     add_completion=False,
@@ -233,3 +234,86 @@ def train_nli_command(
         f"({t['read']} read, {t['removed_overlapping']} removed as overlapping the excluded "
         f"data, {t['held_out']} held out)"
     )
+
+
+@recipe_command(
+    "qa",
+    QATrainConfig,
+    help={
+        "max_length": "tokens per window of (question, context); longer contexts get windows",
+        "seed": "seeds the document split, the question subset, the head, dropout, order",
+    },
+)
+def train_qa_command(
+    strategy: Annotated[
+        str,
+        typer.Option(
+            help="ot: original (and truncated) stories with gold answers; ibt: also the "
+            "stories without the rationale, answer unknown"
+        ),
+    ],
+    train: Annotated[
+        Path, typer.Option(help="SQuAD/Quoref, CoQA or HotpotQA JSON file to train on")
+    ],
+    dev: Annotated[
+        Path | None,
+        typer.Option(help="separate evaluation file (default: hold out documents of --train)"),
+    ] = None,
+    heldout: Annotated[
+        float,
+        typer.Option(min=0.01, max=0.9, help="fraction of --train's documents held out"),
+    ] = QATrainConfig.heldout,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help=f"train on a seeded subset of N questions (default {DEFAULT_QA_LIMIT})",
+        ),
+    ] = None,
+    full: Annotated[bool, typer.Option("--full", help="train on every training question")] = False,
+    doc_stride: Annotated[
+        int, typer.Option(min=0, help="tokens shared by neighbouring windows")
+    ] = QATrainConfig.doc_stride,
+    splitter: Annotated[
+        str, typer.Option(help="sentence splitter for the deletions: spacy or pysbd")
+    ] = QATrainConfig.splitter,
+    eval_limit: Annotated[
+        int, typer.Option(min=1, help="held-out questions scored at the end")
+    ] = 500,
+    *,
+    settings: dict[str, Any],
+    flags: dict[str, Any],
+) -> None:
+    """Fine-tune an encoder for extractive QA with a null answer, by original (ot) or
+    intervention-based (ibt) training (loadable by the hf-qa backend).
+
+    Runs resume from <out>/checkpoints after an interruption: run the same command again.
+    """
+    from faithprobe.training.qa import train_qa
+
+    if strategy not in STRATEGIES:
+        raise UsageError(f"--strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    if full and limit is not None:
+        raise UsageError("give --limit or --full, not both")
+    cfg = QATrainConfig(
+        strategy=strategy,
+        train=train,
+        dev=dev,
+        heldout=heldout,
+        limit=None if full else (limit or DEFAULT_QA_LIMIT),
+        doc_stride=doc_stride,
+        splitter=splitter,
+        eval_limit=eval_limit,
+        **settings,
+    )
+    summary = train_qa(cfg, **flags)
+    t = summary["train"]
+    print(
+        f"{strategy.upper()}: {t['rows']} rows from {t['questions_used']} questions, "
+        f"{summary['steps']} steps, {summary['train_seconds'] / 60:.1f} min; model in {cfg.out}"
+    )
+    for score in summary["evaluation"]["scores"]:
+        print(
+            f"  {score['variant']:5} {score['metric']:4} {score['value']:.3f} "
+            f"[{score['ci_low']:.3f}, {score['ci_high']:.3f}] (n={score['n']})"
+        )

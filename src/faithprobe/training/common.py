@@ -215,9 +215,10 @@ def load_base(auto_class: str, base: Base, seed: int, what: str, **kwargs):
 
 class EncodedDataset:
     """Encoded examples for the Trainer: per example either ``rows`` (one encoded row per
-    choice) or one ``row``, and an integer label; ``lengths`` drive the sampler."""
+    choice) or one ``row``, and its label (an integer, or a dict of named integer targets);
+    ``lengths`` drive the sampler."""
 
-    def __init__(self, encoded: Sequence, labels: Sequence[int], *, grouped: bool) -> None:
+    def __init__(self, encoded: Sequence, labels: Sequence, *, grouped: bool) -> None:
         self.key = "rows" if grouped else "row"
         self.encoded, self.labels = list(encoded), list(labels)
         self.lengths = [
@@ -243,7 +244,11 @@ def collate(features: list[dict[str, Any]], pad_id: int) -> dict[str, Any]:
     batch = pad_rows(rows, pad_id)
     if grouped:
         batch = {k: v.view(len(features), -1, v.shape[-1]) for k, v in batch.items()}
-    batch["labels"] = torch.tensor([f["labels"] for f in features])
+    labels = [f["labels"] for f in features]
+    if isinstance(labels[0], dict):  # several named targets (QA: start and end positions)
+        batch.update({k: torch.tensor([lab[k] for lab in labels]) for k in labels[0]})
+    else:
+        batch["labels"] = torch.tensor(labels)
     return batch
 
 
