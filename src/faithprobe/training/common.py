@@ -331,6 +331,16 @@ class Fitted:
             "train_seconds": round(self.seconds, 1),
             "resumed_from_step": self.resumed_from_step,
             "torch_threads": torch.get_num_threads(),
+            "loss_log": [
+                {
+                    "step": e["step"],
+                    "epoch": e.get("epoch"),
+                    "loss": e["loss"],
+                    "learning_rate": e.get("learning_rate"),
+                }
+                for e in self.trainer.state.log_history
+                if "loss" in e
+            ],  # fmt: skip
         }
 
 

@@ -1,0 +1,234 @@
+"""The extractive-QA recipe (OT / IBT) on a hand-made SQuAD file and a tiny random BERT:
+which rows each strategy trains on, their targets, the document split, training."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from conftest import check_resume, tiny_bert_config
+from faithprobe.cli import app
+from faithprobe.datasets.qa import read_qa
+from faithprobe.datasets.splits import document_key, heldout_split_of, split_documents
+from faithprobe.errors import UsageError
+from faithprobe.examples import QAExample
+from faithprobe.interventions.deletion import FIRST_SENTENCE
+from faithprobe.subjects import load_subject
+from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
+from faithprobe.suites.faithfulness import FaithfulnessSuite
+from faithprobe.training import qa as recipe
+from faithprobe.training.qa import (
+    NOT_A_SPAN,
+    WHOLE_STORY,
+    QATrainConfig,
+    encode_items,
+    train_qa,
+    training_items,
+    window_target,
+)
+
+PARAGRAPH = (
+    "Mara lives in Oslo. She works at the harbour. Her brother Finn sells boats. "
+    "Finn owns a red kayak."
+)
+QUESTIONS = [  # (question, answer, rationale position)
+    ("Where does Mara live?", "Oslo"),  # first sentence: no TS-R
+    ("Who sells boats?", "Finn"),  # third sentence: TS and TS-R
+    ("What does Finn own?", "a red kayak"),  # last sentence: TS is the whole story
+]
+
+
+def _squad(titles: list[str]) -> dict:
+    data = []
+    for t, title in enumerate(titles):
+        context = PARAGRAPH.replace("Mara", title)
+        qas = [
+            {
+                "id": f"{t}-{q}",
+                "question": question.replace("Mara", title),
+                "answers": [{"text": a, "answer_start": context.index(a, 30 if q == 1 else 0)}],
+            }
+            for q, (question, a) in enumerate(QUESTIONS)
+        ]
+        data.append({"title": title, "paragraphs": [{"context": context, "qas": qas}]})
+    return {"version": "1.1", "data": data}
+
+
+@pytest.fixture(scope="module")
+def squad_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("data") / "squad.json"
+    path.write_text(json.dumps(_squad(["Mara", "Ines", "Olga", "Pia"])))
+    return path
+
+
+@pytest.fixture(scope="module")
+def examples(squad_file):
+    return read_qa(squad_file, splitter="pysbd")
+
+
+def test_ot_trains_on_os_and_ts_with_the_gold_span(examples):
+    items, skipped = training_items(examples[:3], "ot", splitter="pysbd")
+    assert [(i.id.split("/")[-1], i.variant) for i in items] == [
+        ("squad-0-0", "OS"),
+        ("ts", "TS"),
+        ("squad-0-1", "OS"),
+        ("ts", "TS"),
+        ("squad-0-2", "OS"),
+    ]
+    for item in items:
+        assert item.context[item.start : item.start + len(item.answer)] == item.answer
+    ts = items[1]
+    assert ts.context == "Mara lives in Oslo." and ts.answer == "Oslo"
+    assert skipped == {("TS", WHOLE_STORY): 1}
+
+
+def test_ibt_adds_ts_r_with_the_null_answer(examples):
+    ot, _ = training_items(examples[:3], "ot", splitter="pysbd")
+    items, skipped = training_items(examples[:3], "ibt", splitter="pysbd")
+    extra = [i for i in items if i not in ot]
+    assert [(i.variant, i.answer, i.start) for i in extra] == [("TS-R", None, -1)] * 2
+    # the sentence holding the answer is gone; the bare answer is re-inserted at the end
+    assert extra[0].context == "Mara lives in Oslo. She works at the harbour. Finn"
+    assert skipped == {("TS", WHOLE_STORY): 1, ("TS-R", FIRST_SENTENCE): 1}
+    assert {i.question for i in items} == {ex.question for ex in examples[:3]}
+
+
+def test_answers_without_a_span_are_skipped():
+    yes = QAExample(id="y", context="It rains.", question="Rain?", answers=("yes",),
+                    answer_type="yes", rationale=((0, 9),))  # fmt: skip
+    assert training_items([yes], "ibt") == ([], {("OS", NOT_A_SPAN): 1})
+    with pytest.raises(ValueError, match="strategy"):
+        training_items([yes], "both")
+
+
+def test_window_target_finds_the_answer_tokens_or_none():
+    offsets = [None, None, (0, 4), (5, 10), (11, 13), (13, 18), None]  # [CLS] q [SEP] ctx [SEP]
+    assert window_target(offsets, 5, 10) == (3, 3)
+    assert window_target(offsets, 5, 18) == (3, 5)
+    assert window_target(offsets, 6, 12) == (3, 4)  # partial tokens widen to whole ones
+    assert window_target(offsets, 15, 25) is None  # runs past the window
+    assert window_target([None, None], 0, 3) is None
+
+
+def test_encoded_targets_point_at_the_answer_and_null_at_cls(examples, tiny_pair_tokenizer):
+    items, _ = training_items(examples[:2], "ibt", splitter="pysbd")
+    cfg = QATrainConfig(out="x", train="x", strategy="ibt", max_length=64, doc_stride=16)
+    rows, labels, windows, nulls = encode_items(tiny_pair_tokenizer, items, cfg, True)
+    assert len(rows) == sum(windows) and nulls >= 1
+    r = 0
+    for item, n in zip(items, windows, strict=True):
+        found = []
+        for (ids, _), lab in zip(rows[r : r + n], labels[r : r + n], strict=True):
+            s, e = lab["start_positions"], lab["end_positions"]
+            if s == e == ids.index(tiny_pair_tokenizer.cls_token_id):
+                continue
+            found.append(tiny_pair_tokenizer.decode(ids[s : e + 1]).strip())
+        assert found == ([] if item.answer is None else [item.answer] * len(found))
+        assert (item.answer is None) == (not found)
+        r += n
+
+
+def test_documents_are_split_whole_and_seeded(examples, squad_file, tmp_path):
+    split = split_documents(examples, squad_file, 0.25, seed=3)
+    assert len(split.heldout) == 1 and len(split.train) == 3
+    assert set(split.train).isdisjoint(split.heldout)
+    held = split.part(examples, "heldout")
+    assert len(held) == 3 and {document_key(ex) for ex in held} == set(split.heldout)
+    assert split == split_documents(examples, squad_file, 0.25, seed=3)
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(_squad(["Mara"])))
+    with pytest.raises(UsageError, match="not the file this split was made from"):
+        split.check_data(other)
+    with pytest.raises(UsageError, match="no training.json"):
+        heldout_split_of(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory, tiny_pair_tokenizer):
+    from transformers import BertModel
+
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp("base")
+    BertModel(tiny_bert_config(len(tiny_pair_tokenizer))).save_pretrained(folder)
+    tiny_pair_tokenizer.save_pretrained(folder)
+    return folder
+
+
+def _config(squad_file, base, out, **kwargs):
+    settings = dict(strategy="ibt", heldout=0.25, batch_size=4, max_steps=12, save_steps=100,
+                    learning_rate=3e-3, max_length=64, doc_stride=16, splitter="pysbd",
+                    warmup_ratio=0.0, epochs=1.0)  # fmt: skip
+    settings.update(kwargs)
+    return QATrainConfig(out=out, base=base, train=squad_file, **settings)
+
+
+def _mean_loss(model, tokenizer, cfg, items) -> float:
+    from faithprobe.subjects.hf_multiple_choice import pad_rows
+
+    rows, labels, _, _ = encode_items(tokenizer, items, cfg, True)
+    batch = pad_rows(rows, tokenizer.pad_token_id)
+    for key in ("start_positions", "end_positions"):
+        batch[key] = torch.tensor([lab[key] for lab in labels])
+    with torch.no_grad():
+        return float(model.eval()(**batch).loss)
+
+
+@pytest.fixture(scope="module")
+def trained(squad_file, base, tmp_path_factory):
+    out = tmp_path_factory.mktemp("run") / "ibt"
+    cfg = _config(squad_file, base, out)
+    return train_qa(cfg, progress=False, log=lambda _: None), cfg
+
+
+def test_training_lowers_the_loss_and_the_model_reloads(trained, examples, base):
+    from transformers import AutoModelForQuestionAnswering, AutoTokenizer, set_seed
+
+    summary, cfg = trained
+    split = heldout_split_of(cfg.out)
+    items, _ = training_items(split.part(examples, "train"), "ibt", splitter="pysbd")
+    tokenizer = AutoTokenizer.from_pretrained(cfg.out)
+    set_seed(cfg.seed)  # the head the recipe started from
+    before = AutoModelForQuestionAnswering.from_pretrained(base)
+    after = AutoModelForQuestionAnswering.from_pretrained(cfg.out)
+    assert _mean_loss(after, tokenizer, cfg, items) < 0.8 * _mean_loss(
+        before, tokenizer, cfg, items
+    )
+    assert isinstance(load_subject(str(cfg.out)), HFExtractiveQA)
+    assert summary["steps"] == 12 and summary["strategy"] == "ibt"
+    assert summary["train"]["rows_by_variant"] == {"OS": 9, "TS": 6, "TS-R": 6}
+    assert summary["train"]["questions_used"] == 9
+    assert summary["split"]["heldout_documents"] == 1
+    scores = {(s["variant"], s["metric"]) for s in summary["evaluation"]["scores"]}
+    assert scores == {(v, m) for v in ("OS", "TS-R") for m in ("em", "f1", "unk")}
+
+
+def test_the_faithfulness_suite_evaluates_only_the_held_out_documents(trained, squad_file):
+    _, cfg = trained
+    split = heldout_split_of(cfg.out)
+    suite = FaithfulnessSuite(heldout_of=str(cfg.out), splitter="pysbd")
+    pairs = suite.pairs(squad_file, seed=0)
+    assert {document_key(p.original) for p in pairs} == set(split.heldout)
+    assert len({p.original.id for p in pairs}) == 3
+
+
+def test_an_interrupted_run_resumes_from_its_checkpoint(squad_file, base, tmp_path, monkeypatch):
+    def config(out, **kwargs):
+        return _config(squad_file, base, out, max_steps=6, save_steps=3, eval_limit=2, **kwargs)
+
+    check_resume(train_qa, recipe, config, tmp_path, monkeypatch, changed={"strategy": "ot"})
+
+
+def test_cli_trains_and_reports(squad_file, base, tmp_path):
+    runner = CliRunner()
+    args = ["train", "qa", "--train", str(squad_file), "--base", str(base), "--max-steps", "2",
+            "--batch-size", "4", "--max-length", "64", "--splitter", "pysbd"]  # fmt: skip
+    res = runner.invoke(app, [*args, "--strategy", "ot", "--out", str(tmp_path / "ot")])
+    assert res.exit_code == 0, res.output
+    assert "OT:" in res.output and "OS    f1" in res.output
+    res = runner.invoke(app, [*args, "--strategy", "both", "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "--strategy must be one of ot, ibt" in " ".join(
+        res.output.split()
+    )
