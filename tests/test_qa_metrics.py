@@ -14,6 +14,7 @@ from faithprobe.metrics.qa import (
     normalize_answer,
     predicate_argument_accuracy,
     qa_scores,
+    subject_differences,
     yes_no_label,
 )
 
@@ -265,3 +266,23 @@ def test_predicate_argument_clusters_by_story():
     space = _get(flips, variant="space", form="original")
     assert space["value"] == pytest.approx(1 / 8) and space["n_clusters"] == 2
     assert space["n_unpaired"] == 0
+
+
+def test_subject_differences_compare_the_items_both_answered():
+    rows = []
+    for subject, unknowns in (("OT", {"a"}), ("IBT", {"a", "b", "c"})):
+        for item, passage in (("a", "p1"), ("b", "p1"), ("c", "p2"), ("d", "p3")):
+            if subject == "OT" and item == "d":
+                continue  # OT did not answer d: it is left out of the comparison
+            unk = item in unknowns
+            rows.append({"subject": subject, "variant": "TS-R", "item_id": item,
+                         "passage_id": passage, "answers": ["x"],
+                         "prediction": "" if unk else "x", "predicted_unknown": unk})  # fmt: skip
+    table = subject_differences(pd.DataFrame(rows))
+    assert set(table["subject"]) == {"IBT"} and set(table["reference"]) == {"OT"}
+    unk = table[table["metric"] == "unk"].iloc[0]
+    # per passage IBT - OT: p1 (a, b) 1.0 - 0.5 = 0.5; p2 (c) 1 - 0 = 1
+    assert unk["items"] == 3 and unk["n"] == 2
+    assert unk["difference"] == pytest.approx(0.75)
+    em = table[table["metric"] == "em"].iloc[0]
+    assert em["difference"] == pytest.approx(-0.75)

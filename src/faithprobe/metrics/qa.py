@@ -57,7 +57,7 @@ import numpy as np
 import pandas as pd
 
 from faithprobe.examples import UNKNOWN
-from faithprobe.metrics.intervals import Estimate, clustered_mean, wilson
+from faithprobe.metrics.intervals import Estimate, clustered_mean, paired_difference, wilson
 
 _PUNCT = set(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
@@ -296,6 +296,37 @@ def qa_scores(frame: pd.DataFrame, *, cluster: str | None = None, seed: int = 0)
         for metric in ("unk", "empty"):
             est = _proportion(rows, metric, cluster, seed)
             out.append({**keys, "metric": metric, **est.as_dict()})
+    return pd.DataFrame(out)
+
+
+def subject_differences(
+    frame: pd.DataFrame, *, cluster: str = "passage_id", seed: int = 0
+) -> pd.DataFrame:
+    """Every later subject against the first (e.g. IBT against OT), per variant and metric
+    (``em``, ``f1``, ``unk``): the difference (later minus first) on the items both
+    answered, compared through per-``cluster`` means -- mean difference with a bootstrap
+    95% CI and a Wilcoxon signed-rank test over clusters
+    (:func:`~faithprobe.metrics.intervals.paired_difference`)."""
+    scored = _scored(frame)
+    scored["unk"] = scored["unk"].astype(float)
+    subjects = list(dict.fromkeys(scored["subject"]))
+    out = []
+    for other in subjects[1:]:
+        for variant, rows in scored.groupby("variant", sort=False):
+            a = rows[rows["subject"] == other].set_index("item_id")
+            b = rows[rows["subject"] == subjects[0]].set_index("item_id")
+            both = a.index.intersection(b.index)
+            if not len(both):
+                continue
+            a, b = a.loc[both], b.loc[both]
+            for metric in ("em", "f1", "unk"):
+                diff = paired_difference(
+                    a.groupby(cluster)[metric].mean(), b.groupby(cluster)[metric].mean(), seed=seed
+                )
+                out.append(
+                    {"subject": other, "reference": subjects[0], "variant": variant,
+                     "metric": metric, "items": len(both), **diff}
+                )  # fmt: skip
     return pd.DataFrame(out)
 
 

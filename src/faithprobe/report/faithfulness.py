@@ -126,6 +126,41 @@ def drops_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
+def _points(x: Any) -> str:
+    return DASH if x is None or pd.isna(x) else f"{100 * x:+.1f}"
+
+
+def differences_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = pd.DataFrame(metrics.get("differences") or [])
+    if data.empty:
+        return None
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "minus": data["reference"],
+            "variant": data["variant"],
+            "metric": data["metric"].map(COLUMNS),
+            "difference": [
+                f"{_points(r['difference'])} [{_points(r['ci_low'])}, {_points(r['ci_high'])}]"
+                for r in data.to_dict("records")
+            ],
+            "p (Wilcoxon)": data["p_value"].map(lambda p: DASH if pd.isna(p) else f"{p:.2g}"),
+            "items": data["items"].map(fmt_count),
+            "passages": data["n"].map(fmt_count),
+        }
+    )
+    display["_v"] = display["variant"].map(_variant_rank)
+    display = display.sort_values(["subject", "_v"], kind="stable").drop(columns="_v")
+    return Table(
+        "differences",
+        "Each model against the first (e.g. IBT minus OT), on the items both answered",
+        data,
+        display,
+        note="Differences in percentage points with 95% bootstrap intervals over passages; "
+        "p from a Wilcoxon signed-rank test of the per-passage mean differences.",
+    )
+
+
 def expectation_table(metrics: Mapping[str, Any]) -> Table | None:
     data = metric_frame(metrics, "expectation")
     if data.empty:
@@ -236,6 +271,7 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
         tables["summary"] = Table("summary", "Headline", pa.data, pa.display, pa.note)
     for t in (
         scores,
+        differences_table(metrics),
         sizes_table(metrics),
         drops_table(metrics),
         kind_table(metrics),

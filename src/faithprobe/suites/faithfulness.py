@@ -366,6 +366,9 @@ class FaithfulnessSuite(Suite):
             "scores": _records(scores),
             "scores_by_answer_kind": _records(pd.concat(by_kind) if by_kind else []),
             "expectation": _records(m.expectation_rates(answered)) if len(answered) else [],
+            "differences": _records(m.subject_differences(answered, seed=seed))
+            if len(answered)
+            else [],
             "negation": probes.negation_metrics(results),
         }
 
