@@ -25,7 +25,8 @@ cannot make (see ``deletion.DROPS``: e.g. TS-R when the rationale begins in the 
 sentence) still gives a pair, marked ``dropped`` with the reason and not sent to any model,
 so the results table counts every drop and the metrics report it (``drops``). ``--limit N``
 keeps N items (the first in a seeded hash order, :func:`~faithprobe.suites.base.hash_rank`)
-with all their variants.
+with all their variants. ``heldout_of=<model folder>`` keeps only the documents a model
+made by ``faithprobe train qa`` held out of training (:mod:`faithprobe.datasets.splits`).
 
 **Asking subjects.** An extractive QA subject (``span-answer``) is asked a
 :class:`~faithprobe.requests.SpanAnswerRequest` whose question is the conversation history
@@ -56,7 +57,9 @@ cut at the first newline) and the answer is *unknown* when
 answers, with an abstention scored as the string ``"unknown"``; unk% is the share of
 abstentions. Per subject x variant with 95% intervals (bootstrap over passages, so the
 questions of one paragraph or story count as a cluster), the method's Tables 4–6, and
-the same split by gold answer kind (yes/no vs the rest).
+the same split by gold answer kind (yes/no vs the rest). With several models, each later
+one is compared with the first on the items both answered (``differences``: e.g. IBT minus
+OT, the method's Tables 4–5 side by side, with a paired test over passages).
 """
 
 from __future__ import annotations
