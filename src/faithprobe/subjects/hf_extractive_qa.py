@@ -79,8 +79,9 @@ def _trimmed(context: str, start: int, end: int) -> tuple[int, int]:
     return start, start + len(stripped)
 
 
-def _cut_question(tokenizer, question: str, keep: int) -> str:
-    """The question, cut from the left to at most ``keep`` tokens."""
+def cut_question(tokenizer, question: str, keep: int) -> str:
+    """The question, cut from the left to at most ``keep`` tokens (a window keeps half of
+    ``max_length``; shared with the representation analysis)."""
     enc = tokenizer(question, add_special_tokens=False, return_offsets_mapping=True)
     offsets = enc["offset_mapping"]
     if len(offsets) <= keep:
@@ -93,7 +94,7 @@ def encode_windows(
 ) -> Encoded:
     """(question, context) as overlapping windows of at most ``max_length`` tokens (see the
     module docstring); the encoding the training recipe (``faithprobe train qa``) uses too."""
-    question = _cut_question(tokenizer, question, max_length // 2)
+    question = cut_question(tokenizer, question, max_length // 2)
     n_question = len(tokenizer(question, add_special_tokens=False)["input_ids"])
     room = max_length - tokenizer.num_special_tokens_to_add(pair=True) - n_question
     enc = tokenizer(
