@@ -113,6 +113,21 @@ def _parse_options(items: list[str]) -> dict[str, str]:
     return options
 
 
+def item_progress() -> Progress:
+    """A progress display (on stderr) for bars that count items."""
+    columns = [
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("items"),
+        RateColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    ]
+    return Progress(*columns, console=console, transient=False)
+
+
 def _progress_factory(progress: Progress):
     def start(description: str, total: int):
         task = progress.add_task(description, total=total)
@@ -272,17 +287,7 @@ def run(
             ray=RayConfig(address=address, workers=workers, gpus_per_worker=gpus_per_worker),
             command="faithprobe " + " ".join(sys.argv[1:]),
         )
-        columns = [
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("items"),
-            RateColumn(),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-        ]
-        with Progress(*columns, console=console, transient=False) as progress:
+        with item_progress() as progress:
             folder = run_suite(
                 config,
                 progress=_progress_factory(progress),
@@ -440,3 +445,11 @@ def generate(
 from faithprobe.training.cli import train_app  # noqa: E402
 
 app.add_typer(train_app, name="train", help="Fine-tune small task models for the suites to probe.")
+
+from faithprobe.representations.cli import analyze_app  # noqa: E402
+
+app.add_typer(
+    analyze_app,
+    name="analyze",
+    help="Analyse models beyond their answers (hidden representations).",
+)

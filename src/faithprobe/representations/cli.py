@@ -1,0 +1,89 @@
+"""``faithprobe analyze``: analyses of models beyond their answers.
+
+``faithprobe analyze representations`` compares QA models' final-layer representations of
+an original story and its intervened versions
+(:mod:`faithprobe.representations.analysis`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from faithprobe.representations.analysis import (
+    DEFAULT_LIMIT,
+    AnalysisConfig,
+    analyze,
+    parse_models,
+    write_outputs,
+)
+from faithprobe.subjects.hf_extractive_qa import DEFAULT_MAX_LENGTH
+
+analyze_app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Analyse models beyond their answers (hidden representations).",
+)
+
+
+@analyze_app.command("representations")
+def representations(
+    model: Annotated[
+        list[str],
+        typer.Option(
+            help="QA model folder or Hugging Face id, optionally named NAME=PATH "
+            "(repeat: two or more, e.g. --model OT=models/qa-ot --model IBT=models/qa-ibt)"
+        ),
+    ],
+    data: Annotated[Path, typer.Option(help="SQuAD-format JSON file")],
+    out: Annotated[
+        Path, typer.Option(help="folder for the Parquet tables, metrics, tables, plots")
+    ],
+    heldout_of: Annotated[
+        Path | None,
+        typer.Option(help="model folder whose training split to respect: only held-out documents"),
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, help="items (questions) to analyse")] = DEFAULT_LIMIT,
+    seed: Annotated[int, typer.Option(help="seeds the item sample and the bootstrap")] = 0,
+    max_length: Annotated[
+        int, typer.Option(min=8, help="tokens per input; only this first window is analysed")
+    ] = DEFAULT_MAX_LENGTH,
+    batch_size: Annotated[int, typer.Option(min=1, help="inputs per forward pass")] = 16,
+) -> None:
+    """Cosine similarity of the [CLS] and shared-token final-layer states between the
+    original story (OS) and its truncated (TS) and rationale-removed (TS-R) versions, per
+    model, with the differences between models (Chaturvedi et al., section 5.2)."""
+    # faithprobe.cli imports this module at its end: take its helpers at call time
+    from transformers.utils import logging as hf_logging
+
+    from faithprobe.cli import _errors, _print_table, _progress_factory, console, item_progress
+    from faithprobe.report.representations import write_report
+
+    hf_logging.disable_progress_bar()
+    with _errors():
+        config = AnalysisConfig(
+            models=parse_models(model),
+            data=data,
+            heldout_of=str(heldout_of) if heldout_of else "",
+            limit=limit,
+            seed=seed,
+            max_length=max_length,
+            batch_size=batch_size,
+        )
+        with item_progress() as progress:
+            analysis = analyze(config, progress=_progress_factory(progress))
+        paths = write_outputs(analysis, out)
+        tables, _, plots = write_report(
+            analysis.metrics, analysis.similarities, analysis.tokens, out
+        )
+        for table in tables.values():
+            _print_table(table.display, table.title)
+        cut = ", ".join(f"{m['name']} {m['items_truncated']}" for m in analysis.metrics["models"])
+        console.print(
+            f"first window only (max_length {max_length}); items cut: {cut}\n"
+            f"written to [bold]{out}[/]: {', '.join(p.name for p in paths.values())}, "
+            f"tables/ ({len(tables)} tables), plots/ ({len(plots)} histograms)",
+            highlight=False,
+        )
