@@ -407,3 +407,11 @@ def test_cli_missing_data_file(tmp_path, model_folders):
             "--model", f"B={model_folders['IBT']}"]  # fmt: skip
     result = CliRunner().invoke(app, args, terminal_width=200)
     assert result.exit_code == 2 and "no such data file" in " ".join(result.output.split())
+
+
+def test_cli_heldout_of_a_folder_without_a_split(squad_file, model_folders, tmp_path):
+    args = ["analyze", "representations", "--data", str(squad_file),
+            "--out", str(tmp_path / "o"), "--heldout-of", str(model_folders["OT"]),
+            "--model", f"A={model_folders['OT']}", "--model", f"B={model_folders['IBT']}"]  # fmt: skip
+    result = CliRunner().invoke(app, args, terminal_width=200)
+    assert result.exit_code == 2 and "training.json" in result.output

@@ -108,6 +108,9 @@ class Encoder:
         """Load a QA model folder or Hugging Face id (weights in float32, no remote code)."""
         import transformers
 
+        verbosity = transformers.logging.get_verbosity()
+        # a bare encoder has no QA head: its load report would be noise, only the encoder runs
+        transformers.logging.set_verbosity_error()
         try:
             tokenizer = transformers.AutoTokenizer.from_pretrained(str(path))
             model = transformers.AutoModelForQuestionAnswering.from_pretrained(
@@ -119,6 +122,8 @@ class Encoder:
                 f"model {name}: cannot load {path} (not a model folder, or a Hugging Face id "
                 f"not available offline): {first}"
             ) from None
+        finally:
+            transformers.logging.set_verbosity(verbosity)
         return cls.build(name, str(path), model.base_model, tokenizer, max_length)
 
     @property
