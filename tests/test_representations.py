@@ -321,7 +321,10 @@ def test_metrics_estimates_and_differences(analysis):
     assert "passages" in e["method"]
     assert len(m["differences"]) == 2 * 2  # one model pair x comparisons x measures
     d = m["differences"][0]
-    assert {d["model_a"], d["model_b"]} == {"OT", "IBT"} and d["n"] == 6
+    assert (d["model"], d["reference"]) == ("IBT", "OT") and d["n"] == 6
+    ot = analysis.similarities.query("model == 'OT' and comparison == 'OS vs TS'")
+    ibt = analysis.similarities.query("model == 'IBT' and comparison == 'OS vs TS'")
+    assert d["difference"] == pytest.approx(ibt["cls_cosine"].mean() - ot["cls_cosine"].mean())
     assert "Wilcoxon" in d["test"]
 
 

@@ -69,7 +69,7 @@ def differences_table(metrics: Mapping[str, Any]) -> Table | None:
         return None
     display = pd.DataFrame(
         {
-            "models": data["model_a"] + " − " + data["model_b"],
+            "models": data["model"] + " − " + data["reference"],
             "comparison": data["comparison"],
             "measure": data["measure"].map(MEASURES),
             "difference [95% CI]": [
@@ -86,7 +86,7 @@ def differences_table(metrics: Mapping[str, Any]) -> Table | None:
         "Differences between models on the same items",
         data,
         display,
-        note="mean over items of (A − B) with a 95% interval (bootstrap resampling passages); "
+        note="mean over items of (model − reference) with a 95% interval (bootstrap resampling passages); "
         "p: two-sided Wilcoxon signed-rank test on the per-passage mean differences.",
     )
 

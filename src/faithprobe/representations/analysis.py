@@ -23,8 +23,9 @@ the rows say so):
 **Statistics** (:func:`summarize`): per model x comparison x measure the mean over items,
 the standard deviation, n and a 95% bootstrap interval of the mean resampling passages
 (the questions about one paragraph are a cluster); for every pair of models on the items
-both have, the mean difference (A - B) with the same interval and a two-sided Wilcoxon
-signed-rank test on the per-passage mean differences.
+both have, the later model minus the earlier one (``--model`` order: IBT - OT, as the
+faithfulness suite's ``differences``): the mean difference over items with the same
+interval and a two-sided Wilcoxon signed-rank test on the per-passage mean differences.
 """
 
 from __future__ import annotations
@@ -299,7 +300,8 @@ def _difference(a: pd.DataFrame, b: pd.DataFrame, measure: str, seed: int) -> di
 
 
 def summarize(sims: pd.DataFrame, models: Sequence[str], seed: int = 0) -> dict:
-    """``estimates`` (model x comparison x measure) and ``differences`` (model pairs)."""
+    """``estimates`` (model x comparison x measure) and ``differences`` (every model minus
+    each earlier one)."""
     estimates, differences = [], []
     for model in models:
         for comparison in COMPARISONS.values():
@@ -319,15 +321,15 @@ def summarize(sims: pd.DataFrame, models: Sequence[str], seed: int = 0) -> dict:
         for comparison in COMPARISONS.values():
             of = sims[sims["comparison"] == comparison]
             for measure in MEASURES:
-                left = of[of["model"] == a][[*keys, measure]]
-                right = of[of["model"] == b][[*keys, measure]]
+                later = of[of["model"] == b][[*keys, measure]]
+                earlier = of[of["model"] == a][[*keys, measure]]
                 differences.append(
                     {
-                        "model_a": a,
-                        "model_b": b,
+                        "model": b,
+                        "reference": a,
                         "comparison": comparison,
                         "measure": measure,
-                        **_difference(left, right, measure, seed),
+                        **_difference(later, earlier, measure, seed),
                     }
                 )
     return {"estimates": estimates, "differences": differences}
