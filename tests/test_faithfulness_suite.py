@@ -28,6 +28,7 @@ from faithprobe.suites.faithfulness import (
     DEFAULT_TEMPLATE,
     UNKNOWN_INSTRUCTION,
     augmented_pairs,
+    reinserted,
 )
 
 P1 = "Anna was born in Oslo. She moved to Paris in 1990. There she studied music. Later she taught piano."
@@ -165,6 +166,13 @@ def _check_run(out, n_items=5):
     assert n == {"OS": 5, "TS": 5, "TS-R": 4}
     for r in metrics["scores"]:
         assert {"value", "ci_low", "ci_high", "n", "n_clusters", "method"} <= set(r)
+    reinsertions = [r for r in metrics["scores_by_reinsertion"] if r["metric"] == "unk"]
+    appended = res.loc[(res["variant"] == "TS-R") & res["dropped"].isna(), "appended"]
+    assert sum(r["n"] for r in reinsertions) == len(appended) == 4
+    assert {r["reinserted"] for r in reinsertions} == {
+        "bare answer" if a else "nothing: the answer is still in the text" for a in appended
+    }
+    assert (out / "tables" / "scores_by_reinsertion.md").is_file()
     html = (out / "report.html").read_text()
     for section in ("scores", "drops", "details", "examples"):
         assert f'<section id="{section}">' in html
@@ -301,3 +309,14 @@ def test_data_options_reach_the_reader_and_the_deletions(squad_file):
     for bad in ({"splitter": "nltk"}, {"rationale": "paragraph"}, {"history_turns": "-1"}):
         with pytest.raises(UsageError):
             get_suite("faithfulness", bad)
+
+
+def test_reinserted_names_what_replaced_the_support():
+    rows = [("TS-R", None), ("TS-R", "Ann"), ("TS-R+Aug", "It was Ann."), ("OS-R", float("nan"))]
+    frame = pd.DataFrame(rows, columns=["variant", "appended"])
+    assert list(frame.apply(reinserted, axis=1)) == [
+        "nothing: the answer is still in the text",
+        "bare answer",
+        "generated sentence",
+        "nothing: the answer is still in the text",
+    ]

@@ -101,6 +101,21 @@ def kind_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
+def reinsertion_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "scores_by_reinsertion")
+    if data.empty:
+        return None
+    return Table(
+        "scores_by_reinsertion",
+        "After TS-R / OS-R, by what took the deleted support's place",
+        data,
+        _pivot(data, metrics, ["variant", "reinserted"]).drop(columns="dropped"),
+        note="A model that says unknown only after a bare re-inserted answer, not when the "
+        "answer is still in the text or comes back inside a generated sentence, has learned "
+        "the re-insertion, not the missing support.",
+    )
+
+
 def sizes_table(metrics: Mapping[str, Any]) -> Table | None:
     data = pd.DataFrame(metrics.get("sizes") or [])
     if data.empty:
@@ -156,8 +171,9 @@ def differences_table(metrics: Mapping[str, Any]) -> Table | None:
         "Each model against the first (e.g. IBT minus OT), on the items both answered",
         data,
         display,
-        note="Differences in percentage points with 95% bootstrap intervals over passages; "
-        "p from a Wilcoxon signed-rank test of the per-passage mean differences.",
+        note="Differences in percentage points: the mean over passages of the per-passage "
+        "difference (so passages weigh equally), with a 95% bootstrap interval; p from a "
+        "Wilcoxon signed-rank test of those per-passage differences.",
     )
 
 
@@ -275,6 +291,7 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
         sizes_table(metrics),
         drops_table(metrics),
         kind_table(metrics),
+        reinsertion_table(metrics),
         expectation_table(metrics),
         negation_table(metrics),
         pa,

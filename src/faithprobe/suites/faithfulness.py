@@ -355,25 +355,53 @@ class FaithfulnessSuite(Suite):
         if len(answered):  # NEG rows have their own table (their gold is the new answer)
             answered = answered[answered["variant"] != probes.NEG]
         scores = m.qa_scores(answered, cluster="passage_id", seed=seed) if len(answered) else []
-        by_kind = []
-        if len(answered):
-            kinds = answered["yes_no"].map({True: "yes/no", False: "other"})
-            for kind, rows in answered.groupby(kinds, sort=True):
-                table = m.qa_scores(rows, cluster="passage_id", seed=seed)
-                table.insert(2, "answer_kind", kind)
-                by_kind.append(table)
+        removals = answered[answered["variant"].str.contains("-R")] if len(answered) else answered
         return {
             "options": options,
             "sizes": variant_sizes(results),
             "drops": drop_counts(results),
             "scores": _records(scores),
-            "scores_by_answer_kind": _records(pd.concat(by_kind) if by_kind else []),
+            "scores_by_answer_kind": _scores_by(
+                answered,
+                "answer_kind",
+                answered["yes_no"].map(ANSWER_KINDS) if len(answered) else None,
+                seed,
+            ),
+            "scores_by_reinsertion": _scores_by(
+                removals,
+                "reinserted",
+                removals.apply(reinserted, axis=1) if len(removals) else None,
+                seed,
+            ),
             "expectation": _records(m.expectation_rates(answered)) if len(answered) else [],
             "differences": _records(m.subject_differences(answered, seed=seed))
             if len(answered)
             else [],
             "negation": probes.negation_metrics(results),
         }
+
+
+ANSWER_KINDS = {True: "yes/no", False: "other"}
+
+
+def reinserted(row: pd.Series) -> str:
+    """What a TS-R / OS-R row's text got back in place of the deleted support."""
+    if row["appended"] is None or pd.isna(row["appended"]):
+        return "nothing: the answer is still in the text"
+    return "generated sentence" if "+Aug" in row["variant"] else "bare answer"
+
+
+def _scores_by(rows: pd.DataFrame, name: str, labels: pd.Series | None, seed: int) -> list[dict]:
+    """:func:`~faithprobe.metrics.qa.qa_scores` of ``rows`` per value of ``labels``, which
+    become the column ``name``."""
+    if labels is None:
+        return []
+    tables = []
+    for label, group in rows.groupby(labels, sort=True):
+        table = m.qa_scores(group, cluster="passage_id", seed=seed)
+        table.insert(2, name, label)
+        tables.append(table)
+    return _records(pd.concat(tables) if tables else [])
 
 
 def _expected(variant: str) -> str:
