@@ -9,9 +9,13 @@ from typer.testing import CliRunner
 
 from faithprobe.cli import app
 from faithprobe.errors import UsageError
+from faithprobe.prompts import LetterPrompt
+from faithprobe.requests import CandidateScoreRequest, Generation, GenerationRequest
 from faithprobe.runner import RunConfig, run
+from faithprobe.subjects.base import Subject
 from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.suites import get_suite
+from faithprobe.suites.confidence_shift import DEFAULT_PROBES
 
 runner = CliRunner()
 PEOPLE = ["Kai", "Robin", "Sam", "Ann", "Bo", "Lee", "Max", "Zoe"]
@@ -151,3 +155,79 @@ def test_command_line_templates_turn_backslash_n_into_newlines():
     assert get_suite("confidence-shift", {"template": typed}).prompt.template == "Q: {prompt}\nA:"
     nl = get_suite("natural-logic", {"template": "{premise}" + "\\" + "n{hypothesis}?"})
     assert nl.prompt.render("P", "H") == "P\nH?"
+
+
+# -- models that can only write: multiple choice by letter --------------------------------
+
+
+class LetterWriter(Subject):
+    """A writer that knows the answer is always the choice starting with "happy" when the
+    question is there, and declines without a question (or, for "Zoe", writes prose)."""
+
+    name = kind = "letter-writer"
+    accepts = frozenset({"generation"})
+    fingerprint = "letter-writer-1"
+
+    def answer(self, requests, progress=None):
+        out = []
+        for r in requests:
+            assert isinstance(r, GenerationRequest) and r.chat and r.stop == ("\n",)
+            question = r.prompt.split("\n", 1)[0]
+            listed = [line for line in r.prompt.splitlines() if line[:3] in ("A. ", "B. ", "C. ")]
+            happy = next((line[0] for line in listed if line[3:].startswith("happy")), None)
+            if question == "Question: " or happy is None:
+                text = "I cannot answer without a question."
+            elif "Zoe" in question:
+                text = f"The answer is {happy}."
+            else:
+                text = happy
+            out.append(Generation(text, 3))
+        if progress:
+            progress(len(requests))
+        return out
+
+
+def test_letter_prompt_lists_the_choices_and_reads_the_reply_back():
+    prompt = LetterPrompt().render("Why?", ("go home", "eat", "sleep"))
+    assert prompt == (
+        "Question: Why?\nA. go home\nB. eat\nC. sleep\n"
+        "Answer with the letter of the correct choice (A, B or C) only."
+    )
+    choices = ("go home", "eat", "sleep")
+    for reply, index in [("B", 1), ("(C)", 2), ("B. eat", 1), ("Answer: A", 0),
+                         ("The answer is C.", 2), ("eat", 1), ("Sleep.", 2),
+                         ("I think C is right", 2), ("A good choice would be B", 1),
+                         ("I cannot answer this.", None), ("B and C", None), ("D", None)]:  # fmt: skip
+        assert LetterPrompt.parse(reply, choices) == index, reply
+
+
+def test_a_model_that_can_only_write_answers_by_letter_and_abstentions_are_counted(
+    tmp_path, siqa_file
+):
+    config = RunConfig(suite="confidence-shift", data=siqa_file, out=tmp_path / "run",
+                       cache_dir=tmp_path / "cache", options={"trials": "2"})  # fmt: skip
+    out = run(config, subjects=[LetterWriter()])
+    res = pd.read_parquet(out / "results.parquet")
+    assert set(res["answer_mode"]) == {"letter"} and res["confidences"].isna().all()
+    # label i % 3 + 1: instance i's right answer is "happy" only when i % 3 == 0
+    orig = res.drop_duplicates("instance_id")
+    assert orig["original_correct"].sum() == 4 and not orig["original_abstained"].any()
+    nq = res[res["probe"] == "no_question"]
+    assert nq["abstained"].all() and (nq["prediction"] == -1).all()
+    metrics = json.loads((out / "metrics.json").read_text())
+    abst = {r["probe"]: r["value"] for r in metrics["abstentions"]}
+    assert abst["original"] == 0 and abst["no_question"] == 1
+    assert metrics["shift_types"] == [] and metrics["maxprob_detection"] == []
+    assert {r["probe"] for r in metrics["pseudo_accuracy"]} == set(DEFAULT_PROBES)
+    assert (out / "tables" / "abstentions.md").is_file()
+    assert "-- reply: " in (out / "report.html").read_text()
+
+
+def test_answer_option_forces_letters_or_scores(siqa_file):
+    lm = type("LM", (), {"accepts": frozenset({"candidate-scores", "generation"}), "name": "lm"})
+    example = get_suite("confidence-shift").pairs(siqa_file, 0)[0].original
+    assert isinstance(get_suite("confidence-shift").request(example, lm()), CandidateScoreRequest)
+    forced = get_suite("confidence-shift", {"answer": "letter"}).request(example, lm())
+    assert isinstance(forced, GenerationRequest) and forced.prompt.startswith("Question: ")
+    with pytest.raises(UsageError, match="answer must be one of"):
+        get_suite("confidence-shift", {"answer": "guess"})

@@ -348,3 +348,25 @@ def test_faithprobe_serve_answers_the_openai_client(local, tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_a_chat_only_endpoint_answers_multiple_choice_by_letter(local, tmp_path):
+    """confidence-shift against a chat-only endpoint: the choices are asked by letter, and
+    the results equal the local model's with -o answer=letter."""
+    data = tmp_path / "mc.jsonl"
+    rows = [{"prompt": f"Alice lives in town {i}. Where does Alice live?",
+             "choices": [f"town {i}", "Paris", "Rome"], "label": 0} for i in range(4)]  # fmt: skip
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    def letters(name, subject, options):
+        config = RunConfig(suite="confidence-shift", data=data, out=tmp_path / name,
+                           cache_dir=tmp_path / f"cache-{name}",
+                           options={"trials": "1", **options})  # fmt: skip
+        return results(run(config, subjects=[subject]))
+
+    with OpenAIServer(local, chat_only=True) as s:
+        through_chat = letters("chat", remote(s, api="chat"), {})
+    direct = letters("local", local, {"answer": "letter"})
+    assert set(through_chat["answer_mode"]) == {"letter"}
+    columns = ["pair_id", "reply", "prediction", "abstained", "original_abstained"]
+    pd.testing.assert_frame_equal(through_chat[columns], direct[columns])

@@ -30,3 +30,60 @@ class ChoicePrompt:
 
     def render(self, prompt: str) -> str:
         return self.template.replace("{prompt}", prompt)
+
+
+LETTER_TEMPLATE = (
+    "Question: {prompt}\n{choices}\nAnswer with the letter of the correct choice ({letters}) only."
+)
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+@dataclass(frozen=True)
+class LetterPrompt:
+    """Multiple choice for a model that can only write (a chat-only endpoint): the choices
+    are listed as ``A. …``, ``B. …`` and the model is asked for a letter
+    (:data:`LETTER_TEMPLATE`); :meth:`parse` reads the letter back, or None when the reply
+    names none -- an abstention, which the confidence-shift method counts."""
+
+    template: str = LETTER_TEMPLATE
+
+    def render(self, prompt: str, choices: tuple[str, ...]) -> str:
+        if not 1 <= len(choices) <= len(LETTERS):
+            raise ValueError(f"{len(choices)} choices: between 1 and {len(LETTERS)} supported")
+        letters = LETTERS[: len(choices)]
+        listed = "\n".join(f"{letter}. {c}" for letter, c in zip(letters, choices, strict=True))
+        named = ", ".join(letters[:-1]) + (" or " if len(letters) > 1 else "") + letters[-1]
+        return (
+            self.template.replace("{prompt}", prompt)
+            .replace("{choices}", listed)
+            .replace("{letters}", named)
+        )
+
+    @staticmethod
+    def parse(reply: str, choices: tuple[str, ...]) -> int | None:
+        """The chosen index: the reply is a letter ("B", "(B)"), starts with one and
+        punctuation ("B. …", "B)"), or names one after "answer"/"choice"/"option"
+        ("Answer: B", "the answer is B"); else the reply is one choice's text; else exactly
+        one valid capital letter stands alone in it ("A" and "I" are words, so not counted
+        there). None otherwise."""
+        import re
+
+        valid = LETTERS[: len(choices)]
+        text = reply.strip()
+        patterns = (
+            rf"^\W*([{valid}])\W*$",
+            rf"^\(?([{valid}])[).:]",
+            rf"(?i:answer|choice|option)(?:\s+is)?\s*[:\-]?\s*\(?([{valid}])(?![A-Za-z])",
+        )
+        for pattern in patterns:
+            if found := re.search(pattern, text):
+                return valid.index(found.group(1))
+        bare = text.rstrip(".").strip().lower()
+        by_text = [i for i, c in enumerate(choices) if c.strip().rstrip(".").lower() == bare]
+        if len(by_text) == 1:
+            return by_text[0]
+        alone = set(re.findall(rf"(?<![A-Za-z])([{valid}])(?![A-Za-z'])", text))
+        alone -= {"A", "I"}
+        if len(alone) == 1:
+            return valid.index(alone.pop())
+        return None

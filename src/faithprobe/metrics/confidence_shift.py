@@ -165,6 +165,31 @@ def original_accuracy(results: pd.DataFrame) -> list[dict]:
     return out
 
 
+def abstentions(results: pd.DataFrame) -> list[dict]:
+    """For subjects that answered by letter: the share of replies naming no choice, on the
+    original instances and after each probe (all trials), with 95% intervals (Wilson over
+    instances for the originals; cluster bootstrap over instances after a probe)."""
+    if "answer_mode" not in results or results.empty:
+        return []
+    out = []
+    letters = results[results["answer_mode"] == "letter"]
+    for subject in _subjects(letters):
+        sub = letters[letters["subject"] == subject]
+        orig = _originals(sub)["original_abstained"].astype(bool)
+        lo, hi = wilson(int(orig.sum()), len(orig))
+        out.append({"subject": subject, "probe": "original", "value": float(orig.mean()),
+                    "ci_low": lo, "ci_high": hi, "n": len(orig), "n_instances": len(orig)})  # fmt: skip
+        for probe in _probes(sub):
+            rows = sub[sub["probe"] == probe]
+            est = clustered_mean(
+                rows["abstained"].astype(float), rows["instance_id"], proportion=True
+            )
+            out.append({"subject": subject, "probe": probe, "value": est.value,
+                        "ci_low": est.ci_low, "ci_high": est.ci_high, "n": est.n,
+                        "n_instances": est.n_clusters})  # fmt: skip
+    return out
+
+
 def pseudo_accuracy(results: pd.DataFrame) -> list[dict]:
     """Share of perturbed instances whose pseudo-correct choice gets the top confidence,
     averaged over trials per instance; tested against 1/n and against original accuracy."""

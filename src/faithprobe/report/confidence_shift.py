@@ -94,6 +94,36 @@ def accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
+def abstention_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "abstentions")
+    if data.empty:
+        return None
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "input": data["probe"].map(lambda p: "original" if p == "original" else _probe(p)),
+            "abstained [95% CI]": [
+                f"{100 * r['value']:.1f}% [{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]"
+                if pd.notna(r["ci_low"])
+                else f"{100 * r['value']:.1f}%"
+                for r in data.to_dict("records")
+            ],
+            "replies": data["n"].map(fmt_count),
+            "instances": data["n_instances"].map(fmt_count),
+        }
+    )
+    return Table(
+        "abstentions",
+        "Replies naming no choice (models answering by letter)",
+        data,
+        display,
+        note="Models that cannot score choices (chat-only endpoints, or -o answer=letter) "
+        "are shown the choices as A/B/C… and asked for a letter; a reply naming none is an "
+        "abstention (counted as wrong in the accuracies). Such models have no confidences, "
+        "so the shift, confidence and MaxProb tables leave them out.",
+    )
+
+
 def pseudo_accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
     data = metric_frame(metrics, "pseudo_accuracy")
     if data.empty:
@@ -244,6 +274,7 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
     for t in (
         accuracy_table(metrics),
         pseudo_accuracy_table(metrics),
+        abstention_table(metrics),
         shift_table(metrics),
         profile_table(metrics),
         maxprob_table(metrics),
@@ -367,7 +398,11 @@ EXAMPLE_COLUMNS = [
 ]
 
 
-def _choices_text(choices, confidences, pseudo: int) -> str:
+def _choices_text(choices, confidences, pseudo: int, reply=None) -> str:
+    """The choices with their confidences, or (letter answers) with the model's reply."""
+    if confidences is None:
+        listed = " | ".join(f"{'*' if i == pseudo else ''}{c}" for i, c in enumerate(choices))
+        return f"{listed} -- reply: {reply!r}"
     return " | ".join(
         f"{'*' if i == pseudo else ''}{c} ({p:.2f})"
         for i, (c, p) in enumerate(zip(choices, confidences, strict=True))
@@ -398,9 +433,13 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
             "original_prompt": rows["original_prompt"],
             "prompt": rows["prompt"].map(lambda p: p or "(empty)"),
             "choices_text": [
-                _choices_text(c, p, i)
-                for c, p, i in zip(
-                    rows["choices"], rows["confidences"], rows["pseudo_label"], strict=True
+                _choices_text(c, p, i, r)
+                for c, p, i, r in zip(
+                    rows["choices"],
+                    rows["confidences"],
+                    rows["pseudo_label"],
+                    rows["reply"] if "reply" in rows else [None] * len(rows),
+                    strict=True,
                 )
             ],
             "pseudo": [c[i] for c, i in zip(rows["choices"], rows["pseudo_label"], strict=True)],

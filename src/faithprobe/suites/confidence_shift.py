@@ -36,8 +36,13 @@ from faithprobe.examples import ChoiceExample
 from faithprobe.expectations import Outcome
 from faithprobe.interventions import Pair, get
 from faithprobe.metrics import confidence_shift as m
-from faithprobe.prompts import DEFAULT_TEMPLATE, ChoicePrompt, command_line_template
-from faithprobe.requests import CandidateScoreRequest, CandidateScores
+from faithprobe.prompts import DEFAULT_TEMPLATE, ChoicePrompt, LetterPrompt, command_line_template
+from faithprobe.requests import (
+    CandidateScoreRequest,
+    CandidateScores,
+    Generation,
+    GenerationRequest,
+)
 from faithprobe.suites.base import Suite, hash_rank
 
 PROBES = {
@@ -47,6 +52,8 @@ PROBES = {
     "no_right_answer": ("no_right_answer", {}),
 }
 DEFAULT_PROBES = ("no_question", "wrong_question", "no_right_answer")
+ANSWER_MODES = ("auto", "scores", "letter")
+LETTER_MAX_NEW_TOKENS = 8
 
 
 def _scores(answer: CandidateScores, normalisation: str) -> np.ndarray:
@@ -84,6 +91,12 @@ class ConfidenceShiftSuite(Suite):
             "how the prompt is put to the model ({prompt}; \\n ok)",
         ),
         "format": (str, "auto", "data format: auto, socialiqa, hellaswag, choice-jsonl"),
+        "answer": (
+            str,
+            "auto",
+            "'scores' (choice log-likelihoods), 'letter' (the model writes a letter; "
+            "abstentions counted) or 'auto' (letters only for models that cannot score)",
+        ),
     }
 
     def __init__(
@@ -93,6 +106,7 @@ class ConfidenceShiftSuite(Suite):
         probes: str | Sequence[str] = DEFAULT_PROBES,
         template: str = DEFAULT_TEMPLATE,
         format: str = "auto",
+        answer: str = "auto",
     ) -> None:
         if trials < 1:
             raise UsageError(f"trials must be at least 1, got {trials}")
@@ -111,6 +125,10 @@ class ConfidenceShiftSuite(Suite):
         except ValueError as err:
             raise UsageError(str(err)) from None
         self.format = format
+        if answer not in ANSWER_MODES:
+            raise UsageError(f"answer must be one of {', '.join(ANSWER_MODES)}, got {answer!r}")
+        self.answer = answer
+        self.letters = LetterPrompt()
 
     def pairs(self, data: Path | None, seed: int) -> list[Pair]:
         if data is None:
@@ -143,8 +161,31 @@ class ConfidenceShiftSuite(Suite):
         keep = set(sorted(instances, key=lambda i: hash_rank(seed, i))[:limit])
         return [p for p in pairs if p.original.id in keep]
 
-    def request(self, example: ChoiceExample, subject=None) -> CandidateScoreRequest:
+    def by_letter(self, subject) -> bool:
+        """Whether ``subject`` is asked for a letter rather than for choice scores."""
+        if self.answer != "auto":
+            return self.answer == "letter"
+        accepts = subject.accepts if subject is not None else {CandidateScoreRequest.kind}
+        return CandidateScoreRequest.kind not in accepts and GenerationRequest.kind in accepts
+
+    def request(self, example: ChoiceExample, subject=None):
+        if self.by_letter(subject):
+            prompt = self.letters.render(example.prompt, example.choices)
+            return GenerationRequest(prompt, LETTER_MAX_NEW_TOKENS, ("\n",), chat=True)
         return CandidateScoreRequest(self.prompt.render(example.prompt), example.choices)
+
+    def _read(self, answer, example: ChoiceExample) -> dict:
+        """Prediction and confidences of one answer (letters: no confidences)."""
+        if isinstance(answer, Generation):
+            choice = self.letters.parse(answer.text, example.choices)
+            return {"mode": "letter", "reply": answer.text, "abstained": choice is None,
+                    "prediction": -1 if choice is None else choice, "confidences": None,
+                    "logprobs": None, "n_tokens": None, "maxprob": float("nan")}  # fmt: skip
+        conf = softmax(_scores(answer, self.normalisation))
+        return {"mode": "scores", "reply": None, "abstained": False,
+                "prediction": int(np.argmax(conf)), "confidences": conf.tolist(),
+                "logprobs": list(answer.logprobs), "n_tokens": list(answer.n_tokens),
+                "maxprob": float(conf.max())}  # fmt: skip
 
     def rows(
         self, pairs: Sequence[Pair], subject, answers: dict[str, CandidateScores]
@@ -152,10 +193,8 @@ class ConfidenceShiftSuite(Suite):
         out = []
         for pair in pairs:
             o, x = pair.original, pair.intervened
-            so, sx = answers[o.id], answers[x.id]
-            conf_o = softmax(_scores(so, self.normalisation))
-            conf_x = softmax(_scores(sx, self.normalisation))
-            pred_o, pred_x = int(np.argmax(conf_o)), int(np.argmax(conf_x))
+            ro, rx = self._read(answers[o.id], o), self._read(answers[x.id], x)
+            pred_o, pred_x = ro["prediction"], rx["prediction"]
             pseudo = int(x.features["pseudo_label"])
             outcome = Outcome(str(pred_o), str(pred_x), str(pseudo))
             out.append(
@@ -176,18 +215,23 @@ class ConfidenceShiftSuite(Suite):
                     "original_choices": list(o.choices),
                     "choices": list(x.choices),
                     "normalisation": self.normalisation,
-                    "original_logprobs": list(so.logprobs),
-                    "original_n_tokens": list(so.n_tokens),
-                    "logprobs": list(sx.logprobs),
-                    "n_tokens": list(sx.n_tokens),
-                    "original_confidences": conf_o.tolist(),
-                    "confidences": conf_x.tolist(),
+                    "answer_mode": rx["mode"],
+                    "original_reply": ro["reply"],
+                    "reply": rx["reply"],
+                    "original_abstained": ro["abstained"],
+                    "abstained": rx["abstained"],
+                    "original_logprobs": ro["logprobs"],
+                    "original_n_tokens": ro["n_tokens"],
+                    "logprobs": rx["logprobs"],
+                    "n_tokens": rx["n_tokens"],
+                    "original_confidences": ro["confidences"],
+                    "confidences": rx["confidences"],
                     "original_prediction": pred_o,
                     "prediction": pred_x,
                     "original_correct": pred_o == o.label,
                     "pseudo_correct": pred_x == pseudo,
-                    "original_maxprob": float(conf_o.max()),
-                    "maxprob": float(conf_x.max()),
+                    "original_maxprob": ro["maxprob"],
+                    "maxprob": rx["maxprob"],
                     "expectation": pair.expectation.name,
                     "expectation_met": pair.expectation.met(outcome),
                 }
@@ -195,6 +239,11 @@ class ConfidenceShiftSuite(Suite):
         return out
 
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
+        """Accuracies and abstentions for every subject; the confidence statistics for the
+        subjects that gave choice scores (letter answers carry no confidences)."""
+        scored = results
+        if "answer_mode" in results and len(results):
+            scored = results[results["answer_mode"] == "scores"]
         return {
             "options": {
                 "trials": self.trials,
@@ -202,11 +251,14 @@ class ConfidenceShiftSuite(Suite):
                 "probes": list(self.probes),
                 "template": self.prompt.template,
                 "shift_alpha": m.SHIFT_ALPHA,
+                "answer": self.answer,
+                "letter_template": self.letters.template,
             },
+            "abstentions": m.abstentions(results),
             "original_accuracy": m.original_accuracy(results),
             "pseudo_accuracy": m.pseudo_accuracy(results),
-            "shift_types": m.shift_counts(results),
-            "confidence_profile": m.confidence_profile(results),
-            "maxprob_detection": m.maxprob_detection(results, seed),
+            "shift_types": m.shift_counts(scored),
+            "confidence_profile": m.confidence_profile(scored),
+            "maxprob_detection": m.maxprob_detection(scored, seed),
             "dataset": m.dataset_breakdown(results),
         }
