@@ -127,3 +127,18 @@ def test_shards_come_back_in_order_and_resume(tmp_path, model_dir, local_ray):
         assert got.n_tokens == want.n_tokens
         assert got.logprobs == pytest.approx(want.logprobs, abs=1e-6)
     assert ray.is_initialized()  # the executor leaves a Ray it did not start running
+
+
+def test_an_unreachable_cluster_address_fails_fast():
+    import socket
+
+    from faithprobe.errors import UsageError
+    from faithprobe.executors import check_reachable
+
+    with socket.socket() as s:  # a port nobody listens on: bound, never listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+            with pytest.raises(UsageError, match="cannot reach the Ray cluster"):
+                check_reachable(address, timeout=1.0)
+    check_reachable("auto")  # left to Ray

@@ -146,6 +146,24 @@ class RaySubject(Subject):
         return out  # type: ignore[return-value]
 
 
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast on a ``HOST:PORT`` (or ``ray://HOST:PORT``) nobody answers at: ``ray.init``
+    itself keeps retrying an unreachable head for minutes. ``auto`` and other forms are left
+    to Ray."""
+    import socket
+
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as err:
+        raise UsageError(
+            f"cannot reach the Ray cluster at {address}: nothing answers there ({err}); "
+            "is the head started (`ray start --head`) and the port open?"
+        ) from err
+
+
 class RayExecutor:
     """Connects to (or starts) Ray and builds :class:`RaySubject` s; on exit kills their
     actors and shuts Ray down if it started it. Use as a context manager."""
@@ -163,6 +181,8 @@ class RayExecutor:
             kwargs: dict[str, object] = {"include_dashboard": False, "log_to_driver": True}
             if self.config.address is None and self.config.num_cpus is not None:
                 kwargs["num_cpus"] = self.config.num_cpus
+            if self.config.address is not None:
+                check_reachable(self.config.address)
             try:
                 ray.init(address=self.config.address, **kwargs)
             except ConnectionError as err:

@@ -16,6 +16,12 @@ top-scoring choice and the confidences are the softmax over the scores, both und
 chosen normalisation (the results table also keeps the raw sums and token counts). A
 multiple-choice classifier scores each choice as one unit, so both normalisations agree.
 
+A model that can only write (a chat-only endpoint; or any model with ``answer=letter``)
+is shown the choices as ``A. …``, ``B. …`` and asked for a letter
+(:class:`~faithprobe.prompts.LetterPrompt`); a reply naming no choice is an abstention,
+counted as wrong and reported (``abstentions``). Its rows carry no confidences, so the
+shift types, confidence profile and MaxProb detector are computed for scoring models only.
+
 See :mod:`faithprobe.metrics.confidence_shift` for the statistics, including how the
 shift type of an instance is decided.
 """
