@@ -14,7 +14,14 @@ from faithprobe.interventions.base import Intervention, InterventionFn, Pair
 __all__ = ["Intervention", "Pair", "available", "get", "register"]
 
 _REGISTRY: dict[str, Intervention] = {}
-_MODULES = ("attractors", "no_correct_choice", "feature_swaps", "deletion", "negation")
+_MODULES = (
+    "attractors",
+    "no_correct_choice",
+    "feature_swaps",
+    "deletion",
+    "negation",
+    "comparative",
+)
 
 
 def register(name: str, *, family: str, changes: str, holds: str, expectation: Expectation):

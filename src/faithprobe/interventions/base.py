@@ -39,13 +39,18 @@ class Intervention:
         inner = ",".join(f"{k}={params[k]}" for k in sorted(params))
         return f"{self.name}[{inner}]"
 
+    def rng(self, example: Example, *, seed: int, **params: Any) -> np.random.Generator:
+        """The generator :meth:`apply` hands the function for ``example`` (so that code
+        explaining a single application draws exactly what the intervention drew)."""
+        return rng_for(seed, example.id, self.instance_name(**params))
+
     def apply(
         self, example: Example, *, seed: int, pool: Sequence[Example] | None = None, **params: Any
     ) -> list[Example]:
         """The intervened versions of ``example``. Interventions that borrow from other
         instances of the dataset (a donor question or answer) draw them from ``pool``, which
         should be in a fixed order (e.g. sorted by id) for results to be reproducible."""
-        rng: np.random.Generator = rng_for(seed, example.id, self.instance_name(**params))
+        rng = self.rng(example, seed=seed, **params)
         if pool is not None:
             params = {**params, "pool": pool}
         return list(self.fn(example, rng, **params))
@@ -66,3 +71,19 @@ class Pair:
     @property
     def id(self) -> str:
         return self.pair_id or self.intervened.id
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an intervention (or a selection step) made of one example: the changed
+    ``example``, or ``None`` and the ``reason`` it was dropped; ``detail`` says more. Modules
+    that drop examples return these from their working functions so that callers can count
+    the reasons; the registered functions return only :attr:`examples`."""
+
+    example: Example | None
+    reason: str | None = None
+    detail: str | None = None
+
+    @property
+    def examples(self) -> list[Example]:
+        return [] if self.example is None else [self.example]

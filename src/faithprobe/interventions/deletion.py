@@ -47,6 +47,7 @@ from typing import Any
 from faithprobe.examples import UNKNOWN, QAExample
 from faithprobe.expectations import ANSWER_UNCHANGED, ANSWER_UNKNOWN
 from faithprobe.interventions import register
+from faithprobe.interventions.base import Outcome
 from faithprobe.sentences import (
     DEFAULT_SPLITTER,
     Span,
@@ -80,19 +81,9 @@ class Augmenter:
         return self.name
 
 
-@dataclass(frozen=True)
-class Deletion:
-    """The outcome of a deletion on one example: the changed ``example``, or ``None`` and
-    the ``reason`` it was dropped (one of ``DROPS``); ``detail`` says more (e.g. the
-    generated sentence that lacked the answer)."""
-
-    example: QAExample | None
-    reason: str | None = None
-    detail: str | None = None
-
-    @property
-    def examples(self) -> list[QAExample]:
-        return [] if self.example is None else [self.example]
+# the outcome of a deletion on one example (``reason`` one of ``DROPS``; ``detail`` e.g. the
+# generated sentence that lacked the answer)
+Deletion = Outcome
 
 
 def sentences_of(example: QAExample, splitter: str | None = None) -> tuple[Span, ...]:
