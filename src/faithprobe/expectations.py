@@ -76,3 +76,11 @@ ANSWER_FLIPS = Expectation(
     "it (the new gold)",
     check=lambda o: o.intervened_prediction == o.gold,
 )
+
+
+ANSWER_OTHER_ENTITY = Expectation(
+    name="answer becomes the other entity",
+    description="the comparative is swapped for its antonym, so the other compared entity is "
+    "now the answer (the new gold), and a model reading for the right reasons gives it",
+    check=lambda o: o.intervened_prediction == o.gold,
+)
