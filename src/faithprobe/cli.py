@@ -91,7 +91,7 @@ def list_things() -> None:
             for i in available()
         },
         "dataset loaders": {k: v[0] for k, v in LOADERS.items()},
-        "generators": {k: v[0] for k, v in GENERATORS.items()},
+        "generators": {k: v.description for k, v in GENERATORS.items()},
         "model backends": dict(BACKENDS),
     }
     for title, entries in sections.items():
@@ -405,40 +405,43 @@ def serve(
 @app.command()
 def generate(
     name: Annotated[str, typer.Argument(help="generator (see `faithprobe list`)")],
-    out: Annotated[Path, typer.Option(help="JSON lines file to write")],
-    seed: Annotated[int, typer.Option(help="seed for names and sampled attractors")] = 0,
+    out: Annotated[
+        Path, typer.Option(help="file to write (JSON lines; SQuAD JSON for comparisons)")
+    ],
+    seed: Annotated[int, typer.Option(help="seed for names, values and sampled attractors")] = 0,
     names_per_pair: Annotated[
-        int, typer.Option(min=1, help="entities per background/target pair")
-    ] = 2,
+        int | None, typer.Option(min=1, help="distractors: entities per background/target pair")
+    ] = None,
     filler: Annotated[
-        list[int] | None, typer.Option(help="filler levels to include (repeatable; 0 = none)")
+        list[int] | None,
+        typer.Option(help="distractors: filler levels to include (repeatable; 0 = none)"),
+    ] = None,
+    pairs_per_domain: Annotated[
+        int | None, typer.Option(min=1, help="comparisons: entity pairs per domain")
     ] = None,
 ) -> None:
-    """Write a generated dataset as JSON lines and print its breakdown by condition."""
+    """Write a generated dataset and print its breakdown by condition."""
     from collections import Counter
 
-    from faithprobe.datasets import write_cloze_jsonl
-    from faithprobe.generators import GENERATORS, DistractorConfig
+    from faithprobe.generators import GENERATORS
 
     with _errors():
         if name not in GENERATORS:
             raise ValueError(f"unknown generator {name!r}; known: {', '.join(GENERATORS)}")
-        config = DistractorConfig(names_per_pair=names_per_pair, fillers=tuple(filler or [0]))
-        items = GENERATORS[name][1](config, seed)
-        n = write_cloze_jsonl(items, out)
-        counts = Counter(
-            (
-                i.features["setting"] if i.features["base_id"] else "base",
-                i.features["attractor_type"],
-                i.features["n_attractors"],
-            )
-            for i in items
-        )
+        generator = GENERATORS[name]
+        given = {
+            "names_per_pair": names_per_pair,
+            "fillers": tuple(filler) if filler else None,
+            "pairs_per_domain": pairs_per_domain,
+        }
+        items = generator.items(seed, **{k: v for k, v in given.items() if v is not None})
+        n = generator.write(items, out)
+        counts = Counter(tuple(generator.breakdown(i).values()) for i in items)
         table = Table(title=f"{n} items written to {out}")
-        for col in ("setting", "attractor type", "n", "items"):
+        for col in (*generator.breakdown(items[0]), "items"):
             table.add_column(col)
-        for (setting, kind, k), c in sorted(counts.items()):
-            table.add_row(setting, kind, str(k), str(c))
+        for key, c in sorted(counts.items()):
+            table.add_row(*map(str, key), str(c))
         out_console.print(table)
 
 

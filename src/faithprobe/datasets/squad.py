@@ -25,6 +25,9 @@ characters (SQuAD v1.1 dev has none). ``offset_tolerance=0`` is strict.
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +180,38 @@ def _sentences_covering(sentences: tuple[Span, ...], spans: list[Span]) -> tuple
         else:
             blocks.append([i])
     return tuple((sentences[b[0]][0], sentences[b[-1]][1]) for b in blocks)
+
+
+def write_squad(examples: Iterable[QAExample], path: str | Path, *, title: str = "") -> int:
+    """Write span examples as SQuAD v1.1 JSON (atomically), one article per
+    ``features["title"]`` (else ``features["domain"]``, else ``title``) and one paragraph per
+    distinct context; return the question count. Only what SQuAD holds survives: id,
+    context, question, answers with offsets (:func:`read_squad` prefixes ids with
+    ``squad-``)."""
+    path = Path(path)
+    articles: dict[str, dict[str, list]] = {}
+    n = 0
+    for e in examples:
+        name = e.features.get("title") or e.features.get("domain") or title
+        qa = {
+            "id": e.id,
+            "question": e.question,
+            "answers": [
+                {"text": a, "answer_start": s}
+                for a, s in zip(e.answers, e.answer_starts, strict=True)
+            ],
+        }
+        articles.setdefault(name, {}).setdefault(e.context, []).append(qa)
+        n += 1
+    doc = {
+        "version": "1.1",
+        "data": [
+            {"title": name, "paragraphs": [{"context": c, "qas": q} for c, q in paras.items()]}
+            for name, paras in articles.items()
+        ],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+    return n
