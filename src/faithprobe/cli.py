@@ -456,3 +456,7 @@ app.add_typer(
     name="analyze",
     help="Analyse models beyond their answers (hidden representations).",
 )
+
+from faithprobe.heuristics.cli import baseline_app  # noqa: E402
+
+app.add_typer(baseline_app, name="baseline", help="Baselines to set models against (heuristic QA).")
