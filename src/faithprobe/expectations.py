@@ -84,3 +84,12 @@ ANSWER_OTHER_ENTITY = Expectation(
     "now the answer (the new gold), and a model reading for the right reasons gives it",
     check=lambda o: o.intervened_prediction == o.gold,
 )
+
+
+ANSWER_NEW_ENTITY = Expectation(
+    name="answer becomes the new entity",
+    description="a sentence inserted into the context makes a new entity the answer while the "
+    "old answer stays in the text; a model reading for the right reasons gives the new one "
+    "(the new gold)",
+    check=lambda o: o.intervened_prediction == o.gold,
+)

@@ -21,6 +21,7 @@ _MODULES = (
     "deletion",
     "negation",
     "comparative",
+    "coreference",
 )
 
 
