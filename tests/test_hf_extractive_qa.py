@@ -59,7 +59,7 @@ def _marked_qa(tokenizer, start: str, end: str, cls_weight: float = 0.0):
 def test_hand_set_logits_pick_the_marked_span(tiny_pair_tokenizer):
     model = _marked_qa(tiny_pair_tokenizer, "ĠThe", "ĠParis")
     subject = HFExtractiveQA(model, tiny_pair_tokenizer, name="marked")
-    assert subject.accepts == frozenset({"span-answer"})
+    assert subject.accepts == frozenset({"span-answer", "saliency"})
     assert subject.max_length == 300  # 384 capped by max_position_embeddings
     (ans,) = subject.answer([SpanAnswerRequest(QUESTION, CONTEXT)])
     # the token offsets of "ĠThe" include the space before it: trimmed away

@@ -63,6 +63,53 @@ class Generation(_JSONAnswer):
     n_tokens: int
 
 
+# (sequence, start, end): 0 = question, 1 = context; None for a special token
+Offset = tuple[int, int, int] | None
+
+
+@dataclass(frozen=True)
+class TokenSaliency:
+    """Saliency of every token of one input's first window (see
+    :mod:`faithprobe.attribution.base`).
+
+    ``offsets`` per token: None for a special token, else ``(sequence, start, end)`` with
+    ``sequence`` 0 for the question and 1 for the context (as in
+    :mod:`faithprobe.representations.alignment`) and character offsets into
+    ``request.question`` / ``request.context``. ``target`` is the token index of the
+    predicted answer start and ``target_logit`` its start logit on the input. ``delta`` is
+    Integrated Gradients' convergence delta (sum of attributions minus F(input) -
+    F(baseline)); None for methods without one. Nested fields (the request, offsets,
+    settings) need their own JSON round trip, hence ``from_json`` here."""
+
+    request: SaliencyRequest
+    tokens: tuple[str, ...]
+    offsets: tuple[Offset, ...]
+    saliency: tuple[float, ...]
+    target: int
+    target_logit: float
+    method: str
+    settings: dict
+    truncated: bool
+    delta: float | None = None
+
+    def spans(self, sequence: int) -> tuple[tuple[int, int] | None, ...]:
+        """Per token its (start, end) in the question (``sequence=0``) or the context
+        (``sequence=1``), None for tokens of the other text and special tokens: the
+        ``token_offsets`` :func:`~faithprobe.attribution.words.tokens_of_words` takes."""
+        return tuple(o[1:] if o is not None and o[0] == sequence else None for o in self.offsets)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> TokenSaliency:
+        data = json.loads(text)
+        data["request"] = SaliencyRequest(**data["request"])
+        data["offsets"] = tuple(None if o is None else tuple(o) for o in data["offsets"])
+        data["tokens"], data["saliency"] = tuple(data["tokens"]), tuple(data["saliency"])
+        return cls(**data)
+
+
 def _digest(payload: list) -> str:
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()
 
@@ -156,6 +203,34 @@ class GenerationRequest(_Keyed):
         return _digest([fingerprint, self.kind, plain])  # as before ``chat`` existed
 
 
+SALIENCY_METHODS = ("ig", "occlusion")
+
+
+@dataclass(frozen=True)
+class SaliencyRequest(_Keyed):
+    """Which tokens of (question, context) does the model's predicted answer start depend
+    on? Answered with a :class:`TokenSaliency` by ``method``: ``"ig"`` (Integrated
+    Gradients with ``n_steps`` interpolation points) or ``"occlusion"`` (``n_steps`` is
+    then unused; keep the default so equal requests share a key). Both settings are part of
+    the cache key, so a changed setting is computed afresh."""
+
+    question: str
+    context: str
+    method: str = "ig"
+    n_steps: int = 50
+
+    kind = "saliency"
+    answer = TokenSaliency
+
+    def __post_init__(self) -> None:
+        if self.method not in SALIENCY_METHODS:
+            raise ValueError(
+                f"saliency method must be one of {', '.join(SALIENCY_METHODS)}, got {self.method!r}"
+            )
+        if self.n_steps < 1:
+            raise ValueError(f"n_steps must be >= 1, got {self.n_steps}")
+
+
 def stop_index(text: str, stop: Sequence[str]) -> int | None:
     """Where generated ``text`` is cut: the start of the first stop string that starts once
     the answer has begun (after any leading white space, so a reply opening with a newline is
@@ -166,5 +241,11 @@ def stop_index(text: str, stop: Sequence[str]) -> int | None:
     return min(found) if found else None
 
 
-Request = CandidateScoreRequest | TextPairRequest | SpanAnswerRequest | GenerationRequest
-Answer = CandidateScores | SpanAnswer | Generation
+Request = (
+    CandidateScoreRequest
+    | TextPairRequest
+    | SpanAnswerRequest
+    | GenerationRequest
+    | SaliencyRequest
+)
+Answer = CandidateScores | SpanAnswer | Generation | TokenSaliency

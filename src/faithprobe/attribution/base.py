@@ -1,4 +1,10 @@
-"""Token saliency for extractive QA models: the request, the result and the common base.
+"""Token saliency for extractive QA models: the common base of the methods.
+
+The request and the result (:class:`~faithprobe.requests.SaliencyRequest`,
+:class:`~faithprobe.requests.TokenSaliency`) live with the other typed requests, so the
+answer cache can store saliency like any answer; an attributor reads only the request's
+question and context (its own settings decide the rest: the extractive QA subject picks the
+attributor that matches ``method`` and ``n_steps``).
 
 Every method answers the same question -- how much does each input token matter to the
 model's predicted answer start? -- through one verb, :meth:`Attributor.attribute` (the
@@ -34,7 +40,8 @@ from typing import Any
 import torch
 
 from faithprobe.errors import ModelError
-from faithprobe.representations.alignment import CONTEXT, QUESTION, Offset
+from faithprobe.representations.alignment import CONTEXT, QUESTION
+from faithprobe.requests import Offset, SaliencyRequest, TokenSaliency
 from faithprobe.subjects.hf_extractive_qa import (
     DEFAULT_DOC_STRIDE,
     DEFAULT_MAX_LENGTH,
@@ -42,44 +49,6 @@ from faithprobe.subjects.hf_extractive_qa import (
     encode_windows,
 )
 from faithprobe.subjects.hf_multiple_choice import model_max_length, uses_token_types
-
-
-@dataclass(frozen=True)
-class SaliencyRequest:
-    """Which tokens of (question, context) does the model's answer start depend on?"""
-
-    question: str
-    context: str
-
-
-@dataclass(frozen=True)
-class TokenSaliency:
-    """Saliency of every token of one input's first window.
-
-    ``offsets`` per token: None for a special token, else ``(sequence, start, end)`` with
-    ``sequence`` 0 for the question and 1 for the context (as in
-    :mod:`faithprobe.representations.alignment`) and character offsets into
-    ``request.question`` / ``request.context``. ``target`` is the token index of the
-    predicted answer start and ``target_logit`` its start logit on the input. ``delta`` is
-    Integrated Gradients' convergence delta (sum of attributions minus F(input) -
-    F(baseline)); None for methods without one."""
-
-    request: SaliencyRequest
-    tokens: tuple[str, ...]
-    offsets: tuple[Offset, ...]
-    saliency: tuple[float, ...]
-    target: int
-    target_logit: float
-    method: str
-    settings: dict[str, Any]
-    truncated: bool
-    delta: float | None = None
-
-    def spans(self, sequence: int) -> tuple[tuple[int, int] | None, ...]:
-        """Per token its (start, end) in the question (``sequence=0``) or the context
-        (``sequence=1``), None for tokens of the other text and special tokens: the
-        ``token_offsets`` :func:`~faithprobe.attribution.words.tokens_of_words` takes."""
-        return tuple(o[1:] if o is not None and o[0] == sequence else None for o in self.offsets)
 
 
 @dataclass(frozen=True)

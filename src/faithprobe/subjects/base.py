@@ -21,6 +21,7 @@ REQUEST_BACKENDS = {
     "hf-mc:, or openai: with an endpoint serving completions with logprobs)",
     "text-pair-classes": "a sequence-pair classifier such as an NLI model (hf-nli:)",
     "span-answer": "an extractive question-answering model (hf-qa:)",
+    "saliency": "an extractive question-answering model (hf-qa:)",
     "generation": "a causal language model (hf-causal:, embedded, openai:)",
 }
 

@@ -31,6 +31,15 @@ trained with a null answer (SQuAD 1.1) still works: give it a high ``null_thresh
 compare ``score`` with ``null_score`` yourself. A context with no tokens gets
 ``score = -inf`` and the null answer.
 
+**Saliency.** It also answers :class:`~faithprobe.requests.SaliencyRequest` (kind
+``saliency``) with a :class:`~faithprobe.requests.TokenSaliency` from
+:mod:`faithprobe.attribution` (imported on first use: Captum is needed only then), one
+attributor per (method, n_steps), sharing ``max_length``. The request's method and
+``n_steps`` are in its cache key, ``max_length`` in the fingerprint, and the attribution
+code's version in ``request_versions["saliency"]``, so changing any of them computes
+saliency afresh. Inputs are attributed one at a time; the subject's ``batch_size`` only
+sets how many interpolated or occluded copies run together.
+
 Batching: the windows of all requests in a batch are flattened, right-padded under an
 attention mask and scored in one forward, then split back per request, so the batch size
 changes nothing but rounding (tested).
@@ -45,7 +54,7 @@ from dataclasses import dataclass
 import torch
 
 from faithprobe.errors import ModelError
-from faithprobe.requests import SpanAnswer, SpanAnswerRequest
+from faithprobe.requests import SaliencyRequest, SpanAnswer, SpanAnswerRequest, TokenSaliency
 from faithprobe.subjects.hf_multiple_choice import HFEncoderClassifier, Row, pad_rows
 
 DEFAULT_MAX_LENGTH = 384
@@ -127,7 +136,9 @@ class HFExtractiveQA(HFEncoderClassifier):
     kind = "extractive-qa"
     scoring_version = "qa-v1"
     auto_class = "AutoModelForQuestionAnswering"
-    accepts = frozenset({SpanAnswerRequest.kind})
+    accepts = frozenset({SpanAnswerRequest.kind, SaliencyRequest.kind})
+    # bump when faithprobe.attribution changes what it returns
+    request_versions = {SaliencyRequest.kind: "saliency-v1"}
 
     def __init__(
         self,
@@ -159,6 +170,7 @@ class HFExtractiveQA(HFEncoderClassifier):
         self.doc_stride = doc_stride
         self.max_answer_tokens = max_answer_tokens
         self.null_threshold = float(null_threshold)
+        self._attributors: dict[tuple[str, int], object] = {}
 
     def _fingerprint_extras(self) -> str:
         settings = {
@@ -179,6 +191,34 @@ class HFExtractiveQA(HFEncoderClassifier):
             doc_stride=self.doc_stride,
             token_types=self._token_types,
         )
+
+    # -- saliency ----------------------------------------------------------------------
+
+    def _steps(self, kind: str):
+        if kind == SaliencyRequest.kind:
+            return lambda request: request, lambda _request: (1, 1), self._saliency_batch
+        return super()._steps(kind)
+
+    def _attributor(self, request: SaliencyRequest):
+        key = (request.method, request.n_steps if request.method == "ig" else 0)
+        if key not in self._attributors:
+            from faithprobe.attribution import IntegratedGradients, Occlusion
+
+            common = {"max_length": self.max_length}
+            self._attributors[key] = (
+                IntegratedGradients(
+                    self.model, self.tokenizer, n_steps=request.n_steps,
+                    internal_batch_size=self.batch_size, **common,
+                )
+                if request.method == "ig"
+                else Occlusion(self.model, self.tokenizer, batch_size=self.batch_size, **common)
+            )  # fmt: skip
+        return self._attributors[key]
+
+    def _saliency_batch(self, batch: list[SaliencyRequest]) -> list[TokenSaliency]:
+        # the base class answers under inference mode; Integrated Gradients needs gradients
+        with torch.inference_mode(False), torch.enable_grad():
+            return [self._attributor(r).attribute([r])[0] for r in batch]
 
     # -- scoring -----------------------------------------------------------------------
 
