@@ -135,17 +135,23 @@ class ModelPool:
 
 
 def answer_all(suite: Suite, pairs, subject: Subject, progress: ProgressFactory | None) -> dict:
-    """Scores for every example the pairs use, keyed by example id."""
+    """Scores for every example the pairs use, keyed by example id, and the answers to a
+    suite's extra requests (``Suite.extra_requests``) keyed by (example id, name)."""
     examples = {}
     for p in pairs:
         examples.setdefault(p.original.id, p.original)
         examples.setdefault(p.intervened.id, p.intervened)
-    ids = sorted(examples)
-    requests = [suite.request(examples[i], subject) for i in ids]
+    keys, requests = [], []
+    for i in sorted(examples):
+        keys.append(i)
+        requests.append(suite.request(examples[i], subject))
+        for name, extra in suite.extra_requests(examples[i], subject).items():
+            keys.append((i, name))
+            requests.append(extra)
     subject.check_accepts(requests)  # before any work: name what the model cannot answer
     advance = progress(subject.name, len(requests)) if progress else None
     scored = subject.answer(requests, advance)
-    return dict(zip(ids, scored, strict=True))
+    return dict(zip(keys, scored, strict=True))
 
 
 def compute_metrics(suite: Suite, results: pd.DataFrame, seed: int, subjects: list[dict]) -> dict:

@@ -24,6 +24,7 @@ from .distractors import DistractorsReport
 from .faithfulness import FaithfulnessReport
 from .html import render_html
 from .natural_logic import NaturalLogicReport
+from .right_reasons import RightReasonsReport
 from .tables import subject_order, write_tables
 
 __all__ = ["REPORTS", "build_report", "summary_table", "summary_title"]
@@ -33,6 +34,7 @@ REPORTS = {
     "confidence-shift": ConfidenceShiftReport,
     "natural-logic": NaturalLogicReport,
     "faithfulness": FaithfulnessReport,
+    "right-reasons": RightReasonsReport,
 }
 
 

@@ -10,12 +10,14 @@ from faithprobe.suites.confidence_shift import ConfidenceShiftSuite
 from faithprobe.suites.distractors import DistractorsSuite
 from faithprobe.suites.faithfulness import FaithfulnessSuite
 from faithprobe.suites.natural_logic import NaturalLogicSuite
+from faithprobe.suites.right_reasons import RightReasonsSuite
 
 SUITES: dict[str, type[Suite]] = {
     "distractors": DistractorsSuite,
     "confidence-shift": ConfidenceShiftSuite,
     "natural-logic": NaturalLogicSuite,
     "faithfulness": FaithfulnessSuite,
+    "right-reasons": RightReasonsSuite,
 }
 
 

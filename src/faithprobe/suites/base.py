@@ -65,6 +65,12 @@ class Suite(ABC):
         requests they answer picks by ``subject.accepts``)."""
         return CandidateScoreRequest(example.context, example.candidates, example.suffix)
 
+    def extra_requests(self, example, subject=None) -> dict[str, object]:
+        """Requests besides :meth:`request` that ``subject`` is asked about ``example``, by
+        name (e.g. saliency of an original input); their answers reach :meth:`rows` under
+        the key ``(example.id, name)``. Most suites ask nothing more."""
+        return {}
+
     def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
         """At most ``limit`` pairs, drawn evenly across strata in a seeded hash order that
         does not depend on the order of ``pairs``."""
@@ -83,3 +89,13 @@ class Suite(ABC):
                     picked.append(q[depth])
             depth += 1
         return sorted(picked, key=lambda p: p.id)
+
+
+def sample_items(pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
+    """``limit`` items (original examples, in a seeded hash order) with all their pairs: for
+    suites whose ``--limit`` counts items, not pairs."""
+    if limit is None:
+        return pairs
+    items = sorted({p.original.id for p in pairs}, key=lambda i: hash_rank(seed, i))
+    keep = set(items[:limit])
+    return [p for p in pairs if p.original.id in keep]

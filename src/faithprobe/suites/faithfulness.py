@@ -91,7 +91,7 @@ from faithprobe.requests import (
 )
 from faithprobe.sentences import DEFAULT_SPLITTER, SPLITTERS
 from faithprobe.suites import faithfulness_probes as probes
-from faithprobe.suites.base import Suite, hash_rank
+from faithprobe.suites.base import Suite, sample_items
 
 UNKNOWN_INSTRUCTION = (
     'Answer with a few words from the text. If the text does not give the answer, answer "unknown".'
@@ -254,11 +254,7 @@ class FaithfulnessSuite(Suite):
 
     def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
         """``limit`` items (original questions, seeded hash order) with all their variants."""
-        if limit is None:
-            return pairs
-        items = sorted({p.original.id for p in pairs}, key=lambda i: hash_rank(seed, i))
-        keep = set(items[:limit])
-        return [p for p in pairs if p.original.id in keep]
+        return sample_items(pairs, limit, seed)
 
     # -- asking subjects -----------------------------------------------------------------
 

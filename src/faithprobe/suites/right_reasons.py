@@ -1,0 +1,303 @@
+"""The ``right-reasons`` suite: for comparison and coreference questions, does an
+extractive QA model use what a careful reader would -- checked by counterfactuals and by
+saliency -- and do the two agree?
+
+Method: Ray Choudhury, Rogers & Augenstein, "Machine reading, fast and slow: when do models
+'understand' language?".
+
+**Data.** Without ``--data``: the generated comparison items
+(:mod:`faithprobe.generators.comparisons`, both conditions; datasets
+``comparison-supporting`` and ``comparison-paragraph``). With ``--data`` (SQuAD format):
+its comparison questions (:func:`~faithprobe.datasets.comparisons.select_comparisons`;
+dataset ``comparison-squad``), or, with ``coreference=true`` or when the file is Quoref,
+its coreference questions (:func:`~faithprobe.coreference.select_coreference` with the
+fallback rule, or the spaCy coreference pipeline named by ``resolver=``; dataset
+``coreference``). Questions the selection rejects are counted by reason (``selection`` in
+the metrics; these counts come from the run that read the data and are not in the results
+table, so ``report --rebuild`` cannot restore them).
+
+**Pairs.** A comparison item gives (original, ``CF``: comparative → antonym) and (original,
+``CF-ood``: → an out-of-distribution paraphrase) (:mod:`faithprobe.interventions.
+comparative`); a coreference item gives (original, ``CF``): a counterfactual made by rule
+(:mod:`faithprobe.interventions.coreference`) or imported from ``counterfactuals=FILE``
+(:func:`~faithprobe.coreference.counterfactuals.read_coref_counterfactuals`). A variant
+that cannot be made is still a pair, marked ``dropped`` with the reason and sent to no
+model (as in the ``faithfulness`` suite). ``--limit N`` keeps N original items with all
+their variants.
+
+**Requests.** Every original and counterfactual gets a
+:class:`~faithprobe.requests.SpanAnswerRequest`; every *original* also gets one
+:class:`~faithprobe.requests.SaliencyRequest` per method of ``saliency`` (default
+``ig,occlusion``; ``ig_steps`` interpolation points, default 50) when the subject answers
+saliency requests (the method computes saliency on the original only).
+
+**Rows and metrics.** One row per (pair, subject): the original's and the
+counterfactual's prediction, EM and F1 (each against its own gold), and per saliency
+method the partition test of the original (:mod:`faithprobe.metrics.alignment`: positive =
+the comparative's words in the question, or the answer cluster's mentions in the context,
+see :mod:`faithprobe.attribution.partitions`), whether the instance is aligned, and the
+random-partition control. Metrics: :mod:`faithprobe.metrics.right_reasons`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+
+from faithprobe.attribution.partitions import (
+    comparison_partition_of,
+    coreference_partition,
+    tag_words,
+    token_partition,
+)
+from faithprobe.datasets.comparisons import select_comparisons
+from faithprobe.datasets.qa import read_qa
+from faithprobe.errors import UsageError
+from faithprobe.examples import QAExample
+from faithprobe.interventions import Pair, get
+from faithprobe.interventions import comparative as cmp
+from faithprobe.metrics import qa as m
+from faithprobe.metrics import right_reasons as rr
+from faithprobe.metrics.alignment import instance_alignment_rows
+from faithprobe.requests import SALIENCY_METHODS, SaliencyRequest, SpanAnswerRequest
+from faithprobe.suites.base import Suite, sample_items
+from faithprobe.suites.faithfulness import passage_id
+
+ORIGINAL = "original"
+COREFERENCE = "coreference"
+NO_IMPORTED = "no imported counterfactual for this question"
+ALIGNMENT_COLUMNS = (
+    "statistic", "p_value", "passed", "reason", "aligned", "control_passed", "control_aligned",
+)  # fmt: skip
+
+
+def _original(example: QAExample, dataset: str) -> QAExample:
+    return replace(example, features={**example.features, "variant": ORIGINAL, "dataset": dataset})
+
+
+def _pair(original: QAExample, outcome, variant: str, intervention: str) -> Pair:
+    """(original, the variant ``outcome`` made), or the original marked ``dropped`` with
+    the reason (same id: nothing new is asked)."""
+    changed = outcome.example
+    if changed is None:
+        features = {**original.features, "variant": variant, "dropped": outcome.reason}
+        if outcome.detail is not None:
+            features["drop_detail"] = str(outcome.detail)
+        changed = replace(original, features=features)
+    else:
+        changed = replace(
+            changed, features={**changed.features, "dataset": original.features["dataset"]}
+        )
+    pair_id = f"{variant}:{changed.id}"
+    return Pair(original, changed, intervention, get(intervention).expectation, pair_id=pair_id)
+
+
+def comparison_pairs(examples: Sequence[QAExample], dataset, seed: int) -> list[Pair]:
+    """(original, CF) and (original, CF-ood) per comparison item; ``dataset(example)`` names
+    its dataset."""
+    out = []
+    for ex in examples:
+        original = _original(ex, dataset(ex))
+        for name, (_, variant, _) in cmp.ANTONYMS.items():
+            out.append(_pair(original, cmp.explain(name, original, seed=seed), variant, name))
+    return out
+
+
+class RightReasonsSuite(Suite):
+    name = "right-reasons"
+    description = "extractive QA: comparison and coreference counterfactuals vs saliency"
+    method = (
+        "Ray Choudhury, Rogers & Augenstein, Machine reading, fast and slow: when do models "
+        "'understand' language?"
+    )
+    options = {
+        "coreference": (bool, False, "--data: coreference questions (automatic for Quoref)"),
+        "resolver": (str, "", "spaCy coreference pipeline (default: the fallback rule)"),
+        "counterfactuals": (str, "", "coreference counterfactuals (JSON lines) to import"),
+        "saliency": (str, ",".join(SALIENCY_METHODS), "saliency methods: ig, occlusion"),
+        "ig_steps": (int, 50, "Integrated Gradients interpolation points"),
+    }
+
+    def __init__(
+        self,
+        coreference: bool = False,
+        resolver: str = "",
+        counterfactuals: str = "",
+        saliency: str = ",".join(SALIENCY_METHODS),
+        ig_steps: int = 50,
+    ) -> None:
+        methods = tuple(s.strip() for s in saliency.split(",") if s.strip())
+        if bad := [s for s in methods if s not in SALIENCY_METHODS]:
+            raise UsageError(f"saliency: unknown {bad}; choose from {', '.join(SALIENCY_METHODS)}")
+        if ig_steps < 1:
+            raise UsageError(f"ig_steps must be 1 or more, got {ig_steps}")
+        self.coreference, self.resolver = coreference, resolver
+        self.counterfactuals, self.methods, self.ig_steps = counterfactuals, methods, ig_steps
+        self.selection: dict[str, dict[str, int]] = {}
+        self.seed = 0
+
+    # -- data ----------------------------------------------------------------------------
+
+    def pairs(self, data: Path | None, seed: int) -> list[Pair]:
+        self.seed = seed
+        if data is None:
+            from faithprobe.generators.comparisons import ComparisonConfig, generate
+
+            items = generate(ComparisonConfig(), seed)
+            return comparison_pairs(items, lambda e: f"comparison-{e.features['condition']}", seed)
+        examples = read_qa(Path(data), "squad")
+        quoref = any(e.features.get("source") == "quoref" for e in examples)
+        if self.coreference or quoref:
+            return self._coreference_pairs(examples, seed)
+        selected, rejected = select_comparisons(examples)
+        self.selection = {"comparison-squad": dict(rejected)}
+        return comparison_pairs(selected, lambda e: "comparison-squad", seed)
+
+    def _coreference_pairs(self, examples: list[QAExample], seed: int) -> list[Pair]:
+        from faithprobe.coreference import FallbackResolver, SpacyResolver, select_coreference
+        from faithprobe.interventions import coreference as coref
+
+        resolver = SpacyResolver(self.resolver) if self.resolver else FallbackResolver()
+        selection = select_coreference(examples, resolver)
+        self.selection = {COREFERENCE: dict(selection.dropped)}
+        originals = [_original(ex, COREFERENCE) for ex in selection.kept]
+        if not self.counterfactuals:
+            return [_pair(o, coref.explain(o, seed=seed), "CF", coref.NAME) for o in originals]
+        from faithprobe.coreference.counterfactuals import read_coref_counterfactuals
+        from faithprobe.interventions.base import Outcome
+
+        imported: dict[str, list[QAExample]] = {}
+        for cf in read_coref_counterfactuals(self.counterfactuals, examples):
+            imported.setdefault(cf.features["original_id"], []).append(cf)
+        return [
+            _pair(o, Outcome(cf) if cf else Outcome(None, NO_IMPORTED), "CF", coref.NAME)
+            for o in originals
+            for cf in imported.get(o.id, [None])
+        ]
+
+    def stratum(self, pair: Pair) -> Hashable:
+        return pair.original.features["dataset"]
+
+    def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
+        """``limit`` original items (seeded hash order) with all their variants."""
+        return sample_items(pairs, limit, seed)
+
+    # -- asking subjects -----------------------------------------------------------------
+
+    def request(self, example: QAExample, subject=None) -> SpanAnswerRequest:
+        if subject is not None and SpanAnswerRequest.kind not in subject.accepts:
+            raise UsageError(f"{subject.name} does not answer span-answer requests (hf-qa:)")
+        return SpanAnswerRequest(example.question, example.context)
+
+    def extra_requests(self, example: QAExample, subject=None) -> dict[str, SaliencyRequest]:
+        """Saliency of an original input, per method, for subjects that give it."""
+        original = example.features.get("variant") == ORIGINAL
+        if not original or subject is None or SaliencyRequest.kind not in subject.accepts:
+            return {}
+        return {
+            method: SaliencyRequest(example.question, example.context, method, self.ig_steps)
+            for method in self.methods
+        }
+
+    # -- rows ----------------------------------------------------------------------------
+
+    def rows(self, pairs: Sequence[Pair], subject, answers: dict) -> list[dict]:
+        out = []
+        for pair in pairs:
+            o, x = pair.original, pair.intervened
+            dropped = x.features.get("dropped")
+            row = {
+                "subject": subject.name,
+                "subject_fingerprint": subject.fingerprint,
+                "pair_id": pair.id,
+                "item_id": o.id,
+                "example_id": None if dropped else x.id,
+                "dataset": o.features["dataset"],
+                "variant": x.features["variant"],
+                "intervention": pair.intervention,
+                "expectation": pair.expectation.name,
+                "dropped": dropped,
+                "drop_detail": x.features.get("drop_detail"),
+                "passage_id": passage_id(o),
+                "question": o.question,
+                "cf_question": None if dropped else x.question,
+                "og_answers": list(o.answers),
+                "cf_answers": None if dropped else list(x.answers),
+            }
+            for side, example in (("og", o), ("cf", None if dropped else x)):
+                prediction = answers[example.id].text if example is not None else None
+                row[f"{side}_prediction"] = prediction
+                row[f"{side}_em"] = (
+                    None if example is None else m.exact_match(prediction, example.answers)
+                )
+                row[f"{side}_f1"] = None if example is None else m.f1(prediction, example.answers)
+            out.append(row)
+        return self._with_alignment(out, pairs, answers)
+
+    def _with_alignment(self, rows: list[dict], pairs: Sequence[Pair], answers: dict) -> list[dict]:
+        """Per saliency method the partition test of the original, the aligned flag and the
+        random control (:func:`~faithprobe.metrics.alignment.instance_alignment_rows`), as
+        ``<method>_<column>``; None where there is no saliency or the pair was dropped."""
+        partitions = _word_partitions([p.original for p in pairs])
+        for method in self.methods:
+            tested = []
+            for row, pair in zip(rows, pairs, strict=True):
+                ts = answers.get((pair.original.id, method))
+                if ts is None or row["dropped"] is not None:
+                    continue
+                words, sequence = partitions[pair.original.id]
+                tokens = token_partition(words, ts.spans(sequence))
+                tested.append((row, {
+                    "id": pair.original.id, "og_em": row["og_em"], "cf_em": row["cf_em"],
+                    "saliency": ts.saliency, "positive": tokens.positive,
+                    "negative": tokens.negative,
+                }))  # fmt: skip
+            decided = (
+                instance_alignment_rows(pd.DataFrame([t for _, t in tested]), seed=self.seed)
+                if tested
+                else pd.DataFrame()
+            )
+            for (row, _), result in zip(tested, decided.to_dict("records"), strict=True):
+                for column in ALIGNMENT_COLUMNS:
+                    row[f"{method}_{column}"] = result[column]
+                row[f"{method}_n_positive"] = len(result["positive"])
+                row[f"{method}_n_negative"] = len(result["negative"])
+            for row in rows:
+                for column in (*ALIGNMENT_COLUMNS, "n_positive", "n_negative"):
+                    row.setdefault(f"{method}_{column}", None)
+        return rows
+
+    def metrics(self, results: pd.DataFrame, seed: int) -> dict:
+        options = {"coreference": self.coreference, "resolver": self.resolver,
+                   "counterfactuals": self.counterfactuals, "saliency": ",".join(self.methods),
+                   "ig_steps": self.ig_steps}  # fmt: skip
+        return {
+            "options": options,
+            "selection": [
+                {"dataset": d, "reason": r, "count": c}
+                for d, reasons in sorted(self.selection.items())
+                for r, c in sorted(reasons.items())
+            ],
+            **rr.right_reasons_metrics(results, self.methods, seed),
+        }
+
+
+def _word_partitions(originals: Sequence[QAExample]) -> dict[str, tuple]:
+    """Per original id: its word partition and the sequence it lies in (0: the question of
+    a comparison, 1: the context of a coreference question), tagged in one spaCy pass."""
+    unique = {o.id: o for o in originals}
+    out = {}
+    coref = [o for o in unique.values() if "cluster" in o.features]
+    for o in unique.values():
+        if "cluster" not in o.features:
+            out[o.id] = (comparison_partition_of(o), 0)
+    if coref:
+        contexts = tag_words([o.context for o in coref])
+        questions = tag_words([o.question for o in coref])
+        for o, c, q in zip(coref, contexts, questions, strict=True):
+            cluster = [tuple(s) for s in o.features["cluster"]]
+            out[o.id] = (coreference_partition(c, cluster, q), 1)
+    return out

@@ -1,0 +1,127 @@
+"""The right-reasons suite: pairs from the generated comparison items and from a SQuAD-format
+file, an end-to-end command-line run with a tiny random BERT QA model (both saliency
+methods, then a re-run served from the cache), and saliency answers that do not depend on
+the batch size."""
+
+import json
+from collections import Counter
+
+import pandas as pd
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from faithprobe.cli import app
+from faithprobe.interventions.comparative import NOT_IN_MAP
+from faithprobe.requests import SaliencyRequest, TokenSaliency
+from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
+from faithprobe.suites import get_suite
+from test_hf_extractive_qa import CONTEXT, QUESTION, _random_qa
+
+
+@pytest.fixture(scope="module")
+def generated_pairs():
+    return get_suite("right-reasons").pairs(None, 0)
+
+
+def test_pairs_from_generated_items(generated_pairs):
+    pairs = generated_pairs
+    items = {p.original.id for p in pairs}
+    assert len(items) == 4600 and len(pairs) == 2 * 4600
+    cells = Counter(
+        (p.original.features["dataset"], p.intervened.features["variant"]) for p in pairs
+    )
+    assert set(cells) == {
+        (f"comparison-{c}", v) for c in ("supporting", "paragraph") for v in ("CF", "CF-ood")
+    }
+    drops = Counter(p.intervened.features.get("dropped") for p in pairs)
+    # 'first' has no out-of-distribution antonym: those CF-ood variants are dropped
+    assert set(drops) == {None, NOT_IN_MAP}
+    for p in pairs:
+        if p.intervened.features.get("dropped"):
+            assert p.intervened.features["variant"] == "CF-ood"
+            assert p.intervened.id == p.original.id  # nothing new is asked
+        else:
+            assert p.intervened.answers != p.original.answers  # the other entity
+    suite = get_suite("right-reasons")
+    sampled = suite.sample(pairs, 5, seed=0)
+    assert len({p.original.id for p in sampled}) == 5 and len(sampled) == 10
+
+
+def test_comparison_questions_selected_from_a_squad_file(tmp_path):
+    context = "Red Harbor came out in 1950. Blue Field came out in 1960."
+    qas = [
+        {"id": "c1", "question": "Which film came out earlier, Red Harbor or Blue Field?",
+         "answers": [{"text": "Red Harbor", "answer_start": 0}]},
+        {"id": "c2", "question": "When did Blue Field come out?",
+         "answers": [{"text": "1960", "answer_start": context.index("1960")}]},
+    ]  # fmt: skip
+    path = tmp_path / "squad.json"
+    data = {"data": [{"title": "t", "paragraphs": [{"context": context, "qas": qas}]}]}
+    path.write_text(json.dumps(data))
+    suite = get_suite("right-reasons")
+    pairs = suite.pairs(path, 0)
+    assert {p.id for p in pairs} == {"CF:squad-c1/cf", "CF-ood:squad-c1/cf-ood"}
+    assert all(p.original.features["dataset"] == "comparison-squad" for p in pairs)
+    assert "later" in next(p for p in pairs if p.id.startswith("CF:")).intervened.question
+    assert suite.metrics(pd.DataFrame(), 0)["selection"] == [
+        {"dataset": "comparison-squad", "reason": "no comparative", "count": 1}
+    ]
+
+
+def test_cli_run_writes_results_metrics_tables_and_reruns_from_the_cache(
+    tmp_path, tiny_pair_tokenizer
+):
+    model_dir = tmp_path / "qa"
+    _random_qa(tiny_pair_tokenizer).save_pretrained(model_dir)
+    tiny_pair_tokenizer.save_pretrained(model_dir)
+    runs = []
+    for attempt in ("first", "again"):
+        out = tmp_path / attempt
+        args = ["run", "right-reasons", "--model", f"hf-qa:{model_dir}", "--limit", 4,
+                "--out", out, "--cache-dir", tmp_path / "c", "-o", "ig_steps=4"]  # fmt: skip
+        res = CliRunner().invoke(app, [str(a) for a in args])
+        assert res.exit_code == 0, res.output
+        runs.append(out)
+    first, again = runs
+    results = pd.read_parquet(first / "results.parquet")
+    assert results["item_id"].nunique() == 4 and len(results) == 8
+    answered = results[results["dropped"].isna()]
+    for method in ("ig", "occlusion"):
+        assert answered[f"{method}_aligned"].notna().all()
+        assert answered[f"{method}_control_aligned"].notna().all()
+        assert (answered[f"{method}_n_positive"] >= 1).all()
+    assert answered["og_f1"].between(0, 1).all() and answered["cf_f1"].between(0, 1).all()
+    metrics = json.loads((first / "metrics.json").read_text())
+    assert {r["method"] for r in metrics["alignment"]} == {"ig", "occlusion"}
+    assert {(r["metric"], r["side"]) for r in metrics["scores"]} == {
+        (m, s) for m in ("em", "f1") for s in ("og", "cf")
+    }
+    assert metrics["tests"] and metrics["sizes"]
+    for table in ("scores", "alignment", "sizes"):
+        assert (first / "tables" / f"{table}.csv").is_file()
+    assert (first / "report.html").is_file()
+    # 4 originals x (1 span + 2 saliency) + the answered counterfactuals
+    (subject,) = json.loads((first / "run.json").read_text())["subjects"]
+    assert subject["computed_requests"] == 4 * 3 + len(answered)
+    (subject,) = json.loads((again / "run.json").read_text())["subjects"]
+    assert subject["computed_requests"] == 0
+    pd.testing.assert_frame_equal(results, pd.read_parquet(again / "results.parquet"))
+
+
+def test_saliency_answers_do_not_depend_on_the_batch_size(tiny_pair_tokenizer):
+    model = _random_qa(tiny_pair_tokenizer)
+    requests = [
+        SaliencyRequest(QUESTION, CONTEXT, "ig", 8),
+        SaliencyRequest(QUESTION, CONTEXT, "occlusion"),
+        SaliencyRequest("Who lives in Finland?", CONTEXT, "occlusion"),
+    ]
+    answers = [
+        HFExtractiveQA(model, tiny_pair_tokenizer, name="qa", batch_size=bs).answer(requests)
+        for bs in (1, 7)
+    ]
+    for a, b in zip(*answers, strict=True):
+        assert isinstance(a, TokenSaliency) and a.tokens == b.tokens and a.target == b.target
+        assert a.saliency == pytest.approx(b.saliency, abs=1e-4)
+        assert TokenSaliency.from_json(a.to_json()) == a
+    assert torch.is_grad_enabled()  # answering left autograd as it was
