@@ -12,10 +12,12 @@ import torch
 from typer.testing import CliRunner
 
 from faithprobe.cli import app
+from faithprobe.coreference.selection import NO_CLUSTER
 from faithprobe.interventions.comparative import NOT_IN_MAP
 from faithprobe.requests import SaliencyRequest, TokenSaliency
 from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
 from faithprobe.suites import get_suite
+from faithprobe.suites.right_reasons import NO_IMPORTED
 from test_hf_extractive_qa import CONTEXT, QUESTION, _random_qa
 
 
@@ -125,3 +127,37 @@ def test_saliency_answers_do_not_depend_on_the_batch_size(tiny_pair_tokenizer):
         assert a.saliency == pytest.approx(b.saliency, abs=1e-4)
         assert TokenSaliency.from_json(a.to_json()) == a
     assert torch.is_grad_enabled()  # answering left autograd as it was
+
+
+def test_coreference_pairs_by_rule_and_imported(tmp_path):
+    context = "Frankie Bono lives in Rome. He works as a pilot. Anna Weber lives in Bonn."
+    qas = [
+        {"id": "q1", "question": "What is the first name of the man who works as a pilot?",
+         "answers": [{"text": "Frankie", "answer_start": 0}]},
+        {"id": "q2", "question": "Who lives in Rome?",
+         "answers": [{"text": "Frankie Bono", "answer_start": 0}]},
+        {"id": "q3", "question": "Where does Anna Weber live?",
+         "answers": [{"text": "Bonn", "answer_start": context.index("Bonn")}]},
+    ]  # fmt: skip
+    para = {"context": context, "context_id": "c1", "qas": qas}
+    path = tmp_path / "quoref.json"
+    path.write_text(json.dumps({"data": [{"title": "t", "paragraphs": [para]}]}))
+    suite = get_suite("right-reasons")
+    pairs = {p.id: p for p in suite.pairs(path, 0)}
+    # q3's answer is in no cluster; q2 has no rule counterfactual (question shape)
+    assert set(pairs) == {"CF:quoref-q1/cf", "CF:quoref-q2"}
+    assert pairs["CF:quoref-q2"].intervened.features["dropped"]
+    assert pairs["CF:quoref-q1/cf"].original.features["dataset"] == "coreference"
+    selection = suite.metrics(pd.DataFrame(), 0)["selection"]
+    assert selection == [{"dataset": "coreference", "reason": NO_CLUSTER, "count": 1}]
+
+    new = context + " It was Robin Hale who flew."
+    record = {"id": "cf-1", "original_id": "quoref-q2", "context": new,
+              "question": "Who lives in Rome?", "answer": "Robin Hale",
+              "answer_start": new.index("Robin")}  # fmt: skip
+    cfs = tmp_path / "cf.jsonl"
+    cfs.write_text(json.dumps(record) + "\n")
+    imported = get_suite("right-reasons", {"counterfactuals": str(cfs)}).pairs(path, 0)
+    by_id = {p.id: p for p in imported}
+    assert by_id["CF:cf-1"].intervened.answers == ("Robin Hale",)
+    assert by_id["CF:quoref-q1"].intervened.features["dropped"] == NO_IMPORTED
