@@ -16,11 +16,18 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..metrics.confidence_shift import PROBE_TITLES, SHIFT_TYPES
-from ..seeding import rng_for
 from .html import Examples, Section
 from .plots import Plot
 from .tables import DASH, Table, fmt_count, fmt_general, order_rows, subject_order
-from .views import estimate_text, f3, grouped_bars, metric_frame, save_figures
+from .views import (
+    estimate_text,
+    examples_rng,
+    f3,
+    grouped_bars,
+    metric_frame,
+    pick_ids,
+    save_figures,
+)
 
 N_EXAMPLES = 24
 SHIFT_COLORS = {
@@ -419,11 +426,8 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
     if results.empty:
         return Examples(EXAMPLE_COLUMNS, pd.DataFrame(), note)
     pool = results[results["trial"] == 0]
-    ids = sorted(pool["pair_id"].unique())
     n_subjects = max(1, pool["subject"].nunique())
-    k = min(len(ids), max(1, N_EXAMPLES // n_subjects))
-    rng = rng_for(int(seed), "report", "examples")
-    picked = {ids[i] for i in rng.choice(len(ids), size=k, replace=False)}
+    picked = pick_ids(examples_rng(seed), pool["pair_id"], max(1, N_EXAMPLES // n_subjects))
     rows = order_rows(pool[pool["pair_id"].isin(picked)], subjects)
     rows = rows.sort_values(["probe", "pair_id"], kind="stable")
     frame = pd.DataFrame(

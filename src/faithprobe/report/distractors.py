@@ -7,7 +7,6 @@ from typing import Any
 
 import pandas as pd
 
-from ..seeding import rng_for
 from .html import Examples, Section
 from .plots import build_plots
 from .tables import (
@@ -17,6 +16,7 @@ from .tables import (
     order_rows,
     summary_table,
 )
+from .views import examples_rng, pick_ids
 
 N_EXAMPLES = 20
 EXAMPLE_COLUMNS = [
@@ -61,11 +61,7 @@ def _example_rows(
         competent = pool[pool["competent"].astype(bool)]
         pool = competent if not competent.empty else pool
     n_subjects = max(1, results["subject"].nunique()) if "subject" in results else 1
-    pair_ids = sorted(pool["pair_id"].astype(str).unique())
-    n_pairs = min(len(pair_ids), max(1, k // n_subjects))
-    rng = rng_for(int(seed), "report", "examples")
-    chosen = sorted(rng.choice(len(pair_ids), size=n_pairs, replace=False).tolist())
-    picked = {pair_ids[i] for i in chosen}
+    picked = pick_ids(examples_rng(seed), pool["pair_id"].astype(str), max(1, k // n_subjects))
     rows = results[results["pair_id"].astype(str).isin(picked)]
     if "intervention" in rows.columns:
         rows = rows[rows["intervention"] != "none"]

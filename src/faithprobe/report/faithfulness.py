@@ -15,11 +15,10 @@ from typing import Any
 import pandas as pd
 
 from ..metrics.qa import NEGATION_LABELS
-from ..seeding import rng_for
 from .html import Examples, Section
 from .plots import Plot
 from .tables import DASH, Table, fmt_count, order_rows, subject_order
-from .views import metric_frame
+from .views import examples_rng, metric_frame, pick_ids
 
 N_EXAMPLES = 24
 VARIANT_ORDER = ("OS", "TS", "TS-R", "TS-R+Aug", "OS-R", "OS-R+Aug")
@@ -330,11 +329,9 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
     pool = results[results["dropped"].isna()] if not results.empty else results
     if pool.empty:
         return Examples(EXAMPLE_COLUMNS, pd.DataFrame(), note)
-    rng = rng_for(int(seed), "report", "examples")
     per_item = max(1, pool.groupby("item_id")["pair_id"].nunique().max())
     n_items = max(1, N_EXAMPLES // (per_item * max(1, pool["subject"].nunique())))
-    ids = sorted(pool["item_id"].unique())
-    picked = {ids[i] for i in rng.choice(len(ids), size=min(n_items, len(ids)), replace=False)}
+    picked = pick_ids(examples_rng(seed), pool["item_id"], n_items)
     rows = pool[pool["item_id"].isin(picked)].copy()
     rows["_v"] = rows["variant"].map(_variant_rank)
     rows = order_rows(rows, subjects).sort_values(["subject", "item_id", "_v"], kind="stable")

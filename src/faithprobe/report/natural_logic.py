@@ -16,11 +16,18 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..metrics.natural_logic import SETS
-from ..seeding import rng_for
 from .html import Examples, Section
 from .plots import Plot
 from .tables import DASH, Table, fmt_count, order_rows, subject_order
-from .views import estimate_text, f3, grouped_bars, metric_frame, save_figures
+from .views import (
+    estimate_text,
+    examples_rng,
+    f3,
+    grouped_bars,
+    metric_frame,
+    pick_ids,
+    save_figures,
+)
 
 N_EXAMPLES = 24
 FEATURE_TITLES = {
@@ -241,12 +248,11 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
     pool = results[results["set"].isin(list(SETS))] if not results.empty else results
     if pool.empty:
         return Examples(EXAMPLE_COLUMNS, pd.DataFrame(), note)
-    rng = rng_for(int(seed), "report", "examples")
+    rng = examples_rng(seed)
     per_set = max(1, N_EXAMPLES // (4 * max(1, pool["subject"].nunique())))
     picked = set()
     for _, g in pool.groupby("set"):
-        ids = sorted(g["pair_id"].unique())
-        picked |= {ids[i] for i in rng.choice(len(ids), size=min(per_set, len(ids)), replace=False)}
+        picked |= pick_ids(rng, g["pair_id"], per_set)
     rows = order_rows(pool[pool["pair_id"].isin(picked)], subjects)
     rows = rows.sort_values(["set", "pair_id"], kind="stable")
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import pandas as pd
 
-from ..seeding import rng_for
 from .faithfulness import _pct
 from .html import Examples, Section
 from .plots import Plot
 from .tables import DASH, Table, fmt_count, order_rows, subject_order
+from .views import examples_rng, pick_ids
 
 N_EXAMPLES = 24
 
@@ -160,10 +160,8 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
     pool = results[results["dropped"].isna()] if not results.empty else results
     if pool.empty:
         return Examples(EXAMPLE_COLUMNS, pd.DataFrame(), note)
-    rng = rng_for(int(seed), "report", "examples")
-    ids = sorted(pool["pair_id"].unique())
-    n = min(max(1, N_EXAMPLES // max(1, pool["subject"].nunique())), len(ids))
-    picked = {ids[i] for i in rng.choice(len(ids), size=n, replace=False)}
+    n = max(1, N_EXAMPLES // max(1, pool["subject"].nunique()))
+    picked = pick_ids(examples_rng(seed), pool["pair_id"], n)
     rows = order_rows(pool[pool["pair_id"].isin(picked)], subjects)
     frame = pd.DataFrame(
         {

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ..seeding import rng_for
 from .plots import DPI, Plot
 from .tables import DASH, fmt_general, order_rows, subject_order
 
@@ -62,3 +63,15 @@ def save_figures(
         fig.savefig(path, dpi=DPI)
         plots.append(Plot(name=name, title=title, path=path))
     return plots
+
+
+def examples_rng(seed: int) -> np.random.Generator:
+    """The generator every report draws its example rows from (one per report, per seed)."""
+    return rng_for(int(seed), "report", "examples")
+
+
+def pick_ids(rng: np.random.Generator, ids, k: int) -> set:
+    """``k`` of the distinct ``ids`` (at most all of them), drawn without replacement from
+    their sorted order, so the draw depends on the seed, not on the order of the rows."""
+    ids = sorted(set(ids))
+    return {ids[i] for i in rng.choice(len(ids), size=min(k, len(ids)), replace=False)}
