@@ -18,7 +18,7 @@ from faithprobe.datasets.qa import read_qa
 from faithprobe.datasets.squad import write_squad
 from faithprobe.examples import QAExample
 from faithprobe.expectations import ANSWER_OTHER_ENTITY
-from faithprobe.generators.comparisons import ComparisonConfig, generate
+from faithprobe.generators.comparisons import PARTS, ComparisonConfig, generate, part_of
 from faithprobe.interventions import get
 from faithprobe.interventions.comparative import (
     IN_DISTRIBUTION,
@@ -161,3 +161,28 @@ def test_squad_round_trip_rederives_the_features(tmp_path):
         again = comparison(b).example.features
         for key in ("comparative", "comparative_span", "entities", "answer_entity"):
             assert again[key] == item.features[key]
+
+
+def test_train_and_test_parts_never_compare_the_same_two_entities(tmp_path):
+    test = generate(ComparisonConfig(pairs_per_domain=10), 0)
+    train = generate(ComparisonConfig(pairs_per_domain=10, part="train"), 0)
+    assert len(train) == len(test) and not {i.id for i in train} & {i.id for i in test}
+
+    def pairs(items, part):
+        names = {frozenset(i.features["values"]) for i in items}
+        assert all(part_of(*pair) == part for pair in names)
+        return names
+
+    assert pairs(train, "train").isdisjoint(pairs(test, "test"))
+    shares = [part_of(a, b) for a in "ABCDEFGHIJ" * 4 for b in "KLMNOPQRST"]
+    assert 0.15 < shares.count("train") / len(shares) < 0.35 and set(shares) == set(PARTS)
+    # a pair's items form one document, so a document split keeps them on one side
+    titles = {}
+    for i in train:
+        titles.setdefault(i.features["title"], set()).add(frozenset(i.features["values"]))
+    assert len(titles) == 5 * 10 and all(len(v) == 1 for v in titles.values())
+    path = tmp_path / "train.json"
+    write_squad(train, path)
+    assert {b.features["title"] for b in read_qa(path)} == set(titles)
+    with pytest.raises(ValueError, match="part: unknown 'dev'"):
+        ComparisonConfig(part="dev")

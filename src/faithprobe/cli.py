@@ -419,6 +419,10 @@ def generate(
     pairs_per_domain: Annotated[
         int | None, typer.Option(min=1, help="comparisons: entity pairs per domain")
     ] = None,
+    part: Annotated[
+        str | None,
+        typer.Option(help="comparisons: test (what the suite runs on) or train (other pairs)"),
+    ] = None,
 ) -> None:
     """Write a generated dataset and print its breakdown by condition."""
     from collections import Counter
@@ -433,6 +437,7 @@ def generate(
             "names_per_pair": names_per_pair,
             "fillers": tuple(filler) if filler else None,
             "pairs_per_domain": pairs_per_domain,
+            "part": part,
         }
         items = generator.items(seed, **{k: v for k, v in given.items() if v is not None})
         n = generator.write(items, out)

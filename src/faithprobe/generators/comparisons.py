@@ -16,10 +16,18 @@ filler comes only after its entity's fact, so an entity's first mention is its f
 spans :func:`faithprobe.datasets.comparisons.comparison` finds are the facts'). The
 rationale is the fact sentence(s). The comparison features come from that function too, so
 items written to SQuAD JSON and read back get the same ones.
+
+**Parts.** A model trained on comparison items must be tested on others. Every unordered
+pair of names belongs to one ``part`` (:func:`part_of`, a fixed hash: about a quarter of the
+pairs are ``train``), and a part's items only use its own name pairs, so the ``train`` items
+(``faithprobe generate comparisons -o part=train``) never compare two entities the ``test``
+items (the default, and what the suite runs on) compare. An entity pair with its values is
+one document (``features["title"]``), which keeps its items on one side of a document split.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, replace
 from itertools import product
 
@@ -121,6 +129,13 @@ DOMAINS: dict[str, Domain] = {
     ),
 }  # fmt: skip
 CONDITIONS = ("supporting", "paragraph")
+PARTS = ("test", "train")
+
+
+def part_of(first: str, second: str) -> str:
+    """The part an unordered pair of names belongs to: ``train`` for a quarter of them."""
+    key = "\n".join(sorted((first, second))).encode()
+    return "train" if hashlib.sha256(key).digest()[0] % 4 == 0 else "test"
 
 
 @dataclass(frozen=True)
@@ -128,8 +143,11 @@ class ComparisonConfig:
     pairs_per_domain: int = 50
     domains: tuple[str, ...] = tuple(DOMAINS)
     conditions: tuple[str, ...] = CONDITIONS
+    part: str = "test"
 
     def __post_init__(self) -> None:
+        if self.part not in PARTS:
+            raise ValueError(f"part: unknown {self.part!r}; choose from {list(PARTS)}")
         for name, given, allowed in (
             ("domains", self.domains, DOMAINS),
             ("conditions", self.conditions, CONDITIONS),
@@ -162,10 +180,10 @@ def _with_fillers(
 
 
 def _item(
-    name: str, domain: Domain, pair: int, form: str, question, condition: str, seed: int, ents
+    name: str, domain: Domain, pair: str, form: str, question, condition: str, seed: int, ents
 ) -> QAExample:
     key, _, q_template, _, pick = question
-    item_id = f"cmp-{name}-{pair:03d}-{form}-{key}-{condition}"
+    item_id = f"cmp-{name}-{pair}-{form}-{key}-{condition}"
     rng = rng_for(seed, "comparisons", item_id.rsplit("-", 1)[0])
     stated = [ents[i] for i in rng.permutation(2)]
     asked = [ents[i][0] for i in rng.permutation(2)]
@@ -196,18 +214,29 @@ def _item(
         "template": f"{form}/{key}",
         "condition": condition,
         "source": "generated-comparison",
+        "title": f"{name} {pair}",
     }
     return replace(found, features=features)
 
 
+def _names_in_part(domain: Domain, part: str, rng: np.random.Generator) -> np.ndarray:
+    """Two distinct name indices whose pair belongs to ``part`` (rejection sampling)."""
+    while True:
+        names = rng.choice(len(domain.names), size=2, replace=False)
+        if part_of(*(domain.names[n] for n in names)) == part:
+            return names
+
+
 def generate(config: ComparisonConfig, seed: int) -> list[QAExample]:
-    """Every (domain, pair, fact form, fitting question, condition) item, in that order."""
+    """Every (domain, pair, fact form, fitting question, condition) item of ``config.part``,
+    in that order."""
     items = []
     for name in config.domains:
         domain = DOMAINS[name]
-        rng = rng_for(seed, "comparisons.pairs", name)
-        for pair in range(config.pairs_per_domain):
-            names = rng.choice(len(domain.names), size=2, replace=False)
+        rng = rng_for(seed, "comparisons.pairs", name, config.part)
+        for k in range(config.pairs_per_domain):
+            pair = f"{k:03d}" if config.part == "test" else f"train{k:03d}"
+            names = _names_in_part(domain, config.part, rng)
             years = rng.choice(np.arange(domain.values[0], domain.values[1] + 1), 2, replace=False)
             ages = rng.choice(np.arange(AGES[0], AGES[1] + 1), size=2, replace=False)
             for form in domain.facts:
