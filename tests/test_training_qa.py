@@ -4,6 +4,7 @@ which rows each strategy trains on, their targets, the document split, training.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -25,6 +26,7 @@ from faithprobe.training.qa import (
     WHOLE_STORY,
     QATrainConfig,
     encode_items,
+    parse_mix,
     train_qa,
     training_items,
     window_target,
@@ -232,3 +234,46 @@ def test_cli_trains_and_reports(squad_file, base, tmp_path):
     assert res.exit_code == 2 and "--strategy must be one of ot, ibt" in " ".join(
         res.output.split()
     )
+
+
+def test_mix_files_are_parsed_with_an_optional_count():
+    assert parse_mix("a/quoref.json:600") == (Path("a/quoref.json"), 600)
+    assert parse_mix("a/b.json") == (Path("a/b.json"), None)
+    assert parse_mix("c:/data/x.json") == (Path("c:/data/x.json"), None)
+
+
+@pytest.fixture(scope="module")
+def mixed(squad_file, base, tmp_path_factory):
+    """A model trained on the SQuAD file plus 6 questions of generated comparison items."""
+    from faithprobe.datasets.squad import write_squad
+    from faithprobe.generators.comparisons import ComparisonConfig, generate
+
+    folder = tmp_path_factory.mktemp("mix")
+    items = generate(ComparisonConfig(pairs_per_domain=2, domains=("films",),
+                                      conditions=("supporting",), part="train"), 0)  # fmt: skip
+    write_squad(items, folder / "cmp.json")
+    cfg = _config(squad_file, base, folder / "model", strategy="ot", max_steps=2, eval_limit=4,
+                  mix=((folder / "cmp.json", 3),))  # fmt: skip
+    return train_qa(cfg, progress=False, log=lambda _: None), cfg, folder / "cmp.json"
+
+
+def test_a_mixed_file_is_split_trained_on_and_scored(mixed, squad_file, examples):
+    summary, cfg, cmp_file = mixed
+    (mix,) = summary["mix"]
+    assert mix["questions_available"] == 8 and mix["questions_used"] == 3  # 1 of 2 pairs held out
+    assert mix["rows_by_variant"] == {"OS": 3}  # a supporting item's TS is the whole story
+    assert summary["train"]["rows_with_mix"] == summary["train"]["rows"] + 3
+    assert mix["split"]["heldout_documents"] == 1 and mix["evaluation"]["questions"] == 4
+    # heldout_of finds the split of whichever file it is given, and refuses others
+    cmp_split = heldout_split_of(cfg.out, cmp_file)
+    assert cmp_split.data_sha256_16 == mix["split"]["data_sha256_16"]
+    assert heldout_split_of(cfg.out, squad_file) == heldout_split_of(cfg.out)
+    other = cmp_file.with_name("other.json")
+    other.write_text(squad_file.read_text() + " ")
+    with pytest.raises(UsageError, match="none of the files"):
+        heldout_split_of(cfg.out, other)
+    from faithprobe.suites.right_reasons import RightReasonsSuite
+
+    pairs = RightReasonsSuite(heldout_of=str(cfg.out)).pairs(cmp_file, seed=0)
+    kept = {document_key(p.original) for p in pairs}
+    assert kept == set(cmp_split.heldout) and len({p.original.id for p in pairs}) == 8

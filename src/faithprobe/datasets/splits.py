@@ -109,18 +109,39 @@ def split_documents(
     )
 
 
-def heldout_split_of(model: str | Path) -> DocumentSplit:
-    """The split a ``faithprobe train qa`` model was trained under (its training.json)."""
+def heldout_split_of(model: str | Path, data: str | Path | None = None) -> DocumentSplit:
+    """The split a ``faithprobe train qa`` model was trained under (its training.json): of
+    ``data`` when given (its ``--train`` file or one of its ``--mix`` files; any other file
+    is refused), else of its ``--train`` file."""
     from faithprobe.training.common import SUMMARY
 
     path = Path(model).expanduser() / SUMMARY
     if not path.is_file():
         raise UsageError(f"{model}: no {SUMMARY} there (is it a model `faithprobe train qa` made?)")
     try:
-        record = json.loads(path.read_text())[SPLIT_KEY]
+        summary = json.loads(path.read_text())
+        record = summary[SPLIT_KEY]
+        mixed = [m[SPLIT_KEY] for m in summary.get("mix", [])]
     except (json.JSONDecodeError, KeyError, TypeError) as err:
         raise DataError(path, f"no document split recorded ({err})", field=SPLIT_KEY) from err
+    splits = [DocumentSplit.from_record(r) for r in (record, *mixed) if r is not None]
+    if data is not None and mixed:
+        digest = file_digest(data)
+        for split in splits:
+            if split.data_sha256_16 == digest:
+                return split
+        files = ", ".join(s.data for s in splits)
+        raise UsageError(f"{data} is none of the files {model} was split from ({files}): "
+                         "its held-out documents would mean nothing there")  # fmt: skip
     if record is None:
         raise UsageError(f"{model} was trained on a separate file, not a split of one: pass that "
                          "evaluation file as --data instead")  # fmt: skip
-    return DocumentSplit.from_record(record)
+    split = DocumentSplit.from_record(record)
+    if data is not None:
+        split.check_data(data)
+    return split
+
+
+def heldout_part(examples: Sequence[QAExample], data: str | Path, model: str | Path):
+    """The ``examples`` (read from ``data``) of the documents ``model`` was not trained on."""
+    return heldout_split_of(model, data).part(examples, "heldout")

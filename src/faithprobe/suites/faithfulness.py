@@ -72,7 +72,7 @@ from pathlib import Path
 import pandas as pd
 
 from faithprobe.datasets.qa import detect_qa_format, read_qa
-from faithprobe.datasets.splits import heldout_split_of
+from faithprobe.datasets.splits import heldout_part
 from faithprobe.datasets.squad import RATIONALES
 from faithprobe.errors import UsageError
 from faithprobe.examples import UNKNOWN, QAExample
@@ -232,11 +232,7 @@ class FaithfulnessSuite(Suite):
             "coqa": {"history_turns": self.history_turns},
         }.get(format, {})
         examples = read_qa(path, format, **options)
-        if not self.heldout_of:
-            return examples
-        split = heldout_split_of(self.heldout_of)
-        split.check_data(path)
-        return split.part(examples, "heldout")
+        return heldout_part(examples, path, self.heldout_of) if self.heldout_of else examples
 
     def complete(self, pairs: list[Pair], models) -> list[Pair]:
         """With ``augment``: a ``+Aug`` pair beside every TS-R / OS-R pair (see

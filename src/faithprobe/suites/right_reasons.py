@@ -12,9 +12,12 @@ its comparison questions (:func:`~faithprobe.datasets.comparisons.select_compari
 dataset ``comparison-squad``), or, with ``coreference=true`` or when the file is Quoref,
 its coreference questions (:func:`~faithprobe.coreference.select_coreference` with the
 fallback rule, or the spaCy coreference pipeline named by ``resolver=``; dataset
-``coreference``). Questions the selection rejects are counted by reason (``selection`` in
-the metrics; these counts come from the run that read the data and are not in the results
-table, so ``report --rebuild`` cannot restore them).
+``coreference``); ``heldout_of=<model folder>`` keeps only the documents of ``--data`` that
+model (``faithprobe train qa``, the file given as ``--train`` or ``--mix``) did not train
+on. The generated items are the ``test`` part, never trained on by a model given the
+``train`` part. Questions the selection rejects are counted by reason (``selection`` in
+the metrics; the results table cannot hold them, so ``run.json`` keeps them for ``report
+--rebuild``).
 
 **Pairs.** A comparison item gives (original, ``CF``: comparative → antonym) and (original,
 ``CF-ood``: → an out-of-distribution paraphrase) (:mod:`faithprobe.interventions.
@@ -55,6 +58,7 @@ from faithprobe.attribution.partitions import (
 )
 from faithprobe.datasets.comparisons import select_comparisons
 from faithprobe.datasets.qa import read_qa
+from faithprobe.datasets.splits import heldout_part
 from faithprobe.errors import UsageError
 from faithprobe.examples import QAExample
 from faithprobe.interventions import Pair, get
@@ -119,6 +123,7 @@ class RightReasonsSuite(Suite):
         "counterfactuals": (str, "", "coreference counterfactuals (JSON lines) to import"),
         "saliency": (str, ",".join(SALIENCY_METHODS), "saliency methods: ig, occlusion"),
         "ig_steps": (int, 50, "Integrated Gradients interpolation points"),
+        "heldout_of": (str, "", "model from `train qa`: only its held-out documents of --data"),
     }
 
     def __init__(
@@ -128,6 +133,7 @@ class RightReasonsSuite(Suite):
         counterfactuals: str = "",
         saliency: str = ",".join(SALIENCY_METHODS),
         ig_steps: int = 50,
+        heldout_of: str = "",
     ) -> None:
         methods = tuple(s.strip() for s in saliency.split(",") if s.strip())
         if bad := [s for s in methods if s not in SALIENCY_METHODS]:
@@ -136,6 +142,7 @@ class RightReasonsSuite(Suite):
             raise UsageError(f"ig_steps must be 1 or more, got {ig_steps}")
         self.coreference, self.resolver = coreference, resolver
         self.counterfactuals, self.methods, self.ig_steps = counterfactuals, methods, ig_steps
+        self.heldout_of = heldout_of
         self.selection: dict[str, dict[str, int]] = {}
         self.seed = 0
 
@@ -148,15 +155,20 @@ class RightReasonsSuite(Suite):
 
             items = generate(ComparisonConfig(), seed)
             return comparison_pairs(items, lambda e: f"comparison-{e.features['condition']}", seed)
-        examples = read_qa(Path(data), "squad")
-        quoref = any(e.features.get("source") == "quoref" for e in examples)
+        read = read_qa(Path(data), "squad")
+        examples = heldout_part(read, data, self.heldout_of) if self.heldout_of else read
+        quoref = any(e.features.get("source") == "quoref" for e in read)
         if self.coreference or quoref:
-            return self._coreference_pairs(examples, seed)
+            return self._coreference_pairs(examples, read, seed)
         selected, rejected = select_comparisons(examples)
         self.selection = {"comparison-squad": dict(rejected)}
         return comparison_pairs(selected, lambda e: "comparison-squad", seed)
 
-    def _coreference_pairs(self, examples: list[QAExample], seed: int) -> list[Pair]:
+    def _coreference_pairs(
+        self, examples: list[QAExample], read: list[QAExample], seed: int
+    ) -> list[Pair]:
+        """Pairs of the coreference questions of ``examples``; imported counterfactuals may
+        name any question of the file (``read``)."""
         from faithprobe.coreference import FallbackResolver, SpacyResolver, select_coreference
         from faithprobe.interventions import coreference as coref
 
@@ -170,13 +182,19 @@ class RightReasonsSuite(Suite):
         from faithprobe.interventions.base import Outcome
 
         imported: dict[str, list[QAExample]] = {}
-        for cf in read_coref_counterfactuals(self.counterfactuals, examples):
+        for cf in read_coref_counterfactuals(self.counterfactuals, read):
             imported.setdefault(cf.features["original_id"], []).append(cf)
         return [
             _pair(o, Outcome(cf) if cf else Outcome(None, NO_IMPORTED), "CF", coref.NAME)
             for o in originals
             for cf in imported.get(o.id, [None])
         ]
+
+    def data_record(self) -> dict:
+        return {"selection": self.selection}
+
+    def restore_data_record(self, record: dict) -> None:
+        self.selection = record.get("selection", {})
 
     def stratum(self, pair: Pair) -> Hashable:
         return pair.original.features["dataset"]
@@ -273,7 +291,7 @@ class RightReasonsSuite(Suite):
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
         options = {"coreference": self.coreference, "resolver": self.resolver,
                    "counterfactuals": self.counterfactuals, "saliency": ",".join(self.methods),
-                   "ig_steps": self.ig_steps}  # fmt: skip
+                   "ig_steps": self.ig_steps, "heldout_of": self.heldout_of}  # fmt: skip
         return {
             "options": options,
             "selection": [

@@ -24,7 +24,7 @@ from faithprobe.prompts import DEFAULT_TEMPLATE
 from faithprobe.training.common import TrainSettings, describe_accuracy
 from faithprobe.training.multiple_choice import DEFAULT_LIMIT, MCTrainConfig
 from faithprobe.training.nli import NLITrainConfig
-from faithprobe.training.qa import DEFAULT_QA_LIMIT, STRATEGIES, QATrainConfig
+from faithprobe.training.qa import DEFAULT_QA_LIMIT, STRATEGIES, QATrainConfig, parse_mix
 
 train_app = typer.Typer(
     add_completion=False,
@@ -278,8 +278,16 @@ def train_qa_command(
         str, typer.Option(help="sentence splitter for the deletions: spacy or pysbd")
     ] = QATrainConfig.splitter,
     eval_limit: Annotated[
-        int, typer.Option(min=1, help="held-out questions scored at the end")
+        int, typer.Option(min=1, help="held-out questions scored at the end (per file)")
     ] = 500,
+    mix: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="FILE[:N]",
+            help="another QA file to train on too (N of its questions; all without N), split "
+            "by document like --train; repeatable",
+        ),
+    ] = None,
     *,
     settings: dict[str, Any],
     flags: dict[str, Any],
@@ -304,16 +312,23 @@ def train_qa_command(
         doc_stride=doc_stride,
         splitter=splitter,
         eval_limit=eval_limit,
+        mix=tuple(parse_mix(m) for m in mix or ()),
         **settings,
     )
     summary = train_qa(cfg, **flags)
     t = summary["train"]
+    questions = t["questions_used"] + sum(m["questions_used"] for m in summary["mix"])
     print(
-        f"{strategy.upper()}: {t['rows']} rows from {t['questions_used']} questions, "
+        f"{strategy.upper()}: {t['rows_with_mix']} rows from {questions} questions, "
         f"{summary['steps']} steps, {summary['train_seconds'] / 60:.1f} min; model in {cfg.out}"
     )
-    for score in summary["evaluation"]["scores"]:
-        print(
-            f"  {score['variant']:5} {score['metric']:4} {score['value']:.3f} "
-            f"[{score['ci_low']:.3f}, {score['ci_high']:.3f}] (n={score['n']})"
-        )
+    for name, evaluation in (
+        (Path(t["file"]).name, summary["evaluation"]),
+        *((Path(m["file"]).name, m["evaluation"]) for m in summary["mix"]),
+    ):
+        print(f"{name}:")
+        for score in evaluation["scores"]:
+            print(
+                f"  {score['variant']:5} {score['metric']:4} {score['value']:.3f} "
+                f"[{score['ci_low']:.3f}, {score['ci_high']:.3f}] (n={score['n']})"
+            )

@@ -30,6 +30,12 @@ split, and ``faithprobe run faithfulness -o heldout_of=<out>`` evaluates on exac
 documents. ``limit`` trains on a seeded subset of the training questions (the default
 scale, which fits the CPU budget); ``limit=None`` on all.
 
+``mix`` adds more QA files to the training data (``--mix FILE[:N]``, e.g. Quoref or
+generated comparison items beside SQuAD): each is split by document the same way (same
+held-out fraction and seed, whatever ``dev`` is), N of its training questions are drawn (all
+without N), its held-out questions are scored at the end, and its split is recorded, so
+``heldout_of=<out>`` works for it as for ``train``.
+
 **Encoding.** The backend's own windows (:func:`~faithprobe.subjects.hf_extractive_qa.
 encode_windows`: ``[CLS] question [SEP] context [SEP]``, overlapping windows of the
 context); a window's target is the answer's first and last token when the whole answer lies
@@ -84,6 +90,7 @@ class QATrainConfig(TrainSettings):
     epochs: float = 2.0
     learning_rate: float = 1e-4
     max_length: int = 256
+    mix: tuple[tuple[Path, int | None], ...] = ()  # (file, questions or None for all)
 
     recipe_hyperparameters = ("strategy", "heldout", "limit", "splitter", "doc_stride")
 
@@ -105,6 +112,19 @@ class QATrainConfig(TrainSettings):
             raise UsageError(f"eval_limit must be at least 1, got {self.eval_limit}")
         if self.doc_stride < 0:  # encode_windows caps it at half a window's context room
             raise UsageError(f"doc_stride must be 0 or more, got {self.doc_stride}")
+        if not 0 < self.heldout < 1 and self.mix:
+            raise UsageError(f"heldout must be in (0, 1) to split --mix files, got {self.heldout}")
+        for path, n in self.mix:
+            if n is not None and n < 1:
+                raise UsageError(f"--mix {path}: the question count must be at least 1, got {n}")
+
+
+def parse_mix(value: str) -> tuple[Path, int | None]:
+    """``FILE`` or ``FILE:N`` (N questions of it) -> (path, N or None)."""
+    head, sep, tail = value.rpartition(":")
+    if sep and tail.isdigit():
+        return Path(head), int(tail)
+    return Path(value), None
 
 
 @dataclass(frozen=True)
@@ -277,38 +297,74 @@ def evaluate(
     }
 
 
+@dataclass
+class _Source:
+    """One training file: its split (None with ``dev``), training pool, questions drawn,
+    and the questions to evaluate on."""
+
+    path: Path
+    split: DocumentSplit | None
+    pool: list[QAExample]
+    chosen: list[QAExample]
+    evaluated: list[QAExample]
+
+    def record(self, items: Sequence[QATrainItem], skipped: Counter) -> dict[str, Any]:
+        return {
+            "file": str(Path(self.path).resolve()),
+            "questions_available": len(self.pool),
+            "questions_used": len(self.chosen),
+            "rows": len(items),
+            "rows_by_variant": dict(Counter(item.variant for item in items)),
+            "skipped": [
+                {"variant": v, "reason": r, "count": n} for (v, r), n in sorted(skipped.items())
+            ],
+        }
+
+
+def _source(path: Path, limit: int | None, cfg: QATrainConfig, say, split: bool) -> _Source:
+    examples = _read(path, "training", cfg.splitter)
+    if not split:
+        chosen = _subset(examples, limit, cfg.seed)
+        return _Source(path, None, examples, chosen, _read(cfg.dev, "dev", cfg.splitter))
+    parts = split_documents(examples, path, cfg.heldout, cfg.seed)
+    pool, evaluated = parts.part(examples, "train"), parts.part(examples, "heldout")
+    say(
+        f"Split {path} by document: {len(parts.train)} documents ({len(pool)} questions) to "
+        f"train on, {len(parts.heldout)} ({len(evaluated)}) held out"
+    )
+    return _Source(path, parts, pool, _subset(pool, limit, cfg.seed), evaluated)
+
+
+def _rows(source: _Source, cfg: QATrainConfig) -> tuple[list[QATrainItem], Counter]:
+    items, skipped = training_items(source.chosen, cfg.strategy, splitter=cfg.splitter)
+    if not items:
+        raise DataError(source.path, "no question with a span answer to train on")
+    return items, skipped
+
+
 def train_qa(cfg: QATrainConfig, **options: Any) -> dict[str, Any]:
     """Split, build the strategy's rows, train, save, evaluate; return what
     ``training.json`` holds. ``options`` are those of
     :class:`~faithprobe.training.common.Session`."""
     session = common.Session(cfg, **options)
     say = session.say
-    examples = _read(cfg.train, "training", cfg.splitter)
-    split: DocumentSplit | None = None
-    if cfg.dev is None:
-        split = split_documents(examples, cfg.train, cfg.heldout, cfg.seed)
-        train_pool, evaluated = split.part(examples, "train"), split.part(examples, "heldout")
-        say(
-            f"Split {cfg.train} by document: {len(split.train)} documents "
-            f"({len(train_pool)} questions) to train on, {len(split.heldout)} "
-            f"({len(evaluated)}) held out"
-        )
-    else:
-        train_pool, evaluated = examples, _read(cfg.dev, "dev", cfg.splitter)
-    chosen = _subset(train_pool, cfg.limit, cfg.seed)
-    items, skipped = training_items(chosen, cfg.strategy, splitter=cfg.splitter)
-    if not items:
-        raise DataError(cfg.train, "no question with a span answer to train on")
-    variants = Counter(item.variant for item in items)
+    main = _source(cfg.train, cfg.limit, cfg, say, split=cfg.dev is None)
+    mixed = [_source(path, n, cfg, say, split=True) for path, n in cfg.mix]
+    items, skipped = _rows(main, cfg)
+    mixed_rows = [_rows(source, cfg) for source in mixed]
+    every = [*items, *(item for rows, _ in mixed_rows for item in rows)]
+    variants = Counter(item.variant for item in every)
     say(
-        f"{cfg.strategy.upper()}: {len(items)} training rows from {len(chosen)} questions "
+        f"{cfg.strategy.upper()}: {len(every)} training rows from "
+        f"{len(main.chosen) + sum(len(s.chosen) for s in mixed)} questions "
         f"({', '.join(f'{v} {n}' for v, n in variants.items())})"
     )
     data = {
         "train": str(Path(cfg.train).resolve()),
         "dev": str(Path(cfg.dev).resolve()) if cfg.dev else None,
-        "train_ids": common.ids_digest(item.id for item in items),
-        "n_train": len(items),
+        "mix": [[str(Path(p).resolve()), n] for p, n in cfg.mix],
+        "train_ids": common.ids_digest(item.id for item in every),
+        "n_train": len(every),
     }
     model, tokenizer = session.start(
         data, "AutoModelForQuestionAnswering", "an extractive QA model"
@@ -319,14 +375,14 @@ def train_qa(cfg: QATrainConfig, **options: Any) -> dict[str, Any]:
 
     if not getattr(tokenizer, "is_fast", False):
         raise UsageError(f"{session.base.path}: extractive QA needs a fast (Rust) tokenizer")
-    say(f"Encoding {len(items)} rows (max_length {cfg.max_length}, doc_stride {cfg.doc_stride})...")
-    rows, labels, windows, nulls = encode_items(tokenizer, items, cfg, uses_token_types(model))
+    say(f"Encoding {len(every)} rows (max_length {cfg.max_length}, doc_stride {cfg.doc_stride})...")
+    rows, labels, windows, nulls = encode_items(tokenizer, every, cfg, uses_token_types(model))
     dataset = common.EncodedDataset(rows, labels, grouped=False)
     fitted = session.fit(model, tokenizer, dataset, _make_trainer)
 
     say("Scoring the held-out questions through the hf-qa backend...")
     subject = common.load_trained(cfg.out, HFExtractiveQA, "hf-qa", cfg.eval_batch_size)
-    evaluation = evaluate(subject, evaluated, cfg, session.progress)
+    evaluation = evaluate(subject, main.evaluated, cfg, session.progress)
     return session.finish(
         session.summary(
             "extractive-qa",
@@ -334,20 +390,23 @@ def train_qa(cfg: QATrainConfig, **options: Any) -> dict[str, Any]:
             fitted,
             strategy=cfg.strategy,
             train={
-                "file": data["train"],
-                "questions_available": len(train_pool),
-                "questions_used": len(chosen),
-                "rows": len(items),
-                "rows_by_variant": dict(variants),
+                **main.record(items, skipped),
+                "rows_with_mix": len(every),
+                "rows_by_variant_with_mix": dict(variants),
                 "windows": len(rows),
                 "items_with_several_windows": sum(n > 1 for n in windows),
                 "null_target_windows": nulls,
-                "skipped": [
-                    {"variant": v, "reason": r, "count": n} for (v, r), n in sorted(skipped.items())
-                ],
                 "ids_sha256_16": data["train_ids"],
             },
-            **{SPLIT_KEY: split.record() if split else None},
+            **{SPLIT_KEY: main.split.record() if main.split else None},
             evaluation={"on": "dev file" if cfg.dev else "held-out documents", **evaluation},
+            mix=[
+                {
+                    **source.record(*rows),
+                    SPLIT_KEY: source.split.record(),
+                    "evaluation": evaluate(subject, source.evaluated, cfg, session.progress),
+                }
+                for source, rows in zip(mixed, mixed_rows, strict=True)
+            ],
         )
     )
