@@ -50,7 +50,7 @@ def test_pairs_from_generated_items(generated_pairs):
     assert len({p.original.id for p in sampled}) == 5 and len(sampled) == 10
 
 
-def test_comparison_questions_selected_from_a_squad_file(tmp_path):
+def test_comparison_questions_selected_from_a_squad_file(tmp_path, tiny_pair_tokenizer):
     context = "Red Harbor came out in 1950. Blue Field came out in 1960."
     qas = [
         {"id": "c1", "question": "Which film came out earlier, Red Harbor or Blue Field?",
@@ -69,6 +69,19 @@ def test_comparison_questions_selected_from_a_squad_file(tmp_path):
     assert suite.metrics(pd.DataFrame(), 0)["selection"] == [
         {"dataset": "comparison-squad", "reason": "no comparative", "count": 1}
     ]
+    # the counts live in run.json, and a rebuild from the run folder gets them back
+    from faithprobe.runner import RunConfig, rebuild, run
+
+    model = _random_qa(tiny_pair_tokenizer)
+    subject = HFExtractiveQA(model, tiny_pair_tokenizer, name="tiny")
+    config = RunConfig(suite="right-reasons", models=[], data=path, out=tmp_path / "run",
+                       options={"saliency": "occlusion"}, cache=False)  # fmt: skip
+    folder = run(config, subjects=[subject])
+    before = json.loads((folder / "metrics.json").read_text())["selection"]
+    (folder / "metrics.json").unlink()
+    rebuild([folder])
+    assert json.loads((folder / "metrics.json").read_text())["selection"] == before
+    assert before == [{"dataset": "comparison-squad", "reason": "no comparative", "count": 1}]
 
 
 def test_cli_run_writes_results_metrics_tables_and_reruns_from_the_cache(

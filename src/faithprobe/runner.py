@@ -245,6 +245,7 @@ def run(
             "started": started,
             "finished": datetime.now(UTC).isoformat(timespec="seconds"),
             "n_pairs": len(pairs),
+            "data_record": suite.data_record(),
         },
     )
     from faithprobe.report import build_report
@@ -276,6 +277,7 @@ def rebuild(run_dirs: Sequence[Path], out: Path | None = None) -> Path:
     if any(o != options[0] for o in options):
         raise ValueError(f"runs with different suite options cannot be merged: {options}")
     suite = get_suite(suites.pop(), options[0])
+    suite.restore_data_record(runs[0].get("data_record") or {})
     seed = min(seeds)
     target.mkdir(parents=True, exist_ok=True)
     if len(run_dirs) > 1 or target != run_dirs[0]:

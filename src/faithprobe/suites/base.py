@@ -60,6 +60,18 @@ class Suite(ABC):
         (:class:`faithprobe.runner.ModelPool`). Most suites need nothing."""
         return pairs
 
+    def data_record(self) -> dict:
+        """What reading the data found that the results table cannot show (e.g. how many
+        questions a selection rejected, and why). ``run.json`` keeps it and ``report
+        --rebuild`` hands it back through :meth:`restore_data_record`. Most suites have
+        nothing to keep."""
+        return {}
+
+    def restore_data_record(self, record: dict) -> None:
+        """Take back what :meth:`data_record` gave (when metrics are recomputed from a run
+        folder instead of the data); nothing to take back by default."""
+        del record
+
     def request(self, example: ClozeExample | ChoiceExample, subject=None) -> CandidateScoreRequest:
         """What ``subject`` is asked about ``example`` (a suite whose subjects differ in the
         requests they answer picks by ``subject.accepts``)."""
