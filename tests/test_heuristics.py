@@ -203,3 +203,25 @@ def test_cli_bad_arguments_exit_2(tmp_path, args, message):
     assert res.exit_code == 2
     assert "error:" in shown and message in shown and "Traceback" not in shown
     assert not (tmp_path / "o").exists()
+
+
+def test_a_heuristic_answers_span_requests_as_a_subject(tmp_path):
+    from faithprobe.errors import ModelError
+    from faithprobe.requests import SpanAnswerRequest
+    from faithprobe.subjects import load_subject
+    from faithprobe.subjects.heuristic import HeuristicQA
+
+    examples = read_qa(_squad(tmp_path / "tiny.json"))
+    subject = load_subject("heuristic:overlap+entity")
+    assert isinstance(subject, HeuristicQA) and subject.name == "heuristic:overlap+entity"
+    requests = [SpanAnswerRequest(e.question, e.context) for e in examples]
+    answers = subject.answer(requests)
+    expected = predict(examples, selectors=[token_overlap()], extractors=[TypedEntity()])
+    expected = expected[expected["heuristic"] == "overlap+entity"]
+    assert [a.text for a in answers] == list(expected["prediction"])
+    for request, a in zip(requests, answers, strict=True):
+        assert request.context[a.start : a.end] == a.text and a.start >= 0
+    assert answers[1].text == "1903"
+    assert subject.fingerprint != load_subject("heuristic:first+entity").fingerprint
+    with pytest.raises(ModelError, match="selectors first, overlap, lcs, encoder"):
+        load_subject("heuristic:overlap")

@@ -7,6 +7,8 @@ Hugging Face id (needs network); ``hf-causal:``, ``hf-masked:``, ``hf-mc:``, ``h
 classifier, ``*ForQuestionAnswering`` -> extractive QA, ``*ForMaskedLM`` -> masked).
 ``openai:MODEL`` is a model behind an OpenAI-compatible endpoint (see
 :mod:`faithprobe.subjects.openai_compat`; ``endpoint`` says where and how).
+``heuristic:<selector>+<extractor>`` is a shallow QA baseline
+(:mod:`faithprobe.subjects.heuristic`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ BACKENDS = {
     "openai": "a model behind an OpenAI-compatible endpoint (--base-url; key from "
     "$OPENAI_API_KEY): candidate scores by echoed completions log-probabilities, greedy "
     "generation by completions or chat completions; --api chat for chat-only endpoints",
+    "heuristic": "a shallow extractive QA baseline, heuristic:<selector>+<extractor> (e.g. "
+    "heuristic:overlap+entity): a sentence picked by first/overlap/lcs/encoder, then an "
+    "entity/noun-chunk/sentence in it",
 }
 PREFIXES = ("hf-causal", "hf-masked", "hf-mc", "hf-nli", "hf-qa")
 
@@ -88,6 +93,10 @@ def load_subject(
         from faithprobe.subjects.openai_compat import OpenAISubject
 
         return OpenAISubject(target, endpoint)
+    if backend == "heuristic":
+        from faithprobe.subjects.heuristic import HeuristicQA
+
+        return HeuristicQA(target)
     if backend not in PREFIXES:
         backend, target = "", spec
     if target == "embedded" and not backend:
