@@ -174,3 +174,47 @@ def test_coreference_pairs_by_rule_and_imported(tmp_path):
     by_id = {p.id: p for p in imported}
     assert by_id["CF:cf-1"].intervened.answers == ("Robin Hale",)
     assert by_id["CF:quoref-q1"].intervened.features["dropped"] == NO_IMPORTED
+
+
+def test_comparison_questions_of_a_hotpotqa_file_in_both_conditions(tmp_path):
+    def record(qid, question, answer, facts):
+        return {"_id": qid, "question": question, "answer": answer, "type": "comparison",
+                "level": "hard", "supporting_facts": facts,
+                "context": [["Red Harbor", ["Red Harbor is a film.", "It came out in 1950."]],
+                            ["Blue Field", ["Blue Field is a film.", "It came out in 1960."]],
+                            ["Distractor", ["Nothing here."]]]}  # fmt: skip
+
+    both = [["Red Harbor", 0], ["Red Harbor", 1], ["Blue Field", 0], ["Blue Field", 1]]
+    records = [
+        record("h1", "Which film came out earlier, Red Harbor or Blue Field?", "Red Harbor", both),
+        # Blue Field is named only in a title and a sentence that is not a supporting fact
+        record("h2", "Which film came out later, Red Harbor or Blue Field?", "Red Harbor",
+               [["Red Harbor", 0], ["Red Harbor", 1], ["Blue Field", 1]]),
+        record("h3", "When did Blue Field come out?", "1960", both),
+    ]  # fmt: skip
+    path = tmp_path / "hotpot.json"
+    path.write_text(json.dumps(records))
+    suite = get_suite("right-reasons")
+    pairs = {p.id: p for p in suite.pairs(path, 0)}
+    assert set(pairs) == {
+        "CF:hotpot-h1/cf", "CF-ood:hotpot-h1/cf-ood", "CF:hotpot-h2/cf", "CF-ood:hotpot-h2/cf-ood",
+        "CF:hotpot-h1/supporting/cf", "CF-ood:hotpot-h1/supporting/cf-ood",
+    }  # fmt: skip
+    cut = pairs["CF:hotpot-h1/supporting/cf"]
+    assert cut.original.context == (
+        "Red Harbor is a film. It came out in 1950. Blue Field is a film. It came out in 1960."
+    )
+    assert cut.original.features["dataset"] == "comparison-hotpotqa-supporting"
+    assert cut.intervened.answers == ("Blue Field",) and "later" in cut.intervened.question
+    (start,) = cut.intervened.answer_starts
+    assert cut.intervened.context[start : start + len("Blue Field")] == "Blue Field"
+    full = pairs["CF:hotpot-h1/cf"].original
+    assert full.features["dataset"] == "comparison-hotpotqa-paragraph"
+    assert "Red Harbor\n" in full.context and "Distractor" not in full.context
+    selection = {(r["dataset"], r["reason"]): r["count"]
+                 for r in suite.metrics(pd.DataFrame(), 0)["selection"]}  # fmt: skip
+    assert selection == {
+        ("comparison-hotpotqa-paragraph", "no comparative"): 1,
+        ("comparison-hotpotqa-supporting", "no comparative"): 1,
+        ("comparison-hotpotqa-supporting", "the other entity does not occur in the context"): 1,
+    }

@@ -20,6 +20,11 @@ items read back from SQuAD JSON get them again): ``comparative`` (lower case),
 ``comparative_span`` (in the question), ``entities`` (two ``{"name", "question_span",
 "context_span"}`` in question order; the answer's context span is its gold start, the
 other's its first whole-word occurrence) and ``answer_entity`` (0 or 1).
+
+**Conditions.** The method reads a comparison question two ways: with its full paragraphs
+and with the supporting facts alone. :func:`supporting_facts_only` makes the second from an
+example whose rationale is its supporting facts (HotpotQA and 2WikiMultiHopQA files: see
+:mod:`faithprobe.datasets.hotpotqa`), or says why it cannot.
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ SEVERAL_COMPARATIVES = "more than one comparative"
 NO_ALTERNATIVE = "no 'X or Y' in the question"
 ANSWER_NOT_ENTITY = "the answer is not one of the compared entities"
 OTHER_NOT_IN_CONTEXT = "the other entity does not occur in the context"
+NO_SUPPORT = "no supporting facts"
+ANSWER_NOT_IN_SUPPORT = "the answer is not in the supporting facts"
 REASONS = (
     NOT_SPAN,
     NO_COMPARATIVE,
@@ -193,3 +200,33 @@ def select_comparisons(examples: Iterable[QAExample]) -> tuple[list[QAExample], 
         else:
             selected.append(outcome.example)
     return selected, rejected
+
+
+def supporting_facts_only(example: QAExample) -> Outcome:
+    """A comparison ``example`` with its context cut to its rationale (the supporting-fact
+    sentences, in order, one space between them) and the comparison features found again
+    there -- id ``<id>/supporting`` -- or why it cannot be (:data:`NO_SUPPORT`,
+    :data:`ANSWER_NOT_IN_SUPPORT`, or a reason of :func:`comparison`, e.g. the other entity
+    is named only outside the facts)."""
+    if not example.rationale:
+        return Outcome(None, NO_SUPPORT)
+    pieces = [example.context[s:e].strip() for s, e in example.rationale]
+    context = " ".join(p for p in pieces if p)
+    start = find_phrase(example.answers[0], context)
+    if start < 0:
+        return Outcome(None, ANSWER_NOT_IN_SUPPORT)
+    spans, at = [], 0
+    for piece in (p for p in pieces if p):
+        spans.append((at, at + len(piece)))
+        at += len(piece) + 1
+    features = {k: v for k, v in example.features.items() if k not in ("entities", "titles")}
+    features["sentences"] = tuple(spans)
+    cut = replace(
+        example,
+        id=f"{example.id}/supporting",
+        context=context,
+        answer_starts=(start,),
+        rationale=tuple(spans),
+        features=features,
+    )
+    return comparison(cut)

@@ -7,9 +7,13 @@ Method: Ray Choudhury, Rogers & Augenstein, "Machine reading, fast and slow: whe
 
 **Data.** Without ``--data``: the generated comparison items
 (:mod:`faithprobe.generators.comparisons`, both conditions; datasets
-``comparison-supporting`` and ``comparison-paragraph``). With ``--data`` (SQuAD format):
-its comparison questions (:func:`~faithprobe.datasets.comparisons.select_comparisons`;
-dataset ``comparison-squad``), or, with ``coreference=true`` or when the file is Quoref,
+``comparison-supporting`` and ``comparison-paragraph``). With ``--data``: the comparison
+questions of a HotpotQA-format file (HotpotQA, 2WikiMultiHopQA;
+:func:`~faithprobe.datasets.comparisons.select_comparisons`) in both conditions, their gold
+paragraphs (``comparison-hotpotqa-paragraph``) and their supporting facts alone
+(``comparison-hotpotqa-supporting``, :func:`~faithprobe.datasets.comparisons.
+supporting_facts_only`); those of a SQuAD-format file (``comparison-squad``: SQuAD names no
+supporting facts, so one condition), or, with ``coreference=true`` or when the file is Quoref,
 its coreference questions (:func:`~faithprobe.coreference.select_coreference` with the
 fallback rule, or the spaCy coreference pipeline named by ``resolver=``; dataset
 ``coreference``); ``heldout_of=<model folder>`` keeps only the documents of ``--data`` that
@@ -44,6 +48,7 @@ random-partition control. Metrics: :mod:`faithprobe.metrics.right_reasons`.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -56,8 +61,8 @@ from faithprobe.attribution.partitions import (
     tag_words,
     token_partition,
 )
-from faithprobe.datasets.comparisons import select_comparisons
-from faithprobe.datasets.qa import read_qa
+from faithprobe.datasets.comparisons import select_comparisons, supporting_facts_only
+from faithprobe.datasets.qa import detect_qa_format, read_qa
 from faithprobe.datasets.splits import heldout_part
 from faithprobe.errors import UsageError
 from faithprobe.examples import QAExample
@@ -155,14 +160,32 @@ class RightReasonsSuite(Suite):
 
             items = generate(ComparisonConfig(), seed)
             return comparison_pairs(items, lambda e: f"comparison-{e.features['condition']}", seed)
-        read = read_qa(Path(data), "squad")
+        format = detect_qa_format(data)
+        if format not in ("squad", "hotpotqa"):
+            raise UsageError(f"{data}: right-reasons reads SQuAD- or HotpotQA-format files, "
+                             f"not {format}")  # fmt: skip
+        read = read_qa(Path(data), format)
         examples = heldout_part(read, data, self.heldout_of) if self.heldout_of else read
         quoref = any(e.features.get("source") == "quoref" for e in read)
-        if self.coreference or quoref:
+        if format == "squad" and (self.coreference or quoref):
             return self._coreference_pairs(examples, read, seed)
+        if self.coreference:
+            raise UsageError(f"{data}: coreference questions come from SQuAD-format files")
         selected, rejected = select_comparisons(examples)
-        self.selection = {"comparison-squad": dict(rejected)}
-        return comparison_pairs(selected, lambda e: "comparison-squad", seed)
+        if format == "squad":
+            self.selection = {"comparison-squad": dict(rejected)}
+            return comparison_pairs(selected, lambda e: "comparison-squad", seed)
+        paragraph, supporting = "comparison-hotpotqa-paragraph", "comparison-hotpotqa-supporting"
+        outcomes = [supporting_facts_only(e) for e in selected]
+        self.selection = {
+            paragraph: dict(rejected),
+            supporting: dict(rejected + Counter(o.reason for o in outcomes if o.reason)),
+        }
+        cut = [o.example for o in outcomes if o.example is not None]
+        cut_ids = {e.id for e in cut}
+        return comparison_pairs(
+            [*selected, *cut], lambda e: supporting if e.id in cut_ids else paragraph, seed
+        )
 
     def _coreference_pairs(
         self, examples: list[QAExample], read: list[QAExample], seed: int
