@@ -174,6 +174,25 @@ def test_coreference_pairs_by_rule_and_imported(tmp_path):
     by_id = {p.id: p for p in imported}
     assert by_id["CF:cf-1"].intervened.answers == ("Robin Hale",)
     assert by_id["CF:quoref-q1"].intervened.features["dropped"] == NO_IMPORTED
+    # rows say which resolver made the cluster and how the counterfactual was made
+    from types import SimpleNamespace
+
+    from faithprobe.requests import SpanAnswer
+
+    every = [*pairs.values(), by_id["CF:cf-1"]]
+    asked = {e.id for p in every for e in (p.original, p.intervened)}
+    answers = {i: SpanAnswer("Frankie", 0, 7, 1.0, 0.0) for i in asked}
+    rows = suite.rows(every, SimpleNamespace(name="s", fingerprint="f"), answers)
+    made = {r["pair_id"]: (r["resolver"], r["cf_generated"]) for r in rows}
+    assert made == {"CF:quoref-q1/cf": ("fallback-rule", True),
+                    "CF:quoref-q2": ("fallback-rule", None),
+                    "CF:cf-1": ("fallback-rule", False)}  # fmt: skip
+    from faithprobe.metrics.right_reasons import sizes
+
+    (size,) = sizes(pd.DataFrame(rows))
+    assert size == {"dataset": "coreference", "variant": "CF", "items": 3, "answered": 2,
+                    "dropped": 1, "resolver": "fallback-rule", "cf_by_rule": 1,
+                    "cf_imported": 1}  # fmt: skip
 
 
 def test_comparison_questions_of_a_hotpotqa_file_in_both_conditions(tmp_path):

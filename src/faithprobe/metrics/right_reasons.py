@@ -12,8 +12,8 @@
   random-partition control (:func:`~faithprobe.metrics.alignment.alignment_scores`). An
   original with both a CF and a CF-ood pair counts once per variant (``variant`` column),
   since its alignment depends on the counterfactual's exact match.
-* ``sizes`` and ``drops``: per (dataset, variant) the items, answered and dropped pairs, and
-  the drops by reason.
+* ``sizes`` and ``drops``: per (dataset, variant) the items, answered and dropped pairs (for
+  coreference: the resolver and how the counterfactuals were made), and the drops by reason.
 """
 
 from __future__ import annotations
@@ -34,11 +34,19 @@ def _per_pair(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def sizes(results: pd.DataFrame) -> list[dict]:
+    """Per (dataset, variant): pairs, answered, dropped; for coreference also the resolver
+    that made the clusters and how many counterfactuals were made by rule or imported."""
     out = []
     for (dataset, variant), rows in _per_pair(results).groupby(["dataset", "variant"]):
         n_dropped = int(rows["dropped"].notna().sum())
-        out.append({"dataset": dataset, "variant": variant, "items": len(rows),
-                    "answered": len(rows) - n_dropped, "dropped": n_dropped})  # fmt: skip
+        record = {"dataset": dataset, "variant": variant, "items": len(rows),
+                  "answered": len(rows) - n_dropped, "dropped": n_dropped}  # fmt: skip
+        resolvers = rows["resolver"].dropna().unique() if "resolver" in rows else []
+        if len(resolvers):
+            made = rows["cf_generated"].dropna().astype(bool)
+            record.update(resolver=", ".join(sorted(resolvers)),
+                          cf_by_rule=int(made.sum()), cf_imported=int((~made).sum()))  # fmt: skip
+        out.append(record)
     return out
 
 

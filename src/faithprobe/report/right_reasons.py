@@ -110,9 +110,11 @@ def _counts(metrics: Mapping[str, Any], key: str, name: str, title: str) -> Tabl
     if data.empty:
         return None
     display = data.copy()
-    for col in ("count", "items", "answered", "dropped"):
+    for col in ("count", "items", "answered", "dropped", "cf_by_rule", "cf_imported"):
         if col in display:
-            display[col] = display[col].map(fmt_count)
+            display[col] = display[col].map(lambda v: "" if pd.isna(v) else fmt_count(int(v)))
+    if "resolver" in display:
+        display["resolver"] = display["resolver"].fillna("")
     return Table(name, title, data, display)
 
 

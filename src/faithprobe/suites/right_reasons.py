@@ -267,6 +267,10 @@ class RightReasonsSuite(Suite):
                 "cf_question": None if dropped else x.question,
                 "og_answers": list(o.answers),
                 "cf_answers": None if dropped else list(x.answers),
+                # coreference: who made the cluster, and whether the counterfactual was made
+                # by rule (True) or imported (False)
+                "resolver": o.features.get("resolver"),
+                "cf_generated": None if dropped else x.features.get("generated"),
             }
             for side, example in (("og", o), ("cf", None if dropped else x)):
                 prediction = answers[example.id].text if example is not None else None
