@@ -5,6 +5,7 @@ the batch size."""
 
 import json
 from collections import Counter
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -160,6 +161,12 @@ def test_coreference_pairs_by_rule_and_imported(tmp_path):
     # q3's answer is in no cluster; q2 has no rule counterfactual (question shape)
     assert set(pairs) == {"CF:quoref-q1/cf", "CF:quoref-q2"}
     assert pairs["CF:quoref-q2"].intervened.features["dropped"]
+    # q2 has no counterfactual, so alignment is undefined and its saliency is not asked
+    saliency_model = SimpleNamespace(accepts={"span-answer", "saliency"})
+    assert suite.extra_requests(pairs["CF:quoref-q2"].original, saliency_model) == {}
+    assert set(suite.extra_requests(pairs["CF:quoref-q1/cf"].original, saliency_model)) == {
+        "ig", "occlusion"
+    }  # fmt: skip
     assert pairs["CF:quoref-q1/cf"].original.features["dataset"] == "coreference"
     selection = suite.metrics(pd.DataFrame(), 0)["selection"]
     assert selection == [{"dataset": "coreference", "reason": NO_CLUSTER, "count": 1}]
@@ -175,8 +182,6 @@ def test_coreference_pairs_by_rule_and_imported(tmp_path):
     assert by_id["CF:cf-1"].intervened.answers == ("Robin Hale",)
     assert by_id["CF:quoref-q1"].intervened.features["dropped"] == NO_IMPORTED
     # rows say which resolver made the cluster and how the counterfactual was made
-    from types import SimpleNamespace
-
     from faithprobe.requests import SpanAnswer
 
     every = [*pairs.values(), by_id["CF:cf-1"]]

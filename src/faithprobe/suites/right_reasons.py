@@ -36,7 +36,8 @@ their variants.
 :class:`~faithprobe.requests.SpanAnswerRequest`; every *original* also gets one
 :class:`~faithprobe.requests.SaliencyRequest` per method of ``saliency`` (default
 ``ig,occlusion``; ``ig_steps`` interpolation points, default 50) when the subject answers
-saliency requests (the method computes saliency on the original only).
+saliency requests (the method computes saliency on the original only) -- except originals
+none of whose counterfactuals could be made, where alignment is undefined.
 
 **Rows and metrics.** One row per (pair, subject): the original's and the
 counterfactual's prediction, EM and F1 (each against its own gold), and per saliency
@@ -78,6 +79,7 @@ from faithprobe.suites.faithfulness import passage_id
 ORIGINAL = "original"
 COREFERENCE = "coreference"
 NO_IMPORTED = "no imported counterfactual for this question"
+NO_SALIENCY = "no_saliency"  # feature of an original: none of its counterfactuals was made
 ALIGNMENT_COLUMNS = (
     "statistic", "p_value", "passed", "reason", "aligned", "control_passed", "control_aligned",
 )  # fmt: skip
@@ -155,6 +157,9 @@ class RightReasonsSuite(Suite):
 
     def pairs(self, data: Path | None, seed: int) -> list[Pair]:
         self.seed = seed
+        return _skip_saliency_where_all_dropped(self._pairs(data, seed))
+
+    def _pairs(self, data: Path | None, seed: int) -> list[Pair]:
         if data is None:
             from faithprobe.generators.comparisons import ComparisonConfig, generate
 
@@ -237,6 +242,8 @@ class RightReasonsSuite(Suite):
         """Saliency of an original input, per method, for subjects that give it."""
         original = example.features.get("variant") == ORIGINAL
         if not original or subject is None or SaliencyRequest.kind not in subject.accepts:
+            return {}
+        if example.features.get(NO_SALIENCY):
             return {}
         return {
             method: SaliencyRequest(example.question, example.context, method, self.ig_steps)
@@ -328,6 +335,20 @@ class RightReasonsSuite(Suite):
             ],
             **rr.right_reasons_metrics(results, self.methods, seed),
         }
+
+
+def _skip_saliency_where_all_dropped(pairs: list[Pair]) -> list[Pair]:
+    """Mark the originals whose every counterfactual was dropped (``NO_SALIENCY``): alignment
+    needs the counterfactual's answer, so their saliency would decide nothing and is not
+    asked (for Quoref about half the originals, each a full window of IG steps)."""
+    answered = {p.original.id for p in pairs if not p.intervened.features.get("dropped")}
+    out = []
+    for p in pairs:
+        if p.original.id not in answered:
+            marked = {**p.original.features, NO_SALIENCY: True}
+            p = replace(p, original=replace(p.original, features=marked))
+        out.append(p)
+    return out
 
 
 def _word_partitions(originals: Sequence[QAExample]) -> dict[str, tuple]:
