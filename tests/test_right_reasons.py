@@ -242,3 +242,13 @@ def test_comparison_questions_of_a_hotpotqa_file_in_both_conditions(tmp_path):
         ("comparison-hotpotqa-supporting", "no comparative"): 1,
         ("comparison-hotpotqa-supporting", "the other entity does not occur in the context"): 1,
     }
+
+
+def test_without_saliency_there_is_no_alignment_table():
+    from faithprobe.metrics.right_reasons import right_reasons_metrics
+
+    rows = pd.DataFrame([{"subject": "s", "dataset": "d", "variant": "CF", "pair_id": "p",
+                          "passage_id": "x", "dropped": None, "og_em": 1.0, "cf_em": 0.0,
+                          "og_f1": 1.0, "cf_f1": 0.5}])  # fmt: skip
+    metrics = right_reasons_metrics(rows, (), seed=0)
+    assert metrics["alignment"] == [] and len(metrics["scores"]) == 4

@@ -99,6 +99,8 @@ def alignment(answered: pd.DataFrame, methods: Sequence[str]) -> list[dict]:
                 }
             )
         )
+    if not frames:  # no saliency asked (saliency=)
+        return []
     long = pd.concat(frames, ignore_index=True)
     out = []
     for variant, rows in long.groupby("variant", sort=True):
