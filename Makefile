@@ -38,6 +38,7 @@ bench: install
 		$(if $(BENCH_LIMIT),--limit $(BENCH_LIMIT),--json benchmarks/results/lm_eval_socialiqa.json)
 	$(BIN)/python benchmarks/natural_logic_dedup.py --model embedded --bases 10 \
 		--json benchmarks/results/natural_logic_dedup.json
+	$(BIN)/python benchmarks/saliency.py --json benchmarks/results/saliency.json
 
 clean:
 	rm -rf $(VENV) runs build src/*.egg-info
