@@ -124,22 +124,22 @@ def heldout_split_of(model: str | Path, data: str | Path | None = None) -> Docum
         mixed = [m[SPLIT_KEY] for m in summary.get("mix", [])]
     except (json.JSONDecodeError, KeyError, TypeError) as err:
         raise DataError(path, f"no document split recorded ({err})", field=SPLIT_KEY) from err
-    splits = [DocumentSplit.from_record(r) for r in (record, *mixed) if r is not None]
+    main = DocumentSplit.from_record(record) if record is not None else None
     if data is not None and mixed:
         digest = file_digest(data)
+        splits = [s for s in (main, *map(DocumentSplit.from_record, mixed)) if s is not None]
         for split in splits:
             if split.data_sha256_16 == digest:
                 return split
         files = ", ".join(s.data for s in splits)
         raise UsageError(f"{data} is none of the files {model} was split from ({files}): "
                          "its held-out documents would mean nothing there")  # fmt: skip
-    if record is None:
+    if main is None:
         raise UsageError(f"{model} was trained on a separate file, not a split of one: pass that "
                          "evaluation file as --data instead")  # fmt: skip
-    split = DocumentSplit.from_record(record)
     if data is not None:
-        split.check_data(data)
-    return split
+        main.check_data(data)
+    return main
 
 
 def heldout_part(examples: Sequence[QAExample], data: str | Path, model: str | Path):

@@ -104,16 +104,17 @@ class QATrainConfig(TrainSettings):
             raise UsageError(
                 f"splitter must be one of {', '.join(SPLITTERS)}, got {self.splitter!r}"
             )
-        if self.dev is None and not 0 < self.heldout < 1:
-            raise UsageError(f"heldout must be in (0, 1) without --dev, got {self.heldout}")
+        if (self.dev is None or self.mix) and not 0 < self.heldout < 1:
+            raise UsageError(
+                f"heldout must be in (0, 1) to split --train (without --dev) and --mix files, "
+                f"got {self.heldout}"
+            )
         if self.limit is not None and self.limit < 1:
             raise UsageError(f"limit must be at least 1, got {self.limit}")
         if self.eval_limit is not None and self.eval_limit < 1:
             raise UsageError(f"eval_limit must be at least 1, got {self.eval_limit}")
         if self.doc_stride < 0:  # encode_windows caps it at half a window's context room
             raise UsageError(f"doc_stride must be 0 or more, got {self.doc_stride}")
-        if not 0 < self.heldout < 1 and self.mix:
-            raise UsageError(f"heldout must be in (0, 1) to split --mix files, got {self.heldout}")
         for path, n in self.mix:
             if n is not None and n < 1:
                 raise UsageError(f"--mix {path}: the question count must be at least 1, got {n}")
