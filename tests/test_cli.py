@@ -147,3 +147,29 @@ def test_run_rejects_a_bad_executor_and_ray_options_without_ray():
     assert res.exit_code == 2 and "--executor 'dask'" in res.output
     res = _invoke("run", "distractors", "--address", "10.0.0.1:6379")
     assert res.exit_code == 2 and "--address is for --executor ray" in res.output
+
+
+def test_a_bug_is_not_disguised_as_a_user_error(monkeypatch, tmp_path):
+    """Only the project's own errors become one line and exit 2; anything else (here a
+    ValueError from a broken suite) keeps its traceback and exits 1, so it gets reported."""
+    from faithprobe.suites.distractors import DistractorsSuite
+
+    def broken(self, data, seed):
+        raise ValueError("a bug in the suite")
+
+    monkeypatch.setattr(DistractorsSuite, "pairs", broken)
+    res = _invoke("run", "distractors", "--out", tmp_path / "r")
+    assert res.exit_code == 1 and isinstance(res.exception, ValueError)
+    assert "error: a bug" not in res.stderr
+
+
+def test_usage_errors_of_the_command_line_are_one_plain_line():
+    for args, expect in (
+        (["run"], "Missing argument"),
+        (["run", "distractors", "--no-such-flag"], "No such option: --no-such-flag"),
+        (["run", "distractors", "--limit", "0"], "--limit"),
+    ):
+        res = _invoke(*args)
+        assert res.exit_code == 2
+        (line,) = res.stderr.splitlines()
+        assert line.startswith("error: ") and expect in line, line

@@ -16,6 +16,7 @@ from faithprobe.datasets.comparisons import (
 )
 from faithprobe.datasets.qa import read_qa
 from faithprobe.datasets.squad import write_squad
+from faithprobe.errors import UsageError
 from faithprobe.examples import QAExample
 from faithprobe.expectations import ANSWER_OTHER_ENTITY
 from faithprobe.generators.comparisons import PARTS, ComparisonConfig, generate, part_of
@@ -184,5 +185,5 @@ def test_train_and_test_parts_never_compare_the_same_two_entities(tmp_path):
     path = tmp_path / "train.json"
     write_squad(train, path)
     assert {b.features["title"] for b in read_qa(path)} == set(titles)
-    with pytest.raises(ValueError, match="part: unknown 'dev'"):
+    with pytest.raises(UsageError, match="part: unknown 'dev'"):
         ComparisonConfig(part="dev")

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from faithprobe.errors import UsageError
 from faithprobe.requests import CandidateScoreRequest, Generation, GenerationRequest
 from faithprobe.subjects.fingerprint import fingerprint_module
 from faithprobe.subjects.hf_causal import HFCausalLM
@@ -232,7 +233,7 @@ def test_chat_needs_a_chat_template(tiny_llama, tiny_tokenizer):
     tok = copy.deepcopy(tiny_tokenizer)
     tok.chat_template = None
     subject = HFCausalLM(tiny_llama, tok, name="t")
-    with pytest.raises(ValueError, match="no chat template"):
+    with pytest.raises(UsageError, match="no chat template"):
         subject.answer([GenerationRequest(PROMPT, 3, chat=True)])
 
 

@@ -3,6 +3,7 @@ from math import comb
 
 import pytest
 
+from faithprobe.errors import UsageError
 from faithprobe.generators.distractors import DistractorConfig, base_items, generate
 from faithprobe.generators.stories import ITEM_SETS, Story, base_story
 
@@ -115,7 +116,7 @@ def test_rendering(story: Story, text: str):
 
 
 def test_bad_config_is_rejected():
-    with pytest.raises(ValueError, match="positions"):
+    with pytest.raises(UsageError, match="positions"):
         DistractorConfig(positions=("middle",))
-    with pytest.raises(ValueError, match="counts"):
+    with pytest.raises(UsageError, match="counts"):
         DistractorConfig(counts=(4,))

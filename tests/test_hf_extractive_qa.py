@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from conftest import tiny_bert_config
-from faithprobe.errors import ModelError
+from faithprobe.errors import ModelError, UsageError
 from faithprobe.requests import CandidateScoreRequest, SpanAnswerRequest
 from faithprobe.subjects import BACKENDS, load_subject
 from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
@@ -194,10 +194,10 @@ def test_load_subject_detects_a_question_answering_model(tiny_pair_tokenizer, tm
 
 def test_mismatched_requests_and_tokenizers_get_clear_errors(tiny_pair_tokenizer, tiny_bert_mc):
     subject = HFExtractiveQA(_random_qa(tiny_pair_tokenizer), tiny_pair_tokenizer, name="qa")
-    with pytest.raises(ValueError, match="cannot answer candidate-scores.*span-answer"):
+    with pytest.raises(UsageError, match="cannot answer candidate-scores.*span-answer"):
         subject.answer([CandidateScoreRequest("The sky is", ("blue", "green"))])
     mc = HFMultipleChoice(tiny_bert_mc, tiny_pair_tokenizer, name="mc")
-    with pytest.raises(ValueError, match=r"span-answer requests need .*\(hf-qa:\)"):
+    with pytest.raises(UsageError, match=r"span-answer requests need .*\(hf-qa:\)"):
         mc.answer([SpanAnswerRequest(QUESTION, CONTEXT)])
     with pytest.raises(ValueError, match="doc_stride"):
         HFExtractiveQA(subject.model, tiny_pair_tokenizer, name="qa", max_length=32, doc_stride=32)

@@ -15,6 +15,7 @@ from tokenizers import (
 )
 from transformers import PreTrainedTokenizerFast
 
+from faithprobe.errors import ModelError
 from faithprobe.generators.distractors import DistractorConfig, generate
 from faithprobe.requests import CandidateScoreRequest
 from faithprobe.subjects.hf_masked import HFMaskedLM
@@ -214,7 +215,7 @@ def test_tokenizer_without_mask_token_raises(tiny_bert_mlm, tiny_tokenizer):
         tokenizer_object=tiny_tokenizer.backend_tokenizer, pad_token="<pad>"
     )
     assert no_mask.mask_token_id is None
-    with pytest.raises(ValueError, match="no mask token"):
+    with pytest.raises(ModelError, match="no mask token"):
         HFMaskedLM(tiny_bert_mlm, no_mask, name="m")
 
 
@@ -223,5 +224,5 @@ def test_slow_tokenizer_raises(tiny_bert_mlm):
         is_fast = False
         mask_token_id = 4
 
-    with pytest.raises(ValueError, match="not a fast tokenizer"):
+    with pytest.raises(ModelError, match="not a fast tokenizer"):
         HFMaskedLM(tiny_bert_mlm, Slow(), name="m")

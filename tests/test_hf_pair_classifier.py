@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from conftest import tiny_bert_config
-from faithprobe.errors import ModelError
+from faithprobe.errors import ModelError, UsageError
 from faithprobe.examples import ENTAILMENT, NON_ENTAILMENT
 from faithprobe.requests import CandidateScoreRequest, TextPairRequest
 from faithprobe.subjects import BACKENDS, load_subject
@@ -87,7 +87,7 @@ def test_three_classes_are_grouped_into_two(three_class, tiny_pair_tokenizer, pa
     assert swapped.logprobs == pytest.approx(scores[0].logprobs[::-1], abs=1e-6)
     neutral = _reference(three_class, tiny_pair_tokenizer, pairs[0])[1]
     assert math.exp(own.logprobs[1]) == pytest.approx(neutral, abs=1e-5)
-    with pytest.raises(ValueError, match="no class for the label 'maybe'"):
+    with pytest.raises(UsageError, match="no class for the label 'maybe'"):
         subject.answer([TextPairRequest("a", "b", ("maybe",))])
 
 
@@ -182,12 +182,12 @@ def test_other_backends_refuse_text_pairs_clearly(
         HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny-llama"),
         HFMaskedLM(tiny_bert_mlm, tiny_tokenizer, name="tiny-bert"),
     ):
-        with pytest.raises(ValueError, match="cannot answer text-pair-classes requests") as err:
+        with pytest.raises(UsageError, match="cannot answer text-pair-classes requests") as err:
             subject.answer([pair])
         assert subject.name in str(err.value) and "hf-nli:" in str(err.value)
         # and they still answer what they did
         (s,) = subject.answer([CandidateScoreRequest("The capital is", ("Paris", "Rome"))])
         assert len(s.logprobs) == 2
     nli = HFPairClassifier(three_class, tiny_pair_tokenizer, name="nli")
-    with pytest.raises(ValueError, match=r"nli \(nli-classifier\) cannot answer candidate-scores"):
+    with pytest.raises(UsageError, match=r"nli \(nli-classifier\) cannot answer candidate-scores"):
         nli.answer([CandidateScoreRequest("The capital is", ("Paris",))])

@@ -19,14 +19,15 @@ from typer.testing import CliRunner
 
 from faithprobe import runner as runner_module
 from faithprobe.cli import app
-from faithprobe.errors import ModelError
+from faithprobe.errors import ModelError, UsageError
 from faithprobe.requests import CandidateScoreRequest, Generation, GenerationRequest
 from faithprobe.runner import RunConfig, run
 from faithprobe.serving import Faults, OpenAIServer
 from faithprobe.subjects import load_subject
 from faithprobe.subjects.cached import CachedSubject
 from faithprobe.subjects.hf_causal import HFCausalLM
-from faithprobe.subjects.openai_compat import EndpointConfig, OpenAISubject, public_url
+from faithprobe.subjects.openai_compat import EndpointConfig, OpenAISubject
+from faithprobe.urls import public_url, redact_command
 from test_generation import PROMPT, Scripted, ids
 
 CHAT_TEMPLATE = (
@@ -251,11 +252,11 @@ def test_chat_only_endpoint_and_a_scoring_suite_is_one_clear_error(local, tmp_pa
     with OpenAIServer(local, chat_only=True) as s:
         chat = remote(s, api="chat")
         with pytest.raises(
-            ValueError, match=r"\(openai-chat\) cannot answer candidate-scores"
+            UsageError, match=r"\(openai-chat\) cannot answer candidate-scores"
         ) as err:
             suite_run(tmp_path, "chat", chat)
         assert "need" in str(err.value) and "completions" in str(err.value)
-        with pytest.raises(ValueError, match="chat generation requests only"):
+        with pytest.raises(UsageError, match="chat generation requests only"):
             chat.answer([GenerationRequest("Alice lives in", 3)])
         assert sum(s.hits.values()) == 0  # refused before any request
         (reply,) = chat.answer([GenerationRequest("Where does Alice live?", 4, chat=True)])
@@ -370,3 +371,30 @@ def test_a_chat_only_endpoint_answers_multiple_choice_by_letter(local, tmp_path)
     assert set(through_chat["answer_mode"]) == {"letter"}
     columns = ["pair_id", "reply", "prediction", "abstained", "original_abstained"]
     pd.testing.assert_frame_equal(through_chat[columns], direct[columns])
+
+
+def test_credentials_in_the_base_url_never_reach_disk(server, tmp_path):
+    host = server.url.split("://", 1)[1]
+    secret_url = f"http://alice:s3cret-pw@{host}"
+    out = tmp_path / "cli"
+    args = ["run", "distractors", "--model", "openai:tiny", "--base-url", secret_url,
+            "--limit", "2", "--out", str(out), "--cache-dir", str(tmp_path / "c")]  # fmt: skip
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    run = json.loads((out / "run.json").read_text())
+    assert f"--base-url http://REDACTED@{host}" in run["command"]
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert b"s3cret-pw" not in path.read_bytes() and b"alice" not in path.read_bytes()
+
+
+def test_redacted_commands_keep_their_shape():
+    command = redact_command(
+        ["faithprobe", "run", "x", "--base-url=https://u:p@h.example/v1?api_key=sk-1&v=2#frag",
+         "--base-url", "http://h:8000/v1", "--data", "a:b:c.jsonl"]
+    )  # fmt: skip
+    assert command == (
+        "faithprobe run x --base-url=https://REDACTED@h.example/v1?api_key=REDACTED&v=REDACTED"
+        "#REDACTED --base-url http://h:8000/v1 --data a:b:c.jsonl"
+    )
+    assert "sk-1" not in command and ":p@" not in command

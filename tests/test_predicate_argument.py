@@ -2,6 +2,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
+from faithprobe.errors import UsageError
 from faithprobe.generators.predicate_argument import (
     COLOURS,
     FORMS,
@@ -54,7 +55,7 @@ def test_car_story_questions_and_forms():
     assert question("car", "blue", "paraphrase") == "Was there a blue car?"
     assert question("car", "blue", "control") == "Was the a blue car?"
     assert question("house", "orange", "paraphrase") == "Was there an orange house?"
-    with pytest.raises(ValueError, match="question form"):
+    with pytest.raises(UsageError, match="question form"):
         question("car", "blue", "passive")
 
 
@@ -103,7 +104,7 @@ def test_config_options():
     items = generate(config)
     assert len(items) == 26 * 4
     assert {e.features["form"] for e in items} == {"paraphrase"}
-    with pytest.raises(ValueError, match="variants"):
+    with pytest.raises(UsageError, match="variants"):
         PredicateArgumentConfig(variants=("uppercase",))
-    with pytest.raises(ValueError, match="stories_per_schema"):
+    with pytest.raises(UsageError, match="stories_per_schema"):
         generate(PredicateArgumentConfig(stories_per_schema=111))

@@ -13,7 +13,7 @@ from faithprobe.datasets.qa import (
     read_qa,
     read_squad,
 )
-from faithprobe.errors import DataError
+from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import UNKNOWN
 from faithprobe.sentences import SPLITTERS, spans_from_starts, split_many, split_sentences
 
@@ -67,7 +67,7 @@ def test_spans_from_starts_keeps_every_character_whatever_the_starts():
 
 
 def test_unknown_splitter_is_refused():
-    with pytest.raises(ValueError, match="unknown sentence splitter 'nltk'"):
+    with pytest.raises(UsageError, match="unknown sentence splitter 'nltk'"):
         split_sentences("A. B.", "nltk")
 
 
@@ -298,5 +298,5 @@ def test_unknown_format_is_a_data_error(tmp_path):
     path = _write(tmp_path / "x.json", {"rows": []})
     with pytest.raises(DataError, match="not a QA format faithprobe knows"):
         read_qa(path)
-    with pytest.raises(ValueError, match="unknown QA format 'csv'"):
+    with pytest.raises(UsageError, match="unknown QA format 'csv'"):
         read_qa(path, format="csv")

@@ -102,7 +102,7 @@ def test_answers_without_a_span_are_skipped():
     yes = QAExample(id="y", context="It rains.", question="Rain?", answers=("yes",),
                     answer_type="yes", rationale=((0, 9),))  # fmt: skip
     assert training_items([yes], "ibt") == ([], {("OS", NOT_A_SPAN): 1})
-    with pytest.raises(ValueError, match="strategy"):
+    with pytest.raises(UsageError, match="strategy"):
         training_items([yes], "both")
 
 

@@ -5,69 +5,59 @@ from __future__ import annotations
 import json
 import os
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 from rich.text import Text
+from typer.core import TyperGroup
 
-from faithprobe.errors import FaithprobeError, UsageError
+from faithprobe.console import (
+    command_line,
+    log,
+    out_console,
+    print_error,
+    print_table,
+    progress_bars,
+    set_arguments,
+    user_errors,
+)
+from faithprobe.errors import DataError, UsageError
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+RESUME = "answers computed so far are cached; run the same command again to resume"
+
+
+class Commands(TyperGroup):
+    """The ``faithprobe`` command group. Click's own usage errors (a missing argument, an
+    unknown option, a bad value) are printed like the project's errors: one plain line,
+    exit status 2."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        set_arguments(sys.argv[1:] if args is None else [str(a) for a in args])
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except typer.TyperException as err:  # click's usage errors
+            hint = f" (see '{err.ctx.command_path} --help')" if getattr(err, "ctx", None) else ""
+            print_error(err.format_message() + hint)
+            sys.exit(err.exit_code)
+        except typer.Abort:
+            print_error("aborted")
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 app = typer.Typer(
+    cls=Commands,
     add_completion=False,
     no_args_is_help=True,
+    pretty_exceptions_enable=False,  # a bug shows Python's own traceback, nothing hidden
     help="Test whether language models use the information they should.",
 )
-console = Console(stderr=True)
-# Piped or logged output gets room for the CI columns instead of rich's 80.
-out_console = Console() if sys.stdout.isatty() else Console(width=160)
-
-
-class RateColumn(ProgressColumn):
-    """Items per second over the recent window."""
-
-    def render(self, task) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text(f"{speed:.1f} items/s" if speed else "– items/s", style="cyan")
-
-
-@contextmanager
-def _errors():
-    """Turn expected errors into one clear line and a non-zero exit."""
-    try:
-        yield
-    except (FaithprobeError, FileNotFoundError, ValueError) as err:
-        console.print(f"[bold red]error:[/] {err}", highlight=False)
-        raise typer.Exit(2) from None
-    except KeyboardInterrupt:
-        console.print(
-            "[yellow]interrupted[/]: answers computed so far are cached; "
-            "run the same command again to resume"
-        )
-        raise typer.Exit(130) from None
-
-
-def _print_table(frame, title: str) -> None:
-    table = Table(title=title, show_lines=False)
-    for col in frame.columns:
-        table.add_column(str(col), overflow="fold")
-    for row in frame.itertuples(index=False):
-        table.add_row(*[str(v) for v in row])
-    out_console.print(table)
 
 
 @app.command("list")
@@ -99,7 +89,7 @@ def list_things() -> None:
         table.add_column("name", style="bold", no_wrap=True)
         table.add_column("description")
         for name, text in entries.items():
-            table.add_row(name, text)
+            table.add_row(Text(name), Text(text))
         out_console.print(table)
 
 
@@ -111,29 +101,6 @@ def _parse_options(items: list[str]) -> dict[str, str]:
             raise typer.BadParameter(f"{item!r}: expected KEY=VALUE", param_hint="--option")
         options[key.strip()] = value
     return options
-
-
-def item_progress() -> Progress:
-    """A progress display (on stderr) for bars that count items."""
-    columns = [
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("items"),
-        RateColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-    ]
-    return Progress(*columns, console=console, transient=False)
-
-
-def _progress_factory(progress: Progress):
-    def start(description: str, total: int):
-        task = progress.add_task(description, total=total)
-        return lambda k: progress.advance(task, k)
-
-    return start
 
 
 def _endpoint_option(text: str, **kwargs):
@@ -179,6 +146,10 @@ def run(
     seed: Annotated[int, typer.Option(help="seed for generation and sampling")] = 0,
     batch_size: Annotated[int, typer.Option(min=1, help="items per forward pass")] = 16,
     out: Annotated[Path | None, typer.Option(help="run folder (default runs/SUITE-TIME)")] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="replace an --out folder that is not a faithprobe run folder"),
+    ] = False,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="do not read or write the persistent answer cache")
     ] = False,
@@ -254,9 +225,9 @@ def run(
     from faithprobe.subjects import EndpointConfig
 
     hf_logging.disable_progress_bar()  # ours is the one that counts items
-    with _errors():
+    with user_errors(RESUME):
         if data is not None and not data.exists():
-            raise FileNotFoundError(f"{data}: no such data file or folder")
+            raise DataError(data, "no such data file or folder")
         if base_url and not any(m.startswith("openai:") for m in model or []):
             raise UsageError("--base-url is for openai:MODEL models; none was given")
         if executor not in EXECUTORS:
@@ -279,23 +250,20 @@ def run(
             seed=seed,
             batch_size=batch_size,
             out=out,
+            force=force,
             cache=not no_cache,
             cache_dir=cache_dir,
             options=_parse_options(option or []),
             endpoint=endpoint,
             executor=executor,
             ray=RayConfig(address=address, workers=workers, gpus_per_worker=gpus_per_worker),
-            command="faithprobe " + " ".join(sys.argv[1:]),
+            command=command_line(),
         )
-        with item_progress() as progress:
-            folder = run_suite(
-                config,
-                progress=_progress_factory(progress),
-                log=lambda msg: console.print(msg, highlight=False),
-            )
+        with progress_bars() as progress:
+            folder = run_suite(config, progress=progress, log=log)
         metrics = json.loads((folder / "metrics.json").read_text())
-        _print_table(summary_table(metrics), summary_title(metrics))
-        console.print(f"run folder: [bold]{folder}[/]  report: {folder / 'report.html'}")
+        print_table(summary_table(metrics), summary_title(metrics))
+        log(f"run folder: {folder}  report: {folder / 'report.html'}")
 
 
 @app.command()
@@ -304,15 +272,19 @@ def report(
     out: Annotated[
         Path | None, typer.Option(help="folder for a merged report (default: the first run folder)")
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="replace an --out folder that is not a faithprobe run folder"),
+    ] = False,
 ) -> None:
     """(Re)build the report of finished runs; several runs are merged to compare models."""
     from faithprobe.runner import rebuild
 
-    with _errors():
+    with user_errors("nothing was changed"):
         if len(run_dirs) > 1 and out is None:
-            raise ValueError("merging several runs needs --out FOLDER")
-        folder = rebuild(run_dirs, out)
-        console.print(f"report: [bold]{folder / 'report.html'}[/]")
+            raise UsageError("merging several runs needs --out FOLDER")
+        folder = rebuild(run_dirs, out, force=force, command=command_line())
+        log(f"report: {folder / 'report.html'}")
 
 
 @app.command()
@@ -362,7 +334,7 @@ def serve(
     from faithprobe.subjects.hf_causal import HFCausalLM
 
     hf_logging.disable_progress_bar()
-    with _errors():
+    with user_errors("the server stopped"):
         kinds = tuple(k.strip() for k in fault_kinds.split(",") if k.strip())
         faults = Faults(
             first=tuple(kinds[i % len(kinds)] for i in range(fail_first)) if kinds else (),
@@ -389,17 +361,12 @@ def serve(
             chat_only=chat_only,
         )
         served = name or model
-        console.print(
-            f"serving [bold]{served}[/] at [bold]{server.url}[/] (Ctrl-C stops)\n"
-            f"try: faithprobe run distractors --model openai:{served} --base-url "
-            f"{server.url} --limit 50",
-            highlight=False,
-            soft_wrap=True,  # a command to copy, whole
-        )
+        log(f"serving {served} at {server.url} (Ctrl-C stops)")
+        log(f"try: faithprobe run distractors --model openai:{served} --base-url {server.url}")
         try:
             server.serve_forever()
         except KeyboardInterrupt:
-            console.print("stopped")
+            log("stopped")
 
 
 @app.command()
@@ -429,9 +396,9 @@ def generate(
 
     from faithprobe.generators import GENERATORS
 
-    with _errors():
+    with user_errors("nothing was written"):
         if name not in GENERATORS:
-            raise ValueError(f"unknown generator {name!r}; known: {', '.join(GENERATORS)}")
+            raise UsageError(f"unknown generator {name!r}; known: {', '.join(GENERATORS)}")
         generator = GENERATORS[name]
         given = {
             "names_per_pair": names_per_pair,

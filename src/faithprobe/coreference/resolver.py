@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from faithprobe.errors import ModelError
+from faithprobe.errors import ModelError, excerpt
 from faithprobe.sentences import Span
 
 Cluster = list[Span]
@@ -63,7 +63,9 @@ class SpacyResolver:
             try:
                 nlp = spacy.load(self._pipeline)
             except OSError as err:
-                raise ModelError(f"cannot load spaCy pipeline {self._pipeline!r}: {err}") from err
+                raise ModelError(
+                    f"cannot load spaCy pipeline {excerpt(self._pipeline)}: {err}"
+                ) from err
             self._nlp = _checked(nlp, str(self._pipeline))
         return self._nlp
 
@@ -84,7 +86,7 @@ def _checked(nlp, label: str):
     if Doc.has_extension(EXTENSION):
         return nlp
     raise ModelError(
-        f"spaCy pipeline {label!r} has no coreference component (components: "
+        f"spaCy pipeline {excerpt(label)} has no coreference component (components: "
         f"{', '.join(nlp.pipe_names) or 'none'}); install one whose output goes to "
         f"doc.spans['{SPAN_PREFIX}_*'] or doc._.{EXTENSION}, e.g. spacy-experimental's coref"
     )

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from faithprobe.datasets.jsonl import field, iter_records, string_list
-from faithprobe.errors import DataError
+from faithprobe.errors import DataError, excerpt
 from faithprobe.examples import ClozeExample
 
 
@@ -25,7 +25,9 @@ def read_cloze_jsonl(path: str | Path) -> list[ClozeExample]:
     for line_no, record in iter_records(path):
         item_id = field(path, line_no, record, "id", str)
         if item_id in seen:
-            raise DataError(path, f"duplicate id {item_id!r}", record=f"line {line_no}", field="id")
+            raise DataError(
+                path, f"duplicate id {excerpt(item_id)}", record=f"line {line_no}", field="id"
+            )
         seen.add(item_id)
         context = field(path, line_no, record, "context", str)
         target = field(path, line_no, record, "target", str)
@@ -33,7 +35,7 @@ def read_cloze_jsonl(path: str | Path) -> list[ClozeExample]:
         if target not in candidates:
             raise DataError(
                 path,
-                f"target {target!r} is not among the candidates",
+                f"target {excerpt(target)} is not among the candidates",
                 record=f"line {line_no}",
                 field="target",
             )

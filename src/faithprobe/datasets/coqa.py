@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from faithprobe.datasets.json_doc import get, load_json, record_id
-from faithprobe.errors import DataError
+from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.examples import UNKNOWN, QAExample
 
 _CLOSED = {"yes": "yes", "no": "no", "unknown": UNKNOWN}
@@ -37,7 +37,7 @@ def answer_kind(text: str) -> str:
 
 def coqa_examples(path: Path, doc: Any, *, history_turns: int = 2) -> list[QAExample]:
     if history_turns < 0:
-        raise ValueError("history_turns must be >= 0")
+        raise UsageError("history_turns must be >= 0")
     examples = []
     seen: set[str] = set()
     for i, rec in enumerate(get(path, "top level", doc, "data", list)):
@@ -138,7 +138,7 @@ def _rationale(path: Path, where: str, story: str, answer: Any) -> tuple[tuple[i
     if text is not None and text.split() != story[start:end].split():
         raise DataError(
             path,
-            f"span_text {text!r} does not match the story at {start}..{end} ({story[start:end]!r})",
+            f"span_text {excerpt(text)} does not match the story at {start}..{end} ({excerpt(story[start:end])})",
             record=where,
             field="span_text",
         )

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from faithprobe.datasets.json_doc import get, load_json, record_id
-from faithprobe.errors import DataError
+from faithprobe.errors import DataError, excerpt
 from faithprobe.examples import QAExample
 
 
@@ -97,7 +97,7 @@ def _facts(path: Path, where: str, rec: Any) -> list[tuple[str, int]]:
             and not isinstance(fact[1], bool)
         ):
             raise DataError(
-                path, f"expected [title, sentence index], got {fact!r}", record=where,
+                path, f"expected [title, sentence index], got {excerpt(fact)}", record=where,
                 field=f"supporting_facts[{k}]",
             )  # fmt: skip
         out.append((fact[0], fact[1]))

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from faithprobe.datasets.jsonl import read_text
-from faithprobe.errors import DataError
+from faithprobe.errors import DataError, excerpt
 
 _MISSING = object()
 
@@ -19,7 +19,7 @@ def load_json(path: Path) -> Any:
         return json.loads(read_text(path))
     except json.JSONDecodeError as err:
         raise DataError(
-            path, f"not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})"
+            path, f"not valid JSON ({err.msg}: line {err.lineno}, column {err.colno})"
         ) from err
 
 
@@ -48,6 +48,6 @@ def record_id(path: Path, where: str, obj: Any, name: str, seen: set[str]) -> tu
     value = str(get(path, where, obj, name, (str, int)))
     where = f"{where} (id {value})"
     if value in seen:
-        raise DataError(path, f"duplicate id {value!r}", record=where, field=name)
+        raise DataError(path, f"duplicate id {excerpt(value)}", record=where, field=name)
     seen.add(value)
     return value, where

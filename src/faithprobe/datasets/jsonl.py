@@ -25,7 +25,9 @@ def iter_records(path: Path) -> Iterator[tuple[int, dict]]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as err:
-            raise DataError(path, f"not valid JSON ({err.msg})", record=f"line {line_no}") from err
+            raise DataError(
+                path, f"not valid JSON ({err.msg}: column {err.colno})", record=f"line {line_no}"
+            ) from err
         if not isinstance(record, dict):
             raise DataError(path, "expected a JSON object", record=f"line {line_no}")
         n += 1

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from faithprobe.datasets.jsonl import field, iter_records, read_text, string_list
-from faithprobe.errors import DataError
+from faithprobe.errors import DataError, excerpt
 from faithprobe.examples import ChoiceExample
 
 SOCIALIQA_ANSWERS = ("answerA", "answerB", "answerC")
@@ -28,7 +28,7 @@ def _label(path: Path, line: int, value, n_choices: int, name: str = "label") ->
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < n_choices:
         raise DataError(
             path,
-            f"expected a choice index in 0..{n_choices - 1}, got {value!r}",
+            f"expected a choice index in 0..{n_choices - 1}, got {excerpt(value)}",
             record=f"line {line}",
             field=name,
         )
@@ -37,7 +37,7 @@ def _label(path: Path, line: int, value, n_choices: int, name: str = "label") ->
 
 def _unique_id(path: Path, line: int, item_id: str, seen: set[str]) -> str:
     if item_id in seen:
-        raise DataError(path, f"duplicate id {item_id!r}", record=f"line {line}", field="id")
+        raise DataError(path, f"duplicate id {excerpt(item_id)}", record=f"line {line}", field="id")
     seen.add(item_id)
     return item_id
 
@@ -63,7 +63,9 @@ def read_socialiqa(path: str | Path, labels: str | Path | None = None) -> list[C
         question = field(path, line, record, "question", str).strip()
         choices = tuple(field(path, line, record, k, str) for k in SOCIALIQA_ANSWERS)
         if not raw.isdigit() or not 1 <= int(raw) <= 3:
-            raise DataError(labels_path, f"expected 1, 2 or 3, got {raw!r}", record=f"line {i + 1}")
+            raise DataError(
+                labels_path, f"expected 1, 2 or 3, got {excerpt(raw)}", record=f"line {i + 1}"
+            )
         items.append(
             ChoiceExample(
                 id=f"socialiqa-{path.stem}-{line:05d}",
@@ -158,5 +160,5 @@ def read_choices(path: str | Path, format: str = "auto") -> list[ChoiceExample]:
     """Read any of the supported multiple-choice formats (``format="auto"`` detects it)."""
     name = detect_choice_format(path) if format == "auto" else format
     if name not in CHOICE_FORMATS:
-        raise DataError(path, f"unknown format {name!r}; known: {', '.join(CHOICE_FORMATS)}")
+        raise DataError(path, f"unknown format {excerpt(name)}; known: {', '.join(CHOICE_FORMATS)}")
     return CHOICE_FORMATS[name](path)

@@ -21,7 +21,7 @@ import csv
 from pathlib import Path
 
 from faithprobe.datasets.jsonl import field, iter_records, read_text
-from faithprobe.errors import DataError
+from faithprobe.errors import DataError, excerpt
 from faithprobe.examples import ENTAILMENT, NON_ENTAILMENT, NLIExample
 
 TWO_CLASS = {
@@ -43,7 +43,7 @@ def two_class(path: Path, record: str, raw: object) -> str:
     if label is None:
         raise DataError(
             path,
-            f"unknown label {raw!r}; expected one of {', '.join(sorted(TWO_CLASS))}",
+            f"unknown label {excerpt(raw)}; expected one of {', '.join(sorted(TWO_CLASS))}",
             record=record,
             field="label",
         )
@@ -103,7 +103,7 @@ def read_nli_jsonl(path: str | Path) -> list[NLIExample]:
         key = field(path, line, record, "id", (str, int), required=False)
         item_id = str(key) if key is not None else f"{path.stem}-{line}"
         if item_id in seen:
-            raise DataError(path, f"duplicate id {item_id!r}", record=where, field="id")
+            raise DataError(path, f"duplicate id {excerpt(item_id)}", record=where, field="id")
         seen.add(item_id)
         items.append(
             NLIExample(

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from faithprobe.datasets.jsonl import read_text
-from faithprobe.errors import DataError
+from faithprobe.errors import DataError, excerpt
 from faithprobe.examples import ENTAILMENT, NON_ENTAILMENT, NLIExample
 
 MONOTONICITY = ("up", "down", "neither")
@@ -111,7 +111,7 @@ def _choice(path: Path, line: int, row: dict, name: str, allowed) -> str:
     if value not in allowed:
         raise DataError(
             path,
-            f"expected one of {', '.join(allowed)}, got {row[name]!r}",
+            f"expected one of {', '.join(allowed)}, got {excerpt(row[name])}",
             record=f"line {line}",
             field=name,
         )
@@ -126,7 +126,7 @@ def read_contexts(path: str | Path) -> list[Context]:
         if len(SLOT.findall(text)) != 1:
             raise DataError(
                 path,
-                f"needs exactly one slot token 'x': {text!r}",
+                f"needs exactly one slot token 'x': {excerpt(text)}",
                 record=f"line {line}",
                 field="context",
             )
@@ -158,7 +158,7 @@ def read_insertions(path: str | Path) -> list[Insertion]:
             if kind not in KINDS.values():
                 raise DataError(
                     path,
-                    f"unknown noun kind {row[name]!r}; expected one of "
+                    f"unknown noun kind {excerpt(row[name])}; expected one of "
                     f"{', '.join([*KINDS, *KINDS.values()])}",
                     record=f"line {line}",
                     field=name,

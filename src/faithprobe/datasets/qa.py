@@ -18,7 +18,7 @@ from faithprobe.datasets.coqa import coqa_examples, read_coqa
 from faithprobe.datasets.hotpotqa import hotpotqa_examples, read_hotpotqa
 from faithprobe.datasets.json_doc import load_json
 from faithprobe.datasets.squad import read_squad, squad_examples
-from faithprobe.errors import DataError
+from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.examples import QAExample
 
 QA_FORMATS = {
@@ -75,7 +75,9 @@ def read_qa(path: str | Path, format: str = "auto", **options: Any) -> list[QAEx
     for SQuAD, ``history_turns=`` for CoQA, ``titles=`` for HotpotQA)."""
     path = Path(path)
     if format != "auto" and format not in QA_FORMATS:
-        raise ValueError(f"unknown QA format {format!r}; known: auto, {', '.join(QA_FORMATS)}")
+        raise UsageError(
+            f"unknown QA format {excerpt(format)}; known: auto, {', '.join(QA_FORMATS)}"
+        )
     doc = load_json(path)
     if format == "auto":
         format = _shape(doc)

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from faithprobe.datasets.json_doc import get, load_json, record_id
-from faithprobe.errors import DataError
+from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.examples import UNKNOWN, QAExample
 from faithprobe.sentences import DEFAULT_SPLITTER, Span, check_splitter, overlapping, split_many
 
@@ -66,7 +66,7 @@ def squad_examples(
 ) -> list[QAExample]:
     """Examples from an already parsed SQuAD-format document (see the module docstring)."""
     if rationale not in RATIONALES:
-        raise ValueError(f"rationale must be one of {RATIONALES}, got {rationale!r}")
+        raise UsageError(f"rationale must be one of {RATIONALES}, got {excerpt(rationale)}")
     check_splitter(splitter)
     records = list(_records(path, doc, offset_tolerance))
     contexts = [r["context"] for r in records if r["spans"]] if rationale == "sentence" else []
@@ -151,8 +151,8 @@ def _answer(path: Path, where: str, context: str, raw: Any, tolerance: int):
         found = context[max(start, 0) : max(start, 0) + len(text)]
         raise DataError(
             path,
-            f"answer {text!r} is not at offset {start} of the context (which reads "
-            f"{found!r} there) nor within {tolerance} characters of it",
+            f"answer {excerpt(text)} is not at offset {start} of the context (which reads "
+            f"{excerpt(found)} there) nor within {tolerance} characters of it",
             record=where,
             field="answer_start",
         )

@@ -13,6 +13,7 @@ from typing import Any
 
 from faithprobe.datasets.cloze_jsonl import write_cloze_jsonl
 from faithprobe.datasets.squad import write_squad
+from faithprobe.errors import UsageError
 from faithprobe.generators import comparisons
 from faithprobe.generators.comparisons import ComparisonConfig
 from faithprobe.generators.distractors import DistractorConfig, generate
@@ -21,7 +22,7 @@ from faithprobe.generators.distractors import DistractorConfig, generate
 @dataclass(frozen=True)
 class Generator:
     description: str
-    config: type  # a frozen dataclass of the options; raises ValueError on bad values
+    config: type  # a frozen dataclass of the options; raises UsageError on bad values
     build: Callable[[Any, int], list]
     write: Callable[[list, Path], int]
     breakdown: Callable[[Any], dict[str, Any]]  # item -> its condition, column by column
@@ -32,7 +33,7 @@ class Generator:
             config = self.config(**options)
         except TypeError:
             known = ", ".join(self.config.__dataclass_fields__)
-            raise ValueError(
+            raise UsageError(
                 f"options {sorted(options)} do not all apply; known: {known}"
             ) from None
         return self.build(config, seed)

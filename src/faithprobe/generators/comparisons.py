@@ -34,6 +34,7 @@ from itertools import product
 import numpy as np
 
 from faithprobe.datasets.comparisons import comparison
+from faithprobe.errors import UsageError
 from faithprobe.examples import QAExample
 from faithprobe.seeding import rng_for
 
@@ -147,15 +148,15 @@ class ComparisonConfig:
 
     def __post_init__(self) -> None:
         if self.part not in PARTS:
-            raise ValueError(f"part: unknown {self.part!r}; choose from {list(PARTS)}")
+            raise UsageError(f"part: unknown {self.part!r}; choose from {list(PARTS)}")
         for name, given, allowed in (
             ("domains", self.domains, DOMAINS),
             ("conditions", self.conditions, CONDITIONS),
         ):
             if bad := [v for v in given if v not in allowed]:
-                raise ValueError(f"{name}: unknown {bad}; choose from {list(allowed)}")
+                raise UsageError(f"{name}: unknown {bad}; choose from {list(allowed)}")
         if self.pairs_per_domain < 1:
-            raise ValueError("pairs_per_domain must be at least 1")
+            raise UsageError("pairs_per_domain must be at least 1")
 
 
 def _facts(domain: Domain, form: str, ordered: list[tuple[str, int]]) -> list[str]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from faithprobe.errors import UsageError
 from faithprobe.examples import ClozeExample
 from faithprobe.generators.stories import (
     ATTRACTOR_TYPES,
@@ -59,13 +60,13 @@ class DistractorConfig:
         for name, (given, allowed) in checks.items():
             bad = [v for v in given if v not in allowed]
             if bad:
-                raise ValueError(f"{name}: unknown {bad}; choose from {list(allowed)}")
+                raise UsageError(f"{name}: unknown {bad}; choose from {list(allowed)}")
         if not 1 <= self.names_per_pair <= len(NAMES):
-            raise ValueError(f"names_per_pair must be between 1 and {len(NAMES)}")
+            raise UsageError(f"names_per_pair must be between 1 and {len(NAMES)}")
         if any(not 1 <= n <= 3 for n in self.counts):
-            raise ValueError("counts must lie in 1..3")
+            raise UsageError("counts must lie in 1..3")
         if any(not 0 <= f <= 3 for f in self.fillers):
-            raise ValueError("fillers must lie in 0..3")
+            raise UsageError("fillers must lie in 0..3")
 
 
 def base_items(config: DistractorConfig, seed: int) -> list[ClozeExample]:

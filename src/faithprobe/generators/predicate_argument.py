@@ -69,6 +69,7 @@ from itertools import permutations
 
 import numpy as np
 
+from faithprobe.errors import UsageError
 from faithprobe.examples import QAExample
 from faithprobe.seeding import rng_for
 
@@ -163,7 +164,7 @@ def question(obj: str, colour: str, form: str) -> str:
         return f"Was there {article(colour)} {colour} {obj}?"
     if form == "control":
         return f"Was the {article(colour)} {colour} {obj}?"
-    raise ValueError(f"unknown question form {form!r}; choose from {list(FORMS)}")
+    raise UsageError(f"unknown question form {form!r}; choose from {list(FORMS)}")
 
 
 @dataclass(frozen=True)
@@ -202,7 +203,7 @@ def colour_pairs(schema: str, seed: int = 0, n: int = STORIES_PER_SCHEMA) -> lis
     """``n`` ordered pairs of distinct colours for ``schema``, seeded, in ``COLOURS`` order."""
     every = list(permutations(COLOURS, 2))
     if not 1 <= n <= len(every):
-        raise ValueError(f"stories_per_schema must lie in 1..{len(every)}")
+        raise UsageError(f"stories_per_schema must lie in 1..{len(every)}")
     rng = rng_for(seed, "predicate_argument.pairs", schema)
     picks = np.sort(rng.choice(len(every), size=n, replace=False))
     return [every[i] for i in picks]
@@ -224,7 +225,7 @@ class PredicateArgumentConfig:
         for name, (given, allowed) in checks.items():
             bad = [v for v in given if v not in allowed]
             if bad:
-                raise ValueError(f"{name}: unknown {bad}; choose from {list(allowed)}")
+                raise UsageError(f"{name}: unknown {bad}; choose from {list(allowed)}")
 
 
 def stories(config: PredicateArgumentConfig | None = None, seed: int = 0) -> list[Story]:

@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from faithprobe.console import log, print_table, user_errors
 from faithprobe.sentences import DEFAULT_SPLITTER, SPLITTERS
 
 baseline_app = typer.Typer(
@@ -37,20 +38,18 @@ def heuristics(
     """Pick a sentence (first, token overlap, longest common subsequence, MiniLM
     similarity, oracle), extract a phrase (typed entity, noun chunk, whole sentence), and
     score every combination (Ray Choudhury et al., Machine reading, fast and slow)."""
-    # faithprobe.cli imports this module at its end: take its helpers at call time
     from transformers.utils import logging as hf_logging
 
-    from faithprobe.cli import _errors, _print_table, console
     from faithprobe.datasets.qa import read_qa
     from faithprobe.errors import UsageError
     from faithprobe.heuristics.runner import predict, sample
     from faithprobe.heuristics.scoring import score_rows, scores, summary_table
     from faithprobe.report.tables import write_tables
-    from faithprobe.runner import write_parquet
+    from faithprobe.runfolder import write_parquet
     from faithprobe.sentences import check_splitter
 
     hf_logging.disable_progress_bar()
-    with _errors():
+    with user_errors("nothing was written"):
         started = time.perf_counter()
         check_splitter(splitter)
         examples = sample(read_qa(data, format="squad", splitter=splitter), limit, seed)
@@ -62,5 +61,5 @@ def heuristics(
         write_parquet(out / "predictions.parquet", predictions)
         write_tables({table.name: table}, out)
         seconds = time.perf_counter() - started
-        _print_table(table.display, f"{table.title}: {data.name}, {len(examples)} questions")
-        console.print(f"{seconds:.0f} s; tables and predictions in {out}", highlight=False)
+        print_table(table.display, f"{table.title}: {data.name}, {len(examples)} questions")
+        log(f"{seconds:.0f} s; tables and predictions in {out}")

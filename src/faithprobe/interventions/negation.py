@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from faithprobe.datasets.jsonl import field, iter_records
-from faithprobe.errors import DataError
+from faithprobe.errors import DataError, excerpt
 from faithprobe.examples import QAExample
 from faithprobe.expectations import ANSWER_FLIPS
 from faithprobe.interventions import register
@@ -72,11 +72,13 @@ def read_edits(path: str | Path, examples: Iterable[QAExample]) -> EditSet:
         example_id = field(path, line, rec, "id", str)
         example = by_id.get(example_id)
         if example is None:
-            raise DataError(path, f"no example has id {example_id!r}", record=where, field="id")
+            raise DataError(
+                path, f"no example has id {excerpt(example_id)}", record=where, field="id"
+            )
         if example_id in edits:
             raise DataError(
                 path,
-                f"a second edit for {example_id!r} (the first is on line {edits[example_id].line})",
+                f"a second edit for {excerpt(example_id)} (the first is on line {edits[example_id].line})",
                 record=where,
                 field="id",
             )
@@ -88,7 +90,7 @@ def read_edits(path: str | Path, examples: Iterable[QAExample]) -> EditSet:
             said = "does not occur" if count == 0 else f"occurs {count} times"
             raise DataError(
                 path,
-                f"{original!r} {said} in the context of {example_id}; it must occur exactly once",
+                f"{excerpt(original)} {said} in the context of {example_id}; it must occur exactly once",
                 record=where,
                 field="original",
             )
@@ -104,8 +106,8 @@ def read_edits(path: str | Path, examples: Iterable[QAExample]) -> EditSet:
         if answer != FLIP[example.answer_type]:
             raise DataError(
                 path,
-                f"expected {FLIP[example.answer_type]!r} (the gold of {example_id} is "
-                f"{example.answer_type!r} and an edit flips it), got {answer!r}",
+                f"expected {excerpt(FLIP[example.answer_type])} (the gold of {example_id} is "
+                f"{excerpt(example.answer_type)} and an edit flips it), got {excerpt(answer)}",
                 record=where,
                 field="answer",
             )

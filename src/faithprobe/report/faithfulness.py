@@ -15,8 +15,8 @@ from typing import Any
 import pandas as pd
 
 from ..metrics.qa import NEGATION_LABELS
+from .figures import Plot
 from .html import Examples, Section
-from .plots import Plot
 from .tables import DASH, Table, fmt_count, order_rows, subject_order
 from .views import examples_rng, metric_frame, pick_ids
 

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from .plots import Plot
+from .figures import Plot
 from .tables import DASH, Table, fmt_general
 
 TEMPLATES = Path(__file__).parent / "templates"

@@ -16,8 +16,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..metrics.natural_logic import SETS
+from .figures import Plot, save_figures
 from .html import Examples, Section
-from .plots import Plot
 from .tables import DASH, Table, fmt_count, order_rows, subject_order
 from .views import (
     estimate_text,
@@ -26,7 +26,6 @@ from .views import (
     grouped_bars,
     metric_frame,
     pick_ids,
-    save_figures,
 )
 
 N_EXAMPLES = 24

@@ -11,7 +11,6 @@ canvas, so no pyplot state or interactive backend is touched.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from itertools import cycle
 from pathlib import Path
 from typing import Any
@@ -23,9 +22,11 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
+from .figures import Plot, save_figures
 from .tables import (
     ATTRACTOR_TYPES,
     EXTRA_DIMS,
+    METRICS,
     POSITIONS,
     SETTINGS,
     _rank,
@@ -34,8 +35,6 @@ from .tables import (
     select,
     subject_order,
 )
-
-DPI = 150
 
 TYPE_COLORS = {"B": "#1f77b4", "T": "#d62728", "unrelated": "#2ca02c"}
 EXTRA_COLORS = ("#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
@@ -49,13 +48,6 @@ METRIC_LABELS = {
     "accuracy": "accuracy",
     "relative_probability": "relative probability (geometric mean)",
 }
-
-
-@dataclass(frozen=True)
-class Plot:
-    name: str
-    title: str
-    path: Path
 
 
 def _ordered(values: Sequence[Any], preferred: Sequence[Any]) -> list[Any]:
@@ -209,41 +201,50 @@ def curve_figure(
     return fig
 
 
+def _main_rows(est: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The main view's estimates of ``metric``; if it holds several filler amounts, the
+    smallest."""
+    main = select(est, metric, "main")
+    if not main.empty:
+        main = main[main["n_filler"] == main["n_filler"].min()]
+    for dim in EXTRA_DIMS:
+        main = broadcast_generic(main, dim)
+    return main
+
+
+def _position_rows(est: pd.DataFrame, metric: str) -> pd.DataFrame:
+    pos = broadcast_generic(select(est, metric, "by_position"), "position")
+    return pos[~pos["position"].isin(("all", "none"))]
+
+
 def build_plots(metrics: Mapping[str, Any], out_dir: Path) -> list[Plot]:
     """Write every figure the data allow into ``out_dir``; return them in display order."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     subjects = subject_order(metrics)
     est = estimates_frame(metrics)
-    plots: list[Plot] = []
+    titles = {
+        "accuracy": "Accuracy against number of attractors",
+        "relative_probability": "Relative probability of the target against attractors",
+        "accuracy_by_position": "Accuracy by attractor position",
+        "relative_probability_by_position": "Relative probability by attractor position",
+    }
 
-    def save(fig: Figure | None, name: str, title: str) -> None:
-        if fig is None:
-            return
-        path = out_dir / f"{name}.png"
-        fig.savefig(path, dpi=DPI)
-        plots.append(Plot(name=name, title=title, path=path))
-
-    for metric, title in (
-        ("accuracy", "Accuracy against number of attractors"),
-        ("relative_probability", "Relative probability of the target against attractors"),
-    ):
-        main = select(est, metric, "main")
-        # The main view should hold one filler amount; if it holds several, show the smallest.
-        if not main.empty:
-            main = main[main["n_filler"] == main["n_filler"].min()]
-        for dim in EXTRA_DIMS:
-            main = broadcast_generic(main, dim)
-        save(curve_figure(main, metric, subjects=subjects, title=title), metric, title)
-
-    for metric, title in (
-        ("accuracy", "Accuracy by attractor position"),
-        ("relative_probability", "Relative probability by attractor position"),
-    ):
-        pos = broadcast_generic(select(est, metric, "by_position"), "position")
-        pos = pos[~pos["position"].isin(("all", "none"))]
-        fig = curve_figure(
-            pos, metric, subjects=subjects, col="position", row="setting", title=title
+    def main(metric: str):
+        title = titles[metric]
+        return lambda _: curve_figure(
+            _main_rows(est, metric), metric, subjects=subjects, title=title
         )
-        save(fig, f"{metric}_by_position", title)
-    return plots
+
+    def by_position(metric: str):
+        title = titles[f"{metric}_by_position"]
+        return lambda _: curve_figure(
+            _position_rows(est, metric),
+            metric,
+            subjects=subjects,
+            col="position",
+            row="setting",
+            title=title,
+        )
+
+    specs = [(m, titles[m], main(m)) for m in METRICS]
+    specs += [(f"{m}_by_position", titles[f"{m}_by_position"], by_position(m)) for m in METRICS]
+    return save_figures(metrics, out_dir, specs)

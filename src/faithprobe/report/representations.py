@@ -18,9 +18,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ..representations.analysis import COMPARISONS, MEASURES
-from .plots import Plot
+from .figures import Plot, save_figures
 from .tables import DASH, Table, fmt_count, write_tables
-from .views import f3, save_figures
+from .views import f3
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
 N_BINS = 40

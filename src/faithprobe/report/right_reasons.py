@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 
 from .faithfulness import _pct
+from .figures import Plot
 from .html import Examples, Section
-from .plots import Plot
 from .tables import DASH, Table, fmt_count, order_rows, subject_order
 from .views import examples_rng, pick_ids
 

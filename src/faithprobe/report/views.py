@@ -1,21 +1,16 @@
 """What the suites' report views share: reading rows of ``metrics.json``, formatting an
-estimate, grouped bar charts, and saving figures."""
+estimate, grouped bar charts, and seeded example picks."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from ..seeding import rng_for
-from .plots import DPI, Plot
 from .tables import DASH, fmt_general, order_rows, subject_order
-
-FigureMaker = Callable[[Mapping[str, Any]], Figure | None]
 
 
 def f3(x: Any) -> str:
@@ -46,23 +41,6 @@ def grouped_bars(ax, groups: Sequence[str], series: Mapping[str, Sequence[float]
                capsize=3)  # fmt: skip
     ax.set_xticks(x, groups)
     return x, width
-
-
-def save_figures(
-    metrics: Mapping[str, Any], out_dir: Path, specs: Sequence[tuple[str, str, FigureMaker]]
-) -> list[Plot]:
-    """Make each (name, title, maker) figure the metrics allow and save it as a PNG."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    plots = []
-    for name, title, make in specs:
-        fig = make(metrics)
-        if fig is None:
-            continue
-        path = out_dir / f"{name}.png"
-        fig.savefig(path, dpi=DPI)
-        plots.append(Plot(name=name, title=title, path=path))
-    return plots
 
 
 def examples_rng(seed: int) -> np.random.Generator:

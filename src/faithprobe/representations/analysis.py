@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from faithprobe.errors import UsageError
+from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import QAExample
 from faithprobe.metrics.intervals import clustered_mean, paired_difference
 from faithprobe.representations.alignment import CONTEXT, shared_tokens
@@ -370,7 +370,7 @@ def analyze(
         raise UsageError(f"--limit must be 1 or more, got {config.limit}")
     data = Path(config.data)
     if not data.is_file():
-        raise FileNotFoundError(f"{data}: no such data file")
+        raise DataError(data, "no such data file")
     load = load or (lambda spec, n: Encoder.load(spec.name, spec.path, n))
     read = read_items(data, heldout_of=config.heldout_of, limit=config.limit, seed=config.seed)
     if not read.items:
@@ -429,7 +429,7 @@ def _sizes(read: Items, sims: pd.DataFrame) -> dict:
 def write_outputs(analysis: Analysis, out: Path) -> dict[str, Path]:
     """``similarities.parquet``, ``token_similarities.parquet`` and ``metrics.json`` in
     ``out``, each written whole or not at all (temporary file, then renamed)."""
-    from faithprobe.runner import write_json, write_parquet
+    from faithprobe.runfolder import write_json, write_parquet
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

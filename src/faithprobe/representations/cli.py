@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from faithprobe.console import log, print_table, progress_bars, user_errors
 from faithprobe.representations.analysis import (
     DEFAULT_LIMIT,
     AnalysisConfig,
@@ -55,14 +56,12 @@ def representations(
     """Cosine similarity of the [CLS] and shared-token final-layer states between the
     original story (OS) and its truncated (TS) and rationale-removed (TS-R) versions, per
     model, with the differences between models (Chaturvedi et al., section 5.2)."""
-    # faithprobe.cli imports this module at its end: take its helpers at call time
     from transformers.utils import logging as hf_logging
 
-    from faithprobe.cli import _errors, _print_table, _progress_factory, console, item_progress
     from faithprobe.report.representations import write_report
 
     hf_logging.disable_progress_bar()
-    with _errors():
+    with user_errors("nothing was written"):
         config = AnalysisConfig(
             models=parse_models(model),
             data=data,
@@ -72,18 +71,17 @@ def representations(
             max_length=max_length,
             batch_size=batch_size,
         )
-        with item_progress() as progress:
-            analysis = analyze(config, progress=_progress_factory(progress))
+        with progress_bars() as progress:
+            analysis = analyze(config, progress=progress)
         paths = write_outputs(analysis, out)
         tables, _, plots = write_report(
             analysis.metrics, analysis.similarities, analysis.tokens, out
         )
         for table in tables.values():
-            _print_table(table.display, table.title)
+            print_table(table.display, table.title)
         cut = ", ".join(f"{m['name']} {m['items_truncated']}" for m in analysis.metrics["models"])
-        console.print(
-            f"first window only (max_length {max_length}); items cut: {cut}\n"
-            f"written to [bold]{out}[/]: {', '.join(p.name for p in paths.values())}, "
-            f"tables/ ({len(tables)} tables), plots/ ({len(plots)} histograms)",
-            highlight=False,
+        log(f"first window only (max_length {max_length}); items cut: {cut}")
+        log(
+            f"written to {out}: {', '.join(p.name for p in paths.values())}, "
+            f"tables/ ({len(tables)} tables), plots/ ({len(plots)} histograms)"
         )

@@ -78,6 +78,31 @@ def _backend_for(path: Path) -> str:
     return "hf-causal"
 
 
+def check_model(spec: str) -> None:
+    """Fail early, before any data is read or any model loaded, on a ``--model`` string that
+    cannot name a model: an empty endpoint model, a file instead of a folder, a path that
+    does not exist and is no Hugging Face id."""
+    backend, _, target = spec.partition(":")
+    if backend == "openai":
+        if not target.strip():
+            raise ModelError(f"model {spec!r}: name the endpoint's model, as in openai:MODEL")
+        return
+    if backend == "heuristic":
+        return  # its parts are checked when it is built, which costs nothing
+    if backend not in PREFIXES:
+        backend, target = "", spec
+    if target == "embedded" and not backend:
+        return
+    path = Path(target).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ModelError(f"model path {path} is a file; give the model's folder")
+    if not path.exists() and ("/" not in target or target.startswith((".", "/", "~"))):
+        raise ModelError(
+            f"model {spec!r} is not 'embedded', an existing folder, or a Hugging Face id "
+            "(owner/name)"
+        )
+
+
 def load_subject(
     spec: str,
     *,
@@ -86,10 +111,9 @@ def load_subject(
     endpoint: EndpointConfig | None = None,
 ) -> Subject:
     """Build the subject a ``--model`` string names (``endpoint``: for ``openai:`` models)."""
+    check_model(spec)
     backend, _, target = spec.partition(":")
     if backend == "openai":
-        if not target.strip():
-            raise ModelError(f"model {spec!r}: name the endpoint's model, as in openai:MODEL")
         from faithprobe.subjects.openai_compat import OpenAISubject
 
         return OpenAISubject(target, endpoint)
@@ -105,14 +129,7 @@ def load_subject(
         return load_embedded(batch_size=batch_size)
     path = Path(target).expanduser()
     if path.exists():
-        if not path.is_dir():
-            raise ModelError(f"model path {path} is a file; give the model's folder")
         backend = backend or _backend_for(path)
-    elif "/" not in target or target.startswith((".", "/", "~")):
-        raise ModelError(
-            f"model {spec!r} is not 'embedded', an existing folder, or a Hugging Face id "
-            "(owner/name)"
-        )
     if backend == "hf-mc":
         from faithprobe.subjects.hf_multiple_choice import HFMultipleChoice as cls
     elif backend == "hf-nli":
@@ -132,4 +149,4 @@ def load_subject(
         raise ModelError(f"cannot load model {spec!r} as a {where}: {err}") from err
 
 
-__all__ = ["BACKENDS", "EndpointConfig", "Subject", "load_subject"]
+__all__ = ["BACKENDS", "EndpointConfig", "Subject", "check_model", "load_subject"]

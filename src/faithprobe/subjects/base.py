@@ -11,6 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 
+from faithprobe.errors import UsageError
 from faithprobe.requests import Answer, Request
 
 Progress = Callable[[int], None]
@@ -51,7 +52,7 @@ class Subject(ABC):
         for r in requests:
             if r.kind not in self.accepts:
                 hint = REQUEST_BACKENDS.get(r.kind, "")
-                raise ValueError(
+                raise UsageError(
                     f"model {self.name} ({self.kind}) cannot answer {r.kind} requests; it "
                     f"answers {', '.join(sorted(self.accepts))}"
                     + (f". {r.kind} requests need {hint}" if hint else "")

@@ -27,6 +27,7 @@ import inspect
 
 import torch
 
+from faithprobe.errors import UsageError
 from faithprobe.requests import (
     CandidateScoreRequest,
     CandidateScores,
@@ -66,7 +67,7 @@ class HFCausalLM(HFSubject):
         """The token ids of ``messages`` in the tokenizer's chat template, ready for the
         assistant's reply (the template writes its own special tokens)."""
         if not getattr(self.tokenizer, "chat_template", None):
-            raise ValueError(
+            raise UsageError(
                 f"{self.name} has no chat template, so it cannot answer chat requests; "
                 "use an instruction-tuned model or turn chat off"
             )
@@ -84,7 +85,7 @@ class HFCausalLM(HFSubject):
                 text[len(request.context) : start + len(c)], add_special_tokens=False
             ).input_ids
             if not ids:
-                raise ValueError(f"candidate {c!r} encodes to no tokens")
+                raise UsageError(f"candidate {c!r} encodes to no tokens")
             candidates.append(ids)
         return context, candidates
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import torch
 
+from faithprobe.errors import ModelError, UsageError
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
 from faithprobe.subjects.hf_base import HFSubject
 
@@ -46,12 +47,12 @@ class HFMaskedLM(HFSubject):
 
     def __init__(self, model, tokenizer, **kwargs) -> None:
         if not getattr(tokenizer, "is_fast", False):
-            raise ValueError(
+            raise ModelError(
                 f"{type(tokenizer).__name__} is not a fast tokenizer; HFMaskedLM needs "
                 "character offsets (return_offsets_mapping) to locate the candidate's tokens"
             )
         if tokenizer.mask_token_id is None:
-            raise ValueError(
+            raise ModelError(
                 f"{type(tokenizer).__name__} has no mask token; HFMaskedLM needs a "
                 "masked-LM tokenizer (BERT's [MASK], RoBERTa's <mask>)"
             )
@@ -73,7 +74,7 @@ class HFMaskedLM(HFSubject):
             # Special tokens have (0, 0) offsets and never overlap a span.
             span = [i for i, (a, b) in enumerate(enc["offset_mapping"]) if a < end and b > start]
             if not span:
-                raise ValueError(f"candidate {c!r} covers no tokens of {text!r}")
+                raise UsageError(f"candidate {c!r} covers no tokens of {text!r}")
             masked = list(ids)
             for p in span:
                 masked[p] = self._mask_id

@@ -36,6 +36,7 @@ import inspect
 
 import torch
 
+from faithprobe.errors import UsageError
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
 from faithprobe.subjects.hf_base import HFSubject
 
@@ -152,7 +153,7 @@ class HFMultipleChoice(HFEncoderClassifier):
 
     def _encode(self, request: CandidateScoreRequest) -> list[Row]:
         if not request.candidates:
-            raise ValueError("a multiple-choice request needs at least one choice")
+            raise UsageError("a multiple-choice request needs at least one choice")
         return [
             encode_choice(self.tokenizer, request.context, c, self.max_length, self._token_types)
             for c in request.candidates

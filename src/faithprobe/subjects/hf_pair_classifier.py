@@ -32,7 +32,7 @@ import json
 
 import torch
 
-from faithprobe.errors import ModelError
+from faithprobe.errors import ModelError, UsageError
 from faithprobe.examples import ENTAILMENT, NON_ENTAILMENT
 from faithprobe.requests import CandidateScores, TextPairRequest
 from faithprobe.subjects.hf_multiple_choice import (
@@ -118,7 +118,7 @@ class HFPairClassifier(HFEncoderClassifier):
         exact = [i for i, name in self.classes.items() if _normalise(name) == _normalise(label)]
         if not exact:
             known = sorted(set(self.label_groups) | set(self.classes.values()))
-            raise ValueError(
+            raise UsageError(
                 f"model {self.name} has no class for the label {label!r}; it answers "
                 f"{', '.join(known)}"
             )

@@ -53,7 +53,6 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
 
 from faithprobe.errors import ModelError, UsageError
 from faithprobe.requests import (
@@ -66,6 +65,7 @@ from faithprobe.requests import (
     stop_index,
 )
 from faithprobe.subjects.base import Progress, Subject
+from faithprobe.urls import public_url
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 APIS = {
@@ -105,14 +105,6 @@ class EndpointConfig:
             raise UsageError(f"unknown --api {self.api!r}; choose one of {', '.join(APIS)}")
         if self.concurrency < 1 or self.max_retries < 0 or self.timeout <= 0:
             raise UsageError("concurrency must be >= 1, max_retries >= 0 and timeout > 0")
-
-
-def public_url(url: str) -> str:
-    """``url`` without user info, query or fragment (where credentials could hide), and
-    without a trailing slash."""
-    parts = urlsplit(url)
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
 
 
 class _Aborted(Exception):
@@ -182,7 +174,7 @@ class OpenAISubject(Subject):
         if self.api == "chat":
             for r in requests:
                 if isinstance(r, GenerationRequest) and not r.chat:
-                    raise ValueError(
+                    raise UsageError(
                         f"model {self.name} ({self.kind}) answers chat generation requests "
                         "only; plain-text continuation needs an endpoint serving "
                         "/v1/completions (--api completions)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from faithprobe.errors import UsageError
+from faithprobe.errors import UsageError, excerpt
 from faithprobe.suites.base import Suite
 from faithprobe.suites.confidence_shift import ConfidenceShiftSuite
 from faithprobe.suites.distractors import DistractorsSuite
@@ -24,7 +24,9 @@ SUITES: dict[str, type[Suite]] = {
 def _parse(cls: type[Suite], key: str, raw) -> object:
     if key not in cls.options:
         known = ", ".join(sorted(cls.options)) or "none"
-        raise UsageError(f"suite {cls.name!r} has no option {key!r}; its options: {known}")
+        raise UsageError(
+            f"suite {excerpt(cls.name)} has no option {excerpt(key)}; its options: {known}"
+        )
     kind = cls.options[key][0]
     if not isinstance(raw, str) or kind is str:
         return raw
@@ -35,7 +37,7 @@ def _parse(cls: type[Suite], key: str, raw) -> object:
             return raw.lower() in ("true", "1", "yes")
         return kind(raw)
     except ValueError:
-        raise UsageError(f"option {key}={raw!r}: expected {kind.__name__}") from None
+        raise UsageError(f"option {key}={excerpt(raw)}: expected {kind.__name__}") from None
 
 
 def get_suite(name: str, options: Mapping[str, object] | None = None) -> Suite:
@@ -44,7 +46,9 @@ def get_suite(name: str, options: Mapping[str, object] | None = None) -> Suite:
     try:
         cls = SUITES[name]
     except KeyError:
-        raise UsageError(f"unknown suite {name!r}; known: {', '.join(sorted(SUITES))}") from None
+        raise UsageError(
+            f"unknown suite {excerpt(name)}; known: {', '.join(sorted(SUITES))}"
+        ) from None
     return cls(**{k: _parse(cls, k, v) for k, v in (options or {}).items()})
 
 

@@ -32,6 +32,7 @@ class Suite(ABC):
     description: str
     method: str
     needs_data: bool = False  # True: no built-in generator, --data is required
+    items_noun: str = "items"  # what the data must hold: a run without pairs says "no <it>"
     # option name -> (type, default, help); set with ``--option name=value``
     options: dict[str, tuple[type, object, str]] = {}
 
@@ -66,6 +67,11 @@ class Suite(ABC):
         --rebuild`` hands it back through :meth:`restore_data_record`. Most suites have
         nothing to keep."""
         return {}
+
+    def drop_summary(self) -> str:
+        """What reading the data dropped and why, in a few words, for the error of a run
+        left with no pairs; nothing by default."""
+        return ""
 
     def restore_data_record(self, record: dict) -> None:
         """Take back what :meth:`data_record` gave (when metrics are recomputed from a run

@@ -37,7 +37,7 @@ import pandas as pd
 from scipy.special import softmax
 
 from faithprobe.datasets import read_choices
-from faithprobe.errors import UsageError
+from faithprobe.errors import UsageError, excerpt
 from faithprobe.examples import ChoiceExample
 from faithprobe.expectations import Outcome
 from faithprobe.interventions import Pair, get
@@ -77,6 +77,7 @@ def input_key(example: ChoiceExample) -> str:
 
 class ConfidenceShiftSuite(Suite):
     name = "confidence-shift"
+    items_noun = "multiple-choice instances with a right answer"
     description = "multiple-choice confidence when no choice is correct (3 probes × trials)"
     method = (
         "Shen & Kejriwal (2023), Quantifying confidence shifts in a BERT-based question "
@@ -117,7 +118,7 @@ class ConfidenceShiftSuite(Suite):
         if trials < 1:
             raise UsageError(f"trials must be at least 1, got {trials}")
         if normalisation not in ("sum", "mean"):
-            raise UsageError(f"normalisation must be 'sum' or 'mean', got {normalisation!r}")
+            raise UsageError(f"normalisation must be 'sum' or 'mean', got {excerpt(normalisation)}")
         if isinstance(probes, str):
             probes = [p.strip() for p in probes.split(",") if p.strip()]
         unknown = sorted(set(probes) - set(PROBES))
@@ -126,13 +127,12 @@ class ConfidenceShiftSuite(Suite):
         self.trials = trials
         self.normalisation = normalisation
         self.probes = tuple(probes)
-        try:
-            self.prompt = ChoicePrompt(command_line_template(template))
-        except ValueError as err:
-            raise UsageError(str(err)) from None
+        self.prompt = ChoicePrompt(command_line_template(template))
         self.format = format
         if answer not in ANSWER_MODES:
-            raise UsageError(f"answer must be one of {', '.join(ANSWER_MODES)}, got {answer!r}")
+            raise UsageError(
+                f"answer must be one of {', '.join(ANSWER_MODES)}, got {excerpt(answer)}"
+            )
         self.answer = answer
         self.letters = LetterPrompt()
 

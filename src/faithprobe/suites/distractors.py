@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from faithprobe.datasets import read_cloze_jsonl
-from faithprobe.errors import DataError
+from faithprobe.errors import DataError, excerpt
 from faithprobe.examples import ClozeExample
 from faithprobe.expectations import ANSWER_UNCHANGED, Outcome
 from faithprobe.generators.distractors import INTERVENTION_FOR_TYPE, DistractorConfig, generate
@@ -41,26 +41,28 @@ def _intervention_name(features: dict) -> str:
 
 
 def _check_features(path: Path, item: ClozeExample) -> None:
+    """The features the suite reads (types checked, so a bad file fails before any model
+    is loaded, naming the item and the feature)."""
     f = item.features
     rules = {"base_id": (str, type(None)), "n_attractors": (int,)}
     if f.get("base_id") is not None:
         rules |= {"setting": (str,), "attractor_type": (str,), "position": (str,)}
-    for name, kinds in rules.items():
+    optional = {"item_set": (str,), "attractors": (list,), "filler": (list,)}
+    for name, kinds in (rules | {k: v for k, v in optional.items() if k in f}).items():
+        field = f"features.{name}"
         if name not in f:
             raise DataError(
-                path,
-                "missing (needed by the distractors suite)",
-                record=item.id,
-                field=f"features.{name}",
+                path, "missing (needed by the distractors suite)", record=item.id, field=field
             )
         if not isinstance(f[name], kinds) or isinstance(f[name], bool):
-            raise DataError(
-                path, f"has type {type(f[name]).__name__}", record=item.id, field=f"features.{name}"
-            )
+            raise DataError(path, f"has type {type(f[name]).__name__}", record=item.id, field=field)
+        if kinds == (list,) and not all(isinstance(x, str) for x in f[name]):
+            raise DataError(path, "must be a list of strings", record=item.id, field=field)
 
 
 class DistractorsSuite(Suite):
     name = "distractors"
+    items_noun = "attractor variants (items whose features.base_id names a base item)"
     description = "cloze accuracy under B-type, T-type and unrelated attractors"
     method = (
         "Pandia & Ettinger (2021), Sorting through the noise: Testing robustness of "
@@ -87,7 +89,7 @@ class DistractorsSuite(Suite):
             if base_id not in by_id:
                 raise DataError(
                     data or "generated data",
-                    f"no item has id {base_id!r}",
+                    f"no item has id {excerpt(base_id)}",
                     record=item.id,
                     field="features.base_id",
                 )

@@ -74,7 +74,7 @@ import pandas as pd
 from faithprobe.datasets.qa import detect_qa_format, read_qa
 from faithprobe.datasets.splits import heldout_part
 from faithprobe.datasets.squad import RATIONALES
-from faithprobe.errors import UsageError
+from faithprobe.errors import UsageError, excerpt
 from faithprobe.examples import UNKNOWN, QAExample
 from faithprobe.expectations import ANSWER_UNCHANGED
 from faithprobe.interventions import Pair, get
@@ -129,7 +129,7 @@ class QAPrompt:
         template = command_line_template(template)
         for slot in ("{context}", "{question}"):
             if slot not in template:
-                raise UsageError(f"template {template!r} has no {slot} slot")
+                raise UsageError(f"template {excerpt(template)} has no {slot} slot")
         self.template = template
 
     def render(self, example: QAExample) -> str:
@@ -147,6 +147,7 @@ class QAPrompt:
 
 class FaithfulnessSuite(Suite):
     name = "faithfulness"
+    items_noun = "questions"
     description = "QA: is the answer still given once its supporting sentences are deleted?"
     method = (
         "Chaturvedi et al., Analyzing semantic faithfulness of language models via input "
@@ -184,17 +185,23 @@ class FaithfulnessSuite(Suite):
         if max_new_tokens < 1:
             raise UsageError(f"max_new_tokens must be 1 or more, got {max_new_tokens}")
         if probe not in probes.PROBES:
-            raise UsageError(f"probe must be {probes.PREDICATE_ARGUMENT!r} or empty, got {probe!r}")
+            raise UsageError(
+                f"probe must be {excerpt(probes.PREDICATE_ARGUMENT)} or empty, got {excerpt(probe)}"
+            )
         if negate not in probes.NEGATE_MODES:
-            raise UsageError(f"negate must be 'rule' or empty, got {negate!r}")
+            raise UsageError(f"negate must be 'rule' or empty, got {excerpt(negate)}")
         self.prompt = QAPrompt(template)
         self.max_new_tokens = max_new_tokens
         self.edits, self.negate, self.probe = edits, negate, probe
         self.augment, self.chat = augment, chat
         if splitter not in SPLITTERS:
-            raise UsageError(f"splitter must be one of {', '.join(SPLITTERS)}, got {splitter!r}")
+            raise UsageError(
+                f"splitter must be one of {', '.join(SPLITTERS)}, got {excerpt(splitter)}"
+            )
         if rationale not in RATIONALES:
-            raise UsageError(f"rationale must be one of {', '.join(RATIONALES)}, got {rationale!r}")
+            raise UsageError(
+                f"rationale must be one of {', '.join(RATIONALES)}, got {excerpt(rationale)}"
+            )
         if history_turns < 0:
             raise UsageError(f"history_turns must be 0 or more, got {history_turns}")
         self.splitter, self.rationale, self.history_turns = splitter, rationale, history_turns

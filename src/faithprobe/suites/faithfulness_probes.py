@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from faithprobe.errors import UsageError
+from faithprobe.errors import UsageError, excerpt
 from faithprobe.examples import QAExample
 from faithprobe.expectations import ANSWER_FLIPS, ANSWER_UNCHANGED
 from faithprobe.generators import predicate_argument as pa
@@ -61,7 +61,7 @@ def negation_pairs(
 ) -> list[Pair]:
     """The ``NEG`` pairs of ``examples`` (see the module docstring)."""
     if negate not in NEGATE_MODES:
-        raise UsageError(f"negate must be 'rule' or empty, got {negate!r}")
+        raise UsageError(f"negate must be 'rule' or empty, got {excerpt(negate)}")
     edit_set = read_edits(edits, examples) if edits else {}
     out = []
     for ex in examples:

@@ -44,7 +44,7 @@ import pandas as pd
 
 from faithprobe.datasets.nli import read_nli
 from faithprobe.datasets.nli_xy import NLIXYGrid, challenge_files, read_nli_xy
-from faithprobe.errors import DataError, UsageError
+from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.examples import ENTAILMENT, NLI_LABELS, NON_ENTAILMENT, NLIExample
 from faithprobe.expectations import ANSWER_UNCHANGED, Outcome
 from faithprobe.interventions import Pair, get
@@ -67,11 +67,11 @@ class NLIPrompt:
     def __init__(self, template: str, label_words: str) -> None:
         for slot in ("{premise}", "{hypothesis}"):
             if slot not in template:
-                raise UsageError(f"template {template!r} has no {slot} slot")
+                raise UsageError(f"template {excerpt(template)} has no {slot} slot")
         words = tuple(w.strip() for w in label_words.split(","))
         if len(words) != 2 or not all(words) or words[0] == words[1]:
             raise UsageError(
-                f"label_words must be two different words, entailment's first: {label_words!r}"
+                f"label_words must be two different words, entailment's first: {excerpt(label_words)}"
             )
         self.template = command_line_template(template)
         self.words = words
@@ -92,6 +92,7 @@ def sigmoid(x: float) -> float:
 
 class NaturalLogicSuite(Suite):
     name = "natural-logic"
+    items_noun = "NLI examples"
     description = "NLI: total and direct causal effects of context and word-pair swaps (NLI-XY)"
     method = (
         "Rozanova, Valentino & Freitas (2024), Estimating the causal effects of natural "
@@ -117,7 +118,9 @@ class NaturalLogicSuite(Suite):
         if bases < 0:
             raise UsageError(f"bases must be 0 (all) or more, got {bases}")
         if calibration not in ("none", "content-free"):
-            raise UsageError(f"calibration must be none or content-free, got {calibration!r}")
+            raise UsageError(
+                f"calibration must be none or content-free, got {excerpt(calibration)}"
+            )
         self.calibration = calibration
         self.bases = bases
         self.challenge = challenge

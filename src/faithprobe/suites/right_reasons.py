@@ -119,6 +119,7 @@ def comparison_pairs(examples: Sequence[QAExample], dataset, seed: int) -> list[
 
 class RightReasonsSuite(Suite):
     name = "right-reasons"
+    items_noun = "comparison or coreference questions"
     description = "extractive QA: comparison and coreference counterfactuals vs saliency"
     method = (
         "Ray Choudhury, Rogers & Augenstein, Machine reading, fast and slow: when do models "
@@ -220,6 +221,13 @@ class RightReasonsSuite(Suite):
 
     def data_record(self) -> dict:
         return {"selection": self.selection}
+
+    def drop_summary(self) -> str:
+        return "; ".join(
+            f"{dataset}: " + ", ".join(f"{reason} {n}" for reason, n in sorted(reasons.items()))
+            for dataset, reasons in sorted(self.selection.items())
+            if reasons
+        )
 
     def restore_data_record(self, record: dict) -> None:
         self.selection = record.get("selection", {})

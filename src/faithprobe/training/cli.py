@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
-from faithprobe.errors import FaithprobeError, UsageError
+from faithprobe.console import command_line, log, user_errors
+from faithprobe.errors import UsageError
 from faithprobe.prompts import DEFAULT_TEMPLATE
 from faithprobe.training.common import TrainSettings, describe_accuracy
 from faithprobe.training.multiple_choice import DEFAULT_LIMIT, MCTrainConfig
@@ -31,7 +30,6 @@ train_app = typer.Typer(
     no_args_is_help=True,
     help="Fine-tune small task models for the suites to probe.",
 )
-console = Console(stderr=True)
 
 # (option's parameter, TrainSettings field, type, typer options); help can be overridden
 SETTINGS_OPTIONS: list[tuple[str, str, Any, dict[str, Any]]] = [
@@ -99,20 +97,15 @@ def recipe_command(name: str, config: type[TrainSettings], help: dict[str, str] 
         @functools.wraps(func)
         def command(**kwargs: Any) -> None:
             settings = {f: kwargs.pop(p) for p, f, _, _ in SETTINGS_OPTIONS}
-            settings["extra"] = {"command": "faithprobe " + " ".join(sys.argv[1:])}
+            settings["extra"] = {"command": command_line()}
             flags = {flag: kwargs.pop(flag) for flag, _ in RUN_FLAGS}
-            flags["log"] = lambda msg: console.print(msg, highlight=False)
-            try:
+            flags["log"] = log
+            resume = (
+                f"checkpoints are in {settings['out'] / 'checkpoints'}; "
+                "run the same command again to resume"
+            )
+            with user_errors(resume):
                 func(**kwargs, settings=settings, flags=flags)
-            except FaithprobeError as err:
-                console.print(f"[bold red]error:[/] {err}", highlight=False)
-                raise typer.Exit(2) from None
-            except KeyboardInterrupt:
-                console.print(
-                    f"[yellow]interrupted[/]: checkpoints are in {settings['out'] / 'checkpoints'}; "
-                    "run the same command again to resume"
-                )
-                raise typer.Exit(130) from None
 
         params = own + shared
         command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]

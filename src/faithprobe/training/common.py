@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from faithprobe.errors import ModelError, UsageError
+from faithprobe.runfolder import write_json
 
 CHECKPOINTS = "checkpoints"
 RUN_FILE = "faithprobe-run.json"
@@ -183,12 +184,6 @@ def prepare_out(
         ckpt.mkdir(parents=True, exist_ok=True)
         (ckpt / RUN_FILE).write_text(json.dumps(run, indent=2))
     return ckpt
-
-
-def write_json(path: Path, data: dict[str, Any]) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(data, indent=2) + "\n")
-    partial.replace(path)
 
 
 def load_base(auto_class: str, base: Base, seed: int, what: str, **kwargs):

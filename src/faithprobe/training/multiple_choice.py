@@ -69,10 +69,7 @@ class MCTrainConfig(TrainSettings):
         super().check()
         if self.limit is not None and self.limit < 1:
             raise UsageError(f"limit must be at least 1, got {self.limit}")
-        try:
-            ChoicePrompt(self.template)
-        except ValueError as err:
-            raise UsageError(str(err)) from None
+        ChoicePrompt(self.template)  # a template without its {prompt} slot: UsageError
 
 
 # -- data ---------------------------------------------------------------------------------

@@ -156,7 +156,7 @@ def training_items(
     from faithprobe.suites.faithfulness import ORIGINAL, deletion_pair, history_question
 
     if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+        raise UsageError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
     items, skipped = [], Counter()
     for ex in examples:
         if ex.answer_type != "span" or not ex.answer_starts or ex.answer_starts[0] < 0:

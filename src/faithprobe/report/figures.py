@@ -1,0 +1,46 @@
+"""Saving the report's figures: every view's plots go through :func:`save_figures`.
+
+Figures are built on :class:`matplotlib.figure.Figure` and rendered by the Agg canvas (no
+pyplot state, no interactive backend). Texts in them come from the data (subject names,
+item sets, labels), so they are drawn as plain text: matplotlib's mathtext is off while a
+figure is made and saved, and a ``$…$`` in a value is shown as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+from matplotlib.figure import Figure
+
+DPI = 150
+
+FigureMaker = Callable[[Mapping[str, Any]], Figure | None]
+
+
+@dataclass(frozen=True)
+class Plot:
+    name: str
+    title: str
+    path: Path
+
+
+def save_figures(
+    metrics: Mapping[str, Any], out_dir: Path, specs: Sequence[tuple[str, str, FigureMaker]]
+) -> list[Plot]:
+    """Make each (name, title, maker) figure the metrics allow and save it as a PNG."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plots = []
+    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+        for name, title, make in specs:
+            fig = make(metrics)
+            if fig is None:
+                continue
+            path = out_dir / f"{name}.png"
+            fig.savefig(path, dpi=DPI)
+            plots.append(Plot(name=name, title=title, path=path))
+    return plots

@@ -1,0 +1,200 @@
+"""Run folders: each file written atomically, each folder replaced whole or not at all.
+
+A run (or a rebuilt report) is written into a staging folder beside its target
+(``.NAME.staging-<pid>``) and swapped in only once every file, the report included, is
+there. On Linux the swap is one ``renameat2(RENAME_EXCHANGE)`` call, so at every instant
+the target holds either the complete old folder or the complete new one. Where that call
+is missing the old folder is renamed aside (``.NAME.previous-<pid>``) before the new one is
+renamed into place; a kill between the two renames leaves the old folder aside, and the
+next write to the same target (:func:`recover`) puts it back.
+
+An existing ``--out`` folder is replaced only if it is a faithprobe run folder (its
+``run.json`` says faithprobe wrote it) or empty; anything else is refused unless forced.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import math
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from faithprobe.errors import UsageError
+
+MARKER = "run.json"
+_STAGING, _PREVIOUS = "staging", "previous"
+
+
+# -- files ------------------------------------------------------------------------------
+
+
+def _clean(value):
+    """JSON without NaN: NaN and infinities become null; numpy scalars become Python's."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item"):
+        return _clean(value.item())
+    return value
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary name beside ``path`` and rename it into place."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_json(path: Path, payload: object) -> None:
+    """``payload`` as indented JSON (NaN as null), written atomically."""
+    write_text(path, json.dumps(_clean(payload), indent=2, ensure_ascii=False) + "\n")
+
+
+def write_parquet(path: Path, frame) -> None:
+    """A pandas frame as Parquet, written atomically."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    frame.to_parquet(tmp, index=False)
+    os.replace(tmp, path)
+
+
+# -- ownership --------------------------------------------------------------------------
+
+
+def is_run_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder faithprobe wrote: its run.json names a faithprobe
+    version."""
+    try:
+        record = json.loads((Path(path) / MARKER).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    versions = record.get("versions") if isinstance(record, dict) else None
+    return isinstance(versions, dict) and "faithprobe" in versions
+
+
+def check_target(path: Path, *, force: bool = False, option: str = "--out") -> Path:
+    """``path`` if a run may be written there: absent, an empty folder, or a run folder of
+    ours (with ``force``: any folder that is not the working directory or one holding it).
+    Checked before any work, so a refused run costs nothing."""
+    path = Path(path)
+    recover(path)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{option} {path}: is a file, not a folder")
+    if not path.is_dir():
+        return path
+    if Path.cwd().resolve().is_relative_to(path.resolve()):
+        raise UsageError(f"{option} {path}: holds the working directory; choose a new folder")
+    if force or is_run_folder(path) or not any(path.iterdir()):
+        return path
+    raise UsageError(
+        f"{option} {path}: exists and is not a faithprobe run folder (no run.json of ours); "
+        "choose another folder, or pass --force to replace it whole"
+    )
+
+
+def check_cache_dir(path: Path | None) -> None:
+    """A cache folder that is an existing file fails before any work."""
+    if path is not None and Path(path).exists() and not Path(path).is_dir():
+        raise UsageError(f"--cache-dir {path}: is a file, not a folder")
+
+
+# -- replacing a folder whole -------------------------------------------------------------
+
+
+def _sibling(target: Path, role: str, pid: int | None = None) -> Path:
+    return target.parent / f".{target.name}.{role}-{os.getpid() if pid is None else pid}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _siblings(target: Path, role: str) -> list[tuple[Path, int]]:
+    prefix = f".{target.name}.{role}-"
+    if not target.parent.is_dir():
+        return []
+    found = []
+    for p in target.parent.iterdir():
+        if p.name.startswith(prefix) and p.name[len(prefix) :].isdigit():
+            found.append((p, int(p.name[len(prefix) :])))
+    return found
+
+
+def recover(target: Path) -> None:
+    """Finish what a killed swap left: put an old folder set aside back in place (if the
+    new one never arrived) or delete it (if it did), and remove staging folders of
+    processes that are gone."""
+    target = Path(target)
+    for aside, pid in _siblings(target, _PREVIOUS):
+        if _alive(pid) and pid != os.getpid():
+            continue
+        if target.exists():
+            shutil.rmtree(aside, ignore_errors=True)
+        else:
+            os.rename(aside, target)
+    for staging, pid in _siblings(target, _STAGING):
+        if not _alive(pid) or pid == os.getpid():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one atomic step (Linux ``renameat2`` with ``RENAME_EXCHANGE``);
+    False where the system or file system cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if renameat2 is None:
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def swap_in(staging: Path, target: Path) -> None:
+    """Put the complete folder ``staging`` at ``target``, replacing what was there whole."""
+    if not target.exists():
+        os.rename(staging, target)
+        return
+    if _exchange(staging, target):
+        shutil.rmtree(staging)  # now the old folder
+        return
+    aside = _sibling(target, _PREVIOUS)
+    os.rename(target, aside)
+    os.rename(staging, target)
+    shutil.rmtree(aside)
+
+
+@contextmanager
+def replaced_whole(target: Path) -> Iterator[Path]:
+    """A fresh staging folder to write a run into; when the block ends without an error it
+    replaces ``target`` whole, and on an error (or a kill) ``target`` is left as it was."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    recover(target)
+    staging = _sibling(target, _STAGING)
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    swap_in(staging, target)
