@@ -4,7 +4,9 @@ Keys are hashes of (model fingerprint, request); values are JSON text. Each writ
 own committed transaction, so a run killed at any point keeps every answer written before
 the kill, and WAL mode lets readers and one writer work at the same time. A file that is
 not a healthy SQLite database is moved aside (``*.corrupt-<time>``) with a warning and a
-fresh cache is started: a cache can always be rebuilt, results never depend on it.
+fresh cache is started: a cache can always be rebuilt, results never depend on it. A file
+that is only locked or unreachable (another run is opening it, a full disk) is not corrupt:
+that error is raised and the file left alone.
 """
 
 from __future__ import annotations
@@ -20,6 +22,23 @@ import platformdirs
 
 _SCHEMA = "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 _SQL_CHUNK = 500  # stays under SQLite's limit on bound parameters
+_LOCK_TIMEOUT = 60.0  # seconds to wait for another connection's lock
+
+
+def _enable_wal(conn: sqlite3.Connection) -> None:
+    """``PRAGMA journal_mode=WAL``, waiting while another connection writes to the file.
+    SQLite reports that case as "database is locked" at once, without its busy timeout (two
+    runs opening a new cache together meet it)."""
+    deadline = time.monotonic() + _LOCK_TIMEOUT
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as err:
+            busy = err.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def default_cache_dir() -> Path:
@@ -40,6 +59,8 @@ class AnswerCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._conn = self._open(self.path)
+        except sqlite3.OperationalError:
+            raise  # locked, unreadable disk: nothing says the file itself is damaged
         except sqlite3.DatabaseError as err:
             aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
             for suffix in ("", "-wal", "-shm"):
@@ -56,9 +77,9 @@ class AnswerCache:
 
     @staticmethod
     def _open(path: Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(path, timeout=60)
+        conn = sqlite3.connect(path, timeout=_LOCK_TIMEOUT)
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            _enable_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(_SCHEMA)
             status = conn.execute("PRAGMA quick_check").fetchone()[0]
