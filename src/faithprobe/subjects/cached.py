@@ -41,13 +41,18 @@ class CachedSubject(Subject):
         answers = {k: unique[k].answer.from_json(v) for k, v in self.cache.get_many(unique).items()}
         if progress:
             progress(sum(uses[k] for k in answers))
-        missing = [k for k in unique if k not in answers]
-        chunks = self.inner.answer_chunks([unique[k] for k in missing], self.chunk_size)
-        for i, scored in chunks:
-            chunk = missing[i : i + len(scored)]
+        chunks = self._chunks([k for k in unique if k not in answers])
+        for index, scored in self.inner.answer_chunks([unique[k] for k in c] for c in chunks):
+            chunk = chunks[index]
             self.cache.put_many({k: s.to_json() for k, s in zip(chunk, scored, strict=True)})
             answers.update(zip(chunk, scored, strict=True))
             self.computed += len(chunk)
             if progress:
                 progress(sum(uses[k] for k in chunk))
         return [answers[k] for k in keys]
+
+    def _chunks(self, keys: list[str]) -> list[list[str]]:
+        """``keys`` in chunks of ``chunk_size``, smaller when that keeps every one of the
+        model's parallel workers busy."""
+        size = max(1, min(self.chunk_size, -(-len(keys) // self.inner.parallel_chunks)))
+        return [keys[i : i + size] for i in range(0, len(keys), size)]
