@@ -1,4 +1,6 @@
 import sqlite3
+import threading
+import warnings
 
 import pandas as pd
 import pytest
@@ -100,6 +102,25 @@ def test_corrupt_cache_is_set_aside_and_rebuilt(tmp_path):
     assert list(tmp_path.glob("answers.sqlite.corrupt-*"))
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_cache_another_connection_is_writing_is_waited_for_not_set_aside(tmp_path):
+    # what two runs opening a new cache together meet: SQLite says "locked" without waiting
+    path = tmp_path / "answers.sqlite"
+    writer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    writer.execute("CREATE TABLE answers (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("INSERT INTO answers VALUES ('k', '{}')")
+    commit = threading.Timer(0.5, writer.execute, ["COMMIT"])
+    commit.start()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning here means the file was moved aside
+        cache = AnswerCache(path)
+    commit.join()
+    writer.close()
+    assert cache.get_many(["k"]) == {"k": "{}"}
+    assert not list(tmp_path.glob("answers.sqlite.corrupt-*"))
+    cache.close()
 
 
 def test_a_request_kind_version_changes_only_that_kinds_keys(tmp_path, tiny_llama, tiny_tokenizer):

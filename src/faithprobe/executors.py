@@ -12,7 +12,7 @@ answers are written to the cache as soon as it comes back (an interrupted run re
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,8 +84,8 @@ class _Replica:
             "faithprobe_file": faithprobe.__file__,
         }
 
-    def answer(self, offset: int, requests: Sequence[Request]) -> tuple[int, list[Answer]]:
-        return offset, self.subject.answer(requests)
+    def answer(self, index: int, requests: Sequence[Request]) -> tuple[int, list[Answer]]:
+        return index, self.subject.answer(requests)
 
     def usage(self) -> dict[str, int] | None:
         return self.subject.usage()
@@ -122,28 +122,42 @@ class RaySubject(Subject):
                 total[k] = total.get(k, 0) + v
         return total
 
+    @property
+    def parallel_chunks(self) -> int:
+        return len(self.actors)
+
     def answer_chunks(
-        self, requests: Sequence[Request], chunk_size: int
+        self, chunks: Iterable[Sequence[Request]]
     ) -> Iterator[tuple[int, list[Answer]]]:
-        """Contiguous shards of at most ``chunk_size`` requests (fewer when that keeps every
-        actor busy) spread over the actors, each working on one shard at a time; shards are
-        yielded as they finish (any order)."""
+        """Each actor works on one chunk at a time; the next chunk is drawn from ``chunks``
+        only when an actor is free, and chunks are yielded as they finish (any order)."""
         from ray.util import ActorPool
 
-        chunk_size = max(1, min(chunk_size, -(-len(requests) // len(self.actors))))
-        shards = [
-            (i, list(requests[i : i + chunk_size])) for i in range(0, len(requests), chunk_size)
-        ]
         pool = ActorPool(self.actors)
-        yield from pool.map_unordered(lambda actor, shard: actor.answer.remote(*shard), shards)
+        numbered = enumerate(chunks)
+
+        def submit_while_an_actor_is_free() -> None:
+            while pool.has_free() and (item := next(numbered, None)) is not None:
+                index, chunk = item
+                pool.submit(lambda actor, job: actor.answer.remote(*job), (index, list(chunk)))
+
+        submit_while_an_actor_is_free()
+        while pool.has_next():
+            done = pool.get_next_unordered()
+            submit_while_an_actor_is_free()  # before the caller handles ``done``: no idle actor
+            yield done
 
     def answer(self, requests: Sequence[Request], progress: Progress | None = None) -> list[Answer]:
-        out: list[Answer | None] = [None] * len(requests)
-        for offset, answers in self.answer_chunks(requests, self.shard_size):
-            out[offset : offset + len(answers)] = answers
+        """Contiguous shards of at most ``shard_size`` requests, fewer when that keeps every
+        actor busy."""
+        size = max(1, min(self.shard_size, -(-len(requests) // len(self.actors))))
+        shards = [requests[i : i + size] for i in range(0, len(requests), size)]
+        answers: list[list[Answer]] = [[] for _ in shards]
+        for index, shard_answers in self.answer_chunks(shards):
+            answers[index] = shard_answers
             if progress:
-                progress(len(answers))
-        return out  # type: ignore[return-value]
+                progress(len(shard_answers))
+        return [a for shard in answers for a in shard]
 
 
 def check_reachable(address: str, timeout: float = 5.0) -> None:

@@ -9,7 +9,7 @@ persistent cache in front of any of them.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from faithprobe.errors import UsageError
 from faithprobe.requests import Answer, Request
@@ -36,6 +36,9 @@ class Subject(ABC):
     # a version per request kind whose answering code can change on its own (generation
     # beside scoring): bumping it invalidates that kind's cached answers only
     request_versions: dict[str, str] = {}
+
+    # how many chunks ``answer_chunks`` computes at the same time
+    parallel_chunks: int = 1
 
     @property
     @abstractmethod
@@ -69,13 +72,15 @@ class Subject(ABC):
         return None
 
     def answer_chunks(
-        self, requests: Sequence[Request], chunk_size: int
+        self, chunks: Iterable[Sequence[Request]]
     ) -> Iterator[tuple[int, list[Answer]]]:
-        """Answer ``requests`` in contiguous chunks of ``chunk_size``, yielding ``(offset,
-        answers)`` as each chunk is done. In order here; executors that compute chunks in
+        """Answer each chunk of requests, yielding ``(index of the chunk, answers)`` as each is
+        done. A chunk is drawn from ``chunks`` only when there is room to compute it, so a
+        caller can decide what goes into it at the last moment (``CachedSubject`` claims its
+        requests then). One at a time and in order here; executors that compute chunks in
         parallel (:class:`~faithprobe.executors.RaySubject`) yield them as they finish."""
-        for i in range(0, len(requests), chunk_size):
-            yield i, self.answer(requests[i : i + chunk_size])
+        for i, chunk in enumerate(chunks):
+            yield i, self.answer(chunk)
 
     @abstractmethod
     def answer(self, requests: Sequence[Request], progress: Progress | None = None) -> list[Answer]:

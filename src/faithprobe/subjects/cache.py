@@ -4,22 +4,87 @@ Keys are hashes of (model fingerprint, request); values are JSON text. Each writ
 own committed transaction, so a run killed at any point keeps every answer written before
 the kill, and WAL mode lets readers and one writer work at the same time. A file that is
 not a healthy SQLite database is moved aside (``*.corrupt-<time>``) with a warning and a
-fresh cache is started: a cache can always be rebuilt, results never depend on it.
+fresh cache is started: a cache can always be rebuilt, results never depend on it. A file
+that is only locked or unreachable (another run is opening it, a full disk) is not corrupt:
+that error is raised and the file left alone.
+
+Runs sharing a cache file split the work through *claims* (a second table, ``claims``): a
+run claims the keys it is about to compute, and other runs leave claimed keys alone and wait
+for their answers. A claim is a lease: it lapses unless its owner renews it, it is dropped
+as soon as the answer is written, and a claim whose owner process is gone (same host, pid no
+longer running) or whose lease has lapsed is taken over, so a crashed run never leaves
+another waiting for good. Answers never depend on who computed them.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
+import socket
 import sqlite3
 import time
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import platformdirs
 
-_SCHEMA = "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS claims "
+    "(key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)",
+)
 _SQL_CHUNK = 500  # stays under SQLite's limit on bound parameters
+_LOCK_TIMEOUT = 60.0  # seconds to wait for another connection's lock
+
+
+def _enable_wal(conn: sqlite3.Connection) -> None:
+    """``PRAGMA journal_mode=WAL``, waiting while another connection writes to the file.
+    SQLite reports that case as "database is locked" at once, without its busy timeout (two
+    runs opening a new cache together meet it)."""
+    deadline = time.monotonic() + _LOCK_TIMEOUT
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as err:
+            busy = err.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def _batches(keys: Sequence[str]) -> Iterator[tuple[str, list[str]]]:
+    """``keys`` in batches small enough to bind, each with its ``?,?,...`` placeholders."""
+    for i in range(0, len(keys), _SQL_CHUNK):
+        batch = list(keys[i : i + _SQL_CHUNK])
+        yield ",".join("?" * len(batch)), batch
+
+
+def new_owner_id() -> str:
+    """``host:pid:random``: the pid lets a run on the same host see that the owner is gone."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def owner_may_be_running(owner: str) -> bool:
+    """False only when ``owner`` certainly ended: its host is this one and its pid is not
+    running. Other hosts (and platforms without a harmless ``os.kill(pid, 0)``) can only be
+    told apart by their lease lapsing. A pid reused since stays "running" until then."""
+    host, pid, _token = owner.rsplit(":", 2)
+    if host != socket.gethostname() or os.name != "posix":
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # running, under another user
+        return True
+    return True
+
+
+def _is_live(owner: str, expires: float, now: float) -> bool:
+    """Whether a claim still binds others: within its lease, its owner not known to be gone."""
+    return expires >= now and owner_may_be_running(owner)
 
 
 def default_cache_dir() -> Path:
@@ -29,17 +94,21 @@ def default_cache_dir() -> Path:
 
 
 class AnswerCache:
-    """``path=None`` keeps answers in memory only (deduplication within one run)."""
+    """``path=None`` keeps answers in memory only (deduplication within one run; claims are
+    then always granted, nobody else can see them)."""
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else None
+        self.owner = new_owner_id()  # who this cache's claims belong to
         if self.path is None:
             self._conn = sqlite3.connect(":memory:")
-            self._conn.execute(_SCHEMA)
+            self._create_tables(self._conn)
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._conn = self._open(self.path)
+        except sqlite3.OperationalError:
+            raise  # locked, unreadable disk: nothing says the file itself is damaged
         except sqlite3.DatabaseError as err:
             aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
             for suffix in ("", "-wal", "-shm"):
@@ -56,11 +125,11 @@ class AnswerCache:
 
     @staticmethod
     def _open(path: Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(path, timeout=60)
+        conn = sqlite3.connect(path, timeout=_LOCK_TIMEOUT)
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            _enable_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(_SCHEMA)
+            AnswerCache._create_tables(conn)
             status = conn.execute("PRAGMA quick_check").fetchone()[0]
             if status != "ok":
                 raise sqlite3.DatabaseError(f"integrity check failed: {status}")
@@ -69,26 +138,94 @@ class AnswerCache:
             raise
         return conn
 
+    @staticmethod
+    def _create_tables(conn: sqlite3.Connection) -> None:
+        """The tables a cache needs; files made before a table existed get it added."""
+        for statement in _SCHEMA:
+            conn.execute(statement)
+
     def get_many(self, keys: Iterable[str]) -> dict[str, str]:
-        keys = list(keys)
         found: dict[str, str] = {}
-        for i in range(0, len(keys), _SQL_CHUNK):
-            chunk = keys[i : i + _SQL_CHUNK]
-            marks = ",".join("?" * len(chunk))
+        for marks, batch in _batches(list(keys)):
             rows = self._conn.execute(
-                f"SELECT key, value FROM answers WHERE key IN ({marks})", chunk
+                f"SELECT key, value FROM answers WHERE key IN ({marks})", batch
             )
             found.update(rows)
         return found
 
     def put_many(self, items: Mapping[str, str]) -> None:
+        """Write answers and drop any claims on them, in one transaction."""
         with self._conn:
             self._conn.executemany(
                 "INSERT OR REPLACE INTO answers (key, value) VALUES (?, ?)", items.items()
             )
+            self._conn.executemany("DELETE FROM claims WHERE key = ?", ((k,) for k in items))
+
+    def claim(self, keys: Sequence[str], lease: float) -> list[str]:
+        """Claim for ``lease`` seconds the ``keys`` nobody has answered and nobody else holds
+        (claims of owners gone or past their lease are taken over); return the ones now
+        claimed by this cache, in order. One transaction, so two runs never claim one key."""
+        now = time.time()
+        with self._conn:
+            self._conn.execute("BEGIN IMMEDIATE")
+            stale = [
+                key
+                for key, owner, expires in self._others_claims(keys)
+                if not _is_live(owner, expires, now)
+            ]
+            self._conn.executemany("DELETE FROM claims WHERE key = ?", ((k,) for k in stale))
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO claims (key, owner, expires) SELECT ?, ?, ? "
+                "WHERE NOT EXISTS (SELECT 1 FROM answers WHERE key = ?)",
+                ((k, self.owner, now + lease, k) for k in keys),
+            )
+            mine = self._own_claims(keys)
+        return [k for k in keys if k in mine]
+
+    def held_elsewhere(self, keys: Sequence[str]) -> set[str]:
+        """Those of ``keys`` another owner holds a live claim on (read only)."""
+        now = time.time()
+        return {
+            key
+            for key, owner, expires in self._others_claims(keys)
+            if _is_live(owner, expires, now)
+        }
+
+    def renew_claims(self, lease: float) -> None:
+        """Extend every claim of this cache to ``lease`` seconds from now."""
+        with self._conn:
+            self._conn.execute(
+                "UPDATE claims SET expires = ? WHERE owner = ?", (time.time() + lease, self.owner)
+            )
+
+    def release_claims(self) -> None:
+        """Drop every claim of this cache (its answers will not come: others may compute)."""
+        with self._conn:
+            self._conn.execute("DELETE FROM claims WHERE owner = ?", (self.owner,))
+
+    def _others_claims(self, keys: Sequence[str]) -> list[tuple[str, str, float]]:
+        rows: list[tuple[str, str, float]] = []
+        for marks, batch in _batches(keys):
+            rows += self._conn.execute(
+                f"SELECT key, owner, expires FROM claims WHERE key IN ({marks}) AND owner != ?",
+                [*batch, self.owner],
+            )
+        return rows
+
+    def _own_claims(self, keys: Sequence[str]) -> set[str]:
+        mine: set[str] = set()
+        for marks, batch in _batches(keys):
+            rows = self._conn.execute(
+                f"SELECT key FROM claims WHERE key IN ({marks}) AND owner = ?",
+                [*batch, self.owner],
+            )
+            mine.update(key for (key,) in rows)
+        return mine
 
     def __len__(self) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
 
     def close(self) -> None:
+        """Release this cache's claims and close the file."""
+        self.release_claims()
         self._conn.close()
