@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import pytest
+from typer.testing import CliRunner
 
+from faithprobe.cli import app
 from faithprobe.serving import Limits, OpenAIServer
 from faithprobe.subjects.hf_causal import HFCausalLM
 from test_openai_subject import CHAT_TEMPLATE
@@ -295,3 +297,24 @@ def test_the_api_key_is_checked_before_the_body_is_read(local):
                 assert read(connection.getresponse()).status == status
         finally:
             connection.close()
+
+
+# -- the command ----------------------------------------------------------------------------
+
+
+def test_serve_takes_the_limits(local, tmp_path, monkeypatch):
+    folder = tmp_path / "model"
+    local.model.save_pretrained(folder)
+    local.tokenizer.save_pretrained(folder)
+    served = []
+
+    def serve_once(self: OpenAIServer) -> None:
+        served.append(self.limits)
+        self.start().stop()
+
+    monkeypatch.setattr(OpenAIServer, "serve_forever", serve_once)
+    args = ["serve", "--model", str(folder), "--port", "0", "--max-tokens", "7"]
+    args += ["--time-budget", "2.5", "--max-body-bytes", "4096", "--read-timeout", "3"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert served == [Limits(max_tokens=7, seconds=2.5, body_bytes=4096, read_seconds=3.0)]
