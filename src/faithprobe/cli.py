@@ -324,12 +324,29 @@ def serve(
         float, typer.Option(min=0.0, help="how long a 'slow' fault waits before answering")
     ] = 5.0,
     fault_seed: Annotated[int, typer.Option(help="seed of the fault draws")] = 0,
+    max_tokens: Annotated[
+        int, typer.Option(min=0, help="most new tokens per prompt (the context caps them too)")
+    ] = 512,
+    time_budget: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            help="seconds a request may take once its body is read: generation stops then, "
+            "and a request still waiting for the model gets 503",
+        ),
+    ] = 60.0,
+    max_body_bytes: Annotated[
+        int, typer.Option(min=0, help="largest request body (413 above it)")
+    ] = 1 << 20,
+    read_timeout: Annotated[
+        float, typer.Option(min=0.1, help="seconds each wait for a client's bytes may last")
+    ] = 10.0,
 ) -> None:
     """Serve a local causal LM through an OpenAI-compatible API (/v1/completions with echo
     and logprobs, /v1/chat/completions, /v1/models), for trying the openai: backend."""
     from transformers.utils import logging as hf_logging
 
-    from faithprobe.serving import Faults, OpenAIServer
+    from faithprobe.serving import Faults, Limits, OpenAIServer
     from faithprobe.subjects import load_subject
     from faithprobe.subjects.hf_causal import HFCausalLM
 
@@ -359,6 +376,12 @@ def serve(
             faults=faults,
             api_key=key,
             chat_only=chat_only,
+            limits=Limits(
+                max_tokens=max_tokens,
+                seconds=time_budget,
+                body_bytes=max_body_bytes,
+                read_seconds=read_timeout,
+            ),
         )
         served = name or model
         log(f"serving {served} at {server.url} (Ctrl-C stops)")

@@ -13,16 +13,34 @@ tests, the embedded SmolLM2 with ``faithprobe serve``) through the part of the A
 - ``GET /v1/models``.
 
 Decoding is always greedy, exactly as the model answers generation requests locally (a
-``temperature`` above 0 is refused). Token log-probabilities come from one forward pass over
-prompt and reply. A token's text is what it adds to the decoded text (a token holding part
-of a character adds nothing; the one completing it adds the character), and its
+``temperature`` other than 0 is refused). Token log-probabilities come from one forward pass
+over prompt and reply. A token's text is what it adds to the decoded text (a token holding
+part of a character adds nothing; the one completing it adds the character), and its
 ``text_offset`` is where that text starts in the prompt (echoed tokens) or after it (reply
 tokens), assuming the tokenizer decodes a prompt back to itself.
 
 Requests run one at a time on the model; the HTTP server is threaded, so slow or faulty
-requests do not block the others. :class:`Faults` makes it misbehave on purpose: answer
-429 or 500, drop the connection without a response, or respond only after a delay, for
-the first requests and/or a seeded fraction of them.
+requests do not block the others. :class:`Limits` keeps any one request from holding the
+server up (defaults in brackets):
+
+- a POST needs a ``Content-Length`` (411 without one, 400 if it is not a number of bytes);
+  bodies above ``body_bytes`` (1 MiB) get 413, without being read; each wait for a client's
+  bytes ends after ``read_seconds`` (10 s): a body that stops arriving gets 408;
+- the API key is checked before the body is read;
+- a body that is not UTF-8 JSON, or a field of the wrong type or value, gets 400 naming it;
+- a prompt (in the chat template, for chat) longer than the model's context
+  (``max_position_embeddings``, else the tokenizer's ``model_max_length``) gets 400 naming
+  the limit; prompts are tokenised whole first (1 MiB of text: 1-2 s for SmolLM2's);
+- a prompt gets at most ``max_tokens`` (512) new tokens, and never more than the context
+  leaves after it (``finish_reason`` "length" when the cap cuts it);
+- a request has ``seconds`` (60 s) from when its body has been read: generation stops when
+  they are spent (checked between decoding steps; ``finish_reason`` "length"), and a prompt
+  that cannot get the model before then gets 503 with ``Retry-After``. The model is held
+  only while a prompt is run, never while a request waits for anything else.
+
+:class:`Faults` makes it misbehave on purpose: answer 429 or 500, drop the connection
+without a response, or respond only after a delay, for the first requests and/or a seeded
+fraction of them.
 """
 
 from __future__ import annotations
@@ -33,11 +51,16 @@ import socket
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from jinja2 import TemplateError
+
 FAULT_KINDS = ("429", "500", "drop", "slow")
 ROUTES = {"/v1/completions": "completions", "/v1/chat/completions": "chat"}
+NO_LIMIT = 10**9  # tokenizers without a length limit report a huge placeholder (1e30)
 
 
 @dataclass(frozen=True)
@@ -62,8 +85,38 @@ class Faults:
             raise ValueError("the fault rate must be in [0, 1], with at least one fault kind")
 
 
-class BadRequest(ValueError):
-    """A request the server refuses with 400 (its message is the error's)."""
+@dataclass(frozen=True)
+class Limits:
+    """What one request may take from the server (the module docstring says how each
+    limit is enforced): at most ``max_tokens`` new tokens per prompt, ``seconds`` from
+    when its body has been read, a body of ``body_bytes``, and ``read_seconds`` for each
+    wait for bytes from the client."""
+
+    max_tokens: int = 512
+    seconds: float = 60.0
+    body_bytes: int = 1 << 20
+    read_seconds: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 0 or self.body_bytes < 0:
+            raise ValueError("max_tokens and body_bytes must be >= 0")
+        if not (self.seconds > 0 and self.read_seconds > 0):
+            raise ValueError("the time budget and the read timeout must be > 0 seconds")
+
+
+class Refused(Exception):
+    """A request the server answers with the error ``status`` (its message is the error's)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class BadRequest(Refused):
+    """A request the server refuses with 400."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(400, message)
 
 
 class OpenAIServer:
@@ -72,7 +125,9 @@ class OpenAIServer:
 
     ``hits`` counts the requests each route received, faulty ones included. With
     ``api_key`` set, requests without ``Authorization: Bearer <api_key>`` get 401.
-    ``chat_only`` answers 404 on ``/v1/completions``, as a chat-only endpoint does."""
+    ``chat_only`` answers 404 on ``/v1/completions``, as a chat-only endpoint does.
+    ``limits`` bound what one request may take; ``context_tokens`` is the model's context
+    (None: unknown, and only ``limits.max_tokens`` caps a reply)."""
 
     def __init__(
         self,
@@ -84,10 +139,13 @@ class OpenAIServer:
         faults: Faults | None = None,
         api_key: str | None = None,
         chat_only: bool = False,
+        limits: Limits | None = None,
     ) -> None:
         self.subject = subject
         self.model_name = model_name or subject.name
         self.chat_only = chat_only
+        self.limits = limits or Limits()
+        self.context_tokens = context_length(subject)
         self.hits: Counter[str] = Counter()
         self._api_key = api_key
         self._model_lock = threading.Lock()
@@ -152,20 +210,20 @@ class OpenAIServer:
         entry = {"id": self.model_name, "object": "model", "created": 0, "owned_by": "faithprobe"}
         return {"object": "list", "data": [entry]}
 
-    def completions(self, body: dict) -> dict:
-        prompts = body.get("prompt", "")
-        prompts = [prompts] if isinstance(prompts, str) else prompts
-        if not isinstance(prompts, list) or not all(isinstance(p, str) for p in prompts):
-            raise BadRequest("prompt must be a string or a list of strings")
-        echo, logprobs = bool(body.get("echo")), body.get("logprobs")
-        if logprobs is not None and (not isinstance(logprobs, int) or logprobs < 0):
-            raise BadRequest("logprobs must be an integer >= 0")
-        stop = body.get("stop") or []
-        stop = [stop] if isinstance(stop, str) else list(stop)
+    def completions(self, body: dict, deadline: float) -> dict:
+        """The reply to a completions request whose time budget ends at ``deadline`` (a
+        ``time.monotonic()`` value)."""
+        prompts = _prompts(body)
+        echo, logprobs, stop = _flag(body, "echo"), _integer(body, "logprobs", None), _stop(body)
+        requested = _max_tokens(body, "max_tokens")
+        named = len(prompts) > 1
+        encoded = [
+            self._fitting(self.subject.prompt_ids(p), f"prompt[{i}]" if named else "prompt")
+            for i, p in enumerate(prompts)
+        ]
         choices, usage = [], Counter()
-        for index, prompt in enumerate(prompts):
-            ids = self.subject.prompt_ids(prompt)
-            reply = self._continue(ids, self._max_tokens(body, "max_tokens"), usage)
+        for index, (prompt, ids) in enumerate(zip(prompts, encoded, strict=True)):
+            reply = self._continue(ids, requested, usage, deadline)
             reply.cut_at_stop(stop)
             choice = {
                 "index": index,
@@ -187,28 +245,25 @@ class OpenAIServer:
             choices.append(choice)
         return self._response("text_completion", choices, usage)
 
-    def chat(self, body: dict) -> dict:
-        messages = body.get("messages")
-        if not isinstance(messages, list) or not all(
-            isinstance(m, dict) and isinstance(m.get("content"), str) for m in messages
-        ):
-            raise BadRequest("messages must be a list of {role, content} with text content")
-        try:
-            ids = self.subject.chat_ids(
-                [{"role": m["role"], "content": m["content"]} for m in messages]
-            )
-        except (ValueError, KeyError) as err:
-            raise BadRequest(str(err)) from None
-        usage: Counter[str] = Counter()
+    def chat(self, body: dict, deadline: float) -> dict:
+        """The reply to a chat request whose time budget ends at ``deadline``."""
+        messages = _messages(body)
         key = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
-        reply = self._continue(ids, self._max_tokens(body, key), usage)
+        requested, logprobs = _max_tokens(body, key), _flag(body, "logprobs")
+        try:
+            ids = self.subject.chat_ids(messages)
+        except (ValueError, TemplateError) as err:  # no template, or one refusing the roles
+            raise BadRequest(str(err)) from None
+        ids = self._fitting(ids, "messages (in the chat template)")
+        usage: Counter[str] = Counter()
+        reply = self._continue(ids, requested, usage, deadline)
         choice = {
             "index": 0,
             "message": {"role": "assistant", "content": reply.text},
             "finish_reason": reply.finish_reason,
             "logprobs": None,
         }
-        if body.get("logprobs"):
+        if logprobs:
             content = [
                 {"token": t, "logprob": v, "bytes": list(t.encode()), "top_logprobs": []}
                 for t, v, _ in reply.pieces(0)
@@ -218,21 +273,42 @@ class OpenAIServer:
 
     # -- helpers -------------------------------------------------------------------------
 
-    @staticmethod
-    def _max_tokens(body: dict, key: str) -> int:
-        value = body.get(key)
-        value = 16 if value is None else value
-        if not isinstance(value, int) or value < 0:
-            raise BadRequest(f"{key} must be an integer >= 0")
-        if (body.get("temperature") or 0) > 0:
-            raise BadRequest("this server decodes greedily only: temperature must be 0")
-        if (body.get("n") or 1) != 1:
-            raise BadRequest("this server makes one choice per prompt: n must be 1")
-        return value
+    def _fitting(self, ids: list[int], what: str) -> list[int]:
+        """``ids``, refused if they do not fit in the model's context."""
+        if self.context_tokens is not None and len(ids) > self.context_tokens:
+            raise BadRequest(
+                f"{what}: {len(ids)} tokens, more than this model's context of "
+                f"{self.context_tokens} tokens"
+            )
+        return ids
 
-    def _continue(self, ids: list[int], max_tokens: int, usage: Counter) -> _Reply:
-        with self._model_lock:
-            tokens, ended = self.subject.greedy(ids, max_tokens) if max_tokens else ([], False)
+    def _token_cap(self, n_prompt: int, requested: int) -> int:
+        """How many new tokens a prompt of ``n_prompt`` tokens gets when ``requested`` are
+        asked for: no more than the server's cap, nor than the context leaves."""
+        cap = min(requested, self.limits.max_tokens)
+        return cap if self.context_tokens is None else min(cap, self.context_tokens - n_prompt)
+
+    @contextmanager
+    def _model_until(self, deadline: float) -> Iterator[None]:
+        """Hold the model, waiting for it until ``deadline`` at most (then 503)."""
+        left = deadline - time.monotonic()
+        if left <= 0 or not self._model_lock.acquire(timeout=left):
+            raise Refused(
+                503,
+                f"this request's time budget ({self.limits.seconds:g} s) ran out before the "
+                "model was free for it; retry later, or send fewer prompts at a time",
+            )
+        try:
+            yield
+        finally:
+            self._model_lock.release()
+
+    def _continue(self, ids: list[int], requested: int, usage: Counter, deadline: float) -> _Reply:
+        max_tokens = self._token_cap(len(ids), requested)
+        with self._model_until(deadline):
+            tokens, ended = (
+                self.subject.greedy(ids, max_tokens, deadline) if max_tokens else ([], False)
+            )
             logprobs = self.subject.token_logprobs(ids + tokens)
         usage["prompt_tokens"] += len(ids)
         usage["completion_tokens"] += len(tokens) + ended
@@ -260,6 +336,117 @@ class OpenAIServer:
                 "total_tokens": prompt + completion,
             },
         }
+
+
+def context_length(subject) -> int | None:
+    """How many tokens ``subject``'s model can attend to: its config's
+    ``max_position_embeddings``, else its tokenizer's ``model_max_length`` if that is a real
+    limit; None if neither says."""
+    for value in (
+        getattr(subject.model.config, "max_position_embeddings", None),
+        getattr(subject.tokenizer, "model_max_length", None),
+    ):
+        if isinstance(value, int) and 0 < value < NO_LIMIT:
+            return value
+    return None
+
+
+# -- reading a request's fields: a malformed one is a 400 naming it ----------------------
+
+
+def _payload(body: bytes) -> dict:
+    """The JSON object a request body holds."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise BadRequest(f"the body is not UTF-8 (byte {err.start}: {err.reason})") from None
+    try:
+        payload = json.loads(text or "{}")
+    except json.JSONDecodeError as err:
+        raise BadRequest(f"the body is not JSON: {err}") from None
+    except RecursionError:
+        raise BadRequest("the body is JSON nested too deeply") from None
+    if not isinstance(payload, dict):
+        raise BadRequest("the body must be a JSON object")
+    return payload
+
+
+def _shown(value) -> str:
+    """``value`` as JSON, cut short (a message names a wrong value without repeating a
+    huge one)."""
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _integer(body: dict, key: str, default: int | None) -> int | None:
+    value = body.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BadRequest(f"{key} must be an integer >= 0, not {_shown(value)}")
+    return value
+
+
+def _number(body: dict, key: str, default: float) -> float:
+    value = body.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise BadRequest(f"{key} must be a number, not {_shown(value)}")
+    return value
+
+
+def _flag(body: dict, key: str) -> bool:
+    value = body.get(key)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise BadRequest(f"{key} must be true or false, not {_shown(value)}")
+    return value
+
+
+def _max_tokens(body: dict, key: str) -> int:
+    """The new tokens ``body`` asks for under ``key`` (16 if unset), once it is clear that
+    it asks for what this server makes: one greedy choice per prompt."""
+    if _number(body, "temperature", 0) != 0:
+        raise BadRequest("this server decodes greedily only: temperature must be 0")
+    if _integer(body, "n", 1) != 1:
+        raise BadRequest("this server makes one choice per prompt: n must be 1")
+    return _integer(body, key, 16)
+
+
+def _stop(body: dict) -> list[str]:
+    stop = body.get("stop")
+    stops = [stop] if isinstance(stop, str) else stop
+    if stops is None:
+        return []
+    if not isinstance(stops, list) or not all(isinstance(s, str) for s in stops):
+        raise BadRequest(f"stop must be a string or a list of strings, not {_shown(stop)}")
+    return stops
+
+
+def _prompts(body: dict) -> list[str]:
+    prompt = body.get("prompt", "")
+    prompts = [prompt] if isinstance(prompt, str) else prompt
+    if not isinstance(prompts, list) or not all(isinstance(p, str) for p in prompts):
+        raise BadRequest(f"prompt must be a string or a list of strings, not {_shown(prompt)}")
+    return prompts
+
+
+def _messages(body: dict) -> list[dict[str, str]]:
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        raise BadRequest(f"messages must be a list of {{role, content}}, not {_shown(messages)}")
+    for i, m in enumerate(messages):
+        if not (
+            isinstance(m, dict)
+            and isinstance(m.get("role"), str)
+            and isinstance(m.get("content"), str)
+        ):
+            raise BadRequest(
+                f"messages[{i}] must be {{role, content}} with text in both, not {_shown(m)}"
+            )
+    return [{"role": m["role"], "content": m["content"]} for m in messages]
 
 
 @dataclass
@@ -322,8 +509,11 @@ def _common_prefix(a: str, b: str) -> int:
 
 
 def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
+    limits = server.limits
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as the client's connection pool expects
+        timeout = limits.read_seconds  # the socket's: no wait for a client's bytes is longer
 
         def log_message(self, format, *args) -> None:  # noqa: A002 - quiet
             pass
@@ -335,15 +525,19 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._error(404, f"no route {self.path}")
 
         def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            path = self.path.rstrip("/")
-            route = ROUTES.get(path)
+            route = ROUTES.get(self.path.rstrip("/"))
             if route is None or (route == "completions" and server.chat_only):
-                self._error(404, f"no route {self.path}")
+                self._refuse_unread(404, f"no route {self.path}")
                 return
             fault = server._arrived(route)
             if not server._authorized(self.headers.get("Authorization")):
-                self._error(401, "invalid API key", "invalid_api_key")
+                self._refuse_unread(401, "invalid API key", "invalid_api_key")
+                return
+            try:
+                body = self._body()
+            except Refused as err:
+                self.close_connection = True  # what is left of the body is not read
+                self._error(err.status, str(err))
                 return
             if fault == "drop":
                 self.close_connection = True
@@ -354,31 +548,89 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return
             if fault == "slow":
                 time.sleep(server.faults.slow_seconds)
+            deadline = time.monotonic() + limits.seconds
             try:
-                payload = json.loads(body or b"{}")
-                if not isinstance(payload, dict):
-                    raise BadRequest("the body must be a JSON object")
+                payload = _payload(body)
                 model = payload.get("model")
+                if not isinstance(model, str):
+                    raise BadRequest(f"model must be a string, not {_shown(model)}")
                 if model != server.model_name:
                     self._error(404, f"model {model!r} is not served here", "model_not_found")
                     return
-                self._send(200, getattr(server, route)(payload))
-            except (BadRequest, json.JSONDecodeError) as err:
-                self._error(400, str(err))
+                self._send(200, getattr(server, route)(payload, deadline))
+            except Refused as err:
+                self._error(err.status, str(err))
             except Exception as err:  # the server stays up; the client sees a 500
                 self._error(500, f"{type(err).__name__}: {err}")
+
+        # -- the body --------------------------------------------------------------------
+
+        def _declared_length(self) -> int:
+            """The body's length as Content-Length declares it, if the server takes it."""
+            if self.headers.get("Transfer-Encoding"):
+                raise Refused(411, "send the body with a Content-Length, not Transfer-Encoding")
+            values = self.headers.get_all("Content-Length") or []
+            if not values:
+                raise Refused(411, "a POST needs a Content-Length header")
+            value = values[0].strip()
+            if len(set(values)) > 1 or not (value.isascii() and value.isdigit()):
+                raise Refused(
+                    400, f"Content-Length must be one number of bytes, not {_shown(values)}"
+                )
+            cap = limits.body_bytes
+            if len(value) > len(str(cap)) or int(value) > cap:  # int() of 5000 digits fails
+                raise Refused(413, f"the body is larger than this server's limit of {cap} bytes")
+            return int(value)
+
+        def _body(self) -> bytes:
+            length = self._declared_length()
+            try:
+                body = self.rfile.read(length)
+            except TimeoutError:
+                raise Refused(
+                    408, f"the body stopped arriving (nothing for {limits.read_seconds:g} s)"
+                ) from None
+            except OSError as err:
+                raise Refused(400, f"the body could not be read: {err}") from None
+            if len(body) < length:
+                raise Refused(400, f"the body ended after {len(body)} of {length} bytes")
+            return body
+
+        def _refuse_unread(self, status: int, message: str, code: str | None = None) -> None:
+            """Answer ``status`` before reading the body, then skip the body so that the
+            connection can carry the next request (or close it when the body's length is
+            unknown or too large to skip)."""
+            try:
+                length = self._declared_length()
+            except Refused:
+                length = 0
+                self.close_connection = True
+            self._error(status, message, code)
+            try:
+                skipped = len(self.rfile.read(length)) if length else 0
+            except OSError:
+                skipped = -1
+            if skipped != length:
+                self.close_connection = True
+
+        # -- the response ----------------------------------------------------------------
 
         def _error(self, status: int, message: str, code: str | None = None) -> None:
             kind = "invalid_request_error" if status < 500 else "server_error"
             error = {"message": message, "type": kind, "param": None, "code": code}
-            self._send(status, {"error": error})
+            retry = {"Retry-After": "1"} if status == 503 else {}
+            self._send(status, {"error": error}, retry)
 
-        def _send(self, status: int, payload: dict) -> None:
+        def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
             data = json.dumps(payload).encode()
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                if self.close_connection:
+                    self.send_header("Connection", "close")
                 self.end_headers()
                 self.wfile.write(data)
             except OSError:  # the client gave up (a slow fault outlived its timeout)

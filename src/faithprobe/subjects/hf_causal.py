@@ -24,6 +24,7 @@ token or the tokens of the stop string itself are not counted).
 from __future__ import annotations
 
 import inspect
+import time
 
 import torch
 
@@ -194,9 +195,12 @@ class HFCausalLM(HFSubject):
         made = self._greedy(batch)
         return [self._cut(tokens, stop) for tokens, (_, _, stop) in zip(made, batch, strict=True)]
 
-    def _greedy(self, batch: list[tuple[list[int], int, tuple]]) -> list[list[int]]:
+    def _greedy(
+        self, batch: list[tuple[list[int], int, tuple]], deadline: float | None = None
+    ) -> list[list[int]]:
         """The greedy continuation of each (prompt ids, max new tokens, stop strings), up to
-        and including the EOS token that ended it, if one did."""
+        and including the EOS token that ended it, if one did. Once ``time.monotonic()``
+        passes ``deadline`` every row stops after the step under way."""
         made: list[list[int]] = [[] for _ in batch]
         done = [max_new == 0 for _, max_new, _ in batch]
         if not all(done):
@@ -211,7 +215,7 @@ class HFCausalLM(HFSubject):
                     if not done[g]:
                         made[g].append(token)
                         done[g] = self._finished(made[g], batch[g][1], batch[g][2])
-                if all(done):
+                if all(done) or (deadline is not None and time.monotonic() >= deadline):
                     break
                 # finished rows keep decoding (rows never see each other); their extra
                 # tokens are dropped
@@ -219,12 +223,15 @@ class HFCausalLM(HFSubject):
                 positions = positions[:, -1:] + 1
         return made
 
-    def greedy(self, ids: list[int], max_new_tokens: int) -> tuple[list[int], bool]:
+    def greedy(
+        self, ids: list[int], max_new_tokens: int, deadline: float | None = None
+    ) -> tuple[list[int], bool]:
         """The greedy continuation of the token ids ``ids`` as :meth:`answer` generates it,
         but uncut by stop strings: its tokens (without the EOS token) and whether an EOS
-        token ended it."""
+        token ended it. Past ``deadline`` (a ``time.monotonic()`` value) it stops early,
+        after at least one token."""
         with torch.inference_mode():
-            tokens = self._greedy([(ids, max_new_tokens, ())])[0]
+            tokens = self._greedy([(ids, max_new_tokens, ())], deadline)[0]
         if tokens and tokens[-1] in self._eos_ids:
             return tokens[:-1], True
         return tokens, False
