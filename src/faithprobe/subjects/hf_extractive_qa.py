@@ -12,7 +12,9 @@ that share ``doc_stride`` tokens (default 128), as the Hugging Face ``run_qa`` r
 A question longer than half of ``max_length`` keeps only its last tokens (the question
 proper comes after any conversation history) and its answer is ``truncated``; the overlap
 shrinks to at most half of the room a window leaves for the context. Character offsets come
-from the tokenizer's offset mapping, so a fast (Rust) tokenizer is required.
+from the tokenizer's offset mapping, so a fast (Rust) tokenizer is required. However long
+the context, the model never runs on more than ``max_batch_tokens`` padded tokens at once:
+the windows of a batch are scored in chunks.
 
 **Best span.** In every window, every span (start <= end, both tokens in the context,
 at most ``max_answer_tokens`` tokens, default 30) is scored by start logit + end logit --
@@ -55,6 +57,7 @@ import torch
 
 from faithprobe.errors import ModelError
 from faithprobe.requests import SaliencyRequest, SpanAnswer, SpanAnswerRequest, TokenSaliency
+from faithprobe.subjects.batching import length_sorted_batches
 from faithprobe.subjects.hf_base import cut_for_tokens
 from faithprobe.subjects.hf_multiple_choice import HFEncoderClassifier, Row, pad_rows
 
@@ -247,11 +250,26 @@ class HFExtractiveQA(HFEncoderClassifier):
         s, e = divmod(flat, n)
         return float(scores[s, e]), s, e
 
+    def _logits(self, windows: list[Window]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Start and end logits of every window (right-padded to the longest), computed in
+        chunks of at most ``max_batch_tokens`` padded tokens: a long context is thousands of
+        windows."""
+        lengths = [len(w.row[0]) for w in windows]
+        starts = torch.zeros((len(windows), max(lengths)))
+        ends = torch.zeros((len(windows), max(lengths)))
+        for chunk in length_sorted_batches(
+            lengths, max_batch=len(windows), max_tokens=self.max_batch_tokens
+        ):
+            inputs = pad_rows([windows[i].row for i in chunk], self._pad_id)
+            out = self.model(**{k: v.to(self.device) for k, v in inputs.items()})
+            width = out.start_logits.shape[1]
+            starts[chunk, :width] = out.start_logits.float().cpu()
+            ends[chunk, :width] = out.end_logits.float().cpu()
+        return starts, ends
+
     def _score_batch(self, batch: list[Encoded]) -> list[SpanAnswer]:
         windows = [w for enc in batch for w in enc.windows]
-        inputs = pad_rows([w.row for w in windows], self._pad_id)
-        out = self.model(**{k: v.to(self.device) for k, v in inputs.items()})
-        starts, ends = out.start_logits.float().cpu(), out.end_logits.float().cpu()
+        starts, ends = self._logits(windows)
 
         answers, r = [], 0
         for enc in batch:
