@@ -94,7 +94,9 @@ INSERTIONS_HEADER = "source\tx_grammar\tx\ty\ty_grammar\tinsertion_rel\n"
 def _grid(folder: Path, contexts: str | None = None, insertions: str | None = None) -> Path:
     folder.mkdir()
     (folder / "contexts.tsv").write_text(
-        contexts if contexts is not None else CONTEXTS_HEADER + "T\tA man saw a x.\t\tup\t\t\tx\t\t\t\n"
+        contexts
+        if contexts is not None
+        else CONTEXTS_HEADER + "T\tA man saw a x.\t\tup\t\t\tx\t\t\t\n"
     )
     (folder / "insertions.tsv").write_text(
         insertions if insertions is not None else INSERTIONS_HEADER + "T\ts\tdog\tanimal\ts\tleq\n"
@@ -107,7 +109,10 @@ def _squad(qas: list | None = None, context: str = "Anna moved to Paris. She san
         {"id": "q1", "question": "Where did Anna move?",
          "answers": [{"text": "Paris", "answer_start": context.index("Paris")}]}
     ]  # fmt: skip
-    return {"version": "1.1", "data": [{"title": "T", "paragraphs": [{"context": context, "qas": qas}]}]}
+    return {
+        "version": "1.1",
+        "data": [{"title": "T", "paragraphs": [{"context": context, "qas": qas}]}],
+    }
 
 
 def _write_json(path: Path, doc) -> Path:
@@ -198,7 +203,9 @@ CASES = [
 
 def _bad_nli(tmp: Path) -> Path:
     path = tmp / "bad.tsv"
-    path.write_text("index\tsentence1\tsentence2\tgold_label\n0\tA dog ran .\tAn animal ran .\tmaybe\n")
+    path.write_text(
+        "index\tsentence1\tsentence2\tgold_label\n0\tA dog ran .\tAn animal ran .\tmaybe\n"
+    )
     return path
 
 

@@ -81,7 +81,7 @@ def test_answer_in_a_later_window_maps_to_context_offsets(tiny_pair_tokenizer):
     subject = HFExtractiveQA(model, tiny_pair_tokenizer, name="marked", max_length=48, doc_stride=8)
     context = FILLER * 2 + "The capital of Henry's country is Paris. " + FILLER * 6
     request = SpanAnswerRequest(QUESTION, context)
-    windows = subject._encode(request).windows
+    windows = subject._encode(request)[0].windows
     assert len(windows) >= 4
     where = context.index("Paris")
 

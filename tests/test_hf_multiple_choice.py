@@ -111,15 +111,16 @@ def test_only_the_context_is_truncated(tiny_bert_mc, tiny_pair_tokenizer):
     subject = _subject(tiny_bert_mc, tiny_pair_tokenizer, max_length=32)
     context = "Alice lives in Paris and Bob lives in Rome. " * 10
     choice = "Paris is where she lives"
-    (row,) = subject._encode(CandidateScoreRequest(context, (choice,)))
+    (row,), truncated = subject._encode(CandidateScoreRequest(context, (choice,)))
     ids, types = row
+    assert truncated
     choice_ids = tiny_pair_tokenizer(choice, add_special_tokens=False).input_ids
     assert len(ids) == 32
     assert list(ids[-len(choice_ids) - 1 : -1]) == choice_ids
     assert types[-1] == 1 and types[0] == 0
     # a choice longer than the whole budget is cut too rather than failing
-    (row,) = subject._encode(CandidateScoreRequest("short", (context,)))
-    assert len(row[0]) == 32
+    (row,), truncated = subject._encode(CandidateScoreRequest("short", (context,)))
+    assert len(row[0]) == 32 and truncated
 
 
 def test_max_length_is_capped_by_the_model(tiny_bert_mc, tiny_pair_tokenizer):

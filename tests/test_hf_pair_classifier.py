@@ -135,8 +135,11 @@ def test_batch_size_does_not_change_scores(three_class, tiny_pair_tokenizer, pai
 
 def test_truncation_and_fingerprint(three_class, tiny_pair_tokenizer, pairs):
     subject = HFPairClassifier(three_class, tiny_pair_tokenizer, name="x", max_length=32)
-    row, _ = subject._encode(TextPairRequest("every dog danced " * 20, "some animal danced"))
+    (row, _), truncated = subject._encode(
+        TextPairRequest("every dog danced " * 20, "some animal danced")
+    )
     assert len(row[0]) == 32 and row[1][-1] == 1  # the hypothesis survives, as segment B
+    assert truncated
     assert (
         HFPairClassifier(three_class, tiny_pair_tokenizer, name="x", max_length=10_000).max_length
         == 300

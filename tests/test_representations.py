@@ -193,7 +193,7 @@ def test_encoding_is_the_extractive_backends_first_window(tiny_pair_tokenizer):
     encoder = Encoder.build("qa", "-", model.base_model, tiny_pair_tokenizer, 40)
     assert encoder.max_length == subject.max_length and encoder.token_types
     for context in (B1, A1 + " " + A2):
-        window = subject._encode(SpanAnswerRequest("Where is the teacher from?", context))
+        window, _ = subject._encode(SpanAnswerRequest("Where is the teacher from?", context))
         enc = encoder.encode("Where is the teacher from?", context)
         first = window.windows[0]
         assert (enc.ids, enc.types) == first.row

@@ -147,7 +147,9 @@ def test_an_old_run_of_another_suite_is_replaced_whole(tmp_path, model_dir):
     res = _run("confidence-shift", "--model", model_dir, "--data", data, "-o", "trials=1",
                "--out", out, "--cache-dir", cache)  # fmt: skip
     assert res.exit_code == 0, res.output
-    res = _run("distractors", "--model", model_dir, "--limit", 4, "--out", out, "--cache-dir", cache)
+    res = _run(
+        "distractors", "--model", model_dir, "--limit", 4, "--out", out, "--cache-dir", cache
+    )
     assert res.exit_code == 0, res.output
     fresh = tmp_path / "fresh"
     res = _run("distractors", "--model", model_dir, "--limit", 4, "--out", fresh,
@@ -233,7 +235,9 @@ def _complete(folder: Path, names: set[str], limit: int) -> bool:
     run = json.loads((folder / "run.json").read_text())
     json.loads((folder / "metrics.json").read_text())
     pd.read_parquet(folder / "results.parquet")
-    return run["limit"] == limit and (folder / "report.html").read_text().rstrip().endswith("</html>")
+    return run["limit"] == limit and (folder / "report.html").read_text().rstrip().endswith(
+        "</html>"
+    )
 
 
 def test_a_kill_while_writing_leaves_the_old_or_the_new_folder_whole(tmp_path, model_dir):
@@ -276,4 +280,9 @@ def test_a_kill_while_writing_leaves_the_old_or_the_new_folder_whole(tmp_path, m
     assert _run("distractors", "--model", model_dir, "--data", data, "--limit", 8, "--out", out,
                 "--cache-dir", cache).exit_code == 0  # fmt: skip
     assert _complete(out, new_names, 8)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "items.jsonl", "reference", "run"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "cache",
+        "items.jsonl",
+        "reference",
+        "run",
+    ]

@@ -12,22 +12,31 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 
 from faithprobe.examples import NLI_LABELS
 
 
 class _JSONAnswer:
     """``to_json`` / ``from_json`` for a flat dataclass of JSON-able fields (tuples come
-    back as tuples)."""
+    back as tuples).
+
+    A field with a default (``truncated``, added after answers were first cached) is left
+    out of the JSON while it holds its default and read back as the default when absent,
+    so the JSON of every answer that does not use it stays byte-identical to the cached one.
+    """
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False)
+        data = asdict(self)
+        for f in fields(self):
+            if f.default is not MISSING and data[f.name] == f.default:
+                del data[f.name]
+        return json.dumps(data, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str):
         data = json.loads(text)
-        return cls(**{f.name: _tuples(data[f.name]) for f in fields(cls)})
+        return cls(**{f.name: _tuples(data[f.name]) for f in fields(cls) if f.name in data})
 
 
 def _tuples(value):
@@ -36,31 +45,37 @@ def _tuples(value):
 
 @dataclass(frozen=True)
 class CandidateScores(_JSONAnswer):
-    """Log-probability (natural log, summed over tokens) and token count per candidate."""
+    """Log-probability (natural log, summed over tokens) and token count per candidate;
+    ``truncated`` when the input was cut to fit the model (see the backend's module)."""
 
     logprobs: tuple[float, ...]
     n_tokens: tuple[int, ...]
+    truncated: bool = False
 
 
 @dataclass(frozen=True)
 class SpanAnswer(_JSONAnswer):
     """An extractive answer: the text of the best span and its character offsets in the
     context (``start == end == -1`` when the model's null answer wins), the best span's
-    score and the null answer's score (logit sums, SQuAD 2.0 convention)."""
+    score and the null answer's score (logit sums, SQuAD 2.0 convention); ``truncated``
+    when the question was cut to fit the model (the context never is: it is windowed)."""
 
     text: str
     start: int
     end: int
     score: float
     null_score: float
+    truncated: bool = False
 
 
 @dataclass(frozen=True)
 class Generation(_JSONAnswer):
-    """Generated text (after the stop string was cut) and how many tokens were made."""
+    """Generated text (after the stop string was cut) and how many tokens were made;
+    ``truncated`` when the prompt was cut or ``max_new_tokens`` capped to fit the model."""
 
     text: str
     n_tokens: int
+    truncated: bool = False
 
 
 # (sequence, start, end): 0 = question, 1 = context; None for a special token

@@ -58,6 +58,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from jinja2 import TemplateError
 
+from faithprobe.errors import UsageError
+
 FAULT_KINDS = ("429", "500", "drop", "slow")
 ROUTES = {"/v1/completions": "completions", "/v1/chat/completions": "chat"}
 NO_LIMIT = 10**9  # tokenizers without a length limit report a huge placeholder (1e30)
@@ -80,9 +82,9 @@ class Faults:
     def __post_init__(self) -> None:
         unknown = (set(self.first) | set(self.kinds)) - set(FAULT_KINDS)
         if unknown:
-            raise ValueError(f"unknown faults {sorted(unknown)}; known: {', '.join(FAULT_KINDS)}")
+            raise UsageError(f"unknown faults {sorted(unknown)}; known: {', '.join(FAULT_KINDS)}")
         if not 0 <= self.rate <= 1 or (self.rate and not self.kinds):
-            raise ValueError("the fault rate must be in [0, 1], with at least one fault kind")
+            raise UsageError("the fault rate must be in [0, 1], with at least one fault kind")
 
 
 @dataclass(frozen=True)
@@ -99,9 +101,9 @@ class Limits:
 
     def __post_init__(self) -> None:
         if self.max_tokens < 0 or self.body_bytes < 0:
-            raise ValueError("max_tokens and body_bytes must be >= 0")
+            raise UsageError("max_tokens and body_bytes must be >= 0")
         if not (self.seconds > 0 and self.read_seconds > 0):
-            raise ValueError("the time budget and the read timeout must be > 0 seconds")
+            raise UsageError("the time budget and the read timeout must be > 0 seconds")
 
 
 class Refused(Exception):
@@ -252,7 +254,7 @@ class OpenAIServer:
         requested, logprobs = _max_tokens(body, key), _flag(body, "logprobs")
         try:
             ids = self.subject.chat_ids(messages)
-        except (ValueError, TemplateError) as err:  # no template, or one refusing the roles
+        except (UsageError, TemplateError) as err:  # no template, or one refusing the roles
             raise BadRequest(str(err)) from None
         ids = self._fitting(ids, "messages (in the chat template)")
         usage: Counter[str] = Counter()

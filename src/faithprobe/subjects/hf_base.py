@@ -1,8 +1,18 @@
-"""What the Hugging Face backends share: loading, fingerprinting and batch settings."""
+"""What the Hugging Face backends share: loading, fingerprinting, batch settings and the
+bound on input length.
+
+**Bounded inputs.** ``max_length`` is the most tokens the model takes
+(:func:`position_limit`); each backend cuts a longer input to fit by a rule stated in its
+module docstring, and the answer to a cut input has ``truncated=True``. A model stating no
+limit is never cut. A text far longer than the model takes is cut to
+``max_length * CHARS_PER_TOKEN`` characters on the side that will be truncated before it is
+tokenised (:func:`cut_for_tokens`), so a 5 MB context costs what a few kilobytes do.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +23,60 @@ from faithprobe.subjects.base import Progress, Subject
 from faithprobe.subjects.batching import length_sorted_batches
 from faithprobe.subjects.fingerprint import fingerprint_module, fingerprint_path
 
+# Real text averages about 4 characters a token; this many characters per token kept
+# leaves several times more tokens than are kept, so the cut is far from them.
+CHARS_PER_TOKEN = 32
+
+# tokenizers say "no limit" with a huge model_max_length (int(1e30))
+_NO_LIMIT = 1_000_000
+
+
+def position_limit(model, tokenizer) -> int | None:
+    """The most tokens the model takes: its position embeddings (``max_position_embeddings``
+    or ``n_positions``; RoBERTa-style models count positions from ``pad_token_id + 1``, so
+    two fewer) and the tokenizer's ``model_max_length`` unless that is the "no limit"
+    sentinel; None when neither states a limit."""
+    config = model.config
+    limits = []
+    positions = getattr(config, "max_position_embeddings", None) or getattr(
+        config, "n_positions", None
+    )
+    if positions:
+        offset = 2 if getattr(config, "model_type", "") in ("roberta", "xlm-roberta") else 0
+        limits.append(positions - offset)
+    tok_max = getattr(tokenizer, "model_max_length", None)
+    if tok_max and tok_max < _NO_LIMIT:
+        limits.append(tok_max)
+    return min(limits) if limits else None
+
+
+def cut_for_tokens(tokenizer, text: str, keep: int, *, keep_end: bool) -> str:
+    """``text`` cut to characters that hold the ``keep`` tokens at its end (``keep_end``) or
+    start that a truncating caller keeps: its last (first) ``keep * CHARS_PER_TOKEN``
+    characters when those hold at least twice ``keep`` tokens -- the kept tokens then lie far
+    from the cut, so they are those of the whole text -- else the whole text."""
+    reach = keep * CHARS_PER_TOKEN
+    if len(text) <= reach:
+        return text
+    cut = text[-reach:] if keep_end else text[:reach]
+    n_tokens = len(tokenizer(cut, add_special_tokens=False)["input_ids"])
+    return cut if n_tokens >= 2 * keep else text
+
+
+def special_frame(tokenizer) -> tuple[list[int], list[int]]:
+    """The special tokens the tokenizer puts before and after the tokens of one text (BERT:
+    ``[CLS]`` and ``[SEP]``; Llama: ``<s>`` and none; GPT-2: none), which a cut input keeps."""
+    plain = tokenizer("a", add_special_tokens=False)["input_ids"]
+    framed = tokenizer("a")["input_ids"]
+    n = len(plain)
+    lead = next((i for i in range(len(framed) - n + 1) if framed[i : i + n] == plain), 0)
+    return list(framed[:lead]), list(framed[lead + n :])
+
 
 class HFSubject(Subject):
-    """Backends implement ``_encode`` (request -> token ids), ``_cost`` (padded length and
-    rows of an encoded request, for batching) and ``_score_batch``."""
+    """Backends implement ``_encode`` (request -> (encoded input, whether it was cut to fit
+    ``max_length``)), ``_cost`` (padded length and rows of an encoded input, for batching)
+    and ``_score_batch``; :meth:`answer` marks the answers to cut inputs ``truncated``."""
 
     kind: str
     scoring_version: str  # bump when the scoring code changes what it returns
@@ -39,6 +99,7 @@ class HFSubject(Subject):
         self.max_batch_tokens = max_batch_tokens
         self.device = next(model.parameters()).device
         self._fingerprint = fingerprint
+        self.max_length = position_limit(model, tokenizer)
 
     @classmethod
     def from_pretrained(
@@ -74,7 +135,7 @@ class HFSubject(Subject):
             )
         return self._fingerprint
 
-    def _encode(self, request: Request) -> Any:
+    def _encode(self, request: Request) -> tuple[Any, bool]:
         raise NotImplementedError
 
     def _cost(self, encoded: Any) -> tuple[int, int]:
@@ -84,9 +145,9 @@ class HFSubject(Subject):
         raise NotImplementedError
 
     def _steps(self, kind: str) -> tuple[Callable, Callable, Callable]:
-        """(encode, cost, run a batch) for one request kind; a backend answering several
-        kinds overrides this (the default serves every kind with ``_encode`` / ``_cost`` /
-        ``_score_batch``)."""
+        """(encode, cost, run a batch) for one request kind, ``encode`` returning (encoded
+        input, whether it was cut to fit); a backend answering several kinds overrides this
+        (the default serves every kind with ``_encode`` / ``_cost`` / ``_score_batch``)."""
         return self._encode, self._cost, self._score_batch
 
     def answer(self, requests: Sequence[Request], progress: Progress | None = None) -> list[Answer]:
@@ -99,7 +160,7 @@ class HFSubject(Subject):
         out: list[Answer | None] = [None] * len(requests)
         for kind, indices in by_kind.items():
             encode, cost, run = self._steps(kind)
-            encoded = [encode(requests[i]) for i in indices]
+            encoded, truncated = zip(*(encode(requests[i]) for i in indices), strict=True)
             lengths, rows = zip(*(cost(e) for e in encoded), strict=True)
             for batch in length_sorted_batches(
                 lengths, max_batch=self.batch_size, max_tokens=self.max_batch_tokens, rows=rows
@@ -107,7 +168,7 @@ class HFSubject(Subject):
                 with torch.inference_mode():
                     answered = run([encoded[j] for j in batch])
                 for j, a in zip(batch, answered, strict=True):
-                    out[indices[j]] = a
+                    out[indices[j]] = replace(a, truncated=True) if truncated[j] else a
                 if progress:
                     progress(len(batch))
         return out  # type: ignore[return-value]

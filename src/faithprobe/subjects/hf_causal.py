@@ -19,16 +19,27 @@ model that opens with a newline is not cut off before it says anything; leading 
 is kept) and stripped of trailing whitespace; its
 ``n_tokens`` counts the generated tokens needed to produce the text before the cut (an EOS
 token or the tokens of the stop string itself are not counted).
+
+**Bounded inputs.** The model is fed at most ``max_length`` tokens (the last candidate token
+and the last generated token are predicted, never fed). Scoring keeps the context tokens
+nearest the blank (the lm-evaluation-harness rule): the context is cut from the left so that
+it and the longest candidate fit, the same context for every candidate; a candidate too long
+to fit after even one context token is a :class:`~faithprobe.errors.UsageError` naming the
+request. Generation caps ``max_new_tokens`` to what fits beside the prompt's special tokens
+(or chat template) and one prompt token, then cuts the prompt from the left to fit beside
+them. A cut keeps the special tokens the tokenizer puts around a text (Llama's ``<s>``) and,
+for a chat request, the whole template: there the user's message loses its first tokens.
 """
 
 from __future__ import annotations
 
 import inspect
 import time
+from functools import cached_property
 
 import torch
 
-from faithprobe.errors import UsageError
+from faithprobe.errors import UsageError, excerpt
 from faithprobe.requests import (
     CandidateScoreRequest,
     CandidateScores,
@@ -36,7 +47,12 @@ from faithprobe.requests import (
     GenerationRequest,
     stop_index,
 )
-from faithprobe.subjects.hf_base import HFSubject
+from faithprobe.subjects.hf_base import (
+    CHARS_PER_TOKEN,
+    HFSubject,
+    cut_for_tokens,
+    special_frame,
+)
 
 
 class HFCausalLM(HFSubject):
@@ -56,6 +72,7 @@ class HFCausalLM(HFSubject):
         start = tokenizer.bos_token_id
         self._start_id = start if start is not None else tokenizer.eos_token_id
         self._eos_ids = _eos_ids(model, tokenizer)
+        self._frame = special_frame(tokenizer)
 
     # -- tokenization ------------------------------------------------------------------
 
@@ -63,6 +80,19 @@ class HFCausalLM(HFSubject):
         """The token ids a plain prompt (or a scoring context) is run as."""
         ids = self.tokenizer(text).input_ids if text else []
         return ids or [self._start_id]  # an empty prompt still needs one token to predict from
+
+    def bounded_prompt_ids(self, text: str, room: int | None) -> tuple[list[int], bool]:
+        """:meth:`prompt_ids` of ``text`` if they are at most ``room`` tokens (None: no
+        bound), else the special tokens around them with only the last text tokens, ``room``
+        in all; and whether tokens were dropped. ``room`` leaves at least one text token."""
+        if room is None or len(text) <= room * CHARS_PER_TOKEN:  # cheap to tokenise whole
+            ids = self.prompt_ids(text)
+            if room is None or len(ids) <= room:
+                return ids, False
+        lead, trail = self._frame
+        keep = room - len(lead) - len(trail)
+        tokens = self._text_ids(cut_for_tokens(self.tokenizer, text, keep, keep_end=True))
+        return lead + tokens[-keep:] + trail, len(tokens) > keep
 
     def chat_ids(self, messages: list[dict[str, str]]) -> list[int]:
         """The token ids of ``messages`` in the tokenizer's chat template, ready for the
@@ -77,32 +107,91 @@ class HFCausalLM(HFSubject):
         )
         return self.tokenizer(text, add_special_tokens=False).input_ids
 
-    def _encode(self, request: CandidateScoreRequest) -> tuple[list[int], list[list[int]]]:
-        context = self.prompt_ids(request.context)
-        candidates = []
-        for c in request.candidates:
-            text, start = request.filled(c)
-            ids = self.tokenizer(
-                text[len(request.context) : start + len(c)], add_special_tokens=False
-            ).input_ids
-            if not ids:
-                raise UsageError(f"candidate {c!r} encodes to no tokens")
-            candidates.append(ids)
-        return context, candidates
+    def _bounded_chat_ids(self, prompt: str, room: int | None) -> tuple[list[int], bool]:
+        """:meth:`chat_ids` of ``prompt`` as the user's message if they are at most ``room``
+        tokens, else of the message's last tokens (decoded back to text) -- as many as fit
+        in the template -- and whether the message was cut."""
+        if room is None or len(prompt) <= room * CHARS_PER_TOKEN:
+            ids = self.chat_ids(_user(prompt))
+            if room is None or len(ids) <= room:
+                return ids, False
+        tokens = self._text_ids(cut_for_tokens(self.tokenizer, prompt, room, keep_end=True))
+        keep = room - self._chat_frame_size
+        while keep > 0:  # re-encoding at the template's seams may add a token or two
+            message = self.tokenizer.decode(tokens[-keep:], clean_up_tokenization_spaces=False)
+            ids = self.chat_ids(_user(message))
+            if len(ids) <= room:
+                return ids, True
+            keep -= len(ids) - room
+        return self.chat_ids(_user("")), True
+
+    @cached_property
+    def _chat_frame_size(self) -> int:
+        """Tokens of the chat template around an empty user message."""
+        return len(self.chat_ids(_user("")))
+
+    def _text_ids(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False).input_ids
+
+    def _candidate_ids(self, request: CandidateScoreRequest, candidate: str) -> list[int]:
+        """The candidate's tokens (with the separating space) as they follow the context."""
+        text, start = request.filled(candidate)
+        ids = self._text_ids(text[len(request.context) : start + len(candidate)])
+        if not ids:
+            raise UsageError(f"candidate {excerpt(candidate)} encodes to no tokens")
+        return ids
+
+    def _encode(self, request: CandidateScoreRequest) -> tuple[tuple, bool]:
+        candidates = [self._candidate_ids(request, c) for c in request.candidates]
+        room = self._context_room(request, max(len(ids) for ids in candidates))
+        context, truncated = self.bounded_prompt_ids(request.context, room)
+        return (context, candidates), truncated
+
+    def _context_room(self, request: CandidateScoreRequest, longest: int) -> int | None:
+        """How many context tokens fit before a candidate of ``longest`` tokens (all but its
+        last token are fed); None without a limit."""
+        if self.max_length is None:
+            return None
+        room = self.max_length + 1 - longest
+        if room < len(self._frame[0]) + len(self._frame[1]) + 1:
+            raise UsageError(
+                f"model {self.name} takes at most {self.max_length} tokens, too few for a "
+                f"candidate of {longest} tokens after a context: request "
+                f"{excerpt(request.context)} with candidates "
+                f"{excerpt(', '.join(request.candidates))}"
+            )
+        return room
 
     def _steps(self, kind: str):
         if kind == GenerationRequest.kind:
             return self._encode_generation, self._generation_cost, self._generate_batch
         return super()._steps(kind)
 
-    def _encode_generation(self, request: GenerationRequest) -> tuple[list[int], int, tuple]:
+    def _encode_generation(self, request: GenerationRequest) -> tuple[tuple, bool]:
         if request.max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be >= 0, got {request.max_new_tokens}")
         if request.chat:
-            ids = self.chat_ids([{"role": "user", "content": request.prompt}])
+            room, max_new = self._generation_room(request, self._chat_frame_size)
+            ids, cut = self._bounded_chat_ids(request.prompt, room)
         else:
-            ids = self.prompt_ids(request.prompt)
-        return ids, request.max_new_tokens, request.stop
+            room, max_new = self._generation_room(request, sum(map(len, self._frame)))
+            ids, cut = self.bounded_prompt_ids(request.prompt, room)
+        return (ids, max_new, request.stop), cut or max_new < request.max_new_tokens
+
+    def _generation_room(self, request: GenerationRequest, fixed: int) -> tuple[int | None, int]:
+        """(How many prompt tokens fit, the capped ``max_new_tokens``): the new tokens leave
+        room for the ``fixed`` tokens around the prompt (special tokens or chat template)
+        and one prompt token, and the prompt gets the rest (all but the last new token are
+        fed); (None, ``max_new_tokens``) without a limit."""
+        if self.max_length is None:
+            return None, request.max_new_tokens
+        if fixed >= self.max_length:
+            raise UsageError(
+                f"model {self.name} takes at most {self.max_length} tokens, but the tokens "
+                f"around a prompt alone are {fixed}: cannot answer {excerpt(request.prompt)}"
+            )
+        max_new = min(request.max_new_tokens, self.max_length - fixed)
+        return self.max_length + 1 - max(max_new, 1), max_new
 
     # -- scoring -----------------------------------------------------------------------
 
@@ -261,6 +350,10 @@ class HFCausalLM(HFSubject):
         )
         answer = kept.rstrip()
         return Generation(answer, n_tokens if answer else 0)
+
+
+def _user(message: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": message}]
 
 
 def _eos_ids(model, tokenizer) -> frozenset[int]:

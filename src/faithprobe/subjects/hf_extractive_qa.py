@@ -10,9 +10,11 @@ embeddings). Only the context is cut (``truncation="only_second"``): a context l
 ``max_length`` tokens (default 384, capped by the model) is split into overlapping windows
 that share ``doc_stride`` tokens (default 128), as the Hugging Face ``run_qa`` recipe does.
 A question longer than half of ``max_length`` keeps only its last tokens (the question
-proper comes after any conversation history), and the overlap shrinks to at most half of
-the room a window leaves for the context. Character offsets come from the tokenizer's
-offset mapping, so a fast (Rust) tokenizer is required.
+proper comes after any conversation history) and its answer is ``truncated``; the overlap
+shrinks to at most half of the room a window leaves for the context. Character offsets come
+from the tokenizer's offset mapping, so a fast (Rust) tokenizer is required. However long
+the context, the model never runs on more than ``max_batch_tokens`` padded tokens at once:
+the windows of a batch are scored in chunks.
 
 **Best span.** In every window, every span (start <= end, both tokens in the context,
 at most ``max_answer_tokens`` tokens, default 30) is scored by start logit + end logit --
@@ -55,6 +57,8 @@ import torch
 
 from faithprobe.errors import ModelError
 from faithprobe.requests import SaliencyRequest, SpanAnswer, SpanAnswerRequest, TokenSaliency
+from faithprobe.subjects.batching import length_sorted_batches
+from faithprobe.subjects.hf_base import cut_for_tokens
 from faithprobe.subjects.hf_multiple_choice import HFEncoderClassifier, Row, pad_rows
 
 DEFAULT_MAX_LENGTH = 384
@@ -76,6 +80,7 @@ class Window:
 class Encoded:
     context: str
     windows: tuple[Window, ...]
+    question_cut: bool = False
 
 
 def _trimmed(context: str, start: int, end: int) -> tuple[int, int]:
@@ -91,11 +96,12 @@ def _trimmed(context: str, start: int, end: int) -> tuple[int, int]:
 def cut_question(tokenizer, question: str, keep: int) -> str:
     """The question, cut from the left to at most ``keep`` tokens (a window keeps half of
     ``max_length``; shared with the representation analysis)."""
-    enc = tokenizer(question, add_special_tokens=False, return_offsets_mapping=True)
+    tail = cut_for_tokens(tokenizer, question, keep, keep_end=True)
+    enc = tokenizer(tail, add_special_tokens=False, return_offsets_mapping=True)
     offsets = enc["offset_mapping"]
     if len(offsets) <= keep:
         return question
-    return question[offsets[-keep][0] :]
+    return tail[offsets[-keep][0] :]
 
 
 def encode_windows(
@@ -103,7 +109,7 @@ def encode_windows(
 ) -> Encoded:
     """(question, context) as overlapping windows of at most ``max_length`` tokens (see the
     module docstring); the encoding the training recipe (``faithprobe train qa``) uses too."""
-    question = cut_question(tokenizer, question, max_length // 2)
+    whole_question, question = question, cut_question(tokenizer, question, max_length // 2)
     n_question = len(tokenizer(question, add_special_tokens=False)["input_ids"])
     room = max_length - tokenizer.num_special_tokens_to_add(pair=True) - n_question
     enc = tokenizer(
@@ -129,7 +135,7 @@ def encode_windows(
         types = tuple(enc["token_type_ids"][w]) if token_types else None
         cls_index = ids.index(cls_id) if cls_id in ids else 0
         windows.append(Window((tuple(ids), types), cls_index, offsets))
-    return Encoded(context, tuple(windows))
+    return Encoded(context, tuple(windows), question != whole_question)
 
 
 class HFExtractiveQA(HFEncoderClassifier):
@@ -182,8 +188,8 @@ class HFExtractiveQA(HFEncoderClassifier):
 
     # -- tokenization ------------------------------------------------------------------
 
-    def _encode(self, request: SpanAnswerRequest) -> Encoded:
-        return encode_windows(
+    def _encode(self, request: SpanAnswerRequest) -> tuple[Encoded, bool]:
+        encoded = encode_windows(
             self.tokenizer,
             request.question,
             request.context,
@@ -191,12 +197,14 @@ class HFExtractiveQA(HFEncoderClassifier):
             doc_stride=self.doc_stride,
             token_types=self._token_types,
         )
+        return encoded, encoded.question_cut
 
     # -- saliency ----------------------------------------------------------------------
 
     def _steps(self, kind: str):
         if kind == SaliencyRequest.kind:
-            return lambda request: request, lambda _request: (1, 1), self._saliency_batch
+            # a TokenSaliency says itself whether it was truncated
+            return lambda request: (request, False), lambda _request: (1, 1), self._saliency_batch
         return super()._steps(kind)
 
     def _attributor(self, request: SaliencyRequest):
@@ -242,11 +250,26 @@ class HFExtractiveQA(HFEncoderClassifier):
         s, e = divmod(flat, n)
         return float(scores[s, e]), s, e
 
+    def _logits(self, windows: list[Window]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Start and end logits of every window (right-padded to the longest), computed in
+        chunks of at most ``max_batch_tokens`` padded tokens: a long context is thousands of
+        windows."""
+        lengths = [len(w.row[0]) for w in windows]
+        starts = torch.zeros((len(windows), max(lengths)))
+        ends = torch.zeros((len(windows), max(lengths)))
+        for chunk in length_sorted_batches(
+            lengths, max_batch=len(windows), max_tokens=self.max_batch_tokens
+        ):
+            inputs = pad_rows([windows[i].row for i in chunk], self._pad_id)
+            out = self.model(**{k: v.to(self.device) for k, v in inputs.items()})
+            width = out.start_logits.shape[1]
+            starts[chunk, :width] = out.start_logits.float().cpu()
+            ends[chunk, :width] = out.end_logits.float().cpu()
+        return starts, ends
+
     def _score_batch(self, batch: list[Encoded]) -> list[SpanAnswer]:
         windows = [w for enc in batch for w in enc.windows]
-        inputs = pad_rows([w.row for w in windows], self._pad_id)
-        out = self.model(**{k: v.to(self.device) for k, v in inputs.items()})
-        starts, ends = out.start_logits.float().cpu(), out.end_logits.float().cpu()
+        starts, ends = self._logits(windows)
 
         answers, r = [], 0
         for enc in batch:

@@ -23,21 +23,42 @@ one request share one row (the same text with the same single mask), as do the f
 steps of candidates of equal token length. Rows are right-padded with an attention mask,
 so positions never shift and padding changes nothing but rounding (batch-size invariance
 is tested). The score is the summed natural-log probability of the candidate's tokens.
+
+**Bounded inputs.** When a filled text is longer than ``max_length`` tokens, every
+candidate's text is cut to a window around the blank, sized for the longest candidate so
+that all candidates see the same context: the candidate's tokens, the special tokens around
+the text, and of the room left the tokens nearest the blank on each side -- half each
+(the odd token to the left), a side too short for its half giving the rest to the other.
+A candidate too long to fit with the special tokens is a
+:class:`~faithprobe.errors.UsageError` naming the request.
 """
 
 from __future__ import annotations
 
 import torch
 
-from faithprobe.errors import ModelError, UsageError
+from faithprobe.errors import ModelError, UsageError, excerpt
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
-from faithprobe.subjects.hf_base import HFSubject
+from faithprobe.subjects.hf_base import (
+    CHARS_PER_TOKEN,
+    HFSubject,
+    cut_for_tokens,
+    special_frame,
+)
 
 # A read is (row index, token position, token id): the log-probability of that token at
 # that position of that masked input.
 _Read = tuple[int, int, int]
 # An encoded request: its distinct masked inputs, and per candidate its reads in order.
 _Encoded = tuple[list[tuple[int, ...]], list[list[_Read]]]
+# A filled text's token ids and the positions of the candidate's tokens among them.
+_Tokens = tuple[list[int], list[int]]
+
+
+def _filled(request: CandidateScoreRequest, candidate: str) -> tuple[str, int, int]:
+    """The text with ``candidate`` in the blank and the candidate's character span in it."""
+    text, start = request.filled(candidate)
+    return text, start, start + len(candidate)
 
 
 class HFMaskedLM(HFSubject):
@@ -60,21 +81,15 @@ class HFMaskedLM(HFSubject):
         self._mask_id = tokenizer.mask_token_id
         pad = tokenizer.pad_token_id
         self._pad_id = pad if pad is not None else 0
+        self._frame = special_frame(tokenizer)
 
     # -- tokenization ------------------------------------------------------------------
 
-    def _encode(self, request: CandidateScoreRequest) -> _Encoded:
+    def _encode(self, request: CandidateScoreRequest) -> tuple[_Encoded, bool]:
+        tokens, truncated = self._candidate_tokens(request)
         rows: dict[tuple[int, ...], int] = {}
         reads: list[list[_Read]] = []
-        for c in request.candidates:
-            text, start = request.filled(c)
-            end = start + len(c)
-            enc = self.tokenizer(text, add_special_tokens=True, return_offsets_mapping=True)
-            ids = list(enc["input_ids"])
-            # Special tokens have (0, 0) offsets and never overlap a span.
-            span = [i for i, (a, b) in enumerate(enc["offset_mapping"]) if a < end and b > start]
-            if not span:
-                raise UsageError(f"candidate {c!r} covers no tokens of {text!r}")
+        for ids, span in tokens:
             masked = list(ids)
             for p in span:
                 masked[p] = self._mask_id
@@ -84,7 +99,63 @@ class HFMaskedLM(HFSubject):
                 steps.append((row, p, ids[p]))
                 masked[p] = ids[p]
             reads.append(steps)
-        return list(rows), reads
+        return (list(rows), reads), truncated
+
+    def _candidate_tokens(self, request: CandidateScoreRequest) -> tuple[list[_Tokens], bool]:
+        """Per candidate the tokens of the filled text, and whether they were cut to windows
+        around the blank (all or none are: see the module docstring)."""
+        filled = [_filled(request, c) for c in request.candidates]
+        limit = self.max_length
+        if limit is None or all(len(text) <= 2 * limit * CHARS_PER_TOKEN for text, _, _ in filled):
+            whole = [self._tokens(*f, special_tokens=True) for f in filled]
+            if limit is None or all(len(ids) <= limit for ids, _ in whole):
+                return whole, False
+        around = [self._tokens(*self._near_blank(*f), special_tokens=False) for f in filled]
+        lead, trail = self._frame
+        room = limit - len(lead) - len(trail) - max(len(span) for _, span in around)
+        if room < 0:
+            raise UsageError(
+                f"model {self.name} takes at most {limit} tokens, too few for the longest "
+                f"candidate of request {excerpt(request.context)} with candidates "
+                f"{excerpt(', '.join(request.candidates))}"
+            )
+        windows = [self._window(ids, span, room) for ids, span in around]
+        # a side cut to characters holds more tokens than the window keeps, so checking the
+        # windows is enough
+        n_frame = len(lead) + len(trail)
+        pairs = zip(windows, around, strict=True)
+        return windows, any(len(w) < len(ids) + n_frame for (w, _), (ids, _) in pairs)
+
+    def _tokens(self, text: str, start: int, end: int, *, special_tokens: bool) -> _Tokens:
+        """The token ids of ``text`` and the positions of the tokens overlapping the
+        candidate at characters ``start:end``."""
+        enc = self.tokenizer(text, add_special_tokens=special_tokens, return_offsets_mapping=True)
+        # Special tokens have (0, 0) offsets and never overlap a span.
+        span = [i for i, (a, b) in enumerate(enc["offset_mapping"]) if a < end and b > start]
+        if not span:
+            raise UsageError(
+                f"candidate {excerpt(text[start:end])} covers no tokens of {excerpt(text)}"
+            )
+        return list(enc["input_ids"]), span
+
+    def _near_blank(self, text: str, start: int, end: int) -> tuple[str, int, int]:
+        """The filled text without what lies too far from the candidate to be kept
+        (:func:`~faithprobe.subjects.hf_base.cut_for_tokens` on each side), and the
+        candidate's character span in it."""
+        left = cut_for_tokens(self.tokenizer, text[:start], self.max_length, keep_end=True)
+        right = cut_for_tokens(self.tokenizer, text[end:], self.max_length, keep_end=False)
+        return left + text[start:end] + right, len(left), len(left) + end - start
+
+    def _window(self, ids: list[int], span: list[int], room: int) -> _Tokens:
+        """The candidate's tokens with up to ``room`` tokens nearest them (half each side,
+        what one side lacks going to the other), framed by the special tokens."""
+        n_left, n_right = span[0], len(ids) - span[-1] - 1
+        left = min(n_left, max(room - room // 2, room - n_right))
+        right = min(n_right, room - left)
+        first = span[0] - left
+        lead, trail = self._frame
+        window = lead + ids[first : span[-1] + 1 + right] + trail
+        return window, [len(lead) + p - first for p in span]
 
     # -- scoring -----------------------------------------------------------------------
 

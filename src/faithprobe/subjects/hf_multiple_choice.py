@@ -27,6 +27,11 @@ models reshape to ``[rows, length]`` and score every row independently, so reque
 different numbers of choices share a forward. The logits are then split back per request.
 Right padding under an attention mask leaves the positions of real tokens unchanged, so
 padding changes nothing but rounding (batch-size invariance is tested).
+
+**Bounded inputs.** The rule above: a pair longer than ``max_length`` keeps the *start* of
+the context (the tokenizer's right truncation) and the whole choice, each choice's row on
+its own, so choices of different lengths keep different amounts of context. The answer is
+``truncated`` when any row was cut.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ import torch
 
 from faithprobe.errors import UsageError
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
-from faithprobe.subjects.hf_base import HFSubject
+from faithprobe.subjects.hf_base import HFSubject, cut_for_tokens, position_limit
 
 DEFAULT_MAX_LENGTH = 256
 
@@ -66,11 +71,25 @@ def encode_choice(
     pair, truncating only the context to ``max_length`` tokens (the choice too if it is too
     long on its own). ``truncation="longest_first"`` cuts the longer segment first instead
     (the NLI convention for (premise, hypothesis))."""
+    return encode_choice_cut(tokenizer, context, choice, max_length, token_types, truncation)[0]
+
+
+def encode_choice_cut(
+    tokenizer,
+    context: str,
+    choice: str,
+    max_length: int,
+    token_types: bool = True,
+    truncation: str = "only_first",
+) -> tuple[Row, bool]:
+    """:func:`encode_choice`'s row and whether it was truncated. Both texts are truncated
+    from the right, so each is first cut to the characters that hold its first
+    ``max_length`` tokens (:func:`~faithprobe.subjects.hf_base.cut_for_tokens`)."""
+    heads = [cut_for_tokens(tokenizer, t, max_length, keep_end=False) for t in (context, choice)]
 
     def encode(strategy: str):
         return tokenizer(
-            context,
-            choice,
+            *heads,
             truncation=strategy,
             max_length=max_length,
             return_token_type_ids=token_types,
@@ -83,7 +102,16 @@ def encode_choice(
     if len(enc["input_ids"]) > max_length:  # slow tokenizers warn instead of raising
         enc = encode("longest_first")
     types = tuple(enc["token_type_ids"]) if token_types else None
-    return tuple(enc["input_ids"]), types
+    # a text cut to characters holds more tokens than fit, so the tokenizer truncates it too
+    return (tuple(enc["input_ids"]), types), _overflowed(tokenizer, enc, heads, max_length)
+
+
+def _overflowed(tokenizer, enc, texts: list[str], max_length: int) -> bool:
+    """Whether the tokenizer truncated the pair ``texts`` it encoded as ``enc``: a fast
+    tokenizer keeps what it cut, a slow one is asked for the untruncated length."""
+    if enc.encodings:
+        return bool(enc.encodings[0].overflowing)
+    return len(tokenizer(*texts)["input_ids"]) > max_length
 
 
 def pad_rows(rows: list[Row], pad_id: int) -> dict[str, torch.Tensor]:
@@ -107,17 +135,10 @@ def pad_rows(rows: list[Row], pad_id: int) -> dict[str, torch.Tensor]:
 
 
 def model_max_length(model, tokenizer, cap: int) -> int:
-    """The longest input the model and tokenizer accept, at most ``cap``."""
-    limits = [cap]
-    positions = getattr(model.config, "max_position_embeddings", None)
-    if positions:
-        # RoBERTa-style models count positions from pad_token_id + 1.
-        offset = 2 if getattr(model.config, "model_type", "") in ("roberta", "xlm-roberta") else 0
-        limits.append(positions - offset)
-    tok_max = getattr(tokenizer, "model_max_length", None)
-    if tok_max and tok_max < 1_000_000:  # "no limit" is a huge sentinel
-        limits.append(tok_max)
-    return min(limits)
+    """The longest input the model and tokenizer accept (:func:`position_limit`), at most
+    ``cap``."""
+    limit = position_limit(model, tokenizer)
+    return cap if limit is None else min(cap, limit)
 
 
 class HFEncoderClassifier(HFSubject):
@@ -151,13 +172,16 @@ class HFMultipleChoice(HFEncoderClassifier):
 
     # -- tokenization ------------------------------------------------------------------
 
-    def _encode(self, request: CandidateScoreRequest) -> list[Row]:
+    def _encode(self, request: CandidateScoreRequest) -> tuple[list[Row], bool]:
         if not request.candidates:
             raise UsageError("a multiple-choice request needs at least one choice")
-        return [
-            encode_choice(self.tokenizer, request.context, c, self.max_length, self._token_types)
+        encoded = [
+            encode_choice_cut(
+                self.tokenizer, request.context, c, self.max_length, self._token_types
+            )
             for c in request.candidates
         ]
+        return [row for row, _ in encoded], any(cut for _, cut in encoded)
 
     # -- scoring -----------------------------------------------------------------------
 

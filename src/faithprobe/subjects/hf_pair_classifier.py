@@ -5,8 +5,9 @@ an encoder with one logit per class, e.g. a BERT or RoBERTa fine-tuned on MNLI, 
 It answers :class:`~faithprobe.requests.TextPairRequest`: (``first``, ``second``) --
 (premise, hypothesis) -- is encoded as a tokenizer text pair (``[CLS] premise [SEP]
 hypothesis [SEP]`` for BERT, token type ids whenever the model has segment embeddings),
-truncated ``longest_first`` to the model's maximum length, by the same :func:`encode_pair`
-the training recipe uses.
+truncated ``longest_first`` to the model's maximum length (the longer text loses its last
+tokens first; both keep their starts), by the same :func:`encode_pair` the training recipe
+uses. The answer to a pair that was cut is ``truncated``.
 
 **Grouping classes into labels.** The model's own classes are read from
 ``config.id2label`` and grouped into the two NLI labels: a class named ``entailment`` (or
@@ -38,7 +39,7 @@ from faithprobe.requests import CandidateScores, TextPairRequest
 from faithprobe.subjects.hf_multiple_choice import (
     HFEncoderClassifier,
     Row,
-    encode_choice,
+    encode_choice_cut,
     pad_rows,
 )
 
@@ -91,7 +92,14 @@ def group_classes(id2label: dict) -> dict[str, tuple[int, ...]]:
 
 def encode_pair(tokenizer, first: str, second: str, max_length: int, token_types: bool) -> Row:
     """Token ids (and type ids) of a (premise, hypothesis) pair, cut ``longest_first``."""
-    return encode_choice(tokenizer, first, second, max_length, token_types, "longest_first")
+    return encode_pair_cut(tokenizer, first, second, max_length, token_types)[0]
+
+
+def encode_pair_cut(
+    tokenizer, first: str, second: str, max_length: int, token_types: bool
+) -> tuple[Row, bool]:
+    """:func:`encode_pair`'s row and whether it was truncated."""
+    return encode_choice_cut(tokenizer, first, second, max_length, token_types, "longest_first")
 
 
 class HFPairClassifier(HFEncoderClassifier):
@@ -124,11 +132,11 @@ class HFPairClassifier(HFEncoderClassifier):
             )
         return tuple(exact)
 
-    def _encode(self, request: TextPairRequest) -> tuple[Row, tuple[tuple[int, ...], ...]]:
-        row = encode_pair(
+    def _encode(self, request: TextPairRequest) -> tuple[tuple, bool]:
+        row, cut = encode_pair_cut(
             self.tokenizer, request.first, request.second, self.max_length, self._token_types
         )
-        return row, tuple(self._members(label) for label in request.labels)
+        return (row, tuple(self._members(label) for label in request.labels)), cut
 
     def _cost(self, encoded) -> tuple[int, int]:
         return len(encoded[0][0]), 1
