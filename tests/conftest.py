@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -62,6 +64,42 @@ def tiny_llama(tiny_tokenizer):
         eos_token_id=2,
     )
     return _seeded(lambda: LlamaForCausalLM(config))
+
+
+CHAT_TEMPLATE = (
+    "{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }}{% endfor %}"
+    "{% if add_generation_prompt %} [assistant]{% endif %}"
+)
+
+
+@pytest.fixture(scope="session")
+def tiny_chat_llama(tiny_llama, tiny_tokenizer):
+    """The tiny Llama as a subject whose tokenizer has a chat template (for chat requests
+    and the OpenAI-compatible server)."""
+    from faithprobe.subjects.hf_causal import HFCausalLM
+
+    tok = copy.deepcopy(tiny_tokenizer)
+    tok.chat_template = CHAT_TEMPLATE
+    return HFCausalLM(tiny_llama, tok, name="tiny")
+
+
+@pytest.fixture(scope="module")
+def tiny_chat_server(tiny_chat_llama):
+    """An OpenAI-compatible test server in front of ``tiny_chat_llama``, one per test module
+    (so the faults one module injects stay there)."""
+    from faithprobe.serving import OpenAIServer
+
+    with OpenAIServer(tiny_chat_llama) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def tiny_llama_dir(tmp_path_factory, tiny_llama, tiny_tokenizer):
+    """The tiny Llama and its tokenizer saved as a model folder, for ``--model PATH``."""
+    folder = tmp_path_factory.mktemp("models") / "llama"
+    tiny_llama.save_pretrained(folder)
+    tiny_tokenizer.save_pretrained(folder)
+    return folder
 
 
 @pytest.fixture(scope="session")

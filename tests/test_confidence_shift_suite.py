@@ -45,11 +45,8 @@ def siqa_file(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory, tiny_llama, tiny_tokenizer):
-    folder = tmp_path_factory.mktemp("models") / "llama"
-    tiny_llama.save_pretrained(folder)
-    tiny_tokenizer.save_pretrained(folder)
-    return folder
+def model_dir(tiny_llama_dir):
+    return tiny_llama_dir
 
 
 def test_cli_run_writes_every_table_of_the_method(tmp_path, siqa_file, model_dir):

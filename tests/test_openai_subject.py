@@ -4,7 +4,6 @@ survived, interrupted runs resumed from the cache, clear errors, and no API key 
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 import os
@@ -30,24 +29,7 @@ from faithprobe.subjects.openai_compat import EndpointConfig, OpenAISubject
 from faithprobe.urls import public_url, redact_command
 from test_generation import PROMPT, Scripted, ids
 
-CHAT_TEMPLATE = (
-    "{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }}{% endfor %}"
-    "{% if add_generation_prompt %} [assistant]{% endif %}"
-)
 KEY = "sk-faithprobe-DISTINCTIVE-7f3a9c1e"
-
-
-@pytest.fixture(scope="module")
-def local(tiny_llama, tiny_tokenizer) -> HFCausalLM:
-    tok = copy.deepcopy(tiny_tokenizer)
-    tok.chat_template = CHAT_TEMPLATE
-    return HFCausalLM(tiny_llama, tok, name="tiny")
-
-
-@pytest.fixture(scope="module")
-def server(local):
-    with OpenAIServer(local) as s:
-        yield s
 
 
 def remote(server: OpenAIServer, **settings) -> OpenAISubject:
@@ -91,11 +73,11 @@ GENERATION_REQUESTS = [
 ]
 
 
-def test_scores_and_generations_equal_the_local_model(local, server):
-    subject = remote(server)
+def test_scores_and_generations_equal_the_local_model(tiny_chat_llama, tiny_chat_server):
+    subject = remote(tiny_chat_server)
     requests = SCORE_REQUESTS + GENERATION_REQUESTS
-    before = sum(server.hits.values())
-    answered, expected = subject.answer(requests), local.answer(requests)
+    before = sum(tiny_chat_server.hits.values())
+    answered, expected = subject.answer(requests), tiny_chat_llama.answer(requests)
     for got, want in zip(answered, expected, strict=True):
         if isinstance(want, Generation):
             assert got == want
@@ -105,18 +87,18 @@ def test_scores_and_generations_equal_the_local_model(local, server):
     calls = sum(len(r.candidates) for r in SCORE_REQUESTS) + 4  # max_new_tokens=0: no call
     usage = subject.usage()
     assert usage["requests"] == usage["http_requests"] == calls
-    assert sum(server.hits.values()) - before == calls
+    assert sum(tiny_chat_server.hits.values()) - before == calls
     assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
 
 
-def test_token_logprobs_sum_to_the_candidate_score(local):
+def test_token_logprobs_sum_to_the_candidate_score(tiny_chat_llama):
     context, candidate = (
-        local.prompt_ids("Alice lives in"),
-        local.tokenizer(" London Town").input_ids,
+        tiny_chat_llama.prompt_ids("Alice lives in"),
+        tiny_chat_llama.tokenizer(" London Town").input_ids,
     )
-    values = local.token_logprobs(context + candidate)
+    values = tiny_chat_llama.token_logprobs(context + candidate)
     assert values[0] is None and len(values) == len(context) + len(candidate)
-    (score,) = local.answer([CandidateScoreRequest("Alice lives in", ("London Town",))])
+    (score,) = tiny_chat_llama.answer([CandidateScoreRequest("Alice lives in", ("London Town",))])
     assert sum(values[len(context) :]) == pytest.approx(score.logprobs[0], abs=1e-4)
 
 
@@ -134,9 +116,9 @@ def test_stop_rule_is_the_local_one(tiny_tokenizer):
     assert got.text == "\nParis is nice" and got.n_tokens < len(reply)
 
 
-def test_echoed_offsets_that_count_a_special_token_are_shifted(local, server):
+def test_echoed_offsets_that_count_a_special_token_are_shifted(tiny_chat_llama, tiny_chat_server):
     """Some servers count ``<s>`` in ``text_offset``; the echoed tokens show it."""
-    subject = remote(server)
+    subject = remote(tiny_chat_server)
     prompt = "Alice lives in Paris"
     logprobs = SimpleNamespace(
         tokens=["<s>", "Alice", " lives", " in", " Paris"],
@@ -155,14 +137,14 @@ def test_echoed_offsets_that_count_a_special_token_are_shifted(local, server):
 # -- (b) faults: retried, and the results do not change ----------------------------------
 
 
-def test_a_suite_survives_faults_with_identical_results(server, tmp_path):
-    clean = suite_run(tmp_path, "clean", remote(server))
+def test_a_suite_survives_faults_with_identical_results(tiny_chat_server, tmp_path):
+    clean = suite_run(tmp_path, "clean", remote(tiny_chat_server))
     faults = Faults(first=("429", "500", "drop", "slow", "429"), rate=0.1, seed=3, slow_seconds=1.5)
-    server.inject(faults)
+    tiny_chat_server.inject(faults)
     try:
-        faulty = suite_run(tmp_path, "faulty", remote(server, timeout=1.0))
+        faulty = suite_run(tmp_path, "faulty", remote(tiny_chat_server, timeout=1.0))
     finally:
-        server.inject(Faults())
+        tiny_chat_server.inject(Faults())
     pd.testing.assert_frame_equal(results(faulty), results(clean))
     usage, clean_usage = subject_info(faulty)["usage"], subject_info(clean)["usage"]
     assert usage["rate_limited"] >= 2 and usage["server_errors"] >= 1
@@ -172,8 +154,8 @@ def test_a_suite_survives_faults_with_identical_results(server, tmp_path):
     assert usage["prompt_tokens"] == clean_usage["prompt_tokens"]
 
 
-def test_backoff_is_exponential_capped_jittered_and_honours_retry_after(server):
-    subject = remote(server, backoff=0.5, max_backoff=3.0)
+def test_backoff_is_exponential_capped_jittered_and_honours_retry_after(tiny_chat_server):
+    subject = remote(tiny_chat_server, backoff=0.5, max_backoff=3.0)
     for attempt, full in enumerate((0.5, 1.0, 2.0, 3.0, 3.0)):
         waits = [subject.delay(attempt) for _ in range(50)]
         assert all(full / 2 <= w <= full for w in waits)
@@ -182,17 +164,19 @@ def test_backoff_is_exponential_capped_jittered_and_honours_retry_after(server):
     assert subject.delay(0, retry_after=100) == 3.0  # capped too
 
 
-def test_retries_end_in_one_clear_error_and_client_errors_are_not_retried(local, server):
+def test_retries_end_in_one_clear_error_and_client_errors_are_not_retried(
+    tiny_chat_llama, tiny_chat_server
+):
     request = [CandidateScoreRequest("Alice lives in", ("Paris",))]
-    server.inject(Faults(first=("500",) * 5))
+    tiny_chat_server.inject(Faults(first=("500",) * 5))
     try:
-        subject = remote(server, max_retries=2)
+        subject = remote(tiny_chat_server, max_retries=2)
         with pytest.raises(ModelError, match=r"failed after 3 attempts: HTTP 500"):
             subject.answer(request)
         assert subject.usage()["http_requests"] == 3
     finally:
-        server.inject(Faults())
-    wrong = OpenAISubject("no-such-model", EndpointConfig(server.url, backoff=0.01))
+        tiny_chat_server.inject(Faults())
+    wrong = OpenAISubject("no-such-model", EndpointConfig(tiny_chat_server.url, backoff=0.01))
     with pytest.raises(ModelError, match="HTTP 404.*check the model name"):
         wrong.answer(request)
     assert wrong.usage()["http_requests"] == 1
@@ -205,12 +189,14 @@ class Interrupt(Exception):
     pass
 
 
-def test_an_interrupted_run_resumes_without_repeating_requests(server, tmp_path, monkeypatch):
+def test_an_interrupted_run_resumes_without_repeating_requests(
+    tiny_chat_server, tmp_path, monkeypatch
+):
     # small cache chunks, so that the interrupted run has cached some answers but not all
     monkeypatch.setattr(
         runner_module, "CachedSubject", functools.partial(CachedSubject, chunk_size=8)
     )
-    straight = suite_run(tmp_path, "straight", remote(server))
+    straight = suite_run(tmp_path, "straight", remote(tiny_chat_server))
     full = subject_info(straight)["usage"]["http_requests"]
     n_requests = subject_info(straight)["computed_requests"]
     assert n_requests > 8
@@ -225,31 +211,31 @@ def test_an_interrupted_run_resumes_without_repeating_requests(server, tmp_path,
     config = RunConfig(
         suite="distractors", limit=6, out=tmp_path / "resumed", cache_dir=tmp_path / "cache"
     )
-    first = remote(server)
+    first = remote(tiny_chat_server)
     with pytest.raises(Interrupt):
         run(config, subjects=[first], progress=stop_after_first_chunk)
     assert not (tmp_path / "resumed").exists()
     interrupted = first.usage()["http_requests"]
     assert 0 < interrupted < full
 
-    hits = sum(server.hits.values())
-    resumed = run(config, subjects=[remote(server)])
+    hits = sum(tiny_chat_server.hits.values())
+    resumed = run(config, subjects=[remote(tiny_chat_server)])
     info = subject_info(resumed)
     assert info["cached_requests"] == 8 and info["computed_requests"] == n_requests - 8
     assert info["usage"]["http_requests"] == full - interrupted  # nothing asked twice
-    assert sum(server.hits.values()) - hits == full - interrupted
+    assert sum(tiny_chat_server.hits.values()) - hits == full - interrupted
     pd.testing.assert_frame_equal(results(resumed), results(straight))
 
-    again = run(config, subjects=[remote(server)])
+    again = run(config, subjects=[remote(tiny_chat_server)])
     assert subject_info(again)["usage"]["http_requests"] == 0
-    assert sum(server.hits.values()) - hits == full - interrupted
+    assert sum(tiny_chat_server.hits.values()) - hits == full - interrupted
 
 
 # -- (d) a chat-only endpoint -------------------------------------------------------------
 
 
-def test_chat_only_endpoint_and_a_scoring_suite_is_one_clear_error(local, tmp_path):
-    with OpenAIServer(local, chat_only=True) as s:
+def test_chat_only_endpoint_and_a_scoring_suite_is_one_clear_error(tiny_chat_llama, tmp_path):
+    with OpenAIServer(tiny_chat_llama, chat_only=True) as s:
         chat = remote(s, api="chat")
         with pytest.raises(
             UsageError, match=r"\(openai-chat\) cannot answer candidate-scores"
@@ -260,7 +246,12 @@ def test_chat_only_endpoint_and_a_scoring_suite_is_one_clear_error(local, tmp_pa
             chat.answer([GenerationRequest("Alice lives in", 3)])
         assert sum(s.hits.values()) == 0  # refused before any request
         (reply,) = chat.answer([GenerationRequest("Where does Alice live?", 4, chat=True)])
-        assert reply == local.answer([GenerationRequest("Where does Alice live?", 4, chat=True)])[0]
+        assert (
+            reply
+            == tiny_chat_llama.answer([GenerationRequest("Where does Alice live?", 4, chat=True)])[
+                0
+            ]
+        )
         # forgetting --api chat: the 404 says what to do
         with pytest.raises(ModelError, match="404.*--api chat"):
             remote(s).answer(SCORE_REQUESTS[:1])
@@ -269,9 +260,9 @@ def test_chat_only_endpoint_and_a_scoring_suite_is_one_clear_error(local, tmp_pa
 # -- (e) the API key is used but never written --------------------------------------------
 
 
-def test_the_api_key_is_never_written(local, tmp_path, monkeypatch):
+def test_the_api_key_is_never_written(tiny_chat_llama, tmp_path, monkeypatch):
     monkeypatch.setenv("FAITHPROBE_TEST_KEY", KEY)
-    with OpenAIServer(local, api_key=KEY) as s:
+    with OpenAIServer(tiny_chat_llama, api_key=KEY) as s:
         subject = remote(s, api_key_env="FAITHPROBE_TEST_KEY")
         folder = suite_run(tmp_path, "keyed", subject)  # the server refuses other keys
         monkeypatch.setenv("FAITHPROBE_TEST_KEY", KEY[::-1])
@@ -299,39 +290,39 @@ def test_public_url_drops_credentials():
 # -- wiring: --model openai:..., the CLI ---------------------------------------------------
 
 
-def test_load_subject_and_the_cli_run_against_the_server(server, tmp_path, monkeypatch):
+def test_load_subject_and_the_cli_run_against_the_server(tiny_chat_server, tmp_path, monkeypatch):
     monkeypatch.setenv("FAITHPROBE_TEST_KEY", KEY)
-    endpoint = EndpointConfig(server.url, api="chat")
+    endpoint = EndpointConfig(tiny_chat_server.url, api="chat")
     subject = load_subject("openai:tiny", endpoint=endpoint)
     assert isinstance(subject, OpenAISubject) and subject.accepts == {"generation"}
     with pytest.raises(ModelError, match="openai:MODEL"):
         load_subject("openai:")
-    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-    assert load_subject("openai:tiny").base_url == server.url
+    monkeypatch.setenv("OPENAI_BASE_URL", tiny_chat_server.url)
+    assert load_subject("openai:tiny").base_url == tiny_chat_server.url
     monkeypatch.delenv("OPENAI_BASE_URL")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ModelError, match="set the environment variable OPENAI_API_KEY"):
         load_subject("openai:gpt-4o-mini")
     out = tmp_path / "cli"
-    args = ["run", "distractors", "--model", "openai:tiny", "--base-url", server.url]
+    args = ["run", "distractors", "--model", "openai:tiny", "--base-url", tiny_chat_server.url]
     args += ["--limit", "3", "--out", str(out), "--cache-dir", str(tmp_path / "c")]
     args += ["--api-key-env", "FAITHPROBE_TEST_KEY", "--concurrency", "2", "--timeout", "5"]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     info = subject_info(out)
-    assert info["endpoint"] == server.url and info["api"] == "completions"
+    assert info["endpoint"] == tiny_chat_server.url and info["api"] == "completions"
     assert info["usage"]["http_requests"] > 0
     assert KEY not in (out / "run.json").read_text()
-    res = CliRunner().invoke(app, [*args[:4], "--base-url", server.url, "--api", "chat"])
+    res = CliRunner().invoke(app, [*args[:4], "--base-url", tiny_chat_server.url, "--api", "chat"])
     assert res.exit_code == 2 and "cannot answer candidate-scores" in " ".join(res.output.split())
-    res = CliRunner().invoke(app, ["run", "distractors", "--base-url", server.url])
+    res = CliRunner().invoke(app, ["run", "distractors", "--base-url", tiny_chat_server.url])
     assert res.exit_code == 2 and "--base-url is for openai:MODEL" in " ".join(res.output.split())
 
 
-def test_faithprobe_serve_answers_the_openai_client(local, tmp_path):
+def test_faithprobe_serve_answers_the_openai_client(tiny_chat_llama, tmp_path):
     folder = tmp_path / "model"
-    local.model.save_pretrained(folder)
-    local.tokenizer.save_pretrained(folder)
+    tiny_chat_llama.model.save_pretrained(folder)
+    tiny_chat_llama.tokenizer.save_pretrained(folder)
     command = [sys.executable, "-c", "from faithprobe.cli import app; app()"]
     command += ["serve", "--model", str(folder)]
     command += ["--port", "0", "--name", "tiny"]
@@ -344,14 +335,14 @@ def test_faithprobe_serve_answers_the_openai_client(local, tmp_path):
             assert line or proc.poll() is None, "the server did not start"
         url = line.split(" at ")[1].split()[0]
         (got,) = remote(SimpleNamespace(url=url, model_name="tiny")).answer(SCORE_REQUESTS[:1])
-        (want,) = local.answer(SCORE_REQUESTS[:1])
+        (want,) = tiny_chat_llama.answer(SCORE_REQUESTS[:1])
         assert got.logprobs == pytest.approx(want.logprobs, abs=1e-4)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
 
 
-def test_a_chat_only_endpoint_answers_multiple_choice_by_letter(local, tmp_path):
+def test_a_chat_only_endpoint_answers_multiple_choice_by_letter(tiny_chat_llama, tmp_path):
     """confidence-shift against a chat-only endpoint: the choices are asked by letter, and
     the results equal the local model's with -o answer=letter."""
     data = tmp_path / "mc.jsonl"
@@ -365,16 +356,16 @@ def test_a_chat_only_endpoint_answers_multiple_choice_by_letter(local, tmp_path)
                            options={"trials": "1", **options})  # fmt: skip
         return results(run(config, subjects=[subject]))
 
-    with OpenAIServer(local, chat_only=True) as s:
+    with OpenAIServer(tiny_chat_llama, chat_only=True) as s:
         through_chat = letters("chat", remote(s, api="chat"), {})
-    direct = letters("local", local, {"answer": "letter"})
+    direct = letters("local", tiny_chat_llama, {"answer": "letter"})
     assert set(through_chat["answer_mode"]) == {"letter"}
     columns = ["pair_id", "reply", "prediction", "abstained", "original_abstained"]
     pd.testing.assert_frame_equal(through_chat[columns], direct[columns])
 
 
-def test_credentials_in_the_base_url_never_reach_disk(server, tmp_path):
-    host = server.url.split("://", 1)[1]
+def test_credentials_in_the_base_url_never_reach_disk(tiny_chat_server, tmp_path):
+    host = tiny_chat_server.url.split("://", 1)[1]
     secret_url = f"http://alice:s3cret-pw@{host}"
     out = tmp_path / "cli"
     args = ["run", "distractors", "--model", "openai:tiny", "--base-url", secret_url,

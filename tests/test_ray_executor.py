@@ -28,11 +28,8 @@ def local_ray():
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory, tiny_llama, tiny_tokenizer):
-    folder = tmp_path_factory.mktemp("ray-model") / "llama"
-    tiny_llama.save_pretrained(folder)
-    tiny_tokenizer.save_pretrained(folder)
-    return folder
+def model_dir(tiny_llama_dir):
+    return tiny_llama_dir
 
 
 def _run(tmp_path: Path, model_dir: Path, name: str, executor: str, cache: str) -> Path:

@@ -24,11 +24,8 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory, tiny_llama, tiny_tokenizer) -> Path:
-    folder = tmp_path_factory.mktemp("rf-model") / "llama"
-    tiny_llama.save_pretrained(folder)
-    tiny_tokenizer.save_pretrained(folder)
-    return folder
+def model_dir(tiny_llama_dir) -> Path:
+    return tiny_llama_dir
 
 
 def _run(*args) -> object:

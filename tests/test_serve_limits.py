@@ -7,7 +7,6 @@ hanging the suite."""
 
 from __future__ import annotations
 
-import copy
 import http.client
 import json
 import socket
@@ -22,30 +21,16 @@ from typer.testing import CliRunner
 from faithprobe.cli import app
 from faithprobe.serving import Limits, OpenAIServer
 from faithprobe.subjects.hf_causal import HFCausalLM
-from test_openai_subject import CHAT_TEMPLATE
 
 CONTEXT = 256  # max_position_embeddings of the tiny Llama (tests/conftest.py)
 KEY = "sk-faithprobe-limits"
 LONG_PROMPT = ("Alice lives in Paris. " * 5000)[:100_000]
 
 
-@pytest.fixture(scope="module")
-def local(tiny_llama, tiny_tokenizer) -> HFCausalLM:
-    tok = copy.deepcopy(tiny_tokenizer)
-    tok.chat_template = CHAT_TEMPLATE
-    return HFCausalLM(tiny_llama, tok, name="tiny")
-
-
-@pytest.fixture(scope="module")
-def server(local):
-    with OpenAIServer(local) as s:
-        yield s
-
-
-def slowed(local: HFCausalLM, seconds: float) -> HFCausalLM:
+def slowed(tiny_chat_llama: HFCausalLM, seconds: float) -> HFCausalLM:
     """The tiny model taking ``seconds`` longer over each forward pass, so that a time
     budget of a second is spent after a few tokens."""
-    subject = HFCausalLM(local.model, local.tokenizer, name="tiny")
+    subject = HFCausalLM(tiny_chat_llama.model, tiny_chat_llama.tokenizer, name="tiny")
     forward = subject._forward
 
     def slow_forward(*args, **kwargs):
@@ -112,19 +97,21 @@ def chat(content: str = "Where does Alice live?", **fields) -> dict:
 # -- 1. replies and prompts are capped --------------------------------------------------
 
 
-def test_a_huge_max_tokens_is_capped_by_the_context_and_the_next_request_is_served(server):
+def test_a_huge_max_tokens_is_capped_by_the_context_and_the_next_request_is_served(
+    tiny_chat_server,
+):
     for route, body in (("completions", completion()), ("chat", chat())):
-        r = post(server, route, {**body, "max_tokens": 10**9}, timeout=30)
+        r = post(tiny_chat_server, route, {**body, "max_tokens": 10**9}, timeout=30)
         assert r.status == 200, r.body
         usage = r.body["usage"]
         assert r.body["choices"][0]["finish_reason"] == "length"
         assert usage["completion_tokens"] == CONTEXT - usage["prompt_tokens"]
-    r = post(server, "completions", completion(max_tokens=3), timeout=5)
+    r = post(tiny_chat_server, "completions", completion(max_tokens=3), timeout=5)
     assert r.status == 200 and r.body["usage"]["completion_tokens"] == 3
 
 
-def test_max_tokens_is_capped_by_the_server_setting(local):
-    with OpenAIServer(local, limits=Limits(max_tokens=5)) as s:
+def test_max_tokens_is_capped_by_the_server_setting(tiny_chat_llama):
+    with OpenAIServer(tiny_chat_llama, limits=Limits(max_tokens=5)) as s:
         for route, body in (("completions", completion()), ("chat", chat())):
             r = post(s, route, {**body, "max_tokens": 100})
             assert r.status == 200, r.body
@@ -132,7 +119,7 @@ def test_max_tokens_is_capped_by_the_server_setting(local):
             assert r.body["choices"][0]["finish_reason"] == "length"
 
 
-def test_a_prompt_longer_than_the_context_is_refused_quickly(server):
+def test_a_prompt_longer_than_the_context_is_refused_quickly(tiny_chat_server):
     requests = [
         ("completions", completion(LONG_PROMPT), "prompt:"),
         ("completions", completion(["Alice lives in", LONG_PROMPT]), "prompt[1]:"),
@@ -140,7 +127,7 @@ def test_a_prompt_longer_than_the_context_is_refused_quickly(server):
     ]
     for route, body, named in requests:
         started = time.monotonic()
-        r = post(server, route, body, timeout=30)
+        r = post(tiny_chat_server, route, body, timeout=30)
         assert r.status == 400, r.body
         assert r.message.startswith(named) and f"context of {CONTEXT} tokens" in r.message
         assert time.monotonic() - started < 10  # generous: tokenising takes well under 1 s
@@ -149,8 +136,8 @@ def test_a_prompt_longer_than_the_context_is_refused_quickly(server):
 # -- 2. a time budget per request ---------------------------------------------------------
 
 
-def test_generation_stops_when_the_time_budget_is_spent(local):
-    with OpenAIServer(slowed(local, 0.1), limits=Limits(seconds=1.0)) as s:
+def test_generation_stops_when_the_time_budget_is_spent(tiny_chat_llama):
+    with OpenAIServer(slowed(tiny_chat_llama, 0.1), limits=Limits(seconds=1.0)) as s:
         started = time.monotonic()
         r = post(s, "completions", completion(max_tokens=10**9), timeout=30)
         assert r.status == 200, r.body
@@ -161,11 +148,11 @@ def test_generation_stops_when_the_time_budget_is_spent(local):
         assert r.status == 200 and r.body["usage"]["completion_tokens"] == 2
 
 
-def test_a_request_that_cannot_get_the_model_within_its_budget_gets_503(local):
+def test_a_request_that_cannot_get_the_model_within_its_budget_gets_503(tiny_chat_llama):
     """The first request holds the model for about 1.6 s (1 s of budget, then the decoding
     step under way and the log-prob pass, 0.4 s each); the second waits for it for its own
     second of budget only, then is told to retry."""
-    with OpenAIServer(slowed(local, 0.4), limits=Limits(seconds=1.0)) as s:
+    with OpenAIServer(slowed(tiny_chat_llama, 0.4), limits=Limits(seconds=1.0)) as s:
         first: list[Response] = []
         busy = threading.Thread(
             target=lambda: first.append(post(s, "completions", completion(max_tokens=10**9), 30))
@@ -193,22 +180,22 @@ def test_a_request_that_cannot_get_the_model_within_its_budget_gets_503(local):
         (b'{"model": "tiny",', "not JSON"),
     ],
 )
-def test_a_body_that_is_not_utf8_json_is_400(server, body, says):
-    r = post(server, "completions", body)
+def test_a_body_that_is_not_utf8_json_is_400(tiny_chat_server, body, says):
+    r = post(tiny_chat_server, "completions", body)
     assert r.status == 400 and says in r.message
 
 
 @pytest.mark.parametrize("route", ["completions", "chat"])
 @pytest.mark.parametrize("temperature", ["hot", "0", [0], True])
-def test_a_temperature_that_is_not_a_number_is_400(server, route, temperature):
+def test_a_temperature_that_is_not_a_number_is_400(tiny_chat_server, route, temperature):
     body = completion() if route == "completions" else chat()
-    r = post(server, route, {**body, "temperature": temperature})
+    r = post(tiny_chat_server, route, {**body, "temperature": temperature})
     assert r.status == 400 and r.message.startswith("temperature must be a number")
 
 
 @pytest.mark.parametrize("stop", [5, [1], ["a", None], {"a": "b"}, True])
-def test_a_stop_that_is_not_strings_is_400(server, stop):
-    r = post(server, "completions", completion(stop=stop))
+def test_a_stop_that_is_not_strings_is_400(tiny_chat_server, stop):
+    r = post(tiny_chat_server, "completions", completion(stop=stop))
     assert r.status == 400 and r.message.startswith("stop must be a string or a list of strings")
 
 
@@ -238,9 +225,9 @@ def test_a_stop_that_is_not_strings_is_400(server, stop):
         ("chat", "n", [1]),
     ],
 )
-def test_every_malformed_field_is_a_400_naming_it(server, route, field, value):
+def test_every_malformed_field_is_a_400_naming_it(tiny_chat_server, route, field, value):
     body = completion() if route == "completions" else chat()
-    r = post(server, route, {**body, field: value})
+    r = post(tiny_chat_server, route, {**body, field: value})
     assert r.status == 400, r.body
     assert r.message.startswith(field), r.message
 
@@ -261,15 +248,15 @@ def test_every_malformed_field_is_a_400_naming_it(server, route, field, value):
         ("", 411),
     ],
 )
-def test_a_bad_content_length_is_refused_at_once(server, headers, status):
+def test_a_bad_content_length_is_refused_at_once(tiny_chat_server, headers, status):
     body = b"" if "Length" in headers else json.dumps(completion(max_tokens=1)).encode()
-    r = raw(server, headers, body)
+    r = raw(tiny_chat_server, headers, body)
     assert r.status == status, r.body
     assert r.headers["Connection"] == "close"  # the rest of the body was not read
 
 
-def test_a_body_that_stops_arriving_gets_408_and_frees_the_thread(local):
-    with OpenAIServer(local, limits=Limits(read_seconds=0.5)) as s:
+def test_a_body_that_stops_arriving_gets_408_and_frees_the_thread(tiny_chat_llama):
+    with OpenAIServer(tiny_chat_llama, limits=Limits(read_seconds=0.5)) as s:
         started = time.monotonic()
         r = raw(s, "Content-Length: 1000\r\n", b'{"model": "tiny", ')
         assert r.status == 408 and "stopped arriving" in r.message
@@ -280,8 +267,8 @@ def test_a_body_that_stops_arriving_gets_408_and_frees_the_thread(local):
 # -- 5. the API key is checked before the body is read ------------------------------------
 
 
-def test_the_api_key_is_checked_before_the_body_is_read(local):
-    with OpenAIServer(local, api_key=KEY) as s:
+def test_the_api_key_is_checked_before_the_body_is_read(tiny_chat_llama):
+    with OpenAIServer(tiny_chat_llama, api_key=KEY) as s:
         for key in ("Authorization: Bearer wrong\r\n", ""):
             for length in (1000, 10**6, 10**12):
                 r = raw(s, f"{key}Content-Length: {length}\r\n")  # and no body
@@ -302,10 +289,10 @@ def test_the_api_key_is_checked_before_the_body_is_read(local):
 # -- the command ----------------------------------------------------------------------------
 
 
-def test_serve_takes_the_limits(local, tmp_path, monkeypatch):
+def test_serve_takes_the_limits(tiny_chat_llama, tmp_path, monkeypatch):
     folder = tmp_path / "model"
-    local.model.save_pretrained(folder)
-    local.tokenizer.save_pretrained(folder)
+    tiny_chat_llama.model.save_pretrained(folder)
+    tiny_chat_llama.tokenizer.save_pretrained(folder)
     served = []
 
     def serve_once(self: OpenAIServer) -> None:

@@ -66,24 +66,12 @@ def encode_choice(
     max_length: int,
     token_types: bool = True,
     truncation: str = "only_first",
-) -> Row:
+) -> tuple[Row, bool]:
     """The token ids (and, if ``token_types``, token type ids) of one (context, choice)
     pair, truncating only the context to ``max_length`` tokens (the choice too if it is too
-    long on its own). ``truncation="longest_first"`` cuts the longer segment first instead
-    (the NLI convention for (premise, hypothesis))."""
-    return encode_choice_cut(tokenizer, context, choice, max_length, token_types, truncation)[0]
-
-
-def encode_choice_cut(
-    tokenizer,
-    context: str,
-    choice: str,
-    max_length: int,
-    token_types: bool = True,
-    truncation: str = "only_first",
-) -> tuple[Row, bool]:
-    """:func:`encode_choice`'s row and whether it was truncated. Both texts are truncated
-    from the right, so each is first cut to the characters that hold its first
+    long on its own), and whether anything was cut. ``truncation="longest_first"`` cuts the
+    longer segment first instead (the NLI convention for (premise, hypothesis)). Both texts
+    are truncated from the right, so each is first cut to the characters that hold its first
     ``max_length`` tokens (:func:`~faithprobe.subjects.hf_base.cut_for_tokens`)."""
     heads = [cut_for_tokens(tokenizer, t, max_length, keep_end=False) for t in (context, choice)]
 
@@ -176,7 +164,7 @@ class HFMultipleChoice(HFEncoderClassifier):
         if not request.candidates:
             raise UsageError("a multiple-choice request needs at least one choice")
         encoded = [
-            encode_choice_cut(
+            encode_choice(
                 self.tokenizer, request.context, c, self.max_length, self._token_types
             )
             for c in request.candidates

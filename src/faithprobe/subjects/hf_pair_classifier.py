@@ -39,7 +39,7 @@ from faithprobe.requests import CandidateScores, TextPairRequest
 from faithprobe.subjects.hf_multiple_choice import (
     HFEncoderClassifier,
     Row,
-    encode_choice_cut,
+    encode_choice,
     pad_rows,
 )
 
@@ -99,7 +99,7 @@ def encode_pair_cut(
     tokenizer, first: str, second: str, max_length: int, token_types: bool
 ) -> tuple[Row, bool]:
     """:func:`encode_pair`'s row and whether it was truncated."""
-    return encode_choice_cut(tokenizer, first, second, max_length, token_types, "longest_first")
+    return encode_choice(tokenizer, first, second, max_length, token_types, "longest_first")
 
 
 class HFPairClassifier(HFEncoderClassifier):

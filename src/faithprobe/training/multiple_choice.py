@@ -102,7 +102,7 @@ def _encode(items, tokenizer, prompt: ChoicePrompt, max_length: int, types: bool
 
     return [
         [
-            encode_choice(tokenizer, prompt.render(ex.prompt), c, max_length, types)
+            encode_choice(tokenizer, prompt.render(ex.prompt), c, max_length, types)[0]
             for c in ex.choices
         ]
         for ex in items
