@@ -168,7 +168,7 @@ def _config(squad_file, base, out, **kwargs):
 
 
 def _mean_loss(model, tokenizer, cfg, items) -> float:
-    from faithprobe.subjects.hf_multiple_choice import pad_rows
+    from faithprobe.subjects.hf_encoder import pad_rows
 
     rows, labels, _, _ = encode_items(tokenizer, items, cfg, True)
     batch = pad_rows(rows, tokenizer.pad_token_id)

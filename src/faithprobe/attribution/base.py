@@ -42,13 +42,14 @@ import torch
 from faithprobe.errors import ModelError
 from faithprobe.representations.alignment import CONTEXT, QUESTION
 from faithprobe.requests import Offset, SaliencyRequest, TokenSaliency
+from faithprobe.subjects.hf_base import model_max_length
+from faithprobe.subjects.hf_encoder import uses_token_types
 from faithprobe.subjects.hf_extractive_qa import (
     DEFAULT_DOC_STRIDE,
     DEFAULT_MAX_LENGTH,
     cut_question,
     encode_windows,
 )
-from faithprobe.subjects.hf_multiple_choice import model_max_length, uses_token_types
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,9 @@ import torch
 
 from faithprobe.errors import ModelError
 from faithprobe.representations.alignment import Offset
+from faithprobe.subjects.hf_base import model_max_length
+from faithprobe.subjects.hf_encoder import pad_rows, uses_token_types
 from faithprobe.subjects.hf_extractive_qa import DEFAULT_MAX_LENGTH, cut_question
-from faithprobe.subjects.hf_multiple_choice import model_max_length, pad_rows, uses_token_types
 
 
 @dataclass(frozen=True)

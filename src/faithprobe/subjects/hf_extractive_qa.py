@@ -59,7 +59,7 @@ from faithprobe.errors import ModelError
 from faithprobe.requests import SaliencyRequest, SpanAnswer, SpanAnswerRequest, TokenSaliency
 from faithprobe.subjects.batching import length_sorted_batches
 from faithprobe.subjects.hf_base import cut_for_tokens
-from faithprobe.subjects.hf_multiple_choice import HFEncoderClassifier, Row, pad_rows
+from faithprobe.subjects.hf_encoder import HFEncoderClassifier, Row, pad_rows
 
 DEFAULT_MAX_LENGTH = 384
 DEFAULT_DOC_STRIDE = 128

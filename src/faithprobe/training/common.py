@@ -232,7 +232,7 @@ def collate(features: list[dict[str, Any]], pad_id: int) -> dict[str, Any]:
     [batch, length] for items with one ``row``."""
     import torch
 
-    from faithprobe.subjects.hf_multiple_choice import pad_rows
+    from faithprobe.subjects.hf_encoder import pad_rows
 
     grouped = "rows" in features[0]
     rows = [r for f in features for r in f["rows"]] if grouped else [f["row"] for f in features]

@@ -371,8 +371,8 @@ def train_qa(cfg: QATrainConfig, **options: Any) -> dict[str, Any]:
         data, "AutoModelForQuestionAnswering", "an extractive QA model"
     )
 
+    from faithprobe.subjects.hf_encoder import uses_token_types
     from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
-    from faithprobe.subjects.hf_multiple_choice import uses_token_types
 
     if not getattr(tokenizer, "is_fast", False):
         raise UsageError(f"{session.base.path}: extractive QA needs a fast (Rust) tokenizer")
