@@ -49,7 +49,7 @@ from faithprobe.representations.similarity import (
     mean_or_nan,
     token_cosines,
 )
-from faithprobe.subjects.hf_extractive_qa import DEFAULT_MAX_LENGTH
+from faithprobe.subjects.qa_windows import DEFAULT_MAX_LENGTH
 from faithprobe.suites.faithfulness import ORIGINAL, FaithfulnessSuite, history_question, passage_id
 
 COMPARISONS = {"TS": "OS vs TS", "TS-R": "OS vs TS-R"}

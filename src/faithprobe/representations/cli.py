@@ -20,7 +20,7 @@ from faithprobe.representations.analysis import (
     parse_models,
     write_outputs,
 )
-from faithprobe.subjects.hf_extractive_qa import DEFAULT_MAX_LENGTH
+from faithprobe.subjects.qa_windows import DEFAULT_MAX_LENGTH
 
 analyze_app = typer.Typer(
     add_completion=False,

@@ -204,7 +204,7 @@ def window_target(
 def encode_items(tokenizer, items: Sequence[QATrainItem], cfg: QATrainConfig, token_types: bool):
     """(rows, labels, windows per item, null targets): one row per window, labelled with
     its target tokens (``[CLS]`` for null); see the module docstring."""
-    from faithprobe.subjects.hf_extractive_qa import encode_windows
+    from faithprobe.subjects.qa_windows import encode_windows
 
     rows, labels, per_item, nulls = [], [], [], 0
     for item in items:
