@@ -40,8 +40,7 @@ from typing import Any
 import torch
 
 from faithprobe.errors import ModelError
-from faithprobe.representations.alignment import CONTEXT, QUESTION
-from faithprobe.requests import Offset, SaliencyRequest, TokenSaliency
+from faithprobe.requests import CONTEXT, QUESTION, Offset, SaliencyRequest, TokenSaliency
 from faithprobe.subjects.hf_base import model_max_length
 from faithprobe.subjects.hf_encoder import uses_token_types
 from faithprobe.subjects.qa_windows import (

@@ -41,7 +41,7 @@ import pandas as pd
 from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import QAExample
 from faithprobe.metrics.intervals import clustered_mean, paired_difference
-from faithprobe.representations.alignment import CONTEXT, shared_tokens
+from faithprobe.representations.alignment import shared_tokens
 from faithprobe.representations.similarity import (
     Encoder,
     Encoding,
@@ -49,6 +49,7 @@ from faithprobe.representations.similarity import (
     mean_or_nan,
     token_cosines,
 )
+from faithprobe.requests import CONTEXT
 from faithprobe.subjects.qa_windows import DEFAULT_MAX_LENGTH
 from faithprobe.suites.faithfulness import ORIGINAL, FaithfulnessSuite, history_question, passage_id
 
