@@ -16,14 +16,22 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..metrics.confidence_shift import PROBE_TITLES, SHIFT_TYPES
-from .figures import Plot, save_figures
+from .figures import Plot, grouped_bars, save_figures
 from .html import Examples, Section
-from .tables import DASH, Table, fmt_count, fmt_general, order_rows, subject_order
+from .tables import (
+    BY_SUBJECT,
+    DASH,
+    Table,
+    fmt_count,
+    fmt_general,
+    fmt_percent,
+    order_rows,
+    subject_order,
+)
 from .views import (
     estimate_text,
     examples_rng,
     f3,
-    grouped_bars,
     metric_frame,
     pick_ids,
 )
@@ -76,11 +84,11 @@ def summary(metrics: Mapping[str, Any]) -> pd.DataFrame:
 
 def _share(row: Mapping[str, Any], kind: str) -> str:
     share = row.get(f"{kind}_share")
-    return DASH if share is None else f"{100 * share:.1f}%"
+    return DASH if share is None else f"{fmt_percent(share)}%"
 
 
 def accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "original_accuracy")
+    data = metric_frame(metrics, "original_accuracy", BY_SUBJECT)
     if data.empty:
         return None
     display = pd.DataFrame(
@@ -101,7 +109,7 @@ def accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def abstention_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "abstentions")
+    data = metric_frame(metrics, "abstentions", BY_SUBJECT)
     if data.empty:
         return None
     display = pd.DataFrame(
@@ -109,9 +117,10 @@ def abstention_table(metrics: Mapping[str, Any]) -> Table | None:
             "subject": data["subject"],
             "input": data["probe"].map(lambda p: "original" if p == "original" else _probe(p)),
             "abstained [95% CI]": [
-                f"{100 * r['value']:.1f}% [{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]"
+                f"{fmt_percent(r['value'])}% [{fmt_percent(r['ci_low'])}, "
+                f"{fmt_percent(r['ci_high'])}]"
                 if pd.notna(r["ci_low"])
-                else f"{100 * r['value']:.1f}%"
+                else f"{fmt_percent(r['value'])}%"
                 for r in data.to_dict("records")
             ],
             "replies": data["n"].map(fmt_count),
@@ -131,7 +140,7 @@ def abstention_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def pseudo_accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "pseudo_accuracy")
+    data = metric_frame(metrics, "pseudo_accuracy", BY_SUBJECT)
     if data.empty:
         return None
     records = data.to_dict("records")
@@ -162,7 +171,7 @@ def pseudo_accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def shift_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "shift_types")
+    data = metric_frame(metrics, "shift_types", BY_SUBJECT)
     if data.empty:
         return None
     kinds = [k for k in SHIFT_TYPES if k != "undetermined" or data["undetermined"].sum() > 0]
@@ -194,7 +203,7 @@ def profile_table(metrics: Mapping[str, Any]) -> Table | None:
     rows = list(metrics.get("confidence_profile") or [])
     if not rows:
         return None
-    data = order_rows(pd.json_normalize(rows), subject_order(metrics))
+    data = order_rows(pd.json_normalize(rows), subject_order(metrics), BY_SUBJECT)
     display = pd.DataFrame(
         {
             "subject": [r["subject"] for r in rows],
@@ -207,7 +216,7 @@ def profile_table(metrics: Mapping[str, Any]) -> Table | None:
             "p (confidence)": [_p(r["confidence_change"]) for r in rows],
         }
     )
-    display = order_rows(display, subject_order(metrics))
+    display = order_rows(display, subject_order(metrics), BY_SUBJECT)
     return Table(
         "confidence_profile",
         "Variance of the choice confidences and confidence of the (pseudo-)correct choice",
@@ -220,7 +229,7 @@ def profile_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def maxprob_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "maxprob_detection")
+    data = metric_frame(metrics, "maxprob_detection", BY_SUBJECT)
     if data.empty:
         return None
     records = data.to_dict("records")
@@ -270,7 +279,7 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
         "summary": Table(
             "summary",
             "Headline",
-            metric_frame(metrics, "pseudo_accuracy"),
+            metric_frame(metrics, "pseudo_accuracy", BY_SUBJECT),
             summary(metrics),
             note="Pseudo-accuracy: share of perturbed instances whose pseudo-correct choice "
             "(the old answer, or the donor answer in its slot) gets the highest confidence; "
@@ -427,7 +436,7 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
     pool = results[results["trial"] == 0]
     n_subjects = max(1, pool["subject"].nunique())
     picked = pick_ids(examples_rng(seed), pool["pair_id"], max(1, N_EXAMPLES // n_subjects))
-    rows = order_rows(pool[pool["pair_id"].isin(picked)], subjects)
+    rows = order_rows(pool[pool["pair_id"].isin(picked)], subjects, BY_SUBJECT)
     rows = rows.sort_values(["probe", "pair_id"], kind="stable")
     frame = pd.DataFrame(
         {

@@ -1,4 +1,5 @@
-"""The report of the ``distractors`` suite: which tables, plots and examples it shows."""
+"""The report of the ``distractors`` suite: which tables, plots and examples it shows (the
+tables in :mod:`.distractors_tables`, the figures in :mod:`.distractors_plots`)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,10 @@ from typing import Any
 
 import pandas as pd
 
+from .distractors_plots import build_plots
+from .distractors_tables import ORDERING, build_tables, summary_table
 from .html import Examples, Section
-from .plots import build_plots
-from .tables import (
-    DASH,
-    Table,
-    build_tables,
-    order_rows,
-    summary_table,
-)
+from .tables import DASH, Table, order_rows
 from .views import examples_rng, pick_ids
 
 N_EXAMPLES = 20
@@ -65,7 +61,7 @@ def _example_rows(
     rows = results[results["pair_id"].astype(str).isin(picked)]
     if "intervention" in rows.columns:
         rows = rows[rows["intervention"] != "none"]
-    rows = order_rows(rows, subjects).sort_values("pair_id", kind="stable")
+    rows = order_rows(rows, subjects, ORDERING).sort_values("pair_id", kind="stable")
     out = pd.DataFrame(
         {
             "subject": rows.get("subject"),

@@ -17,24 +17,23 @@ import pandas as pd
 from ..metrics.qa import NEGATION_LABELS
 from .figures import Plot
 from .html import Examples, Section
-from .tables import DASH, Table, fmt_count, order_rows, subject_order
-from .views import examples_rng, metric_frame, pick_ids
+from .tables import (
+    DASH,
+    Ordering,
+    Table,
+    fmt_count,
+    fmt_general,
+    fmt_percent,
+    order_rows,
+    subject_order,
+)
+from .views import examples_rng, metric_frame, percent_text, pick_ids
 
 N_EXAMPLES = 24
 VARIANT_ORDER = ("OS", "TS", "TS-R", "TS-R+Aug", "OS-R", "OS-R+Aug")
 COLUMNS = {"em": "EM", "f1": "F1", "contains": "contains", "unk": "unk%", "empty": "empty%"}
-
-
-def _pct(r: Mapping[str, Any]) -> str:
-    """``41.2 [35.0, 47.5]`` (percent, 95% interval)."""
-    v = r.get("value")
-    if v is None or pd.isna(v):
-        return DASH
-
-    def p(x):
-        return DASH if x is None or pd.isna(x) else f"{100 * x:.1f}"
-
-    return f"{p(v)} [{p(r.get('ci_low'))}, {p(r.get('ci_high'))}]"
+# Reading order of the rows of metrics.json: by metric (alphabetically), then subject.
+ORDERING = Ordering(columns=("metric", "subject"))
 
 
 def _variant_rank(v: str) -> int:
@@ -50,14 +49,14 @@ def _pivot(data: pd.DataFrame, metrics: Mapping[str, Any], keys: Sequence[str]) 
         by = {r["metric"]: r for r in g.to_dict("records")}
         first = next(iter(by.values()))
         row = dict(zip(["subject", *keys], key, strict=True))
-        row.update({label: _pct(by.get(metric, {})) for metric, label in COLUMNS.items()})
+        row.update({label: percent_text(by.get(metric, {})) for metric, label in COLUMNS.items()})
         row["n"] = fmt_count(first.get("n"))
         row["passages"] = fmt_count(first.get("n_clusters"))
         row["dropped"] = fmt_count(dropped.get(row["variant"]))
         rows.append(row)
     out = pd.DataFrame(rows)
     out["_v"] = out["variant"].map(_variant_rank)
-    out = order_rows(out, subject_order(metrics))
+    out = order_rows(out, subject_order(metrics), ORDERING)
     return out.sort_values(["subject", "_v"], kind="stable").drop(columns="_v")
 
 
@@ -72,7 +71,7 @@ NOTE = (
 
 
 def scores_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "scores")
+    data = metric_frame(metrics, "scores", ORDERING)
     if data.empty:
         return None
     return Table(
@@ -85,7 +84,7 @@ def scores_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def kind_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "scores_by_answer_kind")
+    data = metric_frame(metrics, "scores_by_answer_kind", ORDERING)
     if data.empty:
         return None
     display = _pivot(data, metrics, ["variant", "answer_kind"])
@@ -101,7 +100,7 @@ def kind_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def reinsertion_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "scores_by_reinsertion")
+    data = metric_frame(metrics, "scores_by_reinsertion", ORDERING)
     if data.empty:
         return None
     return Table(
@@ -140,10 +139,6 @@ def drops_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
-def _points(x: Any) -> str:
-    return DASH if x is None or pd.isna(x) else f"{100 * x:+.1f}"
-
-
 def differences_table(metrics: Mapping[str, Any]) -> Table | None:
     data = pd.DataFrame(metrics.get("differences") or [])
     if data.empty:
@@ -155,10 +150,11 @@ def differences_table(metrics: Mapping[str, Any]) -> Table | None:
             "variant": data["variant"],
             "metric": data["metric"].map(COLUMNS),
             "difference": [
-                f"{_points(r['difference'])} [{_points(r['ci_low'])}, {_points(r['ci_high'])}]"
+                f"{fmt_percent(r['difference'], '+.1f')} [{fmt_percent(r['ci_low'], '+.1f')}, "
+                f"{fmt_percent(r['ci_high'], '+.1f')}]"
                 for r in data.to_dict("records")
             ],
-            "p (Wilcoxon)": data["p_value"].map(lambda p: DASH if pd.isna(p) else f"{p:.2g}"),
+            "p (Wilcoxon)": data["p_value"].map(lambda p: fmt_general(p, ".2g")),
             "items": data["items"].map(fmt_count),
             "passages": data["n"].map(fmt_count),
         }
@@ -177,14 +173,14 @@ def differences_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def expectation_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "expectation")
+    data = metric_frame(metrics, "expectation", ORDERING)
     if data.empty:
         return None
     display = pd.DataFrame(
         {
             "subject": data["subject"],
             "variant": data["variant"],
-            "as a faithful model (%)": [_pct(r) for r in data.to_dict("records")],
+            "as a faithful model (%)": [percent_text(r) for r in data.to_dict("records")],
             "n": data["n"].map(fmt_count),
         }
     )
@@ -199,14 +195,14 @@ def expectation_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def negation_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "negation")
+    data = metric_frame(metrics, "negation", ORDERING)
     if data.empty:
         return None
     rows = []
     for (subject, kind), g in data.groupby(["subject", "negation"], sort=False):
         by = {r["metric"]: r for r in g.to_dict("records")}
         row = {"subject": subject, "negation": kind}
-        row.update({label: _pct(by.get(k, {})) for k, label in NEGATION_COLUMNS.items()})
+        row.update({label: percent_text(by.get(k, {})) for k, label in NEGATION_COLUMNS.items()})
         row["n"] = fmt_count(by["org_acc"]["n"])
         rows.append(row)
     return Table(
@@ -229,7 +225,7 @@ def _pa_rows(data: pd.DataFrame, columns: Mapping[tuple[str, str], str]) -> pd.D
         row = {"subject": subject, "variant": key}
         for (metric, form), label in columns.items():
             r = g[(g["metric"] == metric) & (g["form"] == form)].to_dict("records")
-            row[label] = _pct(r[0]) if r else DASH
+            row[label] = percent_text(r[0]) if r else DASH
         n = g[g["form"] == "original"]["n"]
         row["n per form"] = fmt_count(n.iloc[0]) if len(n) else DASH
         rows.append(row)
@@ -241,7 +237,7 @@ NEGATION_COLUMNS = NEGATION_LABELS
 
 
 def predicate_argument_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "predicate_argument")
+    data = metric_frame(metrics, "predicate_argument", ORDERING)
     if data.empty:
         return None
     acc = data[data["metric"].isin(["accuracy", "share_no"])]
@@ -260,7 +256,7 @@ def predicate_argument_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def flip_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "predicate_argument")
+    data = metric_frame(metrics, "predicate_argument", ORDERING)
     if data.empty or "flip_rate" not in set(data["metric"]):
         return None
     flips = data[data["metric"] == "flip_rate"]
@@ -334,7 +330,9 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
     picked = pick_ids(examples_rng(seed), pool["item_id"], n_items)
     rows = pool[pool["item_id"].isin(picked)].copy()
     rows["_v"] = rows["variant"].map(_variant_rank)
-    rows = order_rows(rows, subjects).sort_values(["subject", "item_id", "_v"], kind="stable")
+    rows = order_rows(rows, subjects, ORDERING).sort_values(
+        ["subject", "item_id", "_v"], kind="stable"
+    )
     frame = pd.DataFrame(
         {
             "subject": rows["subject"],

@@ -16,14 +16,13 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..metrics.natural_logic import SETS
-from .figures import Plot, save_figures
+from .figures import Plot, grouped_bars, save_figures
 from .html import Examples, Section
-from .tables import DASH, Table, fmt_count, order_rows, subject_order
+from .tables import BY_SUBJECT, DASH, Table, fmt_count, order_rows, subject_order
 from .views import (
     estimate_text,
     examples_rng,
     f3,
-    grouped_bars,
     metric_frame,
     pick_ids,
 )
@@ -55,11 +54,11 @@ def summary(metrics: Mapping[str, Any]) -> pd.DataFrame:
                 "bases": fmt_count(r["n_bases"]),
             }
         )
-    return order_rows(pd.DataFrame(rows), subject_order(metrics))
+    return order_rows(pd.DataFrame(rows), subject_order(metrics), BY_SUBJECT)
 
 
 def sizes_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "set_sizes")
+    data = metric_frame(metrics, "set_sizes", BY_SUBJECT)
     if data.empty:
         return None
     display = pd.DataFrame(
@@ -85,7 +84,7 @@ def sizes_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def effects_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "effects")
+    data = metric_frame(metrics, "effects", BY_SUBJECT)
     if data.empty:
         return None
     return Table(
@@ -100,7 +99,7 @@ def effects_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def ranking_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "ranking")
+    data = metric_frame(metrics, "ranking", BY_SUBJECT)
     if data.empty:
         return None
     display = pd.DataFrame(
@@ -143,7 +142,7 @@ def _accuracy_display(data: pd.DataFrame, first: str) -> pd.DataFrame:
 
 def accuracy_tables(metrics: Mapping[str, Any]) -> list[Table]:
     out = []
-    base = metric_frame(metrics, "base_accuracy")
+    base = metric_frame(metrics, "base_accuracy", BY_SUBJECT)
     if not base.empty:
         out.append(
             Table(
@@ -155,7 +154,7 @@ def accuracy_tables(metrics: Mapping[str, Any]) -> list[Table]:
                 "on every pair: read TCE together with the predicted-entailment share.",
             )
         )
-    chal = metric_frame(metrics, "challenge_accuracy")
+    chal = metric_frame(metrics, "challenge_accuracy", BY_SUBJECT)
     if not chal.empty:
         out.append(
             Table(
@@ -252,7 +251,7 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
     picked = set()
     for _, g in pool.groupby("set"):
         picked |= pick_ids(rng, g["pair_id"], per_set)
-    rows = order_rows(pool[pool["pair_id"].isin(picked)], subjects)
+    rows = order_rows(pool[pool["pair_id"].isin(picked)], subjects, BY_SUBJECT)
     rows = rows.sort_values(["set", "pair_id"], kind="stable")
 
     def text(p, h, gold, pred) -> str:

@@ -13,17 +13,22 @@ from typing import Any
 
 import pandas as pd
 
-from .faithfulness import _pct
 from .figures import Plot
 from .html import Examples, Section
-from .tables import DASH, Table, fmt_count, order_rows, subject_order
-from .views import examples_rng, pick_ids
+from .tables import (
+    Ordering,
+    Table,
+    fmt_count,
+    fmt_general,
+    fmt_percent,
+    order_rows,
+    subject_order,
+)
+from .views import examples_rng, percent_text, pick_ids
 
 N_EXAMPLES = 24
-
-
-def _p(x: Any) -> str:
-    return DASH if x is None or pd.isna(x) else f"{x:.2g}"
+# Reading order of the rows of metrics.json: by metric (alphabetically), then subject.
+ORDERING = Ordering(columns=("metric", "subject"))
 
 
 def scores_table(metrics: Mapping[str, Any]) -> Table | None:
@@ -40,9 +45,9 @@ def scores_table(metrics: Mapping[str, Any]) -> Table | None:
         row = {"subject": subject, "dataset": dataset, "variant": variant}
         for metric in ("f1", "em"):
             for side in ("og", "cf"):
-                row[f"{side} {metric.upper()}"] = _pct(by.get((metric, side), {}))
-            row[f"p ({metric.upper()})"] = _p(
-                tests.get((subject, dataset, variant, metric), {}).get("p_value")
+                row[f"{side} {metric.upper()}"] = percent_text(by.get((metric, side), {}))
+            row[f"p ({metric.upper()})"] = fmt_general(
+                tests.get((subject, dataset, variant, metric), {}).get("p_value"), ".2g"
             )
         row["n"] = fmt_count(by[("f1", "og")]["n"])
         row["passages"] = fmt_count(by[("f1", "og")]["n_clusters"])
@@ -51,7 +56,7 @@ def scores_table(metrics: Mapping[str, Any]) -> Table | None:
         "scores",
         "F1 and EM on the original (og) and the counterfactual (cf)",
         data,
-        order_rows(pd.DataFrame(rows), subject_order(metrics)),
+        order_rows(pd.DataFrame(rows), subject_order(metrics), ORDERING),
         note="Percent with 95% intervals (bootstrap resampling passages); each side against "
         "its own gold (the counterfactual's is the other entity or the new person). p: "
         "Wilcoxon signed-rank test of og vs cf over per-passage means.",
@@ -69,7 +74,7 @@ def alignment_table(metrics: Mapping[str, Any]) -> Table | None:
             "variant": data["variant"],
             "method": data["method"],
             "aligned (%)": [
-                _pct(
+                percent_text(
                     {
                         "value": r["aligned"],
                         "ci_low": r["aligned_ci_low"],
@@ -79,7 +84,7 @@ def alignment_table(metrics: Mapping[str, Any]) -> Table | None:
                 for r in data.to_dict("records")
             ],  # fmt: skip
             "random control (%)": [
-                _pct(
+                percent_text(
                     {
                         "value": r["control"],
                         "ci_low": r["control_ci_low"],
@@ -88,7 +93,7 @@ def alignment_table(metrics: Mapping[str, Any]) -> Table | None:
                 )
                 for r in data.to_dict("records")
             ],  # fmt: skip
-            "both correct (%)": data["both_correct"].map(lambda x: f"{100 * x:.1f}"),
+            "both correct (%)": data["both_correct"].map(fmt_percent),
             "n": data["n"].map(fmt_count),
         }
     )
@@ -164,7 +169,7 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
         return Examples(EXAMPLE_COLUMNS, pd.DataFrame(), note)
     n = max(1, N_EXAMPLES // max(1, pool["subject"].nunique()))
     picked = pick_ids(examples_rng(seed), pool["pair_id"], n)
-    rows = order_rows(pool[pool["pair_id"].isin(picked)], subjects)
+    rows = order_rows(pool[pool["pair_id"].isin(picked)], subjects, ORDERING)
     frame = pd.DataFrame(
         {
             "subject": rows["subject"],

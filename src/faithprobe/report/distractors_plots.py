@@ -1,4 +1,5 @@
-"""Figures in the style of Pandia & Ettinger (2021): a metric against the number of attractors.
+"""Figures of the ``distractors`` suite's report, in the style of Pandia & Ettinger (2021): a
+metric against the number of attractors.
 
 One line per subject × attractor type (colour = attractor type, line style and marker =
 subject), one panel per setting, error bars from the ``ci_low``/``ci_high`` that
@@ -22,19 +23,18 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from .figures import Plot, save_figures
-from .tables import (
+from .distractors_tables import (
     ATTRACTOR_TYPES,
     EXTRA_DIMS,
     METRICS,
     POSITIONS,
     SETTINGS,
-    _rank,
     broadcast_generic,
     estimates_frame,
     select,
-    subject_order,
 )
+from .figures import Plot, save_figures
+from .tables import rank_values, subject_order
 
 TYPE_COLORS = {"B": "#1f77b4", "T": "#d62728", "unrelated": "#2ca02c"}
 EXTRA_COLORS = ("#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
@@ -51,7 +51,7 @@ METRIC_LABELS = {
 
 
 def _ordered(values: Sequence[Any], preferred: Sequence[Any]) -> list[Any]:
-    rank = _rank(values, preferred)
+    rank = rank_values(values, preferred)
     return sorted(set(values), key=lambda v: rank[v])
 
 
