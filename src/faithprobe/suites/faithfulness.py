@@ -51,7 +51,7 @@ gold answer is yes or no it scores the candidates ``yes`` and ``no`` after the p
 answers the likelier one (so it cannot abstain on those); otherwise it generates greedily
 (:class:`~faithprobe.requests.GenerationRequest`, at most ``max_new_tokens``, default 24,
 cut at the first newline) and the answer is *unknown* when
-:func:`faithprobe.metrics.qa.is_unknown` recognises it.
+:func:`faithprobe.qa.answers.is_unknown` recognises it.
 
 **Scores.** EM and F1 (SQuAD/CoQA normalisation) always against the *original* gold
 answers, with an abstention scored as the string ``"unknown"``; unk% is the share of
@@ -81,6 +81,7 @@ from faithprobe.interventions import Pair, get
 from faithprobe.interventions.deletion import Augmenter, explain
 from faithprobe.metrics import qa as m
 from faithprobe.prompts import command_line_template
+from faithprobe.qa.answers import extract_answer, is_unknown
 from faithprobe.requests import (
     CandidateScoreRequest,
     CandidateScores,
@@ -285,11 +286,11 @@ class FaithfulnessSuite(Suite):
                 "null_score": answer.null_score,
             }
         if isinstance(answer, Generation):
-            text = m.extract_answer(answer.text)
+            text = extract_answer(answer.text)
             return {
                 "generation": answer.text,
                 "prediction": text,
-                "predicted_unknown": bool(text) and m.is_unknown(text),  # "" is empty%
+                "predicted_unknown": bool(text) and is_unknown(text),  # "" is empty%
                 "n_tokens": answer.n_tokens,
             }
         if isinstance(answer, CandidateScores):
