@@ -38,6 +38,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from faithprobe.atomic import write_json, write_parquet
 from faithprobe.datasets.qa import read_qa
 from faithprobe.datasets.splits import heldout_part
 from faithprobe.errors import DataError, UsageError
@@ -434,8 +435,6 @@ def _sizes(read: Items, sims: pd.DataFrame) -> dict:
 def write_outputs(analysis: Analysis, out: Path) -> dict[str, Path]:
     """``similarities.parquet``, ``token_similarities.parquet`` and ``metrics.json`` in
     ``out``, each written whole or not at all (temporary file, then renamed)."""
-    from faithprobe.runfolder import write_json, write_parquet
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = {
