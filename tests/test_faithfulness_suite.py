@@ -14,6 +14,7 @@ from faithprobe.cli import app
 from faithprobe.errors import UsageError
 from faithprobe.examples import QAExample
 from faithprobe.interventions.deletion import AUGMENT_FAILED, FIRST_SENTENCE
+from faithprobe.qa.prompt import DEFAULT_TEMPLATE, UNKNOWN_INSTRUCTION
 from faithprobe.requests import (
     CandidateScoreRequest,
     Generation,
@@ -24,12 +25,7 @@ from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
 from faithprobe.suites import get_suite
-from faithprobe.suites.faithfulness import (
-    DEFAULT_TEMPLATE,
-    UNKNOWN_INSTRUCTION,
-    augmented_pairs,
-    reinserted,
-)
+from faithprobe.suites.faithfulness import augmented_pairs, reinserted
 
 P1 = "Anna was born in Oslo. She moved to Paris in 1990. There she studied music. Later she taught piano."
 P2 = "The bridge opened in 1932. It is made of steel. Engineers painted it red."

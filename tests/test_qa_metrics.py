@@ -6,17 +6,14 @@ from faithprobe.metrics.qa import (
     contains_answer,
     coqa_turn_score,
     exact_match,
-    extract_answer,
     f1,
     formatting_flip_rate,
-    is_unknown,
     negation_accuracy,
-    normalize_answer,
     predicate_argument_accuracy,
     qa_scores,
     subject_differences,
-    yes_no_label,
 )
+from faithprobe.qa.answers import extract_answer, is_unknown, normalize_answer, yes_no_label
 
 # ---- answer scoring, as the official SQuAD v1.1 / CoQA scripts do it ---------------------
 

@@ -27,6 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from faithprobe import __version__
+from faithprobe.atomic import write_json, write_parquet
 from faithprobe.errors import DataError, UsageError
 from faithprobe.executors import EXECUTORS, RayConfig, RayExecutor
 from faithprobe.runfolder import (
@@ -34,8 +35,6 @@ from faithprobe.runfolder import (
     check_target,
     is_run_folder,
     replaced_whole,
-    write_json,
-    write_parquet,
 )
 from faithprobe.subjects import check_model, load_subject
 from faithprobe.subjects.base import Subject

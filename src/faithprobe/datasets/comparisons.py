@@ -36,7 +36,7 @@ from dataclasses import replace
 
 from faithprobe.examples import QAExample
 from faithprobe.interventions.base import Outcome
-from faithprobe.metrics.qa import normalize_answer
+from faithprobe.qa.answers import normalize_answer
 
 # the right-reasons in-distribution map's keys, and the superlatives and near-synonyms
 # comparison questions also use (the intervention drops those it has no antonym for)

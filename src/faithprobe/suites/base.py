@@ -8,7 +8,6 @@ batching, progress, the run folder and the report.
 
 from __future__ import annotations
 
-import hashlib
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
@@ -19,12 +18,7 @@ import pandas as pd
 from faithprobe.examples import ChoiceExample, ClozeExample
 from faithprobe.interventions import Pair
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
-
-
-def hash_rank(seed: int, key: str) -> str:
-    """A seeded sort key: ordering by it is a random order that does not depend on the
-    order the keys arrive in."""
-    return hashlib.sha256(f"{seed}\x1f{key}".encode()).hexdigest()
+from faithprobe.seeding import hash_rank
 
 
 class Suite(ABC):

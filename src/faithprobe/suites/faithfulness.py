@@ -9,7 +9,8 @@ edits (options ``edits``, ``negate``; Table 10) and the predicate–argument pro
 
 **Data.** ``--data`` is a SQuAD/Quoref, CoQA or HotpotQA JSON file
 (:func:`faithprobe.datasets.qa.read_qa`, format told apart by its shape). Every question
-gives one *item* and these variants (:mod:`faithprobe.interventions.deletion`):
+gives one *item* and these variants (:mod:`faithprobe.qa.deletions`, made by
+:mod:`faithprobe.interventions.deletion`):
 
 =========  =============================  ================  ==========================
 variant    intervention                   data              a faithful model answers
@@ -24,7 +25,7 @@ A pair is (original, variant); the ``OS`` pair is the identity pair. A variant a
 cannot make (see ``deletion.DROPS``: e.g. TS-R when the rationale begins in the first
 sentence) still gives a pair, marked ``dropped`` with the reason and not sent to any model,
 so the results table counts every drop and the metrics report it (``drops``). ``--limit N``
-keeps N items (the first in a seeded hash order, :func:`~faithprobe.suites.base.hash_rank`)
+keeps N items (the first in a seeded hash order, :func:`~faithprobe.seeding.hash_rank`)
 with all their variants. ``heldout_of=<model folder>`` keeps only the documents a model
 made by ``faithprobe train qa`` held out of training (:mod:`faithprobe.datasets.splits`).
 
@@ -33,7 +34,8 @@ made by ``faithprobe train qa`` held out of training (:mod:`faithprobe.datasets.
 (CoQA: the previous turns' questions and gold answers, ``"q1 a1 q2 a2 question"``) before
 the question; its null answer means *unknown*. A causal LM gets the prompt ``template``
 (option; slots ``{context}``, ``{question}`` and ``{history}``, a literal ``\\n`` typed on
-the command line is a newline); the default is :data:`DEFAULT_TEMPLATE`, i.e. ::
+the command line is a newline: :mod:`faithprobe.qa.prompt`); the default is
+:data:`~faithprobe.qa.prompt.DEFAULT_TEMPLATE`, i.e. ::
 
     <context>
 
@@ -51,7 +53,7 @@ gold answer is yes or no it scores the candidates ``yes`` and ``no`` after the p
 answers the likelier one (so it cannot abstain on those); otherwise it generates greedily
 (:class:`~faithprobe.requests.GenerationRequest`, at most ``max_new_tokens``, default 24,
 cut at the first newline) and the answer is *unknown* when
-:func:`faithprobe.metrics.qa.is_unknown` recognises it.
+:func:`faithprobe.qa.answers.is_unknown` recognises it.
 
 **Scores.** EM and F1 (SQuAD/CoQA normalisation) always against the *original* gold
 answers, with an abstention scored as the string ``"unknown"``; unk% is the share of
@@ -64,9 +66,7 @@ OT, the method's Tables 4–5 side by side, with a paired test over passages).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Hashable, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -76,11 +76,13 @@ from faithprobe.datasets.splits import heldout_part
 from faithprobe.datasets.squad import RATIONALES
 from faithprobe.errors import UsageError, excerpt
 from faithprobe.examples import UNKNOWN, QAExample
-from faithprobe.expectations import ANSWER_UNCHANGED
-from faithprobe.interventions import Pair, get
-from faithprobe.interventions.deletion import Augmenter, explain
+from faithprobe.interventions import Pair
+from faithprobe.interventions.deletion import Augmenter
 from faithprobe.metrics import qa as m
-from faithprobe.prompts import command_line_template
+from faithprobe.qa.answers import extract_answer, is_unknown
+from faithprobe.qa.deletions import VARIANTS, deletion_pair, variant_pairs
+from faithprobe.qa.prompt import DEFAULT_TEMPLATE, QAPrompt
+from faithprobe.qa.questions import YES_NO, history_question, is_yes_no, passage_id
 from faithprobe.requests import (
     CandidateScoreRequest,
     CandidateScores,
@@ -93,56 +95,7 @@ from faithprobe.sentences import DEFAULT_SPLITTER, SPLITTERS
 from faithprobe.suites import faithfulness_probes as probes
 from faithprobe.suites.base import Suite, sample_items
 
-UNKNOWN_INSTRUCTION = (
-    'Answer with a few words from the text. If the text does not give the answer, answer "unknown".'
-)
-DEFAULT_TEMPLATE = "{context}\n\n" + UNKNOWN_INSTRUCTION + "\n\n{history}Q: {question}\nA:"
 DEFAULT_MAX_NEW_TOKENS = 24
-YES_NO = ("yes", "no")
-ORIGINAL = "OS"
-# variant -> deletion intervention, per data source
-DELETIONS = {"TS": "truncate_story", "TS-R": "truncate_remove_rationale"}
-HOTPOT_DELETIONS = {"OS-R": "remove_support"}
-VARIANTS = (ORIGINAL, "TS", "TS-R", "TS-R+Aug", "OS-R", "OS-R+Aug")
-
-
-def history_question(example: QAExample) -> str:
-    """The question with the conversation history before it (extractive models)."""
-    turns = [f"{q} {a}" for q, a in example.history]
-    return " ".join([*turns, example.question])
-
-
-def is_yes_no(example: QAExample) -> bool:
-    return example.answer_type in YES_NO
-
-
-def passage_id(example: QAExample) -> str:
-    """A short stable id of the example's story: the questions about one passage are
-    resampled together."""
-    return hashlib.sha256(example.context.encode()).hexdigest()[:16]
-
-
-class QAPrompt:
-    """The prompt a language model is asked (see the module docstring)."""
-
-    def __init__(self, template: str) -> None:
-        template = command_line_template(template)
-        for slot in ("{context}", "{question}"):
-            if slot not in template:
-                raise UsageError(f"template {excerpt(template)} has no {slot} slot")
-        self.template = template
-
-    def render(self, example: QAExample) -> str:
-        question = example.question
-        if "{history}" in self.template:
-            history = "".join(f"Q: {q}\nA: {a}\n" for q, a in example.history)
-        else:
-            history, question = "", history_question(example)
-        return (
-            self.template.replace("{history}", history)
-            .replace("{question}", question)
-            .replace("{context}", example.context)
-        )
 
 
 class FaithfulnessSuite(Suite):
@@ -219,15 +172,8 @@ class FaithfulnessSuite(Suite):
                 "the faithfulness suite needs --data: a SQuAD/Quoref, CoQA or HotpotQA JSON "
                 "file (e.g. ../shared/data/squad/dev-v1.1.json), or -o probe=predicate-argument"
             )
-        out = []
         examples = self.read(Path(data))
-        for ex in examples:
-            expected = UNKNOWN if ex.answer_type == UNKNOWN else "answer"
-            same = replace(ex, features={**ex.features, "variant": ORIGINAL, "expected": expected})
-            out.append(Pair(ex, same, "none", ANSWER_UNCHANGED, pair_id=f"{ORIGINAL}:{ex.id}"))
-            deletions = HOTPOT_DELETIONS if is_hotpot(ex) else DELETIONS
-            for variant, name in deletions.items():
-                out.append(deletion_pair(ex, variant, name, splitter=self.splitter))
+        out = [p for ex in examples for p in variant_pairs(ex, splitter=self.splitter)]
         return out + probes.negation_pairs(examples, self.edits, self.negate)
 
     def read(self, path: Path) -> list[QAExample]:
@@ -285,11 +231,11 @@ class FaithfulnessSuite(Suite):
                 "null_score": answer.null_score,
             }
         if isinstance(answer, Generation):
-            text = m.extract_answer(answer.text)
+            text = extract_answer(answer.text)
             return {
                 "generation": answer.text,
                 "prediction": text,
-                "predicted_unknown": bool(text) and m.is_unknown(text),  # "" is empty%
+                "predicted_unknown": bool(text) and is_unknown(text),  # "" is empty%
                 "n_tokens": answer.n_tokens,
             }
         if isinstance(answer, CandidateScores):
@@ -405,27 +351,6 @@ def _scores_by(rows: pd.DataFrame, name: str, labels: pd.Series | None, seed: in
 
 def _expected(variant: str) -> str:
     return UNKNOWN if "-R" in variant else "answer"
-
-
-def is_hotpot(example: QAExample) -> bool:
-    return example.features.get("source") == "hotpotqa"
-
-
-def deletion_pair(
-    example: QAExample, variant: str, name: str, *, splitter: str = DEFAULT_SPLITTER, **params
-) -> Pair:
-    """The pair (``example``, its ``variant`` made by the deletion ``name`` with sentences
-    from ``splitter``; HotpotQA keeps its own sentences); a variant the deletion cannot make
-    is the original marked ``dropped`` with the reason (same id: nothing new is asked)."""
-    result = explain(name, example, splitter=None if is_hotpot(example) else splitter, **params)
-    changed = result.example
-    if changed is None:
-        features = {**example.features, "variant": variant, "dropped": result.reason}
-        if result.detail is not None:
-            features["drop_detail"] = result.detail
-        changed = replace(example, features=features)
-    expectation = get(name).expectation
-    return Pair(example, changed, name, expectation, pair_id=f"{variant}:{example.id}")
 
 
 AUGMENT_PROMPT = (

@@ -72,9 +72,9 @@ from faithprobe.interventions import comparative as cmp
 from faithprobe.metrics import qa as m
 from faithprobe.metrics import right_reasons as rr
 from faithprobe.metrics.alignment import instance_alignment_rows
+from faithprobe.qa.questions import passage_id
 from faithprobe.requests import SALIENCY_METHODS, SaliencyRequest, SpanAnswerRequest
 from faithprobe.suites.base import Suite, sample_items
-from faithprobe.suites.faithfulness import passage_id
 
 ORIGINAL = "original"
 COREFERENCE = "coreference"

@@ -41,13 +41,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from faithprobe.atomic import write_json
+from faithprobe.datasets.splits import SUMMARY
 from faithprobe.errors import ModelError, UsageError
-from faithprobe.runfolder import write_json
 
 CHECKPOINTS = "checkpoints"
 RUN_FILE = "faithprobe-run.json"
 TIME_FILE = "faithprobe-time.json"
-SUMMARY = "training.json"
 
 Log = Callable[[str], None]
 
