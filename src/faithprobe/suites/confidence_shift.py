@@ -151,7 +151,7 @@ class ConfidenceShiftSuite(Suite):
                 for trial in range(self.trials):
                     for x in intervention.apply(
                         example, seed=seed, pool=pool, trial=trial, **params
-                    ):
+                    ).examples:
                         out.append(Pair(example, x, probe, intervention.expectation))
         return out
 

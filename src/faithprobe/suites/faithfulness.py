@@ -78,7 +78,7 @@ from faithprobe.errors import UsageError, excerpt
 from faithprobe.examples import UNKNOWN, QAExample
 from faithprobe.expectations import ANSWER_UNCHANGED
 from faithprobe.interventions import Pair, get
-from faithprobe.interventions.deletion import Augmenter, explain
+from faithprobe.interventions.deletion import Augmenter
 from faithprobe.metrics import qa as m
 from faithprobe.prompts import command_line_template
 from faithprobe.requests import (
@@ -417,15 +417,12 @@ def deletion_pair(
     """The pair (``example``, its ``variant`` made by the deletion ``name`` with sentences
     from ``splitter``; HotpotQA keeps its own sentences); a variant the deletion cannot make
     is the original marked ``dropped`` with the reason (same id: nothing new is asked)."""
-    result = explain(name, example, splitter=None if is_hotpot(example) else splitter, **params)
-    changed = result.example
-    if changed is None:
-        features = {**example.features, "variant": variant, "dropped": result.reason}
-        if result.detail is not None:
-            features["drop_detail"] = result.detail
-        changed = replace(example, features=features)
-    expectation = get(name).expectation
-    return Pair(example, changed, name, expectation, pair_id=f"{variant}:{example.id}")
+    deletion = get(name)
+    splitter = None if is_hotpot(example) else splitter
+    # a deletion draws nothing at random: any seed makes the same text
+    outcome = deletion.apply(example, seed=0, splitter=splitter, **params)
+    changed = outcome.example_or_dropped(example, variant)
+    return Pair(example, changed, name, deletion.expectation, pair_id=f"{variant}:{example.id}")
 
 
 AUGMENT_PROMPT = (

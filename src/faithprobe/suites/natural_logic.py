@@ -155,7 +155,7 @@ class NaturalLogicSuite(Suite):
         for set_name, spec in m.SETS.items():
             intervention = get(spec["intervention"])
             for base in self.seed_set(grid, seed):
-                for alt in intervention.apply(base, seed=seed, pool=grid):
+                for alt in intervention.apply(base, seed=seed, pool=grid).examples:
                     out.append(
                         Pair(
                             base,
