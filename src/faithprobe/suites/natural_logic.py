@@ -46,7 +46,7 @@ from faithprobe.datasets.nli import read_nli
 from faithprobe.datasets.nli_xy import NLIXYGrid, challenge_files, read_nli_xy
 from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.examples import ENTAILMENT, NLI_LABELS, NON_ENTAILMENT, NLIExample
-from faithprobe.expectations import ANSWER_UNCHANGED, Outcome
+from faithprobe.expectations import ANSWER_UNCHANGED, Behaviour
 from faithprobe.interventions import Pair, get
 from faithprobe.metrics import natural_logic as m
 from faithprobe.prompts import command_line_template
@@ -229,7 +229,7 @@ class NaturalLogicSuite(Suite):
             pred_o = ENTAILMENT if po > 0.5 else NON_ENTAILMENT
             pred_x = ENTAILMENT if px > 0.5 else NON_ENTAILMENT
             spec = m.SETS.get(pair.intervention, {})
-            outcome = Outcome(pred_o, pred_x, x.label)
+            behaviour = Behaviour(pred_o, pred_x, x.label)
             out.append(
                 {
                     "subject": subject.name,
@@ -262,7 +262,7 @@ class NaturalLogicSuite(Suite):
                     "original_correct": pred_o == o.label,
                     "correct": pred_x == x.label,
                     "expectation": pair.expectation.name,
-                    "expectation_met": pair.expectation.met(outcome),
+                    "expectation_met": pair.expectation.met(behaviour),
                 }
             )
         return out
