@@ -13,6 +13,7 @@ from faithprobe.datasets.nli_xy import challenge_files, gold_label, read_nli_xy
 from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import NLIExample
 from faithprobe.interventions import get
+from faithprobe.interventions.feature_swaps import NO_ALTERNATIVE
 from faithprobe.metrics.natural_logic import causal_effects, effect_pair, ranking
 from faithprobe.requests import CandidateScoreRequest, TextPairRequest
 from faithprobe.runner import RunConfig, run
@@ -118,7 +119,7 @@ def test_grid_errors_name_file_record_and_field(tmp_path):
 
 def _alts(grid, name, base_id):
     base = next(e for e in grid.examples if e.id == base_id)
-    return sorted(a.id for a in get(name).apply(base, seed=0, pool=grid))
+    return sorted(a.id for a in get(name).apply(base, seed=0, pool=grid).examples)
 
 
 def test_the_four_intervention_conditions(grid_dir):
@@ -153,6 +154,8 @@ def test_the_four_intervention_conditions(grid_dir):
 
     base = "nlixy-c0006-i0002"  # neither: non-entailment; I2 needs another neither context
     assert _alts(grid, "swap_context_keep", base) == []
+    example = next(e for e in grid.examples if e.id == base)
+    assert get("swap_context_keep").apply(example, seed=0, pool=grid).reason == NO_ALTERNATIVE
     assert _alts(grid, "swap_context_flip", base) == ["nlixy-c0002-i0002"]  # not to down
 
 

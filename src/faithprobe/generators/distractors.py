@@ -97,7 +97,7 @@ def variants(base: ClozeExample, config: DistractorConfig, seed: int) -> Iterato
     for n_filler in config.fillers:
         start = base
         if n_filler:
-            start = get_intervention("filler").apply(base, seed=seed, n=n_filler)[0]
+            start = get_intervention("filler").apply(base, seed=seed, n=n_filler).example
             yield start
         for setting in config.settings:
             for attractor_type in config.attractor_types:
@@ -108,7 +108,7 @@ def variants(base: ClozeExample, config: DistractorConfig, seed: int) -> Iterato
                     for n in config.counts:
                         yield from intervention.apply(
                             start, seed=seed, setting=setting, n=n, position=position
-                        )
+                        ).examples
 
 
 def generate(config: DistractorConfig, seed: int) -> list[ClozeExample]:

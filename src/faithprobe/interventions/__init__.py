@@ -26,7 +26,7 @@ _MODULES = (
 
 
 def register(name: str, *, family: str, changes: str, holds: str, expectation: Expectation):
-    """Decorator: register ``fn(example, rng, **params)`` under ``name``."""
+    """Decorator: register ``fn(example, rng, **params) -> Outcome`` under ``name``."""
 
     def wrap(fn: InterventionFn) -> InterventionFn:
         if name in _REGISTRY:

@@ -21,7 +21,6 @@ from dataclasses import replace
 from faithprobe.examples import UNKNOWN, QAExample
 from faithprobe.expectations import ANSWER_UNCHANGED
 from faithprobe.interventions import Pair, get
-from faithprobe.interventions.deletion import explain
 from faithprobe.qa.questions import is_hotpot
 from faithprobe.sentences import DEFAULT_SPLITTER
 
@@ -38,15 +37,12 @@ def deletion_pair(
     """The pair (``example``, its ``variant`` made by the deletion ``name`` with sentences
     from ``splitter``; HotpotQA keeps its own sentences); a variant the deletion cannot make
     is the original marked ``dropped`` with the reason (same id: nothing new is asked)."""
-    result = explain(name, example, splitter=None if is_hotpot(example) else splitter, **params)
-    changed = result.example
-    if changed is None:
-        features = {**example.features, "variant": variant, "dropped": result.reason}
-        if result.detail is not None:
-            features["drop_detail"] = result.detail
-        changed = replace(example, features=features)
-    expectation = get(name).expectation
-    return Pair(example, changed, name, expectation, pair_id=f"{variant}:{example.id}")
+    deletion = get(name)
+    splitter = None if is_hotpot(example) else splitter
+    # a deletion draws nothing at random: any seed makes the same text
+    outcome = deletion.apply(example, seed=0, splitter=splitter, **params)
+    changed = outcome.example_or_dropped(example, variant)
+    return Pair(example, changed, name, deletion.expectation, pair_id=f"{variant}:{example.id}")
 
 
 def variant_pairs(example: QAExample, *, splitter: str = DEFAULT_SPLITTER) -> list[Pair]:

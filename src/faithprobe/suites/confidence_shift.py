@@ -39,7 +39,7 @@ from scipy.special import softmax
 from faithprobe.datasets import read_choices
 from faithprobe.errors import UsageError, excerpt
 from faithprobe.examples import ChoiceExample
-from faithprobe.expectations import Outcome
+from faithprobe.expectations import Behaviour
 from faithprobe.interventions import Pair, get
 from faithprobe.metrics import confidence_shift as m
 from faithprobe.prompts import DEFAULT_TEMPLATE, ChoicePrompt, LetterPrompt, command_line_template
@@ -152,7 +152,7 @@ class ConfidenceShiftSuite(Suite):
                 for trial in range(self.trials):
                     for x in intervention.apply(
                         example, seed=seed, pool=pool, trial=trial, **params
-                    ):
+                    ).examples:
                         out.append(Pair(example, x, probe, intervention.expectation))
         return out
 
@@ -203,7 +203,7 @@ class ConfidenceShiftSuite(Suite):
             ro, rx = self._read(answers[o.id], o), self._read(answers[x.id], x)
             pred_o, pred_x = ro["prediction"], rx["prediction"]
             pseudo = int(x.features["pseudo_label"])
-            outcome = Outcome(str(pred_o), str(pred_x), str(pseudo))
+            behaviour = Behaviour(str(pred_o), str(pred_x), str(pseudo))
             out.append(
                 {
                     "subject": subject.name,
@@ -240,7 +240,7 @@ class ConfidenceShiftSuite(Suite):
                     "original_maxprob": ro["maxprob"],
                     "maxprob": rx["maxprob"],
                     "expectation": pair.expectation.name,
-                    "expectation_met": pair.expectation.met(outcome),
+                    "expectation_met": pair.expectation.met(behaviour),
                 }
             )
         return out

@@ -22,7 +22,7 @@ import pandas as pd
 from faithprobe.datasets import read_cloze_jsonl
 from faithprobe.errors import DataError, excerpt
 from faithprobe.examples import ClozeExample
-from faithprobe.expectations import ANSWER_UNCHANGED, Outcome
+from faithprobe.expectations import ANSWER_UNCHANGED, Behaviour
 from faithprobe.generators.distractors import INTERVENTION_FOR_TYPE, DistractorConfig, generate
 from faithprobe.interventions import Pair
 from faithprobe.metrics import distractors as m
@@ -129,7 +129,7 @@ class DistractorsSuite(Suite):
             t_x = sx.logprobs[cands.index(x.target)]
             f = x.features
             is_base = pair.intervention == NONE
-            outcome = Outcome(pred_o, pred_x, x.target)
+            behaviour = Behaviour(pred_o, pred_x, x.target)
             out.append(
                 {
                     "subject": subject.name,
@@ -159,7 +159,7 @@ class DistractorsSuite(Suite):
                     "scores": list(sx.logprobs),
                     "competent": pred_o == o.target,
                     "correct": pred_x == x.target,
-                    "expectation_met": pair.expectation.met(outcome),
+                    "expectation_met": pair.expectation.met(behaviour),
                     "log_relative_probability": t_x - t_o,
                 }
             )

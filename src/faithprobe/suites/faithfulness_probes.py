@@ -68,7 +68,7 @@ def negation_pairs(
         if ex.id in edit_set:
             out.append(_neg_pair(ex, apply_edit(ex, edit_set[ex.id])))
         elif negate == "rule":
-            out += [_neg_pair(ex, x) for x in rule_negate(ex, None)]
+            out += [_neg_pair(ex, x) for x in rule_negate(ex, None).examples]
     return out
 
 

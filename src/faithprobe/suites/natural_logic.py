@@ -46,7 +46,7 @@ from faithprobe.datasets.nli import read_nli
 from faithprobe.datasets.nli_xy import NLIXYGrid, challenge_files, read_nli_xy
 from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.examples import ENTAILMENT, NLI_LABELS, NON_ENTAILMENT, NLIExample
-from faithprobe.expectations import ANSWER_UNCHANGED, Outcome
+from faithprobe.expectations import ANSWER_UNCHANGED, Behaviour
 from faithprobe.interventions import Pair, get
 from faithprobe.metrics import natural_logic as m
 from faithprobe.prompts import command_line_template
@@ -156,7 +156,7 @@ class NaturalLogicSuite(Suite):
         for set_name, spec in m.SETS.items():
             intervention = get(spec["intervention"])
             for base in self.seed_set(grid, seed):
-                for alt in intervention.apply(base, seed=seed, pool=grid):
+                for alt in intervention.apply(base, seed=seed, pool=grid).examples:
                     out.append(
                         Pair(
                             base,
@@ -230,7 +230,7 @@ class NaturalLogicSuite(Suite):
             pred_o = ENTAILMENT if po > 0.5 else NON_ENTAILMENT
             pred_x = ENTAILMENT if px > 0.5 else NON_ENTAILMENT
             spec = m.SETS.get(pair.intervention, {})
-            outcome = Outcome(pred_o, pred_x, x.label)
+            behaviour = Behaviour(pred_o, pred_x, x.label)
             out.append(
                 {
                     "subject": subject.name,
@@ -263,7 +263,7 @@ class NaturalLogicSuite(Suite):
                     "original_correct": pred_o == o.label,
                     "correct": pred_x == x.label,
                     "expectation": pair.expectation.name,
-                    "expectation_met": pair.expectation.met(outcome),
+                    "expectation_met": pair.expectation.met(behaviour),
                 }
             )
         return out

@@ -62,13 +62,18 @@ from faithprobe.attribution.partitions import (
     tag_words,
     token_partition,
 )
+from faithprobe.coreference import FallbackResolver, SpacyResolver, select_coreference
+from faithprobe.coreference.counterfactuals import read_coref_counterfactuals
 from faithprobe.datasets.comparisons import select_comparisons, supporting_facts_only
 from faithprobe.datasets.qa import detect_qa_format, read_qa
 from faithprobe.datasets.splits import heldout_part
 from faithprobe.errors import UsageError
-from faithprobe.examples import QAExample
+from faithprobe.examples import Outcome, QAExample
+from faithprobe.generators.comparisons import ComparisonConfig
+from faithprobe.generators.comparisons import generate as generate_comparisons
 from faithprobe.interventions import Pair, get
 from faithprobe.interventions import comparative as cmp
+from faithprobe.interventions.coreference import NAME as COREF_CF
 from faithprobe.metrics import qa as m
 from faithprobe.metrics import right_reasons as rr
 from faithprobe.metrics.alignment import instance_alignment_rows
@@ -89,16 +94,11 @@ def _original(example: QAExample, dataset: str) -> QAExample:
     return replace(example, features={**example.features, "variant": ORIGINAL, "dataset": dataset})
 
 
-def _pair(original: QAExample, outcome, variant: str, intervention: str) -> Pair:
+def _pair(original: QAExample, outcome: Outcome, variant: str, intervention: str) -> Pair:
     """(original, the variant ``outcome`` made), or the original marked ``dropped`` with
     the reason (same id: nothing new is asked)."""
-    changed = outcome.example
-    if changed is None:
-        features = {**original.features, "variant": variant, "dropped": outcome.reason}
-        if outcome.detail is not None:
-            features["drop_detail"] = str(outcome.detail)
-        changed = replace(original, features=features)
-    else:
+    changed = outcome.example_or_dropped(original, variant)
+    if outcome.reason is None:
         changed = replace(
             changed, features={**changed.features, "dataset": original.features["dataset"]}
         )
@@ -113,7 +113,7 @@ def comparison_pairs(examples: Sequence[QAExample], dataset, seed: int) -> list[
     for ex in examples:
         original = _original(ex, dataset(ex))
         for name, (_, variant, _) in cmp.ANTONYMS.items():
-            out.append(_pair(original, cmp.explain(name, original, seed=seed), variant, name))
+            out.append(_pair(original, get(name).apply(original, seed=seed), variant, name))
     return out
 
 
@@ -162,9 +162,7 @@ class RightReasonsSuite(Suite):
 
     def _pairs(self, data: Path | None, seed: int) -> list[Pair]:
         if data is None:
-            from faithprobe.generators.comparisons import ComparisonConfig, generate
-
-            items = generate(ComparisonConfig(), seed)
+            items = generate_comparisons(ComparisonConfig(), seed)
             return comparison_pairs(items, lambda e: f"comparison-{e.features['condition']}", seed)
         format = detect_qa_format(data)
         if format not in ("squad", "hotpotqa"):
@@ -198,23 +196,19 @@ class RightReasonsSuite(Suite):
     ) -> list[Pair]:
         """Pairs of the coreference questions of ``examples``; imported counterfactuals may
         name any question of the file (``read``)."""
-        from faithprobe.coreference import FallbackResolver, SpacyResolver, select_coreference
-        from faithprobe.interventions import coreference as coref
-
         resolver = SpacyResolver(self.resolver) if self.resolver else FallbackResolver()
         selection = select_coreference(examples, resolver)
         self.selection = {COREFERENCE: dict(selection.dropped)}
         originals = [_original(ex, COREFERENCE) for ex in selection.kept]
         if not self.counterfactuals:
-            return [_pair(o, coref.explain(o, seed=seed), "CF", coref.NAME) for o in originals]
-        from faithprobe.coreference.counterfactuals import read_coref_counterfactuals
-        from faithprobe.interventions.base import Outcome
+            counterfactual = get(COREF_CF)
+            return [_pair(o, counterfactual.apply(o, seed=seed), "CF", COREF_CF) for o in originals]
 
         imported: dict[str, list[QAExample]] = {}
         for cf in read_coref_counterfactuals(self.counterfactuals, read):
             imported.setdefault(cf.features["original_id"], []).append(cf)
         return [
-            _pair(o, Outcome(cf) if cf else Outcome(None, NO_IMPORTED), "CF", coref.NAME)
+            _pair(o, Outcome.kept(cf) if cf else Outcome.dropped(NO_IMPORTED), "CF", COREF_CF)
             for o in originals
             for cf in imported.get(o.id, [None])
         ]
