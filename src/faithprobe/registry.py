@@ -12,6 +12,8 @@ name is a :class:`~faithprobe.errors.UsageError` naming what is available.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import pkgutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -28,6 +30,18 @@ def load_target(target: str) -> Any:
     for part in attribute.split(".") if attribute else ():
         value = getattr(value, part)
     return value
+
+
+def import_submodules(package: str, only: str | None = None) -> None:
+    """Import every module of ``package`` (with ``only``: the module of that name in each of
+    its subpackages, where one exists), so that modules registering themselves on import
+    are found without a list of them to keep."""
+    root = importlib.import_module(package)
+    for info in pkgutil.iter_modules(root.__path__, f"{package}."):
+        if only is None:
+            importlib.import_module(info.name)
+        elif info.ispkg and importlib.util.find_spec(f"{info.name}.{only}") is not None:
+            importlib.import_module(f"{info.name}.{only}")
 
 
 @dataclass(frozen=True)
