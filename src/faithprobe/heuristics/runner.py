@@ -31,8 +31,8 @@ from faithprobe.heuristics.selection import (
     longest_common_subsequence,
     token_overlap,
 )
+from faithprobe.seeding import hash_rank
 from faithprobe.sentences import DEFAULT_SPLITTER, SPACY_MODEL, Span, sentence_at, split_many
-from faithprobe.suites.base import hash_rank
 from faithprobe.suites.faithfulness import passage_id
 
 ORACLE = "oracle"

@@ -49,7 +49,8 @@ from faithprobe.requests import (
     Generation,
     GenerationRequest,
 )
-from faithprobe.suites.base import Suite, hash_rank
+from faithprobe.seeding import hash_rank
+from faithprobe.suite import Suite
 
 PROBES = {
     "no_question": ("no_question", {}),

@@ -24,7 +24,7 @@ A pair is (original, variant); the ``OS`` pair is the identity pair. A variant a
 cannot make (see ``deletion.DROPS``: e.g. TS-R when the rationale begins in the first
 sentence) still gives a pair, marked ``dropped`` with the reason and not sent to any model,
 so the results table counts every drop and the metrics report it (``drops``). ``--limit N``
-keeps N items (the first in a seeded hash order, :func:`~faithprobe.suites.base.hash_rank`)
+keeps N items (the first in a seeded hash order, :func:`~faithprobe.suite.hash_rank`)
 with all their variants. ``heldout_of=<model folder>`` keeps only the documents a model
 made by ``faithprobe train qa`` held out of training (:mod:`faithprobe.datasets.splits`).
 
@@ -90,8 +90,8 @@ from faithprobe.requests import (
     SpanAnswerRequest,
 )
 from faithprobe.sentences import DEFAULT_SPLITTER, SPLITTERS
+from faithprobe.suite import Suite, sample_items
 from faithprobe.suites import faithfulness_probes as probes
-from faithprobe.suites.base import Suite, sample_items
 
 UNKNOWN_INSTRUCTION = (
     'Answer with a few words from the text. If the text does not give the answer, answer "unknown".'

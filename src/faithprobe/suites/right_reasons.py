@@ -73,7 +73,7 @@ from faithprobe.metrics import qa as m
 from faithprobe.metrics import right_reasons as rr
 from faithprobe.metrics.alignment import instance_alignment_rows
 from faithprobe.requests import SALIENCY_METHODS, SaliencyRequest, SpanAnswerRequest
-from faithprobe.suites.base import Suite, sample_items
+from faithprobe.suite import Suite, sample_items
 from faithprobe.suites.faithfulness import passage_id
 
 ORIGINAL = "original"
