@@ -33,7 +33,7 @@ from faithprobe.runner import answer_all
 from faithprobe.subjects import load_subject
 from faithprobe.subjects.cache import AnswerCache
 from faithprobe.subjects.cached import CachedSubject
-from faithprobe.suites import get_suite
+from faithprobe.suite import get_suite
 
 
 class CallCounter:

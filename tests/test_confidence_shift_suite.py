@@ -14,7 +14,7 @@ from faithprobe.requests import CandidateScoreRequest, Generation, GenerationReq
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.hf_causal import HFCausalLM
-from faithprobe.suites import get_suite
+from faithprobe.suite import get_suite
 from faithprobe.suites.confidence_shift import DEFAULT_PROBES
 
 runner = CliRunner()

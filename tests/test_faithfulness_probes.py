@@ -10,7 +10,7 @@ from faithprobe.errors import UsageError
 from faithprobe.expectations import ANSWER_FLIPS, ANSWER_UNCHANGED
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.hf_causal import HFCausalLM
-from faithprobe.suites import get_suite
+from faithprobe.suite import get_suite
 
 STORY = "Tom has a red ball. He can play in the park. Ann has a cat. The cat is black."
 TURNS = [  # question, answer, rationale

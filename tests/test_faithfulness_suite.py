@@ -24,7 +24,7 @@ from faithprobe.requests import (
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
-from faithprobe.suites import get_suite
+from faithprobe.suite import get_suite
 from faithprobe.suites.faithfulness import augmented_pairs, reinserted
 
 P1 = "Anna was born in Oslo. She moved to Paris in 1990. There she studied music. Later she taught piano."

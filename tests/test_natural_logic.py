@@ -18,7 +18,7 @@ from faithprobe.metrics.natural_logic import causal_effects, effect_pair, rankin
 from faithprobe.requests import CandidateScoreRequest, TextPairRequest
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.hf_causal import HFCausalLM
-from faithprobe.suites import get_suite
+from faithprobe.suite import get_suite
 
 HEADER_C = "source\tcontext\tintervened\tmonotonicity\toperator\tdistractor operator\t" \
     "singular\tmass\tplural\tplace\n"  # fmt: skip

@@ -17,7 +17,7 @@ from faithprobe.coreference.selection import NO_CLUSTER
 from faithprobe.interventions.comparative import NOT_IN_MAP
 from faithprobe.requests import SaliencyRequest, TokenSaliency
 from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
-from faithprobe.suites import get_suite
+from faithprobe.suite import get_suite
 from faithprobe.suites.right_reasons import NO_IMPORTED
 from test_hf_extractive_qa import CONTEXT, QUESTION, _random_qa
 

@@ -66,6 +66,7 @@ def list_things() -> None:
     from faithprobe.datasets import LOADERS
     from faithprobe.generators import GENERATORS
     from faithprobe.interventions import available
+    from faithprobe.options import describe
     from faithprobe.subjects import BACKENDS
     from faithprobe.suites import SUITES
 
@@ -80,9 +81,14 @@ def list_things() -> None:
             i.name: f"changes {i.changes}; holds {i.holds}; expects: {i.expectation.name}"
             for i in available()
         },
-        "dataset loaders": {k: v[0] for k, v in LOADERS.items()},
-        "generators": {k: v.description for k, v in GENERATORS.items()},
-        "model backends": dict(BACKENDS),
+        "dataset loaders": {e.name: e.description for e in LOADERS.entries()},
+        "generators": {e.name: e.description for e in GENERATORS.entries()},
+        "generator options (generate NAME --option KEY=VALUE)": {
+            f"{e.name}: {key}": f"{text} (default {default!r})"
+            for e in GENERATORS.entries()
+            for key, default, text in describe(GENERATORS.get(e.name).config)
+        },
+        "model backends": {e.name: e.description for e in BACKENDS.entries()},
     }
     for title, entries in sections.items():
         table = Table(title=title, show_header=False, title_justify="left")
@@ -124,8 +130,8 @@ def run(
             "--model",
             "-m",
             help="'embedded', a local folder or a Hugging Face id; repeat to "
-            "compare models; prefix hf-causal:, hf-masked:, hf-mc: or hf-nli: to force a "
-            "backend; openai:MODEL for a model behind an OpenAI-compatible endpoint",
+            "compare models; prefix hf-causal:, hf-masked:, hf-mc:, hf-nli: or hf-qa: to "
+            "force a backend; openai:MODEL for a model behind an OpenAI-compatible endpoint",
         ),
     ] = None,
     data: Annotated[
@@ -399,19 +405,14 @@ def generate(
         Path, typer.Option(help="file to write (JSON lines; SQuAD JSON for comparisons)")
     ],
     seed: Annotated[int, typer.Option(help="seed for names, values and sampled attractors")] = 0,
-    names_per_pair: Annotated[
-        int | None, typer.Option(min=1, help="distractors: entities per background/target pair")
-    ] = None,
-    filler: Annotated[
-        list[int] | None,
-        typer.Option(help="distractors: filler levels to include (repeatable; 0 = none)"),
-    ] = None,
-    pairs_per_domain: Annotated[
-        int | None, typer.Option(min=1, help="comparisons: entity pairs per domain")
-    ] = None,
-    part: Annotated[
-        str | None,
-        typer.Option(help="comparisons: test (what the suite runs on) or train (other pairs)"),
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option",
+            "-o",
+            help="generator option KEY=VALUE, lists comma-separated (repeatable; "
+            "`faithprobe list` shows each generator's)",
+        ),
     ] = None,
 ) -> None:
     """Write a generated dataset and print its breakdown by condition."""
@@ -420,16 +421,8 @@ def generate(
     from faithprobe.generators import GENERATORS
 
     with user_errors("nothing was written"):
-        if name not in GENERATORS:
-            raise UsageError(f"unknown generator {name!r}; known: {', '.join(GENERATORS)}")
-        generator = GENERATORS[name]
-        given = {
-            "names_per_pair": names_per_pair,
-            "fillers": tuple(filler) if filler else None,
-            "pairs_per_domain": pairs_per_domain,
-            "part": part,
-        }
-        items = generator.items(seed, **{k: v for k, v in given.items() if v is not None})
+        generator = GENERATORS.get(name)
+        items = generator.items(seed, _parse_options(option or []))
         n = generator.write(items, out)
         counts = Counter(tuple(generator.breakdown(i).values()) for i in items)
         table = Table(title=f"{n} items written to {out}")

@@ -56,7 +56,7 @@ from faithprobe.representations.similarity import (
 )
 from faithprobe.requests import CONTEXT
 from faithprobe.subjects.qa_windows import DEFAULT_MAX_LENGTH
-from faithprobe.suites.base import sample_items
+from faithprobe.suite import sample_items
 
 COMPARISONS = {"TS": "OS vs TS", "TS-R": "OS vs TS-R"}
 MEASURES = {"cls_cosine": "CLS", "shared_token_mean": "shared tokens"}

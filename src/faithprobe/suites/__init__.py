@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from faithprobe.errors import UsageError, excerpt
-from faithprobe.suites.base import Suite
+from faithprobe.suite import Suite
 from faithprobe.suites.confidence_shift import ConfidenceShiftSuite
 from faithprobe.suites.distractors import DistractorsSuite
 from faithprobe.suites.faithfulness import FaithfulnessSuite

@@ -50,7 +50,7 @@ from faithprobe.requests import (
     GenerationRequest,
 )
 from faithprobe.seeding import hash_rank
-from faithprobe.suites.base import Suite
+from faithprobe.suite import Suite
 
 PROBES = {
     "no_question": ("no_question", {}),

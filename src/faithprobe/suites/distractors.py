@@ -27,7 +27,7 @@ from faithprobe.generators.distractors import INTERVENTION_FOR_TYPE, DistractorC
 from faithprobe.interventions import Pair
 from faithprobe.metrics import distractors as m
 from faithprobe.requests import CandidateScores
-from faithprobe.suites.base import Suite
+from faithprobe.suite import Suite
 
 NONE = "none"
 

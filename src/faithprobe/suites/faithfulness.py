@@ -92,8 +92,8 @@ from faithprobe.requests import (
     SpanAnswerRequest,
 )
 from faithprobe.sentences import DEFAULT_SPLITTER, SPLITTERS
+from faithprobe.suite import Suite, sample_items
 from faithprobe.suites import faithfulness_probes as probes
-from faithprobe.suites.base import Suite, sample_items
 
 DEFAULT_MAX_NEW_TOKENS = 24
 

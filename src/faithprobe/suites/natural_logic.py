@@ -52,7 +52,7 @@ from faithprobe.metrics import natural_logic as m
 from faithprobe.prompts import command_line_template
 from faithprobe.requests import CandidateScoreRequest, CandidateScores, TextPairRequest
 from faithprobe.seeding import hash_rank
-from faithprobe.suites.base import Suite
+from faithprobe.suite import Suite
 
 DEFAULT_TEMPLATE = "{premise}\nQuestion: {hypothesis} True or False?\nAnswer:"
 DEFAULT_LABEL_WORDS = "True,False"

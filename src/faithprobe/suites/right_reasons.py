@@ -79,7 +79,7 @@ from faithprobe.metrics import right_reasons as rr
 from faithprobe.metrics.alignment import instance_alignment_rows
 from faithprobe.qa.questions import passage_id
 from faithprobe.requests import SALIENCY_METHODS, SaliencyRequest, SpanAnswerRequest
-from faithprobe.suites.base import Suite, sample_items
+from faithprobe.suite import Suite, sample_items
 
 ORIGINAL = "original"
 COREFERENCE = "coreference"
