@@ -28,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from faithprobe.metrics.natural_logic import causal_effects
+from faithprobe.suites.natural_logic.metrics import causal_effects
 from faithprobe.runner import answer_all
 from faithprobe.subjects import load_subject
 from faithprobe.subjects.cache import AnswerCache

@@ -168,7 +168,7 @@ def test_run_rejects_a_bad_executor_and_ray_options_without_ray():
 def test_a_bug_is_not_disguised_as_a_user_error(monkeypatch, tmp_path):
     """Only the project's own errors become one line and exit 2; anything else (here a
     ValueError from a broken suite) keeps its traceback and exits 1, so it gets reported."""
-    from faithprobe.suites.distractors import DistractorsSuite
+    from faithprobe.suites.distractors.suite import DistractorsSuite
 
     def broken(self, data, seed):
         raise ValueError("a bug in the suite")

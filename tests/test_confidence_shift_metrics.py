@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from faithprobe.metrics import confidence_shift as m
+from faithprobe.suites.confidence_shift import metrics as m
 
 
 def _noisy(center, k=2, trials=5, scale=0.01, seed=0):

@@ -15,7 +15,7 @@ from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.suite import get_suite
-from faithprobe.suites.confidence_shift import DEFAULT_PROBES
+from faithprobe.suites.confidence_shift.suite import DEFAULT_PROBES
 
 runner = CliRunner()
 PEOPLE = ["Kai", "Robin", "Sam", "Ann", "Bo", "Lee", "Max", "Zoe"]

@@ -25,7 +25,7 @@ from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
 from faithprobe.suite import get_suite
-from faithprobe.suites.faithfulness import augmented_pairs, reinserted
+from faithprobe.suites.faithfulness.suite import augmented_pairs, reinserted
 
 P1 = "Anna was born in Oslo. She moved to Paris in 1990. There she studied music. Later she taught piano."
 P2 = "The bridge opened in 1932. It is made of steel. Engineers painted it red."

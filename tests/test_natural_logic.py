@@ -14,11 +14,11 @@ from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import NLIExample
 from faithprobe.interventions import get
 from faithprobe.interventions.feature_swaps import NO_ALTERNATIVE
-from faithprobe.metrics.natural_logic import causal_effects, effect_pair, ranking
 from faithprobe.requests import CandidateScoreRequest, TextPairRequest
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.suite import get_suite
+from faithprobe.suites.natural_logic.metrics import causal_effects, effect_pair, ranking
 
 HEADER_C = "source\tcontext\tintervened\tmonotonicity\toperator\tdistractor operator\t" \
     "singular\tmass\tplural\tplace\n"  # fmt: skip

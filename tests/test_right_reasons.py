@@ -18,7 +18,7 @@ from faithprobe.interventions.comparative import NOT_IN_MAP
 from faithprobe.requests import SaliencyRequest, TokenSaliency
 from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
 from faithprobe.suite import get_suite
-from faithprobe.suites.right_reasons import NO_IMPORTED
+from faithprobe.suites.right_reasons.suite import NO_IMPORTED
 from test_hf_extractive_qa import CONTEXT, QUESTION, _random_qa
 
 
@@ -192,7 +192,7 @@ def test_coreference_pairs_by_rule_and_imported(tmp_path):
     assert made == {"CF:quoref-q1/cf": ("fallback-rule", True),
                     "CF:quoref-q2": ("fallback-rule", None),
                     "CF:cf-1": ("fallback-rule", False)}  # fmt: skip
-    from faithprobe.metrics.right_reasons import sizes
+    from faithprobe.suites.right_reasons.metrics import sizes
 
     (size,) = sizes(pd.DataFrame(rows))
     assert size == {"dataset": "coreference", "variant": "CF", "items": 3, "answered": 2,
@@ -245,7 +245,7 @@ def test_comparison_questions_of_a_hotpotqa_file_in_both_conditions(tmp_path):
 
 
 def test_without_saliency_there_is_no_alignment_table():
-    from faithprobe.metrics.right_reasons import right_reasons_metrics
+    from faithprobe.suites.right_reasons.metrics import right_reasons_metrics
 
     rows = pd.DataFrame([{"subject": "s", "dataset": "d", "variant": "CF", "pair_id": "p",
                           "passage_id": "x", "dropped": None, "og_em": 1.0, "cf_em": 0.0,

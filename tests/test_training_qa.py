@@ -19,7 +19,7 @@ from faithprobe.examples import QAExample
 from faithprobe.interventions.deletion import FIRST_SENTENCE
 from faithprobe.subjects import load_subject
 from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
-from faithprobe.suites.faithfulness import FaithfulnessSuite
+from faithprobe.suites.faithfulness.suite import FaithfulnessSuite
 from faithprobe.training import qa as recipe
 from faithprobe.training.qa import (
     NOT_A_SPAN,
@@ -272,7 +272,7 @@ def test_a_mixed_file_is_split_trained_on_and_scored(mixed, squad_file, examples
     other.write_text(squad_file.read_text() + " ")
     with pytest.raises(UsageError, match="none of the files"):
         heldout_split_of(cfg.out, other)
-    from faithprobe.suites.right_reasons import RightReasonsSuite
+    from faithprobe.suites.right_reasons.suite import RightReasonsSuite
 
     pairs = RightReasonsSuite(heldout_of=str(cfg.out)).pairs(cmp_file, seed=0)
     kept = {document_key(p.original) for p in pairs}

@@ -68,14 +68,14 @@ def list_things() -> None:
     from faithprobe.interventions import available
     from faithprobe.options import describe
     from faithprobe.subjects import BACKENDS
-    from faithprobe.suites import SUITES
+    from faithprobe.suite import SUITES
 
     sections = {
-        "suites": {name: f"{cls.description} — {cls.method}" for name, cls in SUITES.items()},
+        "suites": {e.name: e.description for e in SUITES.entries()},
         "suite options (--option KEY=VALUE)": {
-            f"{name}: {key}": f"{text} (default {default!r})"
-            for name, cls in SUITES.items()
-            for key, (_, default, text) in cls.options.items()
+            f"{e.name}: {key}": f"{text} (default {default!r})"
+            for e in SUITES.entries()
+            for key, default, text in describe(SUITES.get(e.name).options)
         },
         "interventions": {
             i.name: f"changes {i.changes}; holds {i.holds}; expects: {i.expectation.name}"

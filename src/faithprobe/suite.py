@@ -67,7 +67,6 @@ class SuiteEntry:
     suite: str  # "package.module:Class" of the Suite subclass
     report: str  # "package.module:Class" of its report view
     options: type = NoOptions  # a frozen dataclass of options.option fields
-    needs_data: bool = False  # True: no built-in generator, --data is required
 
 
 def _discover(registry: Registry) -> None:

@@ -65,3 +65,10 @@ class Pair:
     @property
     def id(self) -> str:
         return self.pair_id or self.intervened.id
+
+    @property
+    def dropped(self) -> str | None:
+        """Why the intervention could not be applied (the intervened example is then the
+        original marked with the reason, :meth:`~faithprobe.examples.Outcome.example_or_dropped`),
+        or None."""
+        return self.intervened.features.get("dropped")

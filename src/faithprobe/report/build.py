@@ -10,25 +10,16 @@ from typing import Any
 
 import pandas as pd
 
-from .confidence_shift import ConfidenceShiftReport
-from .distractors import DistractorsReport
-from .faithfulness import FaithfulnessReport
-from .html import render_html
-from .natural_logic import NaturalLogicReport
-from .right_reasons import RightReasonsReport
-from .tables import subject_order, write_tables
+from faithprobe.registry import load_target
+from faithprobe.suite import SUITES
 
-REPORTS = {
-    "distractors": DistractorsReport,
-    "confidence-shift": ConfidenceShiftReport,
-    "natural-logic": NaturalLogicReport,
-    "faithfulness": FaithfulnessReport,
-    "right-reasons": RightReasonsReport,
-}
+from .html import render_html
+from .tables import subject_order, write_tables
 
 
 def _view(metrics: Mapping[str, Any]):
-    return REPORTS[metrics.get("suite", "distractors")]
+    """The report view of the suite that wrote ``metrics`` (its registered entry's)."""
+    return load_target(SUITES.get(metrics["suite"]).report)
 
 
 def summary_table(metrics: Mapping[str, Any]) -> pd.DataFrame:
@@ -41,7 +32,7 @@ def summary_title(metrics: Mapping[str, Any]) -> str:
     headline depends on what the run measured."""
     title = _view(metrics).summary_title
     title = title(metrics) if callable(title) else title
-    return f"{metrics.get('suite', 'distractors')}: {title}"
+    return f"{metrics['suite']}: {title}"
 
 
 def build_report(run_dir: Path) -> Path:

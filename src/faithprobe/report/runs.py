@@ -19,13 +19,8 @@ import pandas as pd
 
 from faithprobe.errors import UsageError
 from faithprobe.report.build import build_report
-from faithprobe.runfolder import (
-    check_target,
-    is_run_folder,
-    replaced_whole,
-    write_json,
-    write_parquet,
-)
+from faithprobe.atomic import write_json, write_parquet
+from faithprobe.runfolder import check_target, is_run_folder, replaced_whole
 from faithprobe.runner import Run, compute_metrics
 from faithprobe.suite import get_suite
 from faithprobe.urls import redact_command

@@ -15,10 +15,9 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..metrics.confidence_shift import PROBE_TITLES, SHIFT_TYPES
-from .figures import Plot, grouped_bars, save_figures
-from .html import Examples, Section
-from .tables import (
+from faithprobe.report.figures import Plot, grouped_bars, save_figures
+from faithprobe.report.html import Examples, Section
+from faithprobe.report.tables import (
     BY_SUBJECT,
     DASH,
     Table,
@@ -28,13 +27,14 @@ from .tables import (
     order_rows,
     subject_order,
 )
-from .views import (
+from faithprobe.report.views import (
     estimate_text,
     examples_rng,
     f3,
     metric_frame,
     pick_ids,
 )
+from faithprobe.suites.confidence_shift.metrics import PROBE_TITLES, SHIFT_TYPES
 
 N_EXAMPLES = 24
 SHIFT_COLORS = {

@@ -44,7 +44,7 @@ counterfactual's prediction, EM and F1 (each against its own gold), and per sali
 method the partition test of the original (:mod:`faithprobe.metrics.alignment`: positive =
 the comparative's words in the question, or the answer cluster's mentions in the context,
 see :mod:`faithprobe.attribution.partitions`), whether the instance is aligned, and the
-random-partition control. Metrics: :mod:`faithprobe.metrics.right_reasons`.
+random-partition control. Metrics: :mod:`faithprobe.suites.right_reasons.metrics`.
 """
 
 from __future__ import annotations
@@ -75,11 +75,11 @@ from faithprobe.interventions import Pair, get
 from faithprobe.interventions import comparative as cmp
 from faithprobe.interventions.coreference import NAME as COREF_CF
 from faithprobe.metrics import qa as m
-from faithprobe.metrics import right_reasons as rr
 from faithprobe.metrics.alignment import instance_alignment_rows
 from faithprobe.qa.questions import passage_id
 from faithprobe.requests import SALIENCY_METHODS, SaliencyRequest, SpanAnswerRequest
 from faithprobe.suite import Suite, sample_items
+from faithprobe.suites.right_reasons import metrics as rr
 
 ORIGINAL = "original"
 COREFERENCE = "coreference"

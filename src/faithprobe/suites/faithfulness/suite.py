@@ -5,7 +5,7 @@ Method: Chaturvedi et al., "Analyzing semantic faithfulness of language models v
 intervention on question answering" (deletion interventions, their Tables 4–6). Negation
 edits (options ``edits``, ``negate``; Table 10) and the predicate–argument probe (option
 ``probe=predicate-argument`` instead of ``--data``; Table 12) are built in
-:mod:`faithprobe.suites.faithfulness_probes` (see there).
+:mod:`faithprobe.suites.faithfulness.probes` (see there).
 
 **Data.** ``--data`` is a SQuAD/Quoref, CoQA or HotpotQA JSON file
 (:func:`faithprobe.datasets.qa.read_qa`, format told apart by its shape). Every question
@@ -93,7 +93,7 @@ from faithprobe.requests import (
 )
 from faithprobe.sentences import DEFAULT_SPLITTER, SPLITTERS
 from faithprobe.suite import Suite, sample_items
-from faithprobe.suites import faithfulness_probes as probes
+from faithprobe.suites.faithfulness import probes
 
 DEFAULT_MAX_NEW_TOKENS = 24
 

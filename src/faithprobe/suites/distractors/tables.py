@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from .tables import (
+from faithprobe.report.tables import (
     DASH,
     Ordering,
     Table,

@@ -22,7 +22,7 @@ is shown the choices as ``A. …``, ``B. …`` and asked for a letter
 counted as wrong and reported (``abstentions``). Its rows carry no confidences, so the
 shift types, confidence profile and MaxProb detector are computed for scoring models only.
 
-See :mod:`faithprobe.metrics.confidence_shift` for the statistics, including how the
+See :mod:`faithprobe.suites.confidence_shift.metrics` for the statistics, including how the
 shift type of an instance is decided.
 """
 
@@ -41,7 +41,6 @@ from faithprobe.errors import UsageError, excerpt
 from faithprobe.examples import ChoiceExample
 from faithprobe.expectations import Behaviour
 from faithprobe.interventions import Pair, get
-from faithprobe.metrics import confidence_shift as m
 from faithprobe.prompts import DEFAULT_TEMPLATE, ChoicePrompt, LetterPrompt, command_line_template
 from faithprobe.requests import (
     CandidateScoreRequest,
@@ -51,6 +50,7 @@ from faithprobe.requests import (
 )
 from faithprobe.seeding import hash_rank
 from faithprobe.suite import Suite
+from faithprobe.suites.confidence_shift import metrics as m
 
 PROBES = {
     "no_question": ("no_question", {}),

@@ -48,11 +48,11 @@ from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.examples import ENTAILMENT, NLI_LABELS, NON_ENTAILMENT, NLIExample
 from faithprobe.expectations import ANSWER_UNCHANGED, Behaviour
 from faithprobe.interventions import Pair, get
-from faithprobe.metrics import natural_logic as m
 from faithprobe.prompts import command_line_template
 from faithprobe.requests import CandidateScoreRequest, CandidateScores, TextPairRequest
 from faithprobe.seeding import hash_rank
 from faithprobe.suite import Suite
+from faithprobe.suites.natural_logic import metrics as m
 
 DEFAULT_TEMPLATE = "{premise}\nQuestion: {hypothesis} True or False?\nAnswer:"
 DEFAULT_LABEL_WORDS = "True,False"

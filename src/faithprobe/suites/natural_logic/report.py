@@ -15,17 +15,17 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..metrics.natural_logic import SETS
-from .figures import Plot, grouped_bars, save_figures
-from .html import Examples, Section
-from .tables import BY_SUBJECT, DASH, Table, fmt_count, order_rows, subject_order
-from .views import (
+from faithprobe.report.figures import Plot, grouped_bars, save_figures
+from faithprobe.report.html import Examples, Section
+from faithprobe.report.tables import BY_SUBJECT, DASH, Table, fmt_count, order_rows, subject_order
+from faithprobe.report.views import (
     estimate_text,
     examples_rng,
     f3,
     metric_frame,
     pick_ids,
 )
+from faithprobe.suites.natural_logic.metrics import SETS
 
 N_EXAMPLES = 24
 FEATURE_TITLES = {

@@ -23,7 +23,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from .distractors_tables import (
+from faithprobe.report.figures import Plot, save_figures
+from faithprobe.report.tables import rank_values, subject_order
+from faithprobe.suites.distractors.tables import (
     ATTRACTOR_TYPES,
     EXTRA_DIMS,
     METRICS,
@@ -33,8 +35,6 @@ from .distractors_tables import (
     estimates_frame,
     select,
 )
-from .figures import Plot, save_figures
-from .tables import rank_values, subject_order
 
 TYPE_COLORS = {"B": "#1f77b4", "T": "#d62728", "unrelated": "#2ca02c"}
 EXTRA_COLORS = ("#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")

@@ -13,9 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-from .figures import Plot
-from .html import Examples, Section
-from .tables import (
+from faithprobe.report.figures import Plot
+from faithprobe.report.html import Examples, Section
+from faithprobe.report.tables import (
     Ordering,
     Table,
     fmt_count,
@@ -24,7 +24,7 @@ from .tables import (
     order_rows,
     subject_order,
 )
-from .views import examples_rng, percent_text, pick_ids
+from faithprobe.report.views import examples_rng, percent_text, pick_ids
 
 N_EXAMPLES = 24
 # Reading order of the rows of metrics.json: by metric (alphabetically), then subject.

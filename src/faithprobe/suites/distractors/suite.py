@@ -25,9 +25,9 @@ from faithprobe.examples import ClozeExample
 from faithprobe.expectations import ANSWER_UNCHANGED, Behaviour
 from faithprobe.generators.distractors import INTERVENTION_FOR_TYPE, DistractorConfig, generate
 from faithprobe.interventions import Pair
-from faithprobe.metrics import distractors as m
 from faithprobe.requests import CandidateScores
 from faithprobe.suite import Suite
+from faithprobe.suites.distractors import metrics as m
 
 NONE = "none"
 
@@ -63,14 +63,10 @@ def _check_features(path: Path, item: ClozeExample) -> None:
 class DistractorsSuite(Suite):
     name = "distractors"
     items_noun = "attractor variants (items whose features.base_id names a base item)"
-    description = "cloze accuracy under B-type, T-type and unrelated attractors"
-    method = (
-        "Pandia & Ettinger (2021), Sorting through the noise: Testing robustness of "
-        "information processing in pre-trained language models"
-    )
 
-    def __init__(self, config: DistractorConfig | None = None) -> None:
-        self.config = config or DistractorConfig()
+    def __init__(self, options=None) -> None:
+        super().__init__(options)
+        self.config = DistractorConfig()  # the generated items: the generator's defaults
 
     def pairs(self, data: Path | None, seed: int) -> list[Pair]:
         if data is None:
@@ -129,15 +125,9 @@ class DistractorsSuite(Suite):
             t_x = sx.logprobs[cands.index(x.target)]
             f = x.features
             is_base = pair.intervention == NONE
-            behaviour = Behaviour(pred_o, pred_x, x.target)
             out.append(
                 {
-                    "subject": subject.name,
-                    "subject_fingerprint": subject.fingerprint,
                     "pair_id": pair.id,
-                    "base_id": o.id,
-                    "item_id": x.id,
-                    "intervention": pair.intervention,
                     "item_set": f.get("item_set", "custom"),
                     "setting": NONE if is_base else f.get("setting", NONE),
                     "attractor_type": NONE if is_base else f.get("attractor_type", NONE),
@@ -150,7 +140,6 @@ class DistractorsSuite(Suite):
                     "suffix": x.suffix,
                     "target": x.target,
                     "candidates": cands,
-                    "expectation": pair.expectation.name,
                     "original_prediction": pred_o,
                     "prediction": pred_x,
                     "original_target_logprob": t_o,
@@ -159,11 +148,13 @@ class DistractorsSuite(Suite):
                     "scores": list(sx.logprobs),
                     "competent": pred_o == o.target,
                     "correct": pred_x == x.target,
-                    "expectation_met": pair.expectation.met(behaviour),
                     "log_relative_probability": t_x - t_o,
                 }
             )
         return out
+
+    def behaviour(self, pair: Pair, row: dict) -> Behaviour:
+        return Behaviour(row["original_prediction"], row["prediction"], row["target"])
 
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
         return {

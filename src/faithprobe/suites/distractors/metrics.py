@@ -58,8 +58,8 @@ def _curve_estimates(
                 "position": label.get("position", "all"),
                 "item_set": label.get("item_set", "all"),
             }
-            acc = clustered_mean(part["correct"], part["base_id"], seed=seed, proportion=True)
-            rel = geometric_mean_ratio(part["log_relative_probability"], part["base_id"], seed=seed)
+            acc = clustered_mean(part["correct"], part["original_id"], seed=seed, proportion=True)
+            rel = geometric_mean_ratio(part["log_relative_probability"], part["original_id"], seed=seed)
             out.append({**common, "metric": "accuracy", **acc.as_dict()})
             out.append({**common, "metric": "relative_probability", **rel.as_dict()})
     return out
@@ -71,13 +71,13 @@ def estimates(results: pd.DataFrame, seed: int = 0) -> list[dict]:
     competent_ids = set(
         zip(
             base.loc[base["competent"], "subject"],
-            base.loc[base["competent"], "base_id"],
+            base.loc[base["competent"], "original_id"],
             strict=True,
         )
     )
 
     def competent(df: pd.DataFrame) -> pd.DataFrame:
-        keep = [(s, b) in competent_ids for s, b in zip(df["subject"], df["base_id"], strict=True)]
+        keep = [(s, b) in competent_ids for s, b in zip(df["subject"], df["original_id"], strict=True)]
         return df[np.asarray(keep, dtype=bool)]
 
     out: list[dict] = []
@@ -119,7 +119,7 @@ def competence(results: pd.DataFrame) -> list[dict]:
 
 
 def _per_base(df: pd.DataFrame) -> pd.Series:
-    return df.groupby("base_id")["correct"].mean()
+    return df.groupby("original_id")["correct"].mean()
 
 
 def _comparisons(rows: pd.DataFrame) -> Iterable[tuple[str, str, pd.Series, pd.Series]]:
@@ -128,7 +128,7 @@ def _comparisons(rows: pd.DataFrame) -> Iterable[tuple[str, str, pd.Series, pd.S
     for setting, part in rows.groupby("setting", sort=True):
         rel = part[part["attractor_type"].isin(["B", "T"])]
         one = rel[rel["n_attractors"] == 1]
-        ones = pd.Series(1.0, index=one["base_id"].unique())
+        ones = pd.Series(1.0, index=one["original_id"].unique())
         yield (
             f"one related attractor ({setting})",
             "competent base (1.0) − accuracy at n=1",
@@ -161,8 +161,8 @@ def tests(results: pd.DataFrame, seed: int = 0) -> list[dict]:
     rows = results[(results["n_attractors"] > 0) & (results["n_filler"] == 0)]
     out = []
     for subject, part in rows.groupby("subject", sort=True):
-        ok = set(base.loc[(base["subject"] == subject) & base["competent"], "base_id"])
-        part = part[part["base_id"].isin(ok)]
+        ok = set(base.loc[(base["subject"] == subject) & base["competent"], "original_id"])
+        part = part[part["original_id"].isin(ok)]
         found = []
         for name, comparison, a, b in _comparisons(part):
             found.append(

@@ -8,11 +8,11 @@ from typing import Any
 
 import pandas as pd
 
-from .distractors_plots import build_plots
-from .distractors_tables import ORDERING, build_tables, summary_table
-from .html import Examples, Section
-from .tables import DASH, Table, order_rows
-from .views import examples_rng, pick_ids
+from faithprobe.report.html import Examples, Section
+from faithprobe.report.tables import DASH, Table, order_rows
+from faithprobe.report.views import examples_rng, pick_ids
+from faithprobe.suites.distractors.plots import build_plots
+from faithprobe.suites.distractors.tables import ORDERING, build_tables, summary_table
 
 N_EXAMPLES = 20
 EXAMPLE_COLUMNS = [

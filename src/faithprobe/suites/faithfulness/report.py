@@ -14,10 +14,10 @@ from typing import Any
 
 import pandas as pd
 
-from ..metrics.qa import NEGATION_LABELS
-from .figures import Plot
-from .html import Examples, Section
-from .tables import (
+from faithprobe.metrics.qa import NEGATION_LABELS
+from faithprobe.report.figures import Plot
+from faithprobe.report.html import Examples, Section
+from faithprobe.report.tables import (
     DASH,
     Ordering,
     Table,
@@ -27,7 +27,7 @@ from .tables import (
     order_rows,
     subject_order,
 )
-from .views import examples_rng, metric_frame, percent_text, pick_ids
+from faithprobe.report.views import examples_rng, metric_frame, percent_text, pick_ids
 
 N_EXAMPLES = 24
 VARIANT_ORDER = ("OS", "TS", "TS-R", "TS-R+Aug", "OS-R", "OS-R+Aug")
