@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 from faithprobe.cli import app
 from faithprobe.errors import UsageError
 from faithprobe.prompts import LetterPrompt
+from faithprobe.report import run_to_folder as run
 from faithprobe.requests import CandidateScoreRequest, Generation, GenerationRequest
-from faithprobe.runner import RunConfig, run
+from faithprobe.runner import RunConfig
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.suite import get_suite

@@ -8,7 +8,8 @@ import pytest
 
 from faithprobe.errors import UsageError
 from faithprobe.expectations import ANSWER_FLIPS, ANSWER_UNCHANGED
-from faithprobe.runner import RunConfig, run
+from faithprobe.report import run_to_folder as run
+from faithprobe.runner import RunConfig
 from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.suite import get_suite
 

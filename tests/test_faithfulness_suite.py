@@ -15,13 +15,14 @@ from faithprobe.errors import UsageError
 from faithprobe.examples import QAExample
 from faithprobe.interventions.deletion import AUGMENT_FAILED, FIRST_SENTENCE
 from faithprobe.qa.prompt import DEFAULT_TEMPLATE, UNKNOWN_INSTRUCTION
+from faithprobe.report import run_to_folder as run
 from faithprobe.requests import (
     CandidateScoreRequest,
     Generation,
     GenerationRequest,
     SpanAnswerRequest,
 )
-from faithprobe.runner import RunConfig, run
+from faithprobe.runner import RunConfig
 from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
 from faithprobe.suite import get_suite

@@ -14,8 +14,9 @@ from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import NLIExample
 from faithprobe.interventions import get
 from faithprobe.interventions.feature_swaps import NO_ALTERNATIVE
+from faithprobe.report import run_to_folder as run
 from faithprobe.requests import CandidateScoreRequest, TextPairRequest
-from faithprobe.runner import RunConfig, run
+from faithprobe.runner import RunConfig
 from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.suite import get_suite
 from faithprobe.suites.natural_logic.metrics import causal_effects, effect_pair, ranking

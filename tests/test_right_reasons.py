@@ -71,7 +71,9 @@ def test_comparison_questions_selected_from_a_squad_file(tmp_path, tiny_pair_tok
         {"dataset": "comparison-squad", "reason": "no comparative", "count": 1}
     ]
     # the counts live in run.json, and a rebuild from the run folder gets them back
-    from faithprobe.runner import RunConfig, rebuild, run
+    from faithprobe.report import rebuild
+    from faithprobe.report import run_to_folder as run
+    from faithprobe.runner import RunConfig
 
     model = _random_qa(tiny_pair_tokenizer)
     subject = HFExtractiveQA(model, tiny_pair_tokenizer, name="tiny")

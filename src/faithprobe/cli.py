@@ -225,9 +225,8 @@ def run(
     from transformers.utils import logging as hf_logging
 
     from faithprobe.executors import EXECUTORS, RayConfig
-    from faithprobe.report import summary_table, summary_title
+    from faithprobe.report import run_to_folder, summary_table, summary_title
     from faithprobe.runner import RunConfig
-    from faithprobe.runner import run as run_suite
     from faithprobe.subjects import EndpointConfig
 
     hf_logging.disable_progress_bar()  # ours is the one that counts items
@@ -266,7 +265,7 @@ def run(
             command=command_line(),
         )
         with progress_bars() as progress:
-            folder = run_suite(config, progress=progress, log=log)
+            folder = run_to_folder(config, progress=progress, log=log)
         metrics = json.loads((folder / "metrics.json").read_text())
         print_table(summary_table(metrics), summary_title(metrics))
         log(f"run folder: {folder}  report: {folder / 'report.html'}")
@@ -284,7 +283,7 @@ def report(
     ] = False,
 ) -> None:
     """(Re)build the report of finished runs; several runs are merged to compare models."""
-    from faithprobe.runner import rebuild
+    from faithprobe.report import rebuild
 
     with user_errors("nothing was changed"):
         if len(run_dirs) > 1 and out is None:

@@ -1,6 +1,7 @@
 """A run folder written whole, and rebuilt from its results.
 
-:func:`write_run` writes what :func:`faithprobe.runner.run` computed into a staging folder
+:func:`write_run` writes what :func:`faithprobe.runner.run` computed (:func:`run_to_folder`
+does both) into a staging folder
 and swaps it in only when every file, the report included, is there
 (:mod:`faithprobe.runfolder`): a failed or interrupted write leaves the earlier folder as
 it was. :func:`rebuild` recomputes the metrics from one or several results tables (several
@@ -17,30 +18,36 @@ from pathlib import Path
 
 import pandas as pd
 
+from faithprobe.atomic import write_json, write_parquet
 from faithprobe.errors import UsageError
 from faithprobe.report.build import build_report
-from faithprobe.atomic import write_json, write_parquet
 from faithprobe.runfolder import check_target, is_run_folder, replaced_whole
-from faithprobe.runner import Run, compute_metrics
+from faithprobe.runner import Run, RunConfig, compute_metrics, run
 from faithprobe.suite import get_suite
 from faithprobe.urls import redact_command
 
 
-def write_run(run: Run, kept: Path | None = None) -> Path:
+def run_to_folder(config: RunConfig, **kwargs) -> Path:
+    """Run ``config`` (:func:`faithprobe.runner.run`, which takes the same ``kwargs``) and
+    write its folder whole: the one call a library user needs."""
+    return write_run(run(config, **kwargs))
+
+
+def write_run(finished: Run, kept: Path | None = None) -> Path:
     """Write the run folder whole: results, metrics, run.json, tables, plots and report go
-    into a staging folder that replaces ``run.out`` only when all of them are there.
+    into a staging folder that replaces ``finished.out`` only when all of them are there.
     ``kept``: a run folder whose results.parquet and run.json are copied byte for byte
     instead."""
-    with replaced_whole(run.out) as staging:
+    with replaced_whole(finished.out) as staging:
         if kept is None:
-            write_parquet(staging / "results.parquet", run.results)
-            write_json(staging / "run.json", run.record)
+            write_parquet(staging / "results.parquet", finished.results)
+            write_json(staging / "run.json", finished.record)
         else:
             for name in ("results.parquet", "run.json"):
                 shutil.copy2(kept / name, staging / name)
-        write_json(staging / "metrics.json", run.metrics)
+        write_json(staging / "metrics.json", finished.metrics)
         build_report(staging)
-    return run.out
+    return finished.out
 
 
 def _read_run(folder: Path) -> tuple[dict, pd.DataFrame]:

@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ..representations.analysis import COMPARISONS, MEASURES
-from .figures import Plot, save_figures
-from .tables import DASH, Table, fmt_count, write_tables
-from .views import f3
+from faithprobe.report.figures import Plot, save_figures
+from faithprobe.report.tables import DASH, Table, fmt_count, write_tables
+from faithprobe.report.views import f3
+from faithprobe.representations.analysis import COMPARISONS, MEASURES
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
 N_BINS = 40
