@@ -1,16 +1,29 @@
-"""What the suites' report views share: reading rows of ``metrics.json``, formatting an
-estimate (as a value or in percent) and seeded example picks."""
+"""What the suites' report views share: the :class:`ReportView` they subclass, reading rows
+of ``metrics.json``, formatting an estimate (as a value or in percent) and seeded example
+picks."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..seeding import rng_for
-from .tables import DASH, Ordering, fmt_general, fmt_percent, is_missing, order_rows, subject_order
+from .figures import Plot
+from .html import Examples, Section
+from .tables import (
+    DASH,
+    Ordering,
+    Table,
+    fmt_general,
+    fmt_percent,
+    is_missing,
+    order_rows,
+    subject_order,
+)
 
 
 def f3(x: Any) -> str:
@@ -51,3 +64,34 @@ def pick_ids(rng: np.random.Generator, ids, k: int) -> set:
     their sorted order, so the draw depends on the seed, not on the order of the rows."""
     ids = sorted(set(ids))
     return {ids[i] for i in rng.choice(len(ids), size=min(k, len(ids)), replace=False)}
+
+
+class ReportView:
+    """What a suite's report shows, read from its ``metrics.json`` (and example rows from
+    its results). A suite's view subclasses this and overrides what it has: the defaults
+    show no plots, every table in one section, and no examples. ``summary`` is the headline
+    table (printed on the terminal and atop the page); ``tables`` are all tables by name
+    (written to ``tables/<name>.csv`` and ``.md``), ``plots`` draws figures into a folder."""
+
+    summary_title: str | Callable[[Mapping[str, Any]], str] = "results"
+
+    @staticmethod
+    def tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
+        return {}
+
+    @classmethod
+    def summary(cls, metrics: Mapping[str, Any]) -> pd.DataFrame:
+        summary = cls.tables(metrics).get("summary")
+        return summary.display if summary is not None else pd.DataFrame()
+
+    @staticmethod
+    def plots(metrics: Mapping[str, Any], folder: Path) -> list[Plot]:
+        return []
+
+    @staticmethod
+    def sections(tables: Mapping[str, Table], metrics: Mapping[str, Any]) -> list[Section]:
+        return [Section("tables", "Tables", list(tables.values()))]
+
+    @staticmethod
+    def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examples:
+        return Examples([], pd.DataFrame())
