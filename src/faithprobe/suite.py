@@ -148,8 +148,8 @@ class Suite(ABC):
 
     def data_record(self) -> dict:
         """What reading the data found that the results table cannot show (e.g. how many
-        questions a selection rejected, and why). ``run.json`` keeps it and ``report
-        --rebuild`` hands it back through :meth:`restore_data_record`. Most suites have
+        questions a selection rejected, and why). ``run.json`` keeps it and ``faithprobe
+        report`` hands it back through :meth:`restore_data_record`. Most suites have
         nothing to keep."""
         return {}
 
