@@ -65,7 +65,7 @@ def _table(orig_conf, pert_conf, *, probe="wrong_question", label=0, pseudo=0, t
                 {
                     "subject": "s",
                     "pair_id": f"i{i}/{probe}[trial={t}]",
-                    "instance_id": f"i{i}",
+                    "original_id": f"i{i}",
                     "probe": probe,
                     "trial": t,
                     "input_key": f"i{i}-{t}",

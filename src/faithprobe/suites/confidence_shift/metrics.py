@@ -4,9 +4,9 @@ The table has one row per (subject, probe trial of an instance); each row carrie
 instance's original confidences (softmax over the choices' scores) and those after the
 probe. Conventions used throughout:
 
-* An *instance* is one benchmark item; its 5 trials of a probe are averaged per instance
-  first, and instances are the unit of every standard error and test (trials of one
-  instance are not independent).
+* An *instance* is one benchmark item (its id: the column ``original_id``); its 5 trials
+  of a probe are averaged per instance first, and instances are the unit of every standard
+  error and test (trials of one instance are not independent).
 * The *agnostic* value is 1/n for an instance with n choices: what a model that knows no
   choice is right would give each of them, and its pseudo-accuracy in expectation.
 * Trials that produced exactly the same input as an earlier trial of the same instance
@@ -131,12 +131,12 @@ def _subjects(results: pd.DataFrame) -> list[str]:
 
 def _originals(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per (subject, instance) with the original-input columns."""
-    return rows.drop_duplicates(["subject", "instance_id"]).set_index("instance_id")
+    return rows.drop_duplicates(["subject", "original_id"]).set_index("original_id")
 
 
 def _per_instance(rows: pd.DataFrame, column: str) -> pd.Series:
     """The mean of ``column`` over an instance's trials."""
-    return rows.groupby("instance_id")[column].mean()
+    return rows.groupby("original_id")[column].mean()
 
 
 # --------------------------------------------------------------------------- metrics
@@ -182,7 +182,7 @@ def abstentions(results: pd.DataFrame) -> list[dict]:
         for probe in _probes(sub):
             rows = sub[sub["probe"] == probe]
             est = clustered_mean(
-                rows["abstained"].astype(float), rows["instance_id"], proportion=True
+                rows["abstained"].astype(float), rows["original_id"], proportion=True
             )
             out.append({"subject": subject, "probe": probe, "value": est.value,
                         "ci_low": est.ci_low, "ci_high": est.ci_high, "n": est.n,
@@ -239,7 +239,7 @@ def instance_shifts(results: pd.DataFrame, alpha: float = SHIFT_ALPHA) -> pd.Dat
     """The shift type of every (subject, probe, instance), with both p-values."""
     records = []
     for (subject, probe, instance), rows in results.groupby(
-        ["subject", "probe", "instance_id"], sort=False
+        ["subject", "probe", "original_id"], sort=False
     ):
         first = rows.iloc[0]
         label, n = int(first["label"]), int(first["n_choices"])
@@ -252,7 +252,7 @@ def instance_shifts(results: pd.DataFrame, alpha: float = SHIFT_ALPHA) -> pd.Dat
             {
                 "subject": subject,
                 "probe": probe,
-                "instance_id": instance,
+                "original_id": instance,
                 "shift_type": d.shift_type,
                 "p_vs_before": d.p_vs_before,
                 "p_vs_agnostic": d.p_vs_agnostic,
@@ -320,8 +320,8 @@ def confidence_profile(results: pd.DataFrame) -> list[dict]:
     return out
 
 
-def _half(instance_id: str, seed: int) -> int:
-    return hashlib.sha256(f"{seed}\x1fmaxprob\x1f{instance_id}".encode()).digest()[0] & 1
+def _half(original_id: str, seed: int) -> int:
+    return hashlib.sha256(f"{seed}\x1fmaxprob\x1f{original_id}".encode()).digest()[0] & 1
 
 
 def maxprob_detection(results: pd.DataFrame, seed: int) -> list[dict]:
@@ -331,7 +331,7 @@ def maxprob_detection(results: pd.DataFrame, seed: int) -> list[dict]:
         sub = results[results["subject"] == subject]
         for probe in _probes(sub):
             rows = sub[sub["probe"] == probe]
-            half = rows["instance_id"].map(lambda i: _half(i, seed))
+            half = rows["original_id"].map(lambda i: _half(i, seed))
             hits, clusters, per_trial, thresholds = [], [], [], []
             for _, t_rows in rows.groupby("trial"):
                 first = t_rows[half.loc[t_rows.index] == 0]
@@ -346,7 +346,7 @@ def maxprob_detection(results: pd.DataFrame, seed: int) -> list[dict]:
                 per_trial.append(float(np.concatenate([ok_orig, ok_pert]).mean()))
                 thresholds.append(threshold)
                 hits += [*ok_orig, *ok_pert]
-                clusters += [*second["instance_id"], *second["instance_id"]]
+                clusters += [*second["original_id"], *second["original_id"]]
             if not per_trial:
                 continue
             est = clustered_mean(np.asarray(hits, float), np.asarray(clusters), seed=seed)
@@ -372,10 +372,10 @@ def maxprob_detection(results: pd.DataFrame, seed: int) -> list[dict]:
 def dataset_breakdown(results: pd.DataFrame) -> dict:
     first = results[results["subject"] == results["subject"].iloc[0]]
     per_probe = first.groupby("probe").agg(
-        instances=("instance_id", "nunique"), pairs=("pair_id", "count")
+        instances=("original_id", "nunique"), pairs=("pair_id", "count")
     )
     return {
-        "n_instances": int(first["instance_id"].nunique()),
+        "n_instances": int(first["original_id"].nunique()),
         "n_pairs": len(first),
         "choices": {
             str(k): int(v)

@@ -29,19 +29,20 @@ shift type of an instance is decided.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.special import softmax
 
 from faithprobe.datasets import read_choices
-from faithprobe.errors import UsageError, excerpt
+from faithprobe.errors import UsageError
 from faithprobe.examples import ChoiceExample
 from faithprobe.expectations import Behaviour
 from faithprobe.interventions import Pair, get
-from faithprobe.prompts import DEFAULT_TEMPLATE, ChoicePrompt, LetterPrompt, command_line_template
+from faithprobe.prompts import ChoicePrompt, LetterPrompt, command_line_template
 from faithprobe.requests import (
     CandidateScoreRequest,
     CandidateScores,
@@ -50,16 +51,9 @@ from faithprobe.requests import (
 )
 from faithprobe.seeding import hash_rank
 from faithprobe.suite import Suite
+from faithprobe.suites.confidence_shift import PROBES, ConfidenceShiftOptions
 from faithprobe.suites.confidence_shift import metrics as m
 
-PROBES = {
-    "no_question": ("no_question", {}),
-    "wrong_question": ("wrong_question", {}),
-    "wrong_question_disjoint": ("wrong_question", {"disjoint": True}),
-    "no_right_answer": ("no_right_answer", {}),
-}
-DEFAULT_PROBES = ("no_question", "wrong_question", "no_right_answer")
-ANSWER_MODES = ("auto", "scores", "letter")
 LETTER_MAX_NEW_TOKENS = 8
 
 
@@ -79,62 +73,11 @@ def input_key(example: ChoiceExample) -> str:
 class ConfidenceShiftSuite(Suite):
     name = "confidence-shift"
     items_noun = "multiple-choice instances with a right answer"
-    description = "multiple-choice confidence when no choice is correct (3 probes × trials)"
-    method = (
-        "Shen & Kejriwal (2023), Quantifying confidence shifts in a BERT-based question "
-        "answering system evaluated on perturbed instances"
-    )
-    needs_data = True
-    options = {
-        "trials": (int, 5, "trials per probe (different draws), averaged per instance"),
-        "normalisation": (str, "sum", "choice score: 'sum' of token log-probs or their 'mean'"),
-        "probes": (
-            str,
-            ",".join(DEFAULT_PROBES),
-            "comma-separated probes from: " + ", ".join(PROBES),
-        ),
-        "template": (
-            str,
-            DEFAULT_TEMPLATE,
-            "how the prompt is put to the model ({prompt}; \\n ok)",
-        ),
-        "format": (str, "auto", "data format: auto, socialiqa, hellaswag, choice-jsonl"),
-        "answer": (
-            str,
-            "auto",
-            "'scores' (choice log-likelihoods), 'letter' (the model writes a letter; "
-            "abstentions counted) or 'auto' (letters only for models that cannot score)",
-        ),
-    }
+    options: ConfidenceShiftOptions
 
-    def __init__(
-        self,
-        trials: int = 5,
-        normalisation: str = "sum",
-        probes: str | Sequence[str] = DEFAULT_PROBES,
-        template: str = DEFAULT_TEMPLATE,
-        format: str = "auto",
-        answer: str = "auto",
-    ) -> None:
-        if trials < 1:
-            raise UsageError(f"trials must be at least 1, got {trials}")
-        if normalisation not in ("sum", "mean"):
-            raise UsageError(f"normalisation must be 'sum' or 'mean', got {excerpt(normalisation)}")
-        if isinstance(probes, str):
-            probes = [p.strip() for p in probes.split(",") if p.strip()]
-        unknown = sorted(set(probes) - set(PROBES))
-        if unknown or not probes:
-            raise UsageError(f"unknown probes {unknown}; known: {', '.join(PROBES)}")
-        self.trials = trials
-        self.normalisation = normalisation
-        self.probes = tuple(probes)
-        self.prompt = ChoicePrompt(command_line_template(template))
-        self.format = format
-        if answer not in ANSWER_MODES:
-            raise UsageError(
-                f"answer must be one of {', '.join(ANSWER_MODES)}, got {excerpt(answer)}"
-            )
-        self.answer = answer
+    def __init__(self, options: ConfidenceShiftOptions | None = None) -> None:
+        super().__init__(options)
+        self.prompt = ChoicePrompt(command_line_template(self.options.template))
         self.letters = LetterPrompt()
 
     def pairs(self, data: Path | None, seed: int) -> list[Pair]:
@@ -143,13 +86,13 @@ class ConfidenceShiftSuite(Suite):
                 "the confidence-shift suite needs --data: a Social IQA, HellaSwag or "
                 "prompt/choices/label jsonl file"
             )
-        pool = sorted(read_choices(data, self.format), key=lambda e: e.id)
+        pool = sorted(read_choices(data, self.options.format), key=lambda e: e.id)
         out = []
-        for probe in self.probes:
+        for probe in self.options.probe_names:
             name, params = PROBES[probe]
             intervention = get(name)
             for example in pool:
-                for trial in range(self.trials):
+                for trial in range(self.options.trials):
                     for x in intervention.apply(
                         example, seed=seed, pool=pool, trial=trial, **params
                     ).examples:
@@ -170,8 +113,8 @@ class ConfidenceShiftSuite(Suite):
 
     def by_letter(self, subject) -> bool:
         """Whether ``subject`` is asked for a letter rather than for choice scores."""
-        if self.answer != "auto":
-            return self.answer == "letter"
+        if self.options.answer != "auto":
+            return self.options.answer == "letter"
         accepts = subject.accepts if subject is not None else {CandidateScoreRequest.kind}
         return CandidateScoreRequest.kind not in accepts and GenerationRequest.kind in accepts
 
@@ -188,7 +131,7 @@ class ConfidenceShiftSuite(Suite):
             return {"mode": "letter", "reply": answer.text, "abstained": choice is None,
                     "prediction": -1 if choice is None else choice, "confidences": None,
                     "logprobs": None, "n_tokens": None, "maxprob": float("nan")}  # fmt: skip
-        conf = softmax(_scores(answer, self.normalisation))
+        conf = softmax(_scores(answer, self.options.normalisation))
         return {"mode": "scores", "reply": None, "abstained": False,
                 "prediction": int(np.argmax(conf)), "confidences": conf.tolist(),
                 "logprobs": list(answer.logprobs), "n_tokens": list(answer.n_tokens),
@@ -203,13 +146,9 @@ class ConfidenceShiftSuite(Suite):
             ro, rx = self._read(answers[o.id], o), self._read(answers[x.id], x)
             pred_o, pred_x = ro["prediction"], rx["prediction"]
             pseudo = int(x.features["pseudo_label"])
-            behaviour = Behaviour(str(pred_o), str(pred_x), str(pseudo))
             out.append(
                 {
-                    "subject": subject.name,
-                    "subject_fingerprint": subject.fingerprint,
                     "pair_id": pair.id,
-                    "instance_id": o.id,
                     "probe": pair.intervention,
                     "trial": int(x.features["trial"]),
                     "donor_id": x.features.get("donor_id"),
@@ -221,7 +160,7 @@ class ConfidenceShiftSuite(Suite):
                     "prompt": x.prompt,
                     "original_choices": list(o.choices),
                     "choices": list(x.choices),
-                    "normalisation": self.normalisation,
+                    "normalisation": self.options.normalisation,
                     "answer_mode": rx["mode"],
                     "original_reply": ro["reply"],
                     "reply": rx["reply"],
@@ -239,11 +178,17 @@ class ConfidenceShiftSuite(Suite):
                     "pseudo_correct": pred_x == pseudo,
                     "original_maxprob": ro["maxprob"],
                     "maxprob": rx["maxprob"],
-                    "expectation": pair.expectation.name,
-                    "expectation_met": pair.expectation.met(behaviour),
                 }
             )
         return out
+
+    def behaviour(self, pair: Pair, row: Mapping[str, Any]) -> Behaviour:
+        """The choices as indices (as text), the gold being the pseudo-correct choice: the
+        expectation is met when the model does not keep it on top (an abstention, -1,
+        meets it)."""
+        return Behaviour(
+            str(row["original_prediction"]), str(row["prediction"]), str(row["pseudo_label"])
+        )
 
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
         """Accuracies and abstentions for every subject; the confidence statistics for the
@@ -252,15 +197,6 @@ class ConfidenceShiftSuite(Suite):
         if "answer_mode" in results and len(results):
             scored = results[results["answer_mode"] == "scores"]
         return {
-            "options": {
-                "trials": self.trials,
-                "normalisation": self.normalisation,
-                "probes": list(self.probes),
-                "template": self.prompt.template,
-                "shift_alpha": m.SHIFT_ALPHA,
-                "answer": self.answer,
-                "letter_template": self.letters.template,
-            },
             "abstentions": m.abstentions(results),
             "original_accuracy": m.original_accuracy(results),
             "pseudo_accuracy": m.pseudo_accuracy(results),
