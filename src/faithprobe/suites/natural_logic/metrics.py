@@ -75,7 +75,7 @@ def set_sizes(results: pd.DataFrame) -> list[dict]:
     if pairs.empty:
         return []
     pairs = pairs[pairs["subject"] == pairs["subject"].iloc[0]]
-    n_seed = int(pairs["base_id"].nunique())
+    n_seed = int(pairs["original_id"].nunique())
     out = []
     for name, spec in SETS.items():
         s = pairs[pairs["set"] == name]
@@ -86,9 +86,9 @@ def set_sizes(results: pd.DataFrame) -> list[dict]:
                 "effect": spec["effect"],
                 "feature": spec["feature"],
                 "pairs": len(s),
-                "bases": int(s["base_id"].nunique()),
+                "bases": int(s["original_id"].nunique()),
                 "seed_set": n_seed,
-                "alternatives": int(s["example_id"].nunique()),
+                "alternatives": int(s["intervened_id"].nunique()),
                 "pairs_per_base": len(s) / n_seed if n_seed else float("nan"),
                 "method_size": spec["method_size"],
             }
@@ -108,7 +108,7 @@ def _quantiles(values: np.ndarray) -> tuple[float, float]:
 
 def _per_base(pairs: pd.DataFrame, bases: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """CP sums and pair counts of each base in ``bases`` (0 where it has no pair)."""
-    grouped = pairs.groupby("base_id")["cp"].agg(["sum", "count"]).reindex(bases, fill_value=0)
+    grouped = pairs.groupby("original_id")["cp"].agg(["sum", "count"]).reindex(bases, fill_value=0)
     return grouped["sum"].to_numpy(float), grouped["count"].to_numpy(float)
 
 
@@ -120,7 +120,7 @@ def _ratio(a: float, b: float) -> float:
 
 def effect_pair(tce_pairs: pd.DataFrame, dce_pairs: pd.DataFrame, seed: int) -> dict:
     """TCE, DCE, ratio and delta with a joint base-resampling bootstrap (module docstring)."""
-    bases = np.array(sorted(set(tce_pairs["base_id"]) | set(dce_pairs["base_id"])))
+    bases = np.array(sorted(set(tce_pairs["original_id"]) | set(dce_pairs["original_id"])))
     ts, tn = _per_base(tce_pairs, bases)
     ds, dn = _per_base(dce_pairs, bases)
     tce = ts.sum() / tn.sum() if tn.sum() else float("nan")
@@ -227,17 +227,20 @@ def _accuracy(rows: pd.DataFrame) -> dict:
     }
 
 
+# one example's columns, whether it was a pair's original (base) or its alternative
 EXAMPLE_COLUMNS = ["example_id", "gold", "prediction", "correct"]
 
 
 def base_accuracy(results: pd.DataFrame) -> list[dict]:
     """Two-class accuracy on the NLI-XY examples a subject saw: the seed set, and every
     distinct example (bases and alternatives)."""
-    base_cols = ["base_id", "original_gold", "original_prediction", "original_correct"]
+    base_cols = ["original_id", "original_gold", "original_prediction", "original_correct"]
+    alt_cols = ["intervened_id", "gold", "prediction", "correct"]
     out = []
     for subject, rows in _pairs(results).groupby("subject", sort=False):
-        bases = rows.drop_duplicates("base_id")[base_cols].set_axis(EXAMPLE_COLUMNS, axis=1)
-        seen = pd.concat([bases, rows[EXAMPLE_COLUMNS]]).drop_duplicates("example_id")
+        bases = rows.drop_duplicates("original_id")[base_cols].set_axis(EXAMPLE_COLUMNS, axis=1)
+        alts = rows[alt_cols].set_axis(EXAMPLE_COLUMNS, axis=1)
+        seen = pd.concat([bases, alts]).drop_duplicates("example_id")
         out.append({"subject": subject, "examples": "seed set", **_accuracy(bases)})
         out.append({"subject": subject, "examples": "all evaluated", **_accuracy(seen)})
     return out

@@ -26,6 +26,7 @@ from faithprobe.report.views import (
     pick_ids,
 )
 from faithprobe.suites.natural_logic.metrics import SETS
+from faithprobe.suites.natural_logic.options import split_label_words
 
 N_EXAMPLES = 24
 FEATURE_TITLES = {
@@ -297,10 +298,11 @@ class NaturalLogicReport:
     @staticmethod
     def sections(tables: Mapping[str, Table], metrics: Mapping[str, Any]) -> list[Section]:
         options = metrics.get("options") or {}
+        words = ", ".join(split_label_words(options.get("label_words", "")))
         lead = (
             f"Seed set of {options.get('bases', DASH)} base examples. Language models answer "
-            f"with the label words {', '.join(options.get('label_words') or [])} after the "
-            f"prompt template (calibration: {options.get('calibration', 'none')}); NLI "
+            f"with the label words {words} after the prompt template (calibration: "
+            f"{options.get('calibration', 'none')}); NLI "
             "classifiers' neutral and contradiction are grouped as non-entailment."
         )
         return [

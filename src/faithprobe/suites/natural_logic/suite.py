@@ -46,16 +46,15 @@ from faithprobe.datasets.nli import read_nli
 from faithprobe.datasets.nli_xy import NLIXYGrid, challenge_files, read_nli_xy
 from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.examples import ENTAILMENT, NLI_LABELS, NON_ENTAILMENT, NLIExample
-from faithprobe.expectations import ANSWER_UNCHANGED, Behaviour
+from faithprobe.expectations import ANSWER_UNCHANGED
 from faithprobe.interventions import Pair, get
 from faithprobe.prompts import command_line_template
 from faithprobe.requests import CandidateScoreRequest, CandidateScores, TextPairRequest
 from faithprobe.seeding import hash_rank
 from faithprobe.suite import Suite
 from faithprobe.suites.natural_logic import metrics as m
+from faithprobe.suites.natural_logic.options import split_label_words
 
-DEFAULT_TEMPLATE = "{premise}\nQuestion: {hypothesis} True or False?\nAnswer:"
-DEFAULT_LABEL_WORDS = "True,False"
 CHALLENGE = "none"  # the identity intervention of challenge-set pairs
 CALIBRATION = "calibration"  # pairs that only carry content-free inputs (no result rows)
 CONTENT_FREE = ("N/A", "[MASK]", "")
@@ -69,7 +68,7 @@ class NLIPrompt:
         for slot in ("{premise}", "{hypothesis}"):
             if slot not in template:
                 raise UsageError(f"template {excerpt(template)} has no {slot} slot")
-        words = tuple(w.strip() for w in label_words.split(","))
+        words = split_label_words(label_words)
         if len(words) != 2 or not all(words) or words[0] == words[1]:
             raise UsageError(
                 f"label_words must be two different words, entailment's first: {excerpt(label_words)}"
@@ -94,47 +93,20 @@ def sigmoid(x: float) -> float:
 class NaturalLogicSuite(Suite):
     name = "natural-logic"
     items_noun = "NLI examples"
-    description = "NLI: total and direct causal effects of context and word-pair swaps (NLI-XY)"
-    method = (
-        "Rozanova, Valentino & Freitas (2024), Estimating the causal effects of natural "
-        "logic features in transformer-based NLI models"
-    )
-    needs_data = True
-    options = {
-        "bases": (int, 400, "seed set size N (base examples); 0 = every example"),
-        "challenge": (str, "auto", "challenge sets: auto, none, or comma-separated files"),
-        "template": (str, DEFAULT_TEMPLATE, "LM prompt ({premise}, {hypothesis}; \\n ok)"),
-        "label_words": (str, DEFAULT_LABEL_WORDS, "LM answer words: entailment,non-entailment"),
-        "calibration": (str, "none", "LM calibration: none or content-free"),
-    }
 
-    def __init__(
-        self,
-        bases: int = 400,
-        challenge: str = "auto",
-        template: str = DEFAULT_TEMPLATE,
-        label_words: str = DEFAULT_LABEL_WORDS,
-        calibration: str = "none",
-    ) -> None:
-        if bases < 0:
-            raise UsageError(f"bases must be 0 (all) or more, got {bases}")
-        if calibration not in ("none", "content-free"):
-            raise UsageError(
-                f"calibration must be none or content-free, got {excerpt(calibration)}"
-            )
-        self.calibration = calibration
-        self.bases = bases
-        self.challenge = challenge
-        self.prompt = NLIPrompt(template, label_words)
+    def __init__(self, options=None) -> None:
+        super().__init__(options)
+        self.prompt = NLIPrompt(self.options.template, self.options.label_words)
 
     # -- data ----------------------------------------------------------------------------
 
     def _challenge_files(self, folder: Path) -> list[Path]:
-        if self.challenge == "auto":
+        challenge = self.options.challenge
+        if challenge == "auto":
             return challenge_files(folder)
-        if self.challenge == "none":
+        if challenge == "none":
             return []
-        files = [Path(p.strip()) for p in self.challenge.split(",") if p.strip()]
+        files = [Path(p.strip()) for p in challenge.split(",") if p.strip()]
         for f in files:
             if not f.is_file():
                 raise DataError(f, "challenge set not found (option challenge)")
@@ -142,7 +114,8 @@ class NaturalLogicSuite(Suite):
 
     def seed_set(self, grid: NLIXYGrid, seed: int) -> list[NLIExample]:
         order = sorted(grid.examples, key=lambda e: hash_rank(seed, e.id))
-        return order[: self.bases] if self.bases else order
+        bases = self.options.bases
+        return order[:bases] if bases else order
 
     def pairs(self, data: Path | None, seed: int) -> list[Pair]:
         if data is None:
@@ -171,7 +144,7 @@ class NaturalLogicSuite(Suite):
                 out.append(
                     Pair(ex, ex, CHALLENGE, ANSWER_UNCHANGED, pair_id=f"{CHALLENGE}:{ex.id}")
                 )
-        if self.calibration == "content-free":
+        if self.options.calibration == "content-free":
             for i, text in enumerate(CONTENT_FREE):
                 ex = NLIExample(f"content-free-{i}", text, text, None)
                 out.append(Pair(ex, ex, CALIBRATION, ANSWER_UNCHANGED, pair_id=ex.id))
@@ -214,9 +187,14 @@ class NaturalLogicSuite(Suite):
     def rows(
         self, pairs: Sequence[Pair], subject, answers: dict[str, CandidateScores]
     ) -> list[dict]:
+        """One row per pair but the calibration pairs. ``set`` is the pair's set (I0..I3, or
+        ``none`` for a challenge example), which the runner also writes as ``intervention``;
+        ``feature_swap`` is the registered intervention that built the set's pairs. The
+        expectation is judged on the default :meth:`~faithprobe.suite.Suite.behaviour`
+        (``original_prediction``, ``prediction``, ``gold``)."""
         raw = {k: log_odds(a) for k, a in answers.items()}
         offset = 0.0
-        calibrated = self.calibration == "content-free" and not self._classifies(subject)
+        calibrated = self.options.calibration == "content-free" and not self._classifies(subject)
         if calibrated:
             offset = float(
                 np.mean([raw[p.original.id] for p in pairs if p.intervention == CALIBRATION])
@@ -230,18 +208,13 @@ class NaturalLogicSuite(Suite):
             pred_o = ENTAILMENT if po > 0.5 else NON_ENTAILMENT
             pred_x = ENTAILMENT if px > 0.5 else NON_ENTAILMENT
             spec = m.SETS.get(pair.intervention, {})
-            behaviour = Behaviour(pred_o, pred_x, x.label)
             out.append(
                 {
-                    "subject": subject.name,
-                    "subject_fingerprint": subject.fingerprint,
                     "pair_id": pair.id,
                     "set": pair.intervention,
-                    "intervention": spec.get("intervention", CHALLENGE),
+                    "feature_swap": spec.get("intervention", CHALLENGE),
                     "effect": spec.get("effect"),
                     "feature": spec.get("feature"),
-                    "base_id": o.id,
-                    "example_id": x.id,
                     "source": x.features.get("source"),
                     "original_premise": o.premise,
                     "original_hypothesis": o.hypothesis,
@@ -262,8 +235,6 @@ class NaturalLogicSuite(Suite):
                     "cp": int(pred_o != pred_x),
                     "original_correct": pred_o == o.label,
                     "correct": pred_x == x.label,
-                    "expectation": pair.expectation.name,
-                    "expectation_met": pair.expectation.met(behaviour),
                 }
             )
         return out
@@ -271,13 +242,6 @@ class NaturalLogicSuite(Suite):
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
         effects = m.causal_effects(results, seed)
         return {
-            "options": {
-                "bases": self.bases,
-                "challenge": self.challenge,
-                "template": self.prompt.template,
-                "label_words": list(self.prompt.words),
-                "calibration": self.calibration,
-            },
             "set_sizes": m.set_sizes(results),
             "effects": effects,
             "ranking": m.ranking(effects),
