@@ -272,8 +272,8 @@ def test_a_mixed_file_is_split_trained_on_and_scored(mixed, squad_file, examples
     other.write_text(squad_file.read_text() + " ")
     with pytest.raises(UsageError, match="none of the files"):
         heldout_split_of(cfg.out, other)
-    from faithprobe.suites.right_reasons.suite import RightReasonsSuite
+    from faithprobe.suite import get_suite
 
-    pairs = RightReasonsSuite(heldout_of=str(cfg.out)).pairs(cmp_file, seed=0)
+    pairs = get_suite("right-reasons", {"heldout_of": str(cfg.out)}).pairs(cmp_file, seed=0)
     kept = {document_key(p.original) for p in pairs}
     assert kept == set(cmp_split.heldout) and len({p.original.id for p in pairs}) == 8

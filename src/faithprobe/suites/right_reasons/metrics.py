@@ -38,7 +38,7 @@ def sizes(results: pd.DataFrame) -> list[dict]:
     that made the clusters and how many counterfactuals were made by rule or imported."""
     out = []
     for (dataset, variant), rows in _per_pair(results).groupby(["dataset", "variant"]):
-        n_dropped = int(rows["dropped"].notna().sum())
+        n_dropped = int(rows["dropped_reason"].notna().sum())
         record = {"dataset": dataset, "variant": variant, "items": len(rows),
                   "answered": len(rows) - n_dropped, "dropped": n_dropped}  # fmt: skip
         resolvers = rows["resolver"].dropna().unique() if "resolver" in rows else []
@@ -52,7 +52,8 @@ def sizes(results: pd.DataFrame) -> list[dict]:
 
 def drops(results: pd.DataFrame) -> list[dict]:
     pairs = _per_pair(results)
-    counts = pairs[pairs["dropped"].notna()].groupby(["dataset", "variant", "dropped"]).size()
+    dropped = pairs[pairs["dropped_reason"].notna()]
+    counts = dropped.groupby(["dataset", "variant", "dropped_reason"]).size()
     return [{"dataset": d, "variant": v, "reason": r, "count": int(c)}
             for (d, v, r), c in counts.items()]  # fmt: skip
 
@@ -113,7 +114,7 @@ def alignment(answered: pd.DataFrame, methods: Sequence[str]) -> list[dict]:
 def right_reasons_metrics(results: pd.DataFrame, methods: Sequence[str], seed: int) -> dict:
     if results.empty:
         return {"sizes": [], "drops": [], "scores": [], "tests": [], "alignment": []}
-    answered = results[results["dropped"].isna()]
+    answered = results[results["dropped_reason"].isna()]
     estimates, tests = scores(answered, seed) if len(answered) else ([], [])
     return {
         "sizes": sizes(results),

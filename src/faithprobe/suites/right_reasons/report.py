@@ -164,7 +164,7 @@ EXAMPLE_COLUMNS = [
 def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examples:
     """A seeded sample of answered pairs."""
     note = "Shaded rows: the original or the counterfactual was not answered exactly right."
-    pool = results[results["dropped"].isna()] if not results.empty else results
+    pool = results[results["dropped_reason"].isna()] if not results.empty else results
     if pool.empty:
         return Examples(EXAMPLE_COLUMNS, pd.DataFrame(), note)
     n = max(1, N_EXAMPLES // max(1, pool["subject"].nunique()))

@@ -69,6 +69,7 @@ from faithprobe.datasets.qa import detect_qa_format, read_qa
 from faithprobe.datasets.splits import heldout_part
 from faithprobe.errors import UsageError
 from faithprobe.examples import Outcome, QAExample
+from faithprobe.expectations import Behaviour
 from faithprobe.generators.comparisons import ComparisonConfig
 from faithprobe.generators.comparisons import generate as generate_comparisons
 from faithprobe.interventions import Pair, get
@@ -77,8 +78,9 @@ from faithprobe.interventions.coreference import NAME as COREF_CF
 from faithprobe.metrics import qa as m
 from faithprobe.metrics.alignment import instance_alignment_rows
 from faithprobe.qa.questions import passage_id
-from faithprobe.requests import SALIENCY_METHODS, SaliencyRequest, SpanAnswerRequest
+from faithprobe.requests import SaliencyRequest, SpanAnswerRequest
 from faithprobe.suite import Suite, sample_items
+from faithprobe.suites.right_reasons import RightReasonsOptions
 from faithprobe.suites.right_reasons import metrics as rr
 
 ORIGINAL = "original"
@@ -120,37 +122,9 @@ def comparison_pairs(examples: Sequence[QAExample], dataset, seed: int) -> list[
 class RightReasonsSuite(Suite):
     name = "right-reasons"
     items_noun = "comparison or coreference questions"
-    description = "extractive QA: comparison and coreference counterfactuals vs saliency"
-    method = (
-        "Ray Choudhury, Rogers & Augenstein, Machine reading, fast and slow: when do models "
-        "'understand' language?"
-    )
-    options = {
-        "coreference": (bool, False, "--data: coreference questions (automatic for Quoref)"),
-        "resolver": (str, "", "spaCy coreference pipeline (default: the fallback rule)"),
-        "counterfactuals": (str, "", "coreference counterfactuals (JSON lines) to import"),
-        "saliency": (str, ",".join(SALIENCY_METHODS), "saliency methods: ig, occlusion"),
-        "ig_steps": (int, 50, "Integrated Gradients interpolation points"),
-        "heldout_of": (str, "", "model from `train qa`: only its held-out documents of --data"),
-    }
 
-    def __init__(
-        self,
-        coreference: bool = False,
-        resolver: str = "",
-        counterfactuals: str = "",
-        saliency: str = ",".join(SALIENCY_METHODS),
-        ig_steps: int = 50,
-        heldout_of: str = "",
-    ) -> None:
-        methods = tuple(s.strip() for s in saliency.split(",") if s.strip())
-        if bad := [s for s in methods if s not in SALIENCY_METHODS]:
-            raise UsageError(f"saliency: unknown {bad}; choose from {', '.join(SALIENCY_METHODS)}")
-        if ig_steps < 1:
-            raise UsageError(f"ig_steps must be 1 or more, got {ig_steps}")
-        self.coreference, self.resolver = coreference, resolver
-        self.counterfactuals, self.methods, self.ig_steps = counterfactuals, methods, ig_steps
-        self.heldout_of = heldout_of
+    def __init__(self, options: RightReasonsOptions | None = None) -> None:
+        super().__init__(options)
         self.selection: dict[str, dict[str, int]] = {}
         self.seed = 0
 
@@ -169,11 +143,12 @@ class RightReasonsSuite(Suite):
             raise UsageError(f"{data}: right-reasons reads SQuAD- or HotpotQA-format files, "
                              f"not {format}")  # fmt: skip
         read = read_qa(Path(data), format)
-        examples = heldout_part(read, data, self.heldout_of) if self.heldout_of else read
+        heldout_of = self.options.heldout_of
+        examples = heldout_part(read, data, heldout_of) if heldout_of else read
         quoref = any(e.features.get("source") == "quoref" for e in read)
-        if format == "squad" and (self.coreference or quoref):
+        if format == "squad" and (self.options.coreference or quoref):
             return self._coreference_pairs(examples, read, seed)
-        if self.coreference:
+        if self.options.coreference:
             raise UsageError(f"{data}: coreference questions come from SQuAD-format files")
         selected, rejected = select_comparisons(examples)
         if format == "squad":
@@ -196,16 +171,17 @@ class RightReasonsSuite(Suite):
     ) -> list[Pair]:
         """Pairs of the coreference questions of ``examples``; imported counterfactuals may
         name any question of the file (``read``)."""
-        resolver = SpacyResolver(self.resolver) if self.resolver else FallbackResolver()
+        pipeline = self.options.resolver
+        resolver = SpacyResolver(pipeline) if pipeline else FallbackResolver()
         selection = select_coreference(examples, resolver)
         self.selection = {COREFERENCE: dict(selection.dropped)}
         originals = [_original(ex, COREFERENCE) for ex in selection.kept]
-        if not self.counterfactuals:
+        if not self.options.counterfactuals:
             counterfactual = get(COREF_CF)
             return [_pair(o, counterfactual.apply(o, seed=seed), "CF", COREF_CF) for o in originals]
 
         imported: dict[str, list[QAExample]] = {}
-        for cf in read_coref_counterfactuals(self.counterfactuals, read):
+        for cf in read_coref_counterfactuals(self.options.counterfactuals, read):
             imported.setdefault(cf.features["original_id"], []).append(cf)
         return [
             _pair(o, Outcome.kept(cf) if cf else Outcome.dropped(NO_IMPORTED), "CF", COREF_CF)
@@ -247,9 +223,10 @@ class RightReasonsSuite(Suite):
             return {}
         if example.features.get(NO_SALIENCY):
             return {}
+        steps = self.options.ig_steps
         return {
-            method: SaliencyRequest(example.question, example.context, method, self.ig_steps)
-            for method in self.methods
+            method: SaliencyRequest(example.question, example.context, method, steps)
+            for method in self.options.methods
         }
 
     # -- rows ----------------------------------------------------------------------------
@@ -258,18 +235,11 @@ class RightReasonsSuite(Suite):
         out = []
         for pair in pairs:
             o, x = pair.original, pair.intervened
-            dropped = x.features.get("dropped")
+            dropped = pair.dropped
             row = {
-                "subject": subject.name,
-                "subject_fingerprint": subject.fingerprint,
                 "pair_id": pair.id,
-                "item_id": o.id,
-                "example_id": None if dropped else x.id,
                 "dataset": o.features["dataset"],
                 "variant": x.features["variant"],
-                "intervention": pair.intervention,
-                "expectation": pair.expectation.name,
-                "dropped": dropped,
                 "drop_detail": x.features.get("drop_detail"),
                 "passage_id": passage_id(o),
                 "question": o.question,
@@ -296,11 +266,11 @@ class RightReasonsSuite(Suite):
         random control (:func:`~faithprobe.metrics.alignment.instance_alignment_rows`), as
         ``<method>_<column>``; None where there is no saliency or the pair was dropped."""
         partitions = _word_partitions([p.original for p in pairs])
-        for method in self.methods:
+        for method in self.options.methods:
             tested = []
             for row, pair in zip(rows, pairs, strict=True):
                 ts = answers.get((pair.original.id, method))
-                if ts is None or row["dropped"] is not None:
+                if ts is None or pair.dropped is not None:
                     continue
                 words, sequence = partitions[pair.original.id]
                 tokens = token_partition(words, ts.spans(sequence))
@@ -324,18 +294,24 @@ class RightReasonsSuite(Suite):
                     row.setdefault(f"{method}_{column}", None)
         return rows
 
+    def behaviour(self, pair: Pair, row: dict) -> Behaviour | None:
+        """The answers on the original and the counterfactual, and the counterfactual's gold:
+        the answer itself where it was exactly right (exact match normalises and takes any
+        of the gold answers), else its first gold answer."""
+        if pair.dropped:
+            return None
+        prediction, answers = row["cf_prediction"], row["cf_answers"]
+        gold = prediction if row["cf_em"] == 1 else (answers[0] if answers else None)
+        return Behaviour(row["og_prediction"], prediction, gold)
+
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
-        options = {"coreference": self.coreference, "resolver": self.resolver,
-                   "counterfactuals": self.counterfactuals, "saliency": ",".join(self.methods),
-                   "ig_steps": self.ig_steps, "heldout_of": self.heldout_of}  # fmt: skip
         return {
-            "options": options,
             "selection": [
                 {"dataset": d, "reason": r, "count": c}
                 for d, reasons in sorted(self.selection.items())
                 for r, c in sorted(reasons.items())
             ],
-            **rr.right_reasons_metrics(results, self.methods, seed),
+            **rr.right_reasons_metrics(results, self.options.methods, seed),
         }
 
 
@@ -343,7 +319,7 @@ def _skip_saliency_where_all_dropped(pairs: list[Pair]) -> list[Pair]:
     """Mark the originals whose every counterfactual was dropped (``NO_SALIENCY``): alignment
     needs the counterfactual's answer, so their saliency would decide nothing and is not
     asked (for Quoref about half the originals, each a full window of IG steps)."""
-    answered = {p.original.id for p in pairs if not p.intervened.features.get("dropped")}
+    answered = {p.original.id for p in pairs if not p.dropped}
     out = []
     for p in pairs:
         if p.original.id not in answered:
