@@ -146,7 +146,7 @@ def test_runner_scores_every_heuristic(tmp_path):
                 for e in ("entity", "noun-chunk", "sentence")}  # fmt: skip
     assert set(predictions["heuristic"]) == expected
     assert (predictions.groupby("heuristic").size() == 3).all()
-    rows = predictions.set_index(["heuristic", "item_id"])
+    rows = predictions.set_index(["heuristic", "original_id"])
     assert rows.loc[("overlap+entity", "squad-q2"), "prediction"] == "1903"
     assert rows.loc[("first+entity", "squad-q3"), "prediction"] == "South America"
     assert not rows.loc[("first+sentence", "squad-q2"), "answer_sentence"]

@@ -204,7 +204,9 @@ def test_negation_accuracy_hand_computed():
         for variant, (gold, pred) in zip(("original", "negated"), sides, strict=True):
             rows.append(("m", item, variant, pred, [gold]))
     rows.append(("m", "i5", "original", "yes", ["yes"]))  # no partner: left out
-    frame = pd.DataFrame(rows, columns=["subject", "item_id", "variant", "prediction", "answers"])
+    frame = pd.DataFrame(
+        rows, columns=["subject", "original_id", "variant", "prediction", "answers"]
+    )
     table = negation_accuracy(frame)
     want = {"org_acc": (3, "Org-Acc"), "mod_acc": (3, "Mod-Acc"), "comb_acc": (2, "Comb-Acc"),
             "org_no": (1, "no% Org"), "mod_no": (1, "no% Mod")}  # fmt: skip
@@ -229,7 +231,7 @@ def probe_frame():
     for (story, variant, form), preds in answers.items():
         for q, (gold, pred) in enumerate(zip(golds, preds, strict=True)):
             rows.append(("m", story, f"{story}/q{q}", variant, form, pred, [gold]))
-    columns = ["subject", "story_id", "item_id", "variant", "form", "prediction", "answers"]
+    columns = ["subject", "story_id", "original_id", "variant", "form", "prediction", "answers"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -272,7 +274,7 @@ def test_subject_differences_compare_the_items_both_answered():
             if subject == "OT" and item == "d":
                 continue  # OT did not answer d: it is left out of the comparison
             unk = item in unknowns
-            rows.append({"subject": subject, "variant": "TS-R", "item_id": item,
+            rows.append({"subject": subject, "variant": "TS-R", "original_id": item,
                          "passage_id": passage, "answers": ["x"],
                          "prediction": "" if unk else "x", "predicted_unknown": unk})  # fmt: skip
     table = subject_differences(pd.DataFrame(rows))

@@ -19,7 +19,7 @@ from faithprobe.examples import QAExample
 from faithprobe.interventions.deletion import FIRST_SENTENCE
 from faithprobe.subjects import load_subject
 from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
-from faithprobe.suites.faithfulness.suite import FaithfulnessSuite
+from faithprobe.suite import get_suite
 from faithprobe.training import qa as recipe
 from faithprobe.training.qa import (
     NOT_A_SPAN,
@@ -210,7 +210,7 @@ def test_training_lowers_the_loss_and_the_model_reloads(trained, examples, base)
 def test_the_faithfulness_suite_evaluates_only_the_held_out_documents(trained, squad_file):
     _, cfg = trained
     split = heldout_split_of(cfg.out)
-    suite = FaithfulnessSuite(heldout_of=str(cfg.out), splitter="pysbd")
+    suite = get_suite("faithfulness", {"heldout_of": str(cfg.out), "splitter": "pysbd"})
     pairs = suite.pairs(squad_file, seed=0)
     assert {document_key(p.original) for p in pairs} == set(split.heldout)
     assert len({p.original.id for p in pairs}) == 3

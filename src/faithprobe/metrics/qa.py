@@ -29,7 +29,7 @@ Results frame: one row per (subject, answered input). Columns:
 ``answers``         list (or tuple) of gold answers: always the *original* gold answers
 ``predicted_unknown`` optional bool: the model abstained (e.g. a null answer won); missing or
                     NA means ``is_unknown(prediction)``
-``item_id``         the same question across variants (pairs rows for negation and flips)
+``original_id``     the same question across variants (pairs rows for negation and flips)
 ``form``            predicate–argument only: question form ``original``/``paraphrase``/
                     ``control``
 ``story_id``        predicate–argument only: the story (cluster of its questions)
@@ -208,8 +208,8 @@ def subject_differences(
     out = []
     for other in subjects[1:]:
         for variant, rows in scored.groupby("variant", sort=False):
-            a = rows[rows["subject"] == other].set_index("item_id")
-            b = rows[rows["subject"] == subjects[0]].set_index("item_id")
+            a = rows[rows["subject"] == other].set_index("original_id")
+            b = rows[rows["subject"] == subjects[0]].set_index("original_id")
             both = a.index.intersection(b.index)
             if not len(both):
                 continue
@@ -248,20 +248,20 @@ NEGATION_LABELS = {
 def _paired(
     scored: pd.DataFrame, keys: list[str], original: str, modified: str
 ) -> tuple[pd.DataFrame, int, int]:
-    """One row per (``keys``, ``item_id``) answered in both the ``original`` and the
+    """One row per (``keys``, ``original_id``) answered in both the ``original`` and the
     ``modified`` variant, with ``correct`` and ``label`` of each side (suffixes ``_org``,
     ``_mod``); and how many original and how many modified rows lacked a partner."""
-    cols = [*keys, "item_id", "correct", "label"]
+    cols = [*keys, "original_id", "correct", "label"]
     org = scored.loc[scored["variant"] == original, cols]
     mod = scored.loc[scored["variant"] == modified, cols]
-    both = org.merge(mod, on=[*keys, "item_id"], suffixes=("_org", "_mod"), validate="1:1")
+    both = org.merge(mod, on=[*keys, "original_id"], suffixes=("_org", "_mod"), validate="1:1")
     return both, len(org) - len(both), len(mod) - len(both)
 
 
 def negation_accuracy(
     frame: pd.DataFrame, *, original: str = "original", modified: str = "negated"
 ) -> pd.DataFrame:
-    """Per subject, over items (``item_id``) answered in both the ``original`` and the
+    """Per subject, over items (``original_id``) answered in both the ``original`` and the
     ``modified`` variant: Org-Acc (original right), Mod-Acc (modified right; its gold is
     the flipped answer), Comb-Acc (both right), with Wilson intervals. The method's Table 10,
     plus the share of "no" answers on each side (``org_no``, ``mod_no``: a model that keeps

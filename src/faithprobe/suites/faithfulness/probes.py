@@ -42,11 +42,9 @@ from faithprobe.generators import predicate_argument as pa
 from faithprobe.interventions import Pair
 from faithprobe.interventions.negation import apply_edit, read_edits, rule_negate
 from faithprobe.metrics import qa as m
+from faithprobe.suites.faithfulness.options import NEGATE_MODES
 
 NEG = "NEG"
-NEGATE_MODES = ("", "rule")
-PREDICATE_ARGUMENT = "predicate-argument"
-PROBES = ("", PREDICATE_ARGUMENT)
 
 
 def _neg_pair(original: QAExample, edited: QAExample) -> Pair:
@@ -108,7 +106,7 @@ def negation_metrics(results: pd.DataFrame) -> list[dict]:
     per kind of negation when there are two."""
     if results.empty or NEG not in set(results["variant"]):
         return []
-    answered = results[results["dropped"].isna()]
+    answered = results[results["dropped_reason"].isna()]
     neg = answered[answered["variant"] == NEG]
     kinds = sorted(neg["negation"].dropna().unique())
     groups = [("all", neg)]
@@ -116,7 +114,8 @@ def negation_metrics(results: pd.DataFrame) -> list[dict]:
         groups += [(k, neg[neg["negation"] == k]) for k in kinds]
     out = []
     for kind, rows in groups:
-        org = answered[(answered["variant"] == "OS") & answered["item_id"].isin(rows["item_id"])]
+        os_rows = answered["variant"] == "OS"
+        org = answered[os_rows & answered["original_id"].isin(rows["original_id"])]
         table = m.negation_accuracy(pd.concat([org, rows]), original="OS", modified=NEG)
         table.insert(1, "negation", kind)
         out += table.to_dict("records")

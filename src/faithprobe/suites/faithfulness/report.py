@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from faithprobe.metrics.qa import NEGATION_LABELS
+from faithprobe.prompts import command_line_template
 from faithprobe.report.figures import Plot
 from faithprobe.report.html import Examples, Section
 from faithprobe.report.tables import (
@@ -135,7 +136,7 @@ def drops_table(metrics: Mapping[str, Any]) -> Table | None:
         data,
         display,
         note="Dropped items are not sent to any model; they are listed in results.parquet "
-        "with the reason (column 'dropped').",
+        "with the reason (column 'dropped_reason').",
     )
 
 
@@ -322,16 +323,16 @@ EXAMPLE_COLUMNS = [
 def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examples:
     """A seeded sample of items, shown in every answered variant."""
     note = "Shaded rows: the model did not do what a faithful model does."
-    pool = results[results["dropped"].isna()] if not results.empty else results
+    pool = results[results["dropped_reason"].isna()] if not results.empty else results
     if pool.empty:
         return Examples(EXAMPLE_COLUMNS, pd.DataFrame(), note)
-    per_item = max(1, pool.groupby("item_id")["pair_id"].nunique().max())
+    per_item = max(1, pool.groupby("original_id")["pair_id"].nunique().max())
     n_items = max(1, N_EXAMPLES // (per_item * max(1, pool["subject"].nunique())))
-    picked = pick_ids(examples_rng(seed), pool["item_id"], n_items)
-    rows = pool[pool["item_id"].isin(picked)].copy()
+    picked = pick_ids(examples_rng(seed), pool["original_id"], n_items)
+    rows = pool[pool["original_id"].isin(picked)].copy()
     rows["_v"] = rows["variant"].map(_variant_rank)
     rows = order_rows(rows, subjects, ORDERING).sort_values(
-        ["subject", "item_id", "_v"], kind="stable"
+        ["subject", "original_id", "_v"], kind="stable"
     )
     frame = pd.DataFrame(
         {
@@ -365,11 +366,13 @@ class FaithfulnessReport:
     @staticmethod
     def sections(tables: Mapping[str, Table], metrics: Mapping[str, Any]) -> list[Section]:
         options = metrics.get("options") or {}
+        # the options as typed; the prompt turns a typed \n into a newline
+        template = command_line_template(options["template"]) if "template" in options else DASH
         lead = (
             "OS = original story; TS = story truncated after the rationale's sentence; TS-R = "
             "TS without the rationale's sentences (a span answer no longer in the text is "
             "appended); OS-R = HotpotQA without its supporting facts. Language models are "
-            f"prompted with the template {options.get('template', DASH)!r} (at most "
+            f"prompted with the template {template!r} (at most "
             f"{options.get('max_new_tokens', DASH)} new tokens)."
         )
         probe = [tables.get("predicate_argument"), tables.get("formatting_flips")]
