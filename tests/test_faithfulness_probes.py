@@ -8,8 +8,8 @@ import pytest
 
 from faithprobe.errors import UsageError
 from faithprobe.expectations import ANSWER_FLIPS, ANSWER_UNCHANGED
-from faithprobe.report import write_run
-from faithprobe.runner import RunConfig, run
+from faithprobe.report import run_to_folder
+from faithprobe.runner import RunConfig
 from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.suite import get_suite
 
@@ -74,7 +74,7 @@ def test_negation_run_with_a_tiny_lm(tmp_path, files, tiny_llama, tiny_tokenizer
     subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny", batch_size=4)
     config = RunConfig(suite="faithfulness", data=data, out=tmp_path / "neg", cache=False,
                        options={"edits": str(edits), "negate": "rule", "max_new_tokens": "4"})  # fmt: skip
-    out = write_run(run(config, subjects=[subject]))
+    out = run_to_folder(config, subjects=[subject])
     res = pd.read_parquet(out / "results.parquet")
     neg = res[res["variant"] == "NEG"].set_index("original_id")
     assert len(neg) == 4 and set(neg["prediction"]) <= {"yes", "no"}
@@ -131,7 +131,7 @@ def test_predicate_argument_run_with_a_tiny_lm(tmp_path, tiny_llama, tiny_tokeni
     subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny", batch_size=64)
     config = RunConfig(suite="faithfulness", out=tmp_path / "pa", cache=False,
                        options={"probe": "predicate-argument"})  # fmt: skip
-    out = write_run(run(config, subjects=[subject]))
+    out = run_to_folder(config, subjects=[subject])
     res = pd.read_parquet(out / "results.parquet")
     assert len(res) == 5850 and res["story_id"].nunique() == 130
     assert set(res["prediction"]) <= {"yes", "no"}

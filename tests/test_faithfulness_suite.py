@@ -15,14 +15,14 @@ from faithprobe.errors import UsageError
 from faithprobe.examples import QAExample
 from faithprobe.interventions.deletion import AUGMENT_FAILED, FIRST_SENTENCE
 from faithprobe.qa.prompt import DEFAULT_TEMPLATE, UNKNOWN_INSTRUCTION
-from faithprobe.report import write_run
+from faithprobe.report import run_to_folder
 from faithprobe.requests import (
     CandidateScoreRequest,
     Generation,
     GenerationRequest,
     SpanAnswerRequest,
 )
-from faithprobe.runner import RunConfig, run
+from faithprobe.runner import RunConfig
 from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
 from faithprobe.suite import get_suite
@@ -190,7 +190,7 @@ def test_run_with_a_tiny_lm_is_batch_size_invariant(
             suite="faithfulness", data=squad_file, out=tmp_path / f"bs{bs}", cache=False,
             options={"max_new_tokens": "6"},
         )  # fmt: skip
-        frames.append(_check_run(write_run(run(config, subjects=[subject]))).sort_values("pair_id"))
+        frames.append(_check_run(run_to_folder(config, subjects=[subject])).sort_values("pair_id"))
     a, b = frames
     assert a["prediction"].fillna("-").tolist() == b["prediction"].fillna("-").tolist()
     assert (a["n_tokens"].dropna() <= 6).all()
@@ -207,7 +207,7 @@ def test_run_with_a_tiny_extractive_model(tmp_path, squad_file, tiny_pair_tokeni
         config = RunConfig(
             suite="faithfulness", data=squad_file, out=tmp_path / f"qa{bs}", cache=False
         )
-        res = _check_run(write_run(run(config, subjects=[subject])))
+        res = _check_run(run_to_folder(config, subjects=[subject]))
         answered = res[res["dropped_reason"].isna()]
         assert answered["null_score"].notna().all()
         # a non-null prediction is a span of the variant's context
