@@ -15,4 +15,11 @@ from __future__ import annotations
 from .build import build_report, summary_table, summary_title
 from .runs import rebuild, run_to_folder, write_run
 
-__all__ = ["build_report", "rebuild", "run_to_folder", "summary_table", "summary_title", "write_run"]
+__all__ = [
+    "build_report",
+    "rebuild",
+    "run_to_folder",
+    "summary_table",
+    "summary_title",
+    "write_run",
+]

@@ -59,7 +59,9 @@ def _curve_estimates(
                 "item_set": label.get("item_set", "all"),
             }
             acc = clustered_mean(part["correct"], part["original_id"], seed=seed, proportion=True)
-            rel = geometric_mean_ratio(part["log_relative_probability"], part["original_id"], seed=seed)
+            rel = geometric_mean_ratio(
+                part["log_relative_probability"], part["original_id"], seed=seed
+            )
             out.append({**common, "metric": "accuracy", **acc.as_dict()})
             out.append({**common, "metric": "relative_probability", **rel.as_dict()})
     return out
@@ -77,7 +79,9 @@ def estimates(results: pd.DataFrame, seed: int = 0) -> list[dict]:
     )
 
     def competent(df: pd.DataFrame) -> pd.DataFrame:
-        keep = [(s, b) in competent_ids for s, b in zip(df["subject"], df["original_id"], strict=True)]
+        keep = [
+            (s, b) in competent_ids for s, b in zip(df["subject"], df["original_id"], strict=True)
+        ]
         return df[np.asarray(keep, dtype=bool)]
 
     out: list[dict] = []
