@@ -28,12 +28,12 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from faithprobe.metrics.natural_logic import causal_effects
-from faithprobe.runner import answer_all
+from faithprobe.runner import answer_all, result_rows
 from faithprobe.subjects import load_subject
 from faithprobe.subjects.cache import AnswerCache
 from faithprobe.subjects.cached import CachedSubject
-from faithprobe.suites import get_suite
+from faithprobe.suite import get_suite
+from faithprobe.suites.natural_logic.metrics import causal_effects
 
 
 class CallCounter:
@@ -54,7 +54,7 @@ class CallCounter:
 
 
 def effects(suite, pairs, subject, answers) -> list[dict]:
-    rows = pd.DataFrame(suite.rows(pairs, subject, answers))
+    rows = pd.DataFrame(result_rows(suite, pairs, subject, answers))
     return [
         {k: float(e[k]["value"]) for k in ("tce", "dce", "ratio", "delta")}
         | {"feature": e["feature"]}

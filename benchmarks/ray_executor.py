@@ -36,7 +36,7 @@ from faithprobe.runner import answer_all
 from faithprobe.subjects import load_subject
 from faithprobe.subjects.cache import AnswerCache
 from faithprobe.subjects.cached import CachedSubject
-from faithprobe.suites import get_suite
+from faithprobe.suite import get_suite
 
 
 def timed_answers(suite, pairs, subject) -> tuple[dict, float, int]:

@@ -5,8 +5,9 @@ import warnings
 import pandas as pd
 import pytest
 
+from faithprobe.report import run_to_folder as run
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
-from faithprobe.runner import RunConfig, run
+from faithprobe.runner import RunConfig
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.cache import AnswerCache
 from faithprobe.subjects.cached import CachedSubject

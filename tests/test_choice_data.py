@@ -9,7 +9,7 @@ from faithprobe.datasets import read_choices, read_hellaswag, read_socialiqa
 from faithprobe.errors import DataError
 from faithprobe.examples import ChoiceExample
 from faithprobe.interventions import get
-from faithprobe.interventions.no_correct_choice import words
+from faithprobe.interventions.no_correct_choice import NO_DONOR, words
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "socialiqa"
 
@@ -105,7 +105,7 @@ POOL = sorted(
 
 
 def test_no_question_empties_the_prompt_and_keeps_the_choices():
-    (x,) = get("no_question").apply(POOL[0], seed=0, trial=3)
+    (x,) = get("no_question").apply(POOL[0], seed=0, trial=3).examples
     assert x.prompt == "" and x.choices == POOL[0].choices
     assert x.label is None and x.features["pseudo_label"] == 0
     assert x.features["probe"] == "no_question" and x.features["trial"] == 3
@@ -114,7 +114,7 @@ def test_no_question_empties_the_prompt_and_keeps_the_choices():
 
 def test_wrong_question_takes_another_instances_prompt():
     for trial in range(10):
-        (x,) = get("wrong_question").apply(POOL[0], seed=1, pool=POOL, trial=trial)
+        (x,) = get("wrong_question").apply(POOL[0], seed=1, pool=POOL, trial=trial).examples
         donor = next(e for e in POOL if e.id == x.features["donor_id"])
         assert donor.id != "q1" and x.prompt == donor.prompt
         assert x.choices == POOL[0].choices and x.features["pseudo_label"] == 0
@@ -123,18 +123,23 @@ def test_wrong_question_takes_another_instances_prompt():
 def test_wrong_question_disjoint_only_takes_prompts_sharing_no_word():
     seen = set()
     for trial in range(20):
-        (x,) = get("wrong_question").apply(POOL[0], seed=0, pool=POOL, trial=trial, disjoint=True)
+        (x,) = (
+            get("wrong_question")
+            .apply(POOL[0], seed=0, pool=POOL, trial=trial, disjoint=True)
+            .examples
+        )
         assert not words(x.prompt) & words(POOL[0].prompt)
         seen.add(x.features["donor_id"])
     assert seen == {"q2", "q3"}  # q4 shares "Kai"
     lonely = ChoiceExample("q9", "Kai Robin Sam", ("a", "b"), 0)
     pool = [*POOL, lonely]
-    assert get("wrong_question").apply(lonely, seed=0, pool=pool, disjoint=True) == []
+    outcome = get("wrong_question").apply(lonely, seed=0, pool=pool, disjoint=True)
+    assert outcome.examples == () and outcome.reason == NO_DONOR
 
 
 def test_no_right_answer_replaces_only_the_right_choice_with_a_foreign_right_answer():
     for trial in range(10):
-        (x,) = get("no_right_answer").apply(POOL[3], seed=0, pool=POOL, trial=trial)
+        (x,) = get("no_right_answer").apply(POOL[3], seed=0, pool=POOL, trial=trial).examples
         donor = next(e for e in POOL if e.id == x.features["donor_id"])
         assert x.prompt == POOL[3].prompt
         assert x.choices[1] == donor.choices[donor.label]
@@ -145,11 +150,14 @@ def test_no_right_answer_replaces_only_the_right_choice_with_a_foreign_right_ans
 
 
 def test_probe_draws_depend_on_seed_and_trial_only():
-    a = get("wrong_question").apply(POOL[0], seed=5, pool=POOL, trial=2)
-    b = get("wrong_question").apply(POOL[0], seed=5, pool=list(POOL), trial=2)
+    a = get("wrong_question").apply(POOL[0], seed=5, pool=POOL, trial=2).examples
+    b = get("wrong_question").apply(POOL[0], seed=5, pool=list(POOL), trial=2).examples
     assert a == b
     donors = {
-        get("wrong_question").apply(POOL[0], seed=5, pool=POOL, trial=t)[0].features["donor_id"]
+        get("wrong_question")
+        .apply(POOL[0], seed=5, pool=POOL, trial=t)
+        .examples[0]
+        .features["donor_id"]
         for t in range(12)
     }
     assert len(donors) > 1

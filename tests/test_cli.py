@@ -5,6 +5,8 @@ import pytest
 from typer.testing import CliRunner
 
 from faithprobe.cli import app
+from faithprobe.generators import comparisons
+from faithprobe.generators.comparisons import ComparisonConfig
 from faithprobe.generators.distractors import DistractorConfig, generate
 
 runner = CliRunner()
@@ -47,6 +49,20 @@ def test_generate_writes_the_dataset(tmp_path):
     assert len(lines) == len(generate(DistractorConfig(), 2))
     first = json.loads(lines[0])
     assert {"id", "context", "target", "candidates", "suffix", "features"} <= set(first)
+
+
+def test_generate_reads_the_generators_own_options(tmp_path):
+    out = tmp_path / "c.json"
+    res = _invoke("generate", "comparisons", "--out", out, "-o", "pairs_per_domain=2",
+                  "-o", "domains=films,books", "-o", "part=train")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    config = ComparisonConfig(pairs_per_domain=2, domains=("films", "books"), part="train")
+    assert f"{len(comparisons.generate(config, 0))} items written" in res.output
+    res = _invoke("generate", "comparisons", "--out", out, "-o", "pairs=2")
+    assert res.exit_code == 2
+    assert "generator 'comparisons' has no option 'pairs'; its options: pairs_per_domain" in (
+        res.output
+    )
 
 
 def test_run_two_models_end_to_end_and_rebuild_report(tmp_path, model_dirs):
@@ -152,7 +168,7 @@ def test_run_rejects_a_bad_executor_and_ray_options_without_ray():
 def test_a_bug_is_not_disguised_as_a_user_error(monkeypatch, tmp_path):
     """Only the project's own errors become one line and exit 2; anything else (here a
     ValueError from a broken suite) keeps its traceback and exits 1, so it gets reported."""
-    from faithprobe.suites.distractors import DistractorsSuite
+    from faithprobe.suites.distractors.suite import DistractorsSuite
 
     def broken(self, data, seed):
         raise ValueError("a bug in the suite")

@@ -25,7 +25,6 @@ from faithprobe.interventions.comparative import (
     IN_DISTRIBUTION,
     NOT_IN_MAP,
     OUT_OF_DISTRIBUTION,
-    explain,
 )
 
 CONTEXT = "Ann was born in 1961 and Tom in 1975. Tom likes tea."
@@ -44,7 +43,7 @@ def test_in_distribution_keys_are_recognised_comparatives():
 
 @pytest.mark.parametrize("word", sorted(IN_DISTRIBUTION))
 def test_antonym_flips_the_answer_for_every_map_entry(word):
-    (cf,) = get("comparative_antonym").apply(_qa(f"Who came {word}, Ann or Tom?"), seed=0)
+    (cf,) = get("comparative_antonym").apply(_qa(f"Who came {word}, Ann or Tom?"), seed=0).examples
     assert cf.question == f"Who came {IN_DISTRIBUTION[word][0]}, Ann or Tom?"
     assert cf.answers == ("Tom",) and CONTEXT[cf.answer_starts[0] :].startswith("Tom")
     f = cf.features
@@ -58,7 +57,11 @@ def test_antonym_flips_the_answer_for_every_map_entry(word):
 def test_ood_paraphrases_are_drawn_per_example_and_cover_the_map(word):
     seen = set()
     for seed in range(40):
-        (cf,) = get("comparative_antonym_ood").apply(_qa(f"Who is {word}, Ann or Tom?"), seed=seed)
+        (cf,) = (
+            get("comparative_antonym_ood")
+            .apply(_qa(f"Who is {word}, Ann or Tom?"), seed=seed)
+            .examples
+        )
         assert cf.answers == ("Tom",) and cf.features["variant"] == "CF-ood"
         s, e = cf.features["comparative_span"]
         seen.add(cf.question[s:e])
@@ -67,35 +70,32 @@ def test_ood_paraphrases_are_drawn_per_example_and_cover_the_map(word):
             "Ann", "Tom"
         ]  # fmt: skip
     assert seen == set(OUT_OF_DISTRIBUTION[word])
-    again = get("comparative_antonym_ood").apply(_qa(f"Who is {word}, Ann or Tom?"), seed=3)
-    assert (
-        again
-        == explain("comparative_antonym_ood", _qa(f"Who is {word}, Ann or Tom?"), seed=3).examples
-    )
 
 
 def test_capitalisation_and_came_out_earlier():
     ctx = "The film Red Harbor was released in 1994. The film Blue Field was released in 2003."
     ex = _qa("Which film came out earlier, Red Harbor or Blue Field?", "Red Harbor", ctx)
-    (cf,) = get("comparative_antonym").apply(ex, seed=0)
+    (cf,) = get("comparative_antonym").apply(ex, seed=0).examples
     assert cf.question == "Which film came out later, Red Harbor or Blue Field?"
     assert cf.answers == ("Blue Field",) and cf.answer_starts == (ctx.index("Blue Field"),)
-    (up,) = get("comparative_antonym").apply(_qa("Older: Ann or Tom?"), seed=0)
+    (up,) = get("comparative_antonym").apply(_qa("Older: Ann or Tom?"), seed=0).examples
     assert up.question == "Younger: Ann or Tom?"
-    (caps,) = get("comparative_antonym").apply(_qa("WHO IS OLDER, Ann or Tom?"), seed=0)
+    (caps,) = get("comparative_antonym").apply(_qa("WHO IS OLDER, Ann or Tom?"), seed=0).examples
     assert caps.question == "WHO IS YOUNGER, Ann or Tom?"
 
 
-def test_dropped_with_reasons():
-    assert explain("comparative_antonym", _qa("Who is oldest, Ann or Tom?")).reason == NOT_IN_MAP
-    assert (
-        explain("comparative_antonym_ood", _qa("Who came first, Ann or Tom?")).reason == NOT_IN_MAP
-    )
-    assert (
-        explain("comparative_antonym", _qa("Who is older, Ann or Bob?")).reason
-        == OTHER_NOT_IN_CONTEXT
-    )
-    assert get("comparative_antonym").apply(_qa("Who is older, Ann or Bob?"), seed=0) == []
+@pytest.mark.parametrize(
+    ("name", "question", "reason", "detail"),
+    [
+        ("comparative_antonym", "Who is oldest, Ann or Tom?", NOT_IN_MAP, "oldest"),
+        ("comparative_antonym_ood", "Who came first, Ann or Tom?", NOT_IN_MAP, "first"),
+        ("comparative_antonym", "Who is older, Ann or Bob?", OTHER_NOT_IN_CONTEXT, None),
+    ],
+)
+def test_apply_gives_the_reason_for_a_dropped_example(name, question, reason, detail):
+    outcome = get(name).apply(_qa(question), seed=0)
+    assert outcome.examples == () and outcome.example is None
+    assert (outcome.reason, outcome.detail) == (reason, detail)
 
 
 def test_selection_accepts_and_rejects_with_reasons():

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from faithprobe.metrics import confidence_shift as m
+from faithprobe.suites.confidence_shift import metrics as m
 
 
 def _noisy(center, k=2, trials=5, scale=0.01, seed=0):
@@ -65,7 +65,7 @@ def _table(orig_conf, pert_conf, *, probe="wrong_question", label=0, pseudo=0, t
                 {
                     "subject": "s",
                     "pair_id": f"i{i}/{probe}[trial={t}]",
-                    "instance_id": f"i{i}",
+                    "original_id": f"i{i}",
                     "probe": probe,
                     "trial": t,
                     "input_key": f"i{i}-{t}",

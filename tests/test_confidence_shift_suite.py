@@ -10,11 +10,12 @@ from typer.testing import CliRunner
 from faithprobe.cli import app
 from faithprobe.errors import UsageError
 from faithprobe.prompts import LetterPrompt
+from faithprobe.report import run_to_folder as run
 from faithprobe.requests import CandidateScoreRequest, Generation, GenerationRequest
-from faithprobe.runner import RunConfig, run
+from faithprobe.runner import RunConfig
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.hf_causal import HFCausalLM
-from faithprobe.suites import get_suite
+from faithprobe.suite import get_suite
 from faithprobe.suites.confidence_shift import DEFAULT_PROBES
 
 runner = CliRunner()
@@ -76,7 +77,7 @@ def test_cli_run_writes_every_table_of_the_method(tmp_path, siqa_file, model_dir
     ):
         assert (out / "tables" / f"{name}.md").is_file(), name
     results = pd.read_parquet(out / "results.parquet")
-    assert results["instance_id"].nunique() == 10
+    assert results["original_id"].nunique() == 10
     assert len(results) == 10 * 3 * 3  # instances x probes x trials
     shifts = {r["probe"]: r for r in metrics["shift_types"]}
     # No-Question repeats one input: one distinct trial per instance
@@ -207,7 +208,7 @@ def test_a_model_that_can_only_write_answers_by_letter_and_abstentions_are_count
     res = pd.read_parquet(out / "results.parquet")
     assert set(res["answer_mode"]) == {"letter"} and res["confidences"].isna().all()
     # label i % 3 + 1: instance i's right answer is "happy" only when i % 3 == 0
-    orig = res.drop_duplicates("instance_id")
+    orig = res.drop_duplicates("original_id")
     assert orig["original_correct"].sum() == 4 and not orig["original_abstained"].any()
     nq = res[res["probe"] == "no_question"]
     assert nq["abstained"].all() and (nq["prediction"] == -1).all()

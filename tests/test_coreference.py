@@ -15,7 +15,7 @@ from faithprobe.coreference.selection import MULTI_SPAN, NO_CLUSTER, NOT_SPAN
 from faithprobe.errors import DataError, ModelError
 from faithprobe.examples import UNKNOWN, QAExample
 from faithprobe.interventions import get
-from faithprobe.interventions.coreference import NOT_A_PERSON, UNSUPPORTED, explain
+from faithprobe.interventions.coreference import NAME, NOT_A_PERSON, UNSUPPORTED
 
 TEXT = (
     "Frankie Bono arrives in New York. Bono meets an old friend. "
@@ -186,7 +186,7 @@ STORY = "Frankie Bono arrives in New York. He buys a revolver. Later he leaves t
 )
 def test_generator_inserts_a_sentence_that_makes_a_new_person_the_answer(question, answer, part):
     example = qa("q", question, answer, context=STORY)
-    outcome = explain(example, seed=3)
+    outcome = get(NAME).apply(example, seed=3)
     cf = outcome.example
     assert cf is not None and outcome.reason is None
     sentence = cf.features["inserted"]
@@ -211,13 +211,13 @@ def test_generator_inserts_a_sentence_that_makes_a_new_person_the_answer(questio
 
 def test_generator_skips_unsupported_questions_with_a_reason():
     cases = {
-        "Who buys a revolver?": UNSUPPORTED,
-        "What are the first names of the people who buy revolvers?": UNSUPPORTED,
-        "What is the name of the city that Frankie arrives in?": NOT_A_PERSON,
+        "Who buys a revolver?": (UNSUPPORTED, None),
+        "What are the first names of the people who buy revolvers?": (UNSUPPORTED, None),
+        "What is the name of the city that Frankie arrives in?": (NOT_A_PERSON, "city"),
     }
-    for question, reason in cases.items():
-        outcome = explain(qa("q", question, "New York", context=STORY))
-        assert outcome.example is None and outcome.reason == reason
+    for question, (reason, detail) in cases.items():
+        outcome = get(NAME).apply(qa("q", question, "New York", context=STORY), seed=0)
+        assert outcome.examples == () and (outcome.reason, outcome.detail) == (reason, detail)
 
 
 def test_generator_is_deterministic_per_seed_and_moves_the_cluster(fallback):
@@ -225,7 +225,7 @@ def test_generator_is_deterministic_per_seed_and_moves_the_cluster(fallback):
     example = select_coreference([qa("q", question, "Frankie Bono", context=STORY)], fallback)
     original = example.kept[0]
     intervention = get("coreference_counterfactual")
-    runs = [intervention.apply(original, seed=s)[0] for s in (1, 1, 2, 3, 4)]
+    runs = [intervention.apply(original, seed=s).examples[0] for s in (1, 1, 2, 3, 4)]
     assert runs[0].context == runs[1].context
     assert len({r.features["inserted"] for r in runs}) > 1
     cf = runs[0]

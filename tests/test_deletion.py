@@ -16,7 +16,6 @@ from faithprobe.interventions.deletion import (
     RESTORED,
     UNKNOWN_GOLD,
     Augmenter,
-    explain,
     occurs,
     remove_sentences,
 )
@@ -48,7 +47,7 @@ SISTER = _example("Ann", "His sister is Ann.")
 
 @pytest.mark.parametrize("splitter", SPLITTERS)
 def test_truncate_story_cuts_after_the_rationale_sentence(splitter):
-    (ts,) = get("truncate_story").apply(SISTER, seed=0, splitter=splitter)
+    (ts,) = get("truncate_story").apply(SISTER, seed=0, splitter=splitter).examples
     assert ts.context == "Tom has a red ball. He plays in the garden. His sister is Ann."
     assert ts.features["removed"] == ["Ann likes cats.", "The cat is black."]
     assert ts.features["expected"] == "answer" and ts.features["variant"] == "TS"
@@ -58,7 +57,7 @@ def test_truncate_story_cuts_after_the_rationale_sentence(splitter):
 
 @pytest.mark.parametrize("splitter", SPLITTERS)
 def test_truncate_remove_rationale_removes_it_and_appends_the_answer(splitter):
-    (tsr,) = get("truncate_remove_rationale").apply(SISTER, seed=0, splitter=splitter)
+    (tsr,) = get("truncate_remove_rationale").apply(SISTER, seed=0, splitter=splitter).examples
     assert tsr.context == "Tom has a red ball. He plays in the garden. Ann"
     assert tsr.features["removed"] == ["His sister is Ann."]
     assert tsr.features["appended"] == "Ann" and not tsr.features["answer_present"]
@@ -67,14 +66,14 @@ def test_truncate_remove_rationale_removes_it_and_appends_the_answer(splitter):
 
 
 def test_remove_support_keeps_the_rest_and_appends_only_a_missing_answer():
-    (osr,) = get("remove_support").apply(SISTER, seed=0)
+    (osr,) = get("remove_support").apply(SISTER, seed=0).examples
     assert (
         osr.context
         == "Tom has a red ball. He plays in the garden. Ann likes cats. The cat is black."
     )
     assert osr.features["appended"] is None and osr.features["answer_present"]
     red = _example("red", "Tom has a red ball.")
-    (osr,) = get("remove_support").apply(red, seed=0)
+    (osr,) = get("remove_support").apply(red, seed=0).examples
     assert (
         osr.context
         == "He plays in the garden. His sister is Ann. Ann likes cats. The cat is black. red"
@@ -82,22 +81,22 @@ def test_remove_support_keeps_the_rest_and_appends_only_a_missing_answer():
 
 
 def test_no_reinsertion_when_turned_off_or_for_yes_no_answers():
-    (tsr,) = get("truncate_remove_rationale").apply(SISTER, seed=0, reinsert=False)
+    (tsr,) = get("truncate_remove_rationale").apply(SISTER, seed=0, reinsert=False).examples
     assert tsr.context == "Tom has a red ball. He plays in the garden."
     assert tsr.features["appended"] is None
     black = _example("yes", "The cat is black.", answer_type="yes")
-    (tsr,) = get("truncate_remove_rationale").apply(black, seed=0)
+    (tsr,) = get("truncate_remove_rationale").apply(black, seed=0).examples
     assert (
         tsr.context
         == "Tom has a red ball. He plays in the garden. His sister is Ann. Ann likes cats."
     )
-    (ts,) = get("truncate_story").apply(black, seed=0)
+    (ts,) = get("truncate_story").apply(black, seed=0).examples
     assert ts.context == STORY and ts.features["removed"] == []
 
 
 def test_a_rationale_across_sentences_removes_every_sentence_it_touches():
     garden = _example("garden", "in the garden. His sister")
-    (tsr,) = get("truncate_remove_rationale").apply(garden, seed=0)
+    (tsr,) = get("truncate_remove_rationale").apply(garden, seed=0).examples
     assert tsr.context == "Tom has a red ball. garden"
     assert tsr.features["removed"] == ["He plays in the garden.", "His sister is Ann."]
 
@@ -116,13 +115,13 @@ def test_a_rationale_across_sentences_removes_every_sentence_it_touches():
     ],
 )
 def test_dropped_examples_give_no_output_and_a_reason(name, example, reason):
-    assert get(name).apply(example, seed=0) == []
-    assert explain(name, example).reason == reason
+    outcome = get(name).apply(example, seed=0)
+    assert outcome.examples == () and outcome.reason == reason
 
 
 def test_augment_appends_a_generated_sentence_or_drops_the_example():
     echo = Augmenter("echo", lambda example, answer: f" It may be {answer}. ")
-    (tsr,) = get("truncate_remove_rationale").apply(SISTER, seed=0, augment=echo)
+    (tsr,) = get("truncate_remove_rationale").apply(SISTER, seed=0, augment=echo).examples
     assert tsr.context == "Tom has a red ball. He plays in the garden. It may be Ann."
     assert tsr.features["appended"] == "It may be Ann."
     assert tsr.features["variant"] == "TS-R+Aug" and tsr.id == "x1/ts-r+aug"
@@ -130,14 +129,13 @@ def test_augment_appends_a_generated_sentence_or_drops_the_example():
     assert name == "truncate_remove_rationale[augment=echo]"
 
     bad = Augmenter("bad", lambda example, answer: "No idea.")
-    assert (
-        get("remove_support").apply(_example("red", "Tom has a red ball."), seed=0, augment=bad)
-        == []
+    dropped = get("remove_support").apply(
+        _example("red", "Tom has a red ball."), seed=0, augment=bad
     )
-    dropped = explain("remove_support", _example("red", "Tom has a red ball."), augment=bad)
+    assert dropped.examples == ()
     assert dropped.reason == AUGMENT_FAILED and dropped.detail == "No idea."
     with pytest.raises(ValueError, match="needs reinsert=True"):
-        explain("remove_support", SISTER, augment=echo, reinsert=False)
+        get("remove_support").apply(SISTER, seed=0, augment=echo, reinsert=False)
 
 
 def test_an_answer_inside_a_longer_word_does_not_count_as_present():
@@ -182,7 +180,7 @@ def test_remove_support_on_hotpotqa_uses_its_own_sentences(tmp_path):
     path = tmp_path / "h.json"
     path.write_text(json.dumps([record]))
     (example,) = read_hotpotqa(path)
-    (osr,) = get("remove_support").apply(example, seed=0)
+    (osr,) = get("remove_support").apply(example, seed=0).examples
     assert osr.context == "Bob\nBob is a painter.\n\nAnn\nShe was born in Paris."
     assert osr.features["deletion_splitter"] == "native" and osr.features["appended"] is None
     assert [osr.context[s:e] for s, e in osr.features["sentences"]] == [
@@ -214,7 +212,7 @@ def test_copied_pieces_map_the_changed_text_back_to_the_original(name, answer, r
         answer_starts=(PARAGRAPH_STORY.index(answer),),
         rationale=((start, start + len(rationale)),),
     )
-    changed = explain(name, example, splitter="pysbd").example
+    changed = get(name).apply(example, seed=0, splitter="pysbd").example
     pieces = changed.features["copied"]
     assert pieces, "something is copied"
     for new, old, size in pieces:

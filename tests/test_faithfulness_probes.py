@@ -8,9 +8,10 @@ import pytest
 
 from faithprobe.errors import UsageError
 from faithprobe.expectations import ANSWER_FLIPS, ANSWER_UNCHANGED
-from faithprobe.runner import RunConfig, run
+from faithprobe.report import run_to_folder
+from faithprobe.runner import RunConfig
 from faithprobe.subjects.hf_causal import HFCausalLM
-from faithprobe.suites import get_suite
+from faithprobe.suite import get_suite
 
 STORY = "Tom has a red ball. He can play in the park. Ann has a cat. The cat is black."
 TURNS = [  # question, answer, rationale
@@ -73,9 +74,9 @@ def test_negation_run_with_a_tiny_lm(tmp_path, files, tiny_llama, tiny_tokenizer
     subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny", batch_size=4)
     config = RunConfig(suite="faithfulness", data=data, out=tmp_path / "neg", cache=False,
                        options={"edits": str(edits), "negate": "rule", "max_new_tokens": "4"})  # fmt: skip
-    out = run(config, subjects=[subject])
+    out = run_to_folder(config, subjects=[subject])
     res = pd.read_parquet(out / "results.parquet")
-    neg = res[res["variant"] == "NEG"].set_index("item_id")
+    neg = res[res["variant"] == "NEG"].set_index("original_id")
     assert len(neg) == 4 and set(neg["prediction"]) <= {"yes", "no"}
     assert {i: list(a) for i, a in neg["answers"].items()} == {
         "coqa-s1-1": ["no"], "coqa-s1-2": ["no"], "coqa-s1-3": ["no"], "coqa-s1-4": ["yes"]
@@ -90,7 +91,9 @@ def test_negation_run_with_a_tiny_lm(tmp_path, files, tiny_llama, tiny_tokenizer
     }
     assert [got[(k, "org_acc")]["n"] for k in kinds] == [4, 2, 2]
     assert all(r["n_unpaired"] == 0 for r in metrics["negation"])
-    os_ = res[(res["variant"] == "OS") & res["item_id"].isin(neg.index)].set_index("item_id")
+    os_ = res[(res["variant"] == "OS") & res["original_id"].isin(neg.index)].set_index(
+        "original_id"
+    )
     right_org = os_["correct"].astype(bool)
     right_mod = neg["correct"].astype(bool)
     assert got[("all", "org_acc")]["value"] == pytest.approx(right_org.mean())
@@ -128,7 +131,7 @@ def test_predicate_argument_run_with_a_tiny_lm(tmp_path, tiny_llama, tiny_tokeni
     subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny", batch_size=64)
     config = RunConfig(suite="faithfulness", out=tmp_path / "pa", cache=False,
                        options={"probe": "predicate-argument"})  # fmt: skip
-    out = run(config, subjects=[subject])
+    out = run_to_folder(config, subjects=[subject])
     res = pd.read_parquet(out / "results.parquet")
     assert len(res) == 5850 and res["story_id"].nunique() == 130
     assert set(res["prediction"]) <= {"yes", "no"}

@@ -14,22 +14,20 @@ from faithprobe.cli import app
 from faithprobe.errors import UsageError
 from faithprobe.examples import QAExample
 from faithprobe.interventions.deletion import AUGMENT_FAILED, FIRST_SENTENCE
+from faithprobe.qa.prompt import DEFAULT_TEMPLATE, UNKNOWN_INSTRUCTION
+from faithprobe.report import run_to_folder
 from faithprobe.requests import (
     CandidateScoreRequest,
     Generation,
     GenerationRequest,
     SpanAnswerRequest,
 )
-from faithprobe.runner import RunConfig, run
+from faithprobe.runner import RunConfig
 from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
-from faithprobe.suites import get_suite
-from faithprobe.suites.faithfulness import (
-    DEFAULT_TEMPLATE,
-    UNKNOWN_INSTRUCTION,
-    augmented_pairs,
-    reinserted,
-)
+from faithprobe.suite import get_suite
+from faithprobe.suites.faithfulness.metrics import reinserted
+from faithprobe.suites.faithfulness.suite import augmented_pairs
 
 P1 = "Anna was born in Oslo. She moved to Paris in 1990. There she studied music. Later she taught piano."
 P2 = "The bridge opened in 1932. It is made of steel. Engineers painted it red."
@@ -41,7 +39,7 @@ QUESTIONS = [
     (P2, "q5", "What colour is the bridge?", "red"),
 ]
 ROW_COLUMNS = {
-    "subject", "pair_id", "item_id", "variant", "expected", "dropped", "question",
+    "subject", "pair_id", "original_id", "variant", "expected", "dropped_reason", "question",
     "context_chars", "answers", "prediction", "predicted_unknown", "em", "f1",
     "yes_no", "expectation_met",
 }  # fmt: skip
@@ -143,13 +141,13 @@ def _check_run(out, n_items=5):
     res = pd.read_parquet(out / "results.parquet")
     assert set(res.columns) >= ROW_COLUMNS
     assert len(res) == 3 * n_items
-    dropped = res[res["dropped"].notna()]
+    dropped = res[res["dropped_reason"].notna()]
     assert list(dropped["pair_id"]) == ["TS-R:squad-q2"]
     assert dropped["prediction"].isna().all() and dropped["em"].isna().all()
-    answered = res[res["dropped"].isna()]
+    answered = res[res["dropped_reason"].isna()]
     assert answered["em"].between(0, 1).all() and answered["f1"].between(0, 1).all()
     assert (answered["em"] <= answered["f1"]).all()
-    golds = res.drop_duplicates("item_id").set_index("item_id")["answers"]
+    golds = res.drop_duplicates("original_id").set_index("original_id")["answers"]
     assert {i: list(a) for i, a in golds.items()} == {f"squad-{q[1]}": [q[3]] for q in QUESTIONS}
     assert set(res.loc[res["variant"] == "TS-R", "expected"]) == {"unknown"}
     metrics = json.loads((out / "metrics.json").read_text())
@@ -167,7 +165,7 @@ def _check_run(out, n_items=5):
     for r in metrics["scores"]:
         assert {"value", "ci_low", "ci_high", "n", "n_clusters", "method"} <= set(r)
     reinsertions = [r for r in metrics["scores_by_reinsertion"] if r["metric"] == "unk"]
-    appended = res.loc[(res["variant"] == "TS-R") & res["dropped"].isna(), "appended"]
+    appended = res.loc[(res["variant"] == "TS-R") & res["dropped_reason"].isna(), "appended"]
     assert sum(r["n"] for r in reinsertions) == len(appended) == 4
     assert {r["reinserted"] for r in reinsertions} == {
         "bare answer" if a else "nothing: the answer is still in the text" for a in appended
@@ -192,7 +190,7 @@ def test_run_with_a_tiny_lm_is_batch_size_invariant(
             suite="faithfulness", data=squad_file, out=tmp_path / f"bs{bs}", cache=False,
             options={"max_new_tokens": "6"},
         )  # fmt: skip
-        frames.append(_check_run(run(config, subjects=[subject])).sort_values("pair_id"))
+        frames.append(_check_run(run_to_folder(config, subjects=[subject])).sort_values("pair_id"))
     a, b = frames
     assert a["prediction"].fillna("-").tolist() == b["prediction"].fillna("-").tolist()
     assert (a["n_tokens"].dropna() <= 6).all()
@@ -209,8 +207,8 @@ def test_run_with_a_tiny_extractive_model(tmp_path, squad_file, tiny_pair_tokeni
         config = RunConfig(
             suite="faithfulness", data=squad_file, out=tmp_path / f"qa{bs}", cache=False
         )
-        res = _check_run(run(config, subjects=[subject]))
-        answered = res[res["dropped"].isna()]
+        res = _check_run(run_to_folder(config, subjects=[subject]))
+        answered = res[res["dropped_reason"].isna()]
         assert answered["null_score"].notna().all()
         # a non-null prediction is a span of the variant's context
         for pred, unk in zip(answered["prediction"], answered["predicted_unknown"], strict=True):
@@ -230,7 +228,7 @@ def test_cli_run(tmp_path, squad_file, tiny_llama, tiny_tokenizer):
     res = CliRunner().invoke(app, [str(a) for a in args])
     assert res.exit_code == 0, res.output
     results = pd.read_parquet(out / "results.parquet")
-    assert results["item_id"].nunique() == 3 and len(results) == 9
+    assert results["original_id"].nunique() == 3 and len(results) == 9
     assert "EM" in res.output and "unk%" in res.output
 
 
@@ -261,8 +259,8 @@ def test_cli_run_with_augmentation_and_chat(tmp_path, squad_file, tiny_llama, ti
         assert pool["computed_requests"] == (4 if attempt == "first" else 0)
     results = pd.read_parquet(out / "results.parquet")
     aug = results[results["variant"] == "TS-R+Aug"]
-    assert len(aug) == 5 and aug["dropped"].notna().all()
-    assert set(aug["dropped"]) == {FIRST_SENTENCE, AUGMENT_FAILED}
+    assert len(aug) == 5 and aug["dropped_reason"].notna().all()
+    assert set(aug["dropped_reason"]) == {FIRST_SENTENCE, AUGMENT_FAILED}
     assert aug["drop_detail"].notna().sum() == 4
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["options"]["chat"] is True

@@ -17,13 +17,14 @@ from faithprobe.heuristics.answer_types import NUMERIC, wh_answer_types
 from faithprobe.heuristics.encoder import EncoderSelector, MiniLMEncoder
 from faithprobe.heuristics.extraction import NounChunk, TypedEntity, WholeSentence
 from faithprobe.heuristics.runner import parser, predict, sample
-from faithprobe.heuristics.scoring import score_rows, scores, summary_table
+from faithprobe.heuristics.scoring import score_rows, scores
 from faithprobe.heuristics.selection import (
     FirstSentence,
     lcs_length,
     longest_common_subsequence,
     token_overlap,
 )
+from faithprobe.report.heuristics import scores_table
 
 ROCKEFELLER = [
     "The weather was cold that year.",
@@ -145,7 +146,7 @@ def test_runner_scores_every_heuristic(tmp_path):
                 for e in ("entity", "noun-chunk", "sentence")}  # fmt: skip
     assert set(predictions["heuristic"]) == expected
     assert (predictions.groupby("heuristic").size() == 3).all()
-    rows = predictions.set_index(["heuristic", "item_id"])
+    rows = predictions.set_index(["heuristic", "original_id"])
     assert rows.loc[("overlap+entity", "squad-q2"), "prediction"] == "1903"
     assert rows.loc[("first+entity", "squad-q3"), "prediction"] == "South America"
     assert not rows.loc[("first+sentence", "squad-q2"), "answer_sentence"]
@@ -159,7 +160,7 @@ def test_runner_scores_every_heuristic(tmp_path):
     assert table.loc[("oracle+entity", "em"), "value"] == 1
     assert table.loc[("first+entity", "sentence"), "value"] == pytest.approx(2 / 3)
     assert table.loc[("oracle+entity", "em"), "n_clusters"] == 2
-    shown = summary_table(scores(predictions)).display
+    shown = scores_table(scores(predictions)).display
     assert list(shown.columns) == ["heuristic", "EM", "F1", "answer sentence", "n", "passages"]
 
 

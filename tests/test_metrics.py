@@ -4,13 +4,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from faithprobe.metrics import distractors as m
 from faithprobe.metrics.intervals import (
     clustered_mean,
     geometric_mean_ratio,
     paired_difference,
     wilson,
 )
+from faithprobe.suites.distractors import metrics as m
 
 
 def test_clustered_mean_value_and_interval():
@@ -52,7 +52,7 @@ def _row(base, setting, kind, n, correct, competent=True, logrel=0.0, filler=0):
     is_base = kind == "none"
     return {
         "subject": "s",
-        "base_id": base,
+        "original_id": base,
         "pair_id": f"{base}|{setting}|{kind}|{n}",
         "intervention": "none" if is_base else "x",
         "item_set": "capitals",

@@ -13,11 +13,13 @@ from faithprobe.datasets.nli_xy import challenge_files, gold_label, read_nli_xy
 from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import NLIExample
 from faithprobe.interventions import get
-from faithprobe.metrics.natural_logic import causal_effects, effect_pair, ranking
+from faithprobe.interventions.feature_swaps import NO_ALTERNATIVE
+from faithprobe.report import write_run
 from faithprobe.requests import CandidateScoreRequest, TextPairRequest
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.hf_causal import HFCausalLM
-from faithprobe.suites import get_suite
+from faithprobe.suite import get_suite
+from faithprobe.suites.natural_logic.metrics import causal_effects, effect_pair, ranking
 
 HEADER_C = "source\tcontext\tintervened\tmonotonicity\toperator\tdistractor operator\t" \
     "singular\tmass\tplural\tplace\n"  # fmt: skip
@@ -118,7 +120,7 @@ def test_grid_errors_name_file_record_and_field(tmp_path):
 
 def _alts(grid, name, base_id):
     base = next(e for e in grid.examples if e.id == base_id)
-    return sorted(a.id for a in get(name).apply(base, seed=0, pool=grid))
+    return sorted(a.id for a in get(name).apply(base, seed=0, pool=grid).examples)
 
 
 def test_the_four_intervention_conditions(grid_dir):
@@ -153,12 +155,14 @@ def test_the_four_intervention_conditions(grid_dir):
 
     base = "nlixy-c0006-i0002"  # neither: non-entailment; I2 needs another neither context
     assert _alts(grid, "swap_context_keep", base) == []
+    example = next(e for e in grid.examples if e.id == base)
+    assert get("swap_context_keep").apply(example, seed=0, pool=grid).reason == NO_ALTERNATIVE
     assert _alts(grid, "swap_context_flip", base) == ["nlixy-c0002-i0002"]  # not to down
 
 
 def _synthetic(cp_by_base: dict[str, list[int]], set_name: str) -> pd.DataFrame:
     rows = [
-        {"subject": "m", "set": set_name, "base_id": b, "example_id": f"{b}>{i}", "cp": c}
+        {"subject": "m", "set": set_name, "original_id": b, "intervened_id": f"{b}>{i}", "cp": c}
         for b, cps in cp_by_base.items()
         for i, c in enumerate(cps)
     ]
@@ -236,9 +240,13 @@ def test_run_end_to_end_with_a_tiny_lm(tmp_path, grid_dir, tiny_llama, tiny_toke
     frames = []
     for bs in (1, 8):
         subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny", batch_size=bs)
-        out = run(
-            RunConfig(suite="natural-logic", data=grid_dir, out=tmp_path / f"bs{bs}", cache=False),
-            subjects=[subject],
+        out = write_run(
+            run(
+                RunConfig(
+                    suite="natural-logic", data=grid_dir, out=tmp_path / f"bs{bs}", cache=False
+                ),
+                subjects=[subject],
+            )
         )
         frames.append(pd.read_parquet(out / "results.parquet").sort_values("pair_id"))
     a, b = frames
@@ -253,6 +261,17 @@ def test_run_end_to_end_with_a_tiny_lm(tmp_path, grid_dir, tiny_llama, tiny_toke
     i1 = a[a["set"] == "I1"]
     assert (i1["gold"] != i1["original_gold"]).all()
     assert (i1["expectation_met"] == (i1["cp"] == 1)).all()
+    # the runner's columns: the set is the intervention, every pair was made
+    assert (a["intervention"] == a["set"]).all() and a["dropped_reason"].isna().all()
+    swaps = a[a["set"] != "none"]
+    assert (swaps["set"] + ":" + swaps["original_id"] + ">" + swaps["intervened_id"]).equals(
+        swaps["pair_id"]
+    )
+    assert set(a.loc[a["set"] == "I1", "feature_swap"]) == {"swap_pair_flip"}
+    assert set(a.loc[a["set"] == "none", "feature_swap"]) == {"none"}
+    kept, challenge = a[a["set"].isin(["I2", "I3"])], a[a["set"] == "none"]
+    assert (kept["expectation_met"] == (kept["cp"] == 0)).all()
+    assert challenge["expectation_met"].equals(challenge["correct"])  # answer unchanged
     assert {r["feature"] for r in metrics["effects"]} == {"insertion", "context"}
     assert [r["source"] for r in metrics["challenge_accuracy"]] == ["help_test"]
     html = (out / "report.html").read_text()
@@ -276,16 +295,18 @@ def test_content_free_calibration_shifts_the_log_odds(
     tmp_path, grid_dir, tiny_llama, tiny_tokenizer
 ):
     subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny")
-    out = run(
-        RunConfig(
-            suite="natural-logic",
-            data=grid_dir,
-            out=tmp_path / "cal",
-            cache=False,
-            limit=2,
-            options={"calibration": "content-free", "challenge": "none"},
-        ),
-        subjects=[subject],
+    out = write_run(
+        run(
+            RunConfig(
+                suite="natural-logic",
+                data=grid_dir,
+                out=tmp_path / "cal",
+                cache=False,
+                limit=2,
+                options={"calibration": "content-free", "challenge": "none"},
+            ),
+            subjects=[subject],
+        )
     )
     res = pd.read_parquet(out / "results.parquet")
     assert not res["set"].isin(["calibration"]).any()

@@ -9,7 +9,14 @@ from faithprobe.errors import DataError
 from faithprobe.examples import QAExample
 from faithprobe.expectations import ANSWER_FLIPS
 from faithprobe.interventions import get
-from faithprobe.interventions.negation import apply_edits, negate_sentence, read_edits
+from faithprobe.interventions.negation import (
+    NO_EDIT,
+    NO_RULE,
+    NOT_YES_NO,
+    apply_edits,
+    negate_sentence,
+    read_edits,
+)
 
 STORY = "Tom has a red ball. The ball is new. Ann likes cats. The ball is round."
 
@@ -54,8 +61,8 @@ def test_negation_edit_intervention_uses_the_edits_of_its_example(tmp_path):
     edits = read_edits(_edits(tmp_path, _edit()), EXAMPLES)
     intervention = get("negation_edit")
     assert intervention.expectation is ANSWER_FLIPS
-    assert [e.answers for e in intervention.apply(NEW, seed=0, edits=edits)] == [("no",)]
-    assert intervention.apply(CATS, seed=0, edits=edits) == []
+    assert [e.answers for e in intervention.apply(NEW, seed=0, edits=edits).examples] == [("no",)]
+    assert intervention.apply(CATS, seed=0, edits=edits).reason == NO_EDIT
     assert intervention.instance_name(edits=edits) == "negation_edit[edits=edits.jsonl]"
 
 
@@ -129,7 +136,7 @@ def test_rule_negator_declines_what_it_cannot_do_safely(sentence):
 
 
 def test_rule_negate_intervention_negates_the_rationale_sentence():
-    (negated,) = get("rule_negate").apply(NEW, seed=0)
+    (negated,) = get("rule_negate").apply(NEW, seed=0).examples
     assert (
         negated.context
         == "Tom has a red ball. The ball is not new. Ann likes cats. The ball is round."
@@ -137,5 +144,6 @@ def test_rule_negate_intervention_negates_the_rationale_sentence():
     assert negated.answers == ("no",) and negated.features["negation"] == "rule-based"
     assert negated.features["rule"] == "insert-not"
     assert negated.context[slice(*negated.rationale[0])] == "The ball is not new."
-    assert get("rule_negate").apply(SPAN, seed=0) == []  # not a yes/no question
-    assert get("rule_negate").apply(CATS, seed=0) == []  # no rule fits "Ann likes cats."
+    assert get("rule_negate").apply(SPAN, seed=0).reason == NOT_YES_NO
+    no_rule = get("rule_negate").apply(CATS, seed=0)
+    assert (no_rule.reason, no_rule.detail) == (NO_RULE, "Ann likes cats.")

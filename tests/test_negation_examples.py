@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from faithprobe.datasets.coqa import read_coqa
-from faithprobe.interventions.deletion import explain
+from faithprobe.interventions import get
 from faithprobe.interventions.negation import FLIP, apply_edit, read_edits
 
 HERE = Path(__file__).parents[1] / "examples" / "negation"
@@ -31,7 +31,7 @@ def test_36_yes_no_questions_half_yes_half_no(examples):
 
 def test_every_rationale_lies_after_the_first_sentence(examples):
     for e in examples:
-        assert explain("truncate_remove_rationale", e).reason is None, e.id
+        assert get("truncate_remove_rationale").apply(e, seed=0).reason is None, e.id
 
 
 def test_one_edit_per_example_flips_the_answer(examples, edits):

@@ -19,8 +19,9 @@ from typer.testing import CliRunner
 from faithprobe import runner as runner_module
 from faithprobe.cli import app
 from faithprobe.errors import ModelError, UsageError
+from faithprobe.report import run_to_folder as run
 from faithprobe.requests import CandidateScoreRequest, Generation, GenerationRequest
-from faithprobe.runner import RunConfig, run
+from faithprobe.runner import RunConfig
 from faithprobe.serving import Faults, OpenAIServer
 from faithprobe.subjects import load_subject
 from faithprobe.subjects.cached import CachedSubject

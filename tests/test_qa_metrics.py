@@ -6,17 +6,14 @@ from faithprobe.metrics.qa import (
     contains_answer,
     coqa_turn_score,
     exact_match,
-    extract_answer,
     f1,
     formatting_flip_rate,
-    is_unknown,
     negation_accuracy,
-    normalize_answer,
     predicate_argument_accuracy,
     qa_scores,
     subject_differences,
-    yes_no_label,
 )
+from faithprobe.qa.answers import extract_answer, is_unknown, normalize_answer, yes_no_label
 
 # ---- answer scoring, as the official SQuAD v1.1 / CoQA scripts do it ---------------------
 
@@ -207,7 +204,9 @@ def test_negation_accuracy_hand_computed():
         for variant, (gold, pred) in zip(("original", "negated"), sides, strict=True):
             rows.append(("m", item, variant, pred, [gold]))
     rows.append(("m", "i5", "original", "yes", ["yes"]))  # no partner: left out
-    frame = pd.DataFrame(rows, columns=["subject", "item_id", "variant", "prediction", "answers"])
+    frame = pd.DataFrame(
+        rows, columns=["subject", "original_id", "variant", "prediction", "answers"]
+    )
     table = negation_accuracy(frame)
     want = {"org_acc": (3, "Org-Acc"), "mod_acc": (3, "Mod-Acc"), "comb_acc": (2, "Comb-Acc"),
             "org_no": (1, "no% Org"), "mod_no": (1, "no% Mod")}  # fmt: skip
@@ -232,7 +231,7 @@ def probe_frame():
     for (story, variant, form), preds in answers.items():
         for q, (gold, pred) in enumerate(zip(golds, preds, strict=True)):
             rows.append(("m", story, f"{story}/q{q}", variant, form, pred, [gold]))
-    columns = ["subject", "story_id", "item_id", "variant", "form", "prediction", "answers"]
+    columns = ["subject", "story_id", "original_id", "variant", "form", "prediction", "answers"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -275,7 +274,7 @@ def test_subject_differences_compare_the_items_both_answered():
             if subject == "OT" and item == "d":
                 continue  # OT did not answer d: it is left out of the comparison
             unk = item in unknowns
-            rows.append({"subject": subject, "variant": "TS-R", "item_id": item,
+            rows.append({"subject": subject, "variant": "TS-R", "original_id": item,
                          "passage_id": passage, "answers": ["x"],
                          "prediction": "" if unk else "x", "predicted_unknown": unk})  # fmt: skip
     table = subject_differences(pd.DataFrame(rows))

@@ -10,7 +10,8 @@ import torch
 
 import faithprobe
 from faithprobe.executors import RayConfig, RayExecutor
-from faithprobe.runner import RunConfig, run
+from faithprobe.report import run_to_folder as run
+from faithprobe.runner import RunConfig
 from faithprobe.subjects.cache import AnswerCache
 from faithprobe.subjects.cached import CachedSubject
 

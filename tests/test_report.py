@@ -169,8 +169,8 @@ def make_results(subjects=SUBJECTS) -> pd.DataFrame:
                     "subject": subject,
                     "subject_fingerprint": fp,
                     "pair_id": f"pair-{p:02d}",
-                    "base_id": f"base-{p % 5}",
-                    "item_id": f"item-{p:02d}",
+                    "original_id": f"base-{p % 5}",
+                    "intervened_id": f"item-{p:02d}",
                     "intervention": "none"
                     if base
                     else "attractors.unrelated[n=1,position=after,setting=single]",

@@ -16,9 +16,10 @@ from faithprobe.cli import app
 from faithprobe.coreference.selection import NO_CLUSTER
 from faithprobe.interventions.comparative import NOT_IN_MAP
 from faithprobe.requests import SaliencyRequest, TokenSaliency
+from faithprobe.runner import result_rows
 from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
-from faithprobe.suites import get_suite
-from faithprobe.suites.right_reasons import NO_IMPORTED
+from faithprobe.suite import get_suite
+from faithprobe.suites.right_reasons.suite import NO_IMPORTED
 from test_hf_extractive_qa import CONTEXT, QUESTION, _random_qa
 
 
@@ -71,7 +72,9 @@ def test_comparison_questions_selected_from_a_squad_file(tmp_path, tiny_pair_tok
         {"dataset": "comparison-squad", "reason": "no comparative", "count": 1}
     ]
     # the counts live in run.json, and a rebuild from the run folder gets them back
-    from faithprobe.runner import RunConfig, rebuild, run
+    from faithprobe.report import rebuild
+    from faithprobe.report import run_to_folder as run
+    from faithprobe.runner import RunConfig
 
     model = _random_qa(tiny_pair_tokenizer)
     subject = HFExtractiveQA(model, tiny_pair_tokenizer, name="tiny")
@@ -101,8 +104,12 @@ def test_cli_run_writes_results_metrics_tables_and_reruns_from_the_cache(
         runs.append(out)
     first, again = runs
     results = pd.read_parquet(first / "results.parquet")
-    assert results["item_id"].nunique() == 4 and len(results) == 8
-    answered = results[results["dropped"].isna()]
+    assert results["original_id"].nunique() == 4 and len(results) == 8
+    answered = results[results["dropped_reason"].isna()]
+    assert results["intervened_id"].isna().equals(results["dropped_reason"].notna())
+    # both expectations (other entity, new entity): the counterfactual answered exactly right
+    assert answered["expectation_met"].astype(bool).equals(answered["cf_em"] == 1)
+    assert results.loc[results["dropped_reason"].notna(), "expectation_met"].isna().all()
     for method in ("ig", "occlusion"):
         assert answered[f"{method}_aligned"].notna().all()
         assert answered[f"{method}_control_aligned"].notna().all()
@@ -187,12 +194,16 @@ def test_coreference_pairs_by_rule_and_imported(tmp_path):
     every = [*pairs.values(), by_id["CF:cf-1"]]
     asked = {e.id for p in every for e in (p.original, p.intervened)}
     answers = {i: SpanAnswer("Frankie", 0, 7, 1.0, 0.0) for i in asked}
-    rows = suite.rows(every, SimpleNamespace(name="s", fingerprint="f"), answers)
+    rows = result_rows(suite, every, SimpleNamespace(name="s", fingerprint="f"), answers)
     made = {r["pair_id"]: (r["resolver"], r["cf_generated"]) for r in rows}
     assert made == {"CF:quoref-q1/cf": ("fallback-rule", True),
                     "CF:quoref-q2": ("fallback-rule", None),
                     "CF:cf-1": ("fallback-rule", False)}  # fmt: skip
-    from faithprobe.metrics.right_reasons import sizes
+    # the runner's columns: the dropped pair has no intervened example and nothing to judge
+    judged = {r["pair_id"]: (r["intervened_id"], r["expectation_met"]) for r in rows}
+    assert judged == {"CF:quoref-q1/cf": ("quoref-q1/cf", False), "CF:quoref-q2": (None, None),
+                      "CF:cf-1": ("cf-1", False)}  # fmt: skip
+    from faithprobe.suites.right_reasons.metrics import sizes
 
     (size,) = sizes(pd.DataFrame(rows))
     assert size == {"dataset": "coreference", "variant": "CF", "items": 3, "answered": 2,
@@ -245,10 +256,10 @@ def test_comparison_questions_of_a_hotpotqa_file_in_both_conditions(tmp_path):
 
 
 def test_without_saliency_there_is_no_alignment_table():
-    from faithprobe.metrics.right_reasons import right_reasons_metrics
+    from faithprobe.suites.right_reasons.metrics import right_reasons_metrics
 
     rows = pd.DataFrame([{"subject": "s", "dataset": "d", "variant": "CF", "pair_id": "p",
-                          "passage_id": "x", "dropped": None, "og_em": 1.0, "cf_em": 0.0,
+                          "passage_id": "x", "dropped_reason": None, "og_em": 1.0, "cf_em": 0.0,
                           "og_f1": 1.0, "cf_f1": 0.5}])  # fmt: skip
     metrics = right_reasons_metrics(rows, (), seed=0)
     assert metrics["alignment"] == [] and len(metrics["scores"]) == 4

@@ -121,7 +121,7 @@ def test_out_that_is_not_a_run_folder_is_refused_unless_forced(tmp_path, model_d
 
 
 def test_out_or_cache_dir_naming_a_file_fails_before_any_work(tmp_path, model_dir, monkeypatch):
-    from faithprobe.suites.distractors import DistractorsSuite
+    from faithprobe.suites.distractors.suite import DistractorsSuite
 
     def no_pairs_please(*_):
         raise AssertionError("pairs were built before the arguments were checked")

@@ -19,7 +19,7 @@ from faithprobe.examples import QAExample
 from faithprobe.interventions.deletion import FIRST_SENTENCE
 from faithprobe.subjects import load_subject
 from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
-from faithprobe.suites.faithfulness import FaithfulnessSuite
+from faithprobe.suite import get_suite
 from faithprobe.training import qa as recipe
 from faithprobe.training.qa import (
     NOT_A_SPAN,
@@ -168,7 +168,7 @@ def _config(squad_file, base, out, **kwargs):
 
 
 def _mean_loss(model, tokenizer, cfg, items) -> float:
-    from faithprobe.subjects.hf_multiple_choice import pad_rows
+    from faithprobe.subjects.hf_encoder import pad_rows
 
     rows, labels, _, _ = encode_items(tokenizer, items, cfg, True)
     batch = pad_rows(rows, tokenizer.pad_token_id)
@@ -210,7 +210,7 @@ def test_training_lowers_the_loss_and_the_model_reloads(trained, examples, base)
 def test_the_faithfulness_suite_evaluates_only_the_held_out_documents(trained, squad_file):
     _, cfg = trained
     split = heldout_split_of(cfg.out)
-    suite = FaithfulnessSuite(heldout_of=str(cfg.out), splitter="pysbd")
+    suite = get_suite("faithfulness", {"heldout_of": str(cfg.out), "splitter": "pysbd"})
     pairs = suite.pairs(squad_file, seed=0)
     assert {document_key(p.original) for p in pairs} == set(split.heldout)
     assert len({p.original.id for p in pairs}) == 3
@@ -272,8 +272,8 @@ def test_a_mixed_file_is_split_trained_on_and_scored(mixed, squad_file, examples
     other.write_text(squad_file.read_text() + " ")
     with pytest.raises(UsageError, match="none of the files"):
         heldout_split_of(cfg.out, other)
-    from faithprobe.suites.right_reasons import RightReasonsSuite
+    from faithprobe.suite import get_suite
 
-    pairs = RightReasonsSuite(heldout_of=str(cfg.out)).pairs(cmp_file, seed=0)
+    pairs = get_suite("right-reasons", {"heldout_of": str(cfg.out)}).pairs(cmp_file, seed=0)
     kept = {document_key(p.original) for p in pairs}
     assert kept == set(cmp_split.heldout) and len({p.original.id for p in pairs}) == 8

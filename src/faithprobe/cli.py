@@ -66,23 +66,29 @@ def list_things() -> None:
     from faithprobe.datasets import LOADERS
     from faithprobe.generators import GENERATORS
     from faithprobe.interventions import available
+    from faithprobe.options import describe
     from faithprobe.subjects import BACKENDS
-    from faithprobe.suites import SUITES
+    from faithprobe.suite import SUITES
 
     sections = {
-        "suites": {name: f"{cls.description} — {cls.method}" for name, cls in SUITES.items()},
+        "suites": {e.name: e.description for e in SUITES.entries()},
         "suite options (--option KEY=VALUE)": {
-            f"{name}: {key}": f"{text} (default {default!r})"
-            for name, cls in SUITES.items()
-            for key, (_, default, text) in cls.options.items()
+            f"{e.name}: {key}": f"{text} (default {default!r})"
+            for e in SUITES.entries()
+            for key, default, text in describe(SUITES.get(e.name).options)
         },
         "interventions": {
             i.name: f"changes {i.changes}; holds {i.holds}; expects: {i.expectation.name}"
             for i in available()
         },
-        "dataset loaders": {k: v[0] for k, v in LOADERS.items()},
-        "generators": {k: v.description for k, v in GENERATORS.items()},
-        "model backends": dict(BACKENDS),
+        "dataset loaders": {e.name: e.description for e in LOADERS.entries()},
+        "generators": {e.name: e.description for e in GENERATORS.entries()},
+        "generator options (generate NAME --option KEY=VALUE)": {
+            f"{e.name}: {key}": f"{text} (default {default!r})"
+            for e in GENERATORS.entries()
+            for key, default, text in describe(GENERATORS.get(e.name).config)
+        },
+        "model backends": {e.name: e.description for e in BACKENDS.entries()},
     }
     for title, entries in sections.items():
         table = Table(title=title, show_header=False, title_justify="left")
@@ -124,8 +130,8 @@ def run(
             "--model",
             "-m",
             help="'embedded', a local folder or a Hugging Face id; repeat to "
-            "compare models; prefix hf-causal:, hf-masked:, hf-mc: or hf-nli: to force a "
-            "backend; openai:MODEL for a model behind an OpenAI-compatible endpoint",
+            "compare models; prefix hf-causal:, hf-masked:, hf-mc:, hf-nli: or hf-qa: to "
+            "force a backend; openai:MODEL for a model behind an OpenAI-compatible endpoint",
         ),
     ] = None,
     data: Annotated[
@@ -219,9 +225,8 @@ def run(
     from transformers.utils import logging as hf_logging
 
     from faithprobe.executors import EXECUTORS, RayConfig
-    from faithprobe.report import summary_table, summary_title
+    from faithprobe.report import run_to_folder, summary_table, summary_title
     from faithprobe.runner import RunConfig
-    from faithprobe.runner import run as run_suite
     from faithprobe.subjects import EndpointConfig
 
     hf_logging.disable_progress_bar()  # ours is the one that counts items
@@ -260,7 +265,7 @@ def run(
             command=command_line(),
         )
         with progress_bars() as progress:
-            folder = run_suite(config, progress=progress, log=log)
+            folder = run_to_folder(config, progress=progress, log=log)
         metrics = json.loads((folder / "metrics.json").read_text())
         print_table(summary_table(metrics), summary_title(metrics))
         log(f"run folder: {folder}  report: {folder / 'report.html'}")
@@ -278,7 +283,7 @@ def report(
     ] = False,
 ) -> None:
     """(Re)build the report of finished runs; several runs are merged to compare models."""
-    from faithprobe.runner import rebuild
+    from faithprobe.report import rebuild
 
     with user_errors("nothing was changed"):
         if len(run_dirs) > 1 and out is None:
@@ -399,19 +404,14 @@ def generate(
         Path, typer.Option(help="file to write (JSON lines; SQuAD JSON for comparisons)")
     ],
     seed: Annotated[int, typer.Option(help="seed for names, values and sampled attractors")] = 0,
-    names_per_pair: Annotated[
-        int | None, typer.Option(min=1, help="distractors: entities per background/target pair")
-    ] = None,
-    filler: Annotated[
-        list[int] | None,
-        typer.Option(help="distractors: filler levels to include (repeatable; 0 = none)"),
-    ] = None,
-    pairs_per_domain: Annotated[
-        int | None, typer.Option(min=1, help="comparisons: entity pairs per domain")
-    ] = None,
-    part: Annotated[
-        str | None,
-        typer.Option(help="comparisons: test (what the suite runs on) or train (other pairs)"),
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option",
+            "-o",
+            help="generator option KEY=VALUE, lists comma-separated (repeatable; "
+            "`faithprobe list` shows each generator's)",
+        ),
     ] = None,
 ) -> None:
     """Write a generated dataset and print its breakdown by condition."""
@@ -420,16 +420,8 @@ def generate(
     from faithprobe.generators import GENERATORS
 
     with user_errors("nothing was written"):
-        if name not in GENERATORS:
-            raise UsageError(f"unknown generator {name!r}; known: {', '.join(GENERATORS)}")
-        generator = GENERATORS[name]
-        given = {
-            "names_per_pair": names_per_pair,
-            "fillers": tuple(filler) if filler else None,
-            "pairs_per_domain": pairs_per_domain,
-            "part": part,
-        }
-        items = generator.items(seed, **{k: v for k, v in given.items() if v is not None})
+        generator = GENERATORS.get(name)
+        items = generator.items(seed, _parse_options(option or []))
         n = generator.write(items, out)
         counts = Counter(tuple(generator.breakdown(i).values()) for i in items)
         table = Table(title=f"{n} items written to {out}")

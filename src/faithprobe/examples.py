@@ -2,12 +2,13 @@
 
 Every example has a stable ``id``. Structured facts about an example (its condition in a
 designed experiment, the story it was rendered from) live in ``features`` so that the
-results table can carry them as columns.
+results table can carry them as columns. :class:`Outcome` is what an intervention or a
+selection step made of one example: new examples, or the reason it dropped it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -110,3 +111,51 @@ class QAExample:
         for start, end in self.rationale:
             if not 0 <= start < end <= len(self.context):
                 raise ValueError(f"example {self.id}: rationale span {(start, end)} out of range")
+
+
+Example = ClozeExample | ChoiceExample | NLIExample | QAExample
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an intervention (or a selection step) made of one example: the ``examples`` it
+    produced, or none and the ``reason`` it dropped the example (``detail`` says more, e.g.
+    the generated sentence that lacked the answer). An outcome is one or the other, so
+    whoever applies a step can count what it dropped, by reason, without asking again."""
+
+    examples: tuple[Example, ...] = ()
+    reason: str | None = None
+    detail: str | None = None
+
+    def __post_init__(self) -> None:
+        if bool(self.examples) == (self.reason is not None):
+            raise ValueError("an outcome holds examples or the reason it holds none, not both")
+        if self.detail is not None and self.reason is None:
+            raise ValueError("only a dropped example has a detail")
+
+    @classmethod
+    def kept(cls, *examples: Example) -> Outcome:
+        return cls(examples)
+
+    @classmethod
+    def dropped(cls, reason: str, detail: str | None = None) -> Outcome:
+        return cls((), reason, detail)
+
+    @property
+    def example(self) -> Example | None:
+        """The one example a one-to-one step made, or ``None`` if it dropped the example."""
+        if len(self.examples) > 1:
+            raise ValueError(f"{len(self.examples)} examples, not one")
+        return self.examples[0] if self.examples else None
+
+    def example_or_dropped(self, original: Example, variant: str) -> Example:
+        """The one example made, or else ``original`` marked as the ``variant`` that could
+        not be made: ``features["dropped"]`` holds the reason and ``"drop_detail"`` the
+        detail. Suites keep such a variant as a pair that no model is asked about (same id
+        as the original) and count it by reason."""
+        if self.reason is None:
+            return self.example
+        features = {**original.features, "variant": variant, "dropped": self.reason}
+        if self.detail is not None:
+            features["drop_detail"] = self.detail
+        return replace(original, features=features)

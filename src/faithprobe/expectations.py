@@ -1,7 +1,9 @@
 """What a faithful model does after an intervention (the CheckList idea).
 
-An expectation is a small named predicate over the outcome of one pair. Suites attach one
-to every intervention; metrics count how often it is met.
+An expectation is a small named predicate over the model's :class:`Behaviour` on one pair.
+Suites attach one to every intervention; metrics count how often it is met. It is
+three-valued: met, not met, or ``None`` when it does not apply to the pair (the model gave
+no prediction, or the gold after the change is unknown).
 """
 
 from __future__ import annotations
@@ -13,28 +15,39 @@ from faithprobe.examples import UNKNOWN
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """The model's choices on the two inputs of a pair, and the gold answer after the change."""
+class Behaviour:
+    """The model's predictions on the two inputs of a pair, and the gold answer after the
+    change; ``None`` where there is none (no prediction, or the gold is unknown)."""
 
-    original_prediction: str
-    intervened_prediction: str
-    gold: str
+    original_prediction: str | None
+    intervened_prediction: str | None
+    gold: str | None
 
 
 @dataclass(frozen=True)
 class Expectation:
     name: str
     description: str
-    check: Callable[[Outcome], bool]
+    check: Callable[[Behaviour], bool | None]
 
-    def met(self, outcome: Outcome) -> bool:
-        return self.check(outcome)
+    def met(self, behaviour: Behaviour) -> bool | None:
+        """Whether ``behaviour`` meets the expectation; ``None`` if a value the check
+        compares is missing."""
+        return self.check(behaviour)
+
+
+def _same(a: str | None, b: str | None) -> bool | None:
+    return None if a is None or b is None else a == b
+
+
+def _differ(a: str | None, b: str | None) -> bool | None:
+    return None if a is None or b is None else a != b
 
 
 ANSWER_UNCHANGED = Expectation(
     name="answer unchanged",
     description="the gold answer is still the model's choice after the intervention",
-    check=lambda o: o.intervened_prediction == o.gold,
+    check=lambda b: _same(b.intervened_prediction, b.gold),
 )
 
 
@@ -42,7 +55,7 @@ NO_CHOICE_CORRECT = Expectation(
     name="no choice correct",
     description="no offered choice answers the changed prompt; a faithful model spreads its "
     "confidence (towards 1/n) instead of keeping the pseudo-correct choice",
-    check=lambda o: o.intervened_prediction != o.gold,
+    check=lambda b: _differ(b.intervened_prediction, b.gold),
 )
 
 
@@ -50,7 +63,7 @@ PREDICTION_CHANGES = Expectation(
     name="prediction changes",
     description="the change flips the gold label, so a model that uses the changed feature "
     "changes its prediction",
-    check=lambda o: o.intervened_prediction != o.original_prediction,
+    check=lambda b: _differ(b.intervened_prediction, b.original_prediction),
 )
 
 
@@ -58,7 +71,7 @@ PREDICTION_KEPT = Expectation(
     name="prediction kept",
     description="the change leaves the gold label as it was, so a robust model keeps its "
     "prediction",
-    check=lambda o: o.intervened_prediction == o.original_prediction,
+    check=lambda b: _same(b.intervened_prediction, b.original_prediction),
 )
 
 
@@ -66,7 +79,7 @@ ANSWER_UNKNOWN = Expectation(
     name="answer unknown",
     description="the text no longer supports any answer, so a faithful model answers "
     "'unknown' instead of the old gold answer",
-    check=lambda o: o.intervened_prediction == UNKNOWN,
+    check=lambda b: _same(b.intervened_prediction, UNKNOWN),
 )
 
 
@@ -74,7 +87,7 @@ ANSWER_FLIPS = Expectation(
     name="answer flips",
     description="the text now supports the opposite yes/no answer, and a faithful model gives "
     "it (the new gold)",
-    check=lambda o: o.intervened_prediction == o.gold,
+    check=lambda b: _same(b.intervened_prediction, b.gold),
 )
 
 
@@ -82,7 +95,7 @@ ANSWER_OTHER_ENTITY = Expectation(
     name="answer becomes the other entity",
     description="the comparative is swapped for its antonym, so the other compared entity is "
     "now the answer (the new gold), and a model reading for the right reasons gives it",
-    check=lambda o: o.intervened_prediction == o.gold,
+    check=lambda b: _same(b.intervened_prediction, b.gold),
 )
 
 
@@ -91,5 +104,5 @@ ANSWER_NEW_ENTITY = Expectation(
     description="a sentence inserted into the context makes a new entity the answer while the "
     "old answer stays in the text; a model reading for the right reasons gives the new one "
     "(the new gold)",
-    check=lambda o: o.intervened_prediction == o.gold,
+    check=lambda b: _same(b.intervened_prediction, b.gold),
 )

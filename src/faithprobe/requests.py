@@ -78,7 +78,12 @@ class Generation(_JSONAnswer):
     truncated: bool = False
 
 
-# (sequence, start, end): 0 = question, 1 = context; None for a special token
+# Which text of a (question, context) pair a token belongs to: the tokenizer's sequence id.
+# Shared by token saliency (faithprobe.attribution) and the representation analysis.
+QUESTION, CONTEXT = 0, 1
+
+# A token's place in a (question, context) pair: (sequence, start, end), character offsets
+# into that text; None for a special token
 Offset = tuple[int, int, int] | None
 
 
@@ -88,13 +93,12 @@ class TokenSaliency:
     :mod:`faithprobe.attribution.base`).
 
     ``offsets`` per token: None for a special token, else ``(sequence, start, end)`` with
-    ``sequence`` 0 for the question and 1 for the context (as in
-    :mod:`faithprobe.representations.alignment`) and character offsets into
-    ``request.question`` / ``request.context``. ``target`` is the token index of the
-    predicted answer start and ``target_logit`` its start logit on the input. ``delta`` is
-    Integrated Gradients' convergence delta (sum of attributions minus F(input) -
-    F(baseline)); None for methods without one. Nested fields (the request, offsets,
-    settings) need their own JSON round trip, hence ``from_json`` here."""
+    ``sequence`` :data:`QUESTION` (0) or :data:`CONTEXT` (1) and character offsets into
+    ``request.question`` / ``request.context`` (:data:`Offset`). ``target`` is the token
+    index of the predicted answer start and ``target_logit`` its start logit on the input.
+    ``delta`` is Integrated Gradients' convergence delta (sum of attributions minus
+    F(input) - F(baseline)); None for methods without one. Nested fields (the request,
+    offsets, settings) need their own JSON round trip, hence ``from_json`` here."""
 
     request: SaliencyRequest
     tokens: tuple[str, ...]

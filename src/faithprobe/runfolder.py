@@ -1,4 +1,5 @@
-"""Run folders: each file written atomically, each folder replaced whole or not at all.
+"""Run folders: each folder replaced whole or not at all (each file in it is written whole
+by :mod:`faithprobe.atomic`).
 
 A run (or a rebuilt report) is written into a staging folder beside its target
 (``.NAME.staging-<pid>``) and swapped in only once every file, the report included, is
@@ -17,7 +18,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import json
-import math
 import os
 import shutil
 import sys
@@ -29,41 +29,6 @@ from faithprobe.errors import UsageError
 
 MARKER = "run.json"
 _STAGING, _PREVIOUS = "staging", "previous"
-
-
-# -- files ------------------------------------------------------------------------------
-
-
-def _clean(value):
-    """JSON without NaN: NaN and infinities become null; numpy scalars become Python's."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    if hasattr(value, "item"):
-        return _clean(value.item())
-    return value
-
-
-def write_text(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary name beside ``path`` and rename it into place."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def write_json(path: Path, payload: object) -> None:
-    """``payload`` as indented JSON (NaN as null), written atomically."""
-    write_text(path, json.dumps(_clean(payload), indent=2, ensure_ascii=False) + "\n")
-
-
-def write_parquet(path: Path, frame) -> None:
-    """A pandas frame as Parquet, written atomically."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    frame.to_parquet(tmp, index=False)
-    os.replace(tmp, path)
 
 
 # -- ownership --------------------------------------------------------------------------

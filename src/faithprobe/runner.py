@@ -1,21 +1,19 @@
-"""Run a suite end to end and write its run folder.
+"""Run a suite end to end:
 
     pairs -> unique requests -> each subject (through the answer cache) -> results table
-    -> metrics -> results.parquet, metrics.json, run.json, tables/, plots/, report.html
+    -> metrics
 
-The run folder is written into a staging folder and swapped in whole once every file, the
-report included, is there (:mod:`faithprobe.runfolder`), so a failed or interrupted run
-leaves the earlier folder exactly as it was; the answers computed so far are already in the
-cache, so running the same command again resumes where it stopped. Everything that can be
-checked without a model (options, the output and cache folders, the data and its pairs) is
-checked before any model is loaded.
+:func:`run` returns a :class:`Run`; :func:`faithprobe.report.write_run` writes its folder
+(results.parquet, metrics.json, run.json, tables/, plots/, report.html) whole. The answers
+are in the cache as soon as they are computed, so a failed or interrupted run resumes where
+it stopped when the same command runs again. Everything that can be checked without a
+model (options, the output and cache folders, the data and its pairs) is checked before any
+model is loaded.
 """
 
 from __future__ import annotations
 
-import json
 import platform
-import shutil
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
@@ -29,21 +27,15 @@ import pandas as pd
 from faithprobe import __version__
 from faithprobe.errors import DataError, UsageError
 from faithprobe.executors import EXECUTORS, RayConfig, RayExecutor
-from faithprobe.runfolder import (
-    check_cache_dir,
-    check_target,
-    is_run_folder,
-    replaced_whole,
-    write_json,
-    write_parquet,
-)
+from faithprobe.interventions import Pair
+from faithprobe.options import record
+from faithprobe.runfolder import check_cache_dir, check_target
 from faithprobe.subjects import check_model, load_subject
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.cache import AnswerCache, default_cache_dir
 from faithprobe.subjects.cached import CachedSubject
 from faithprobe.subjects.openai_compat import EndpointConfig
-from faithprobe.suites import Suite, get_suite
-from faithprobe.urls import redact_command
+from faithprobe.suite import COMMON_COLUMNS, Suite, get_suite
 
 METRICS_SCHEMA_VERSION = 1
 # ``start_task(description, total)`` returns ``advance(k)``
@@ -67,6 +59,17 @@ class RunConfig:
     executor: str = "inprocess"  # where subjects compute: "inprocess" or "ray"
     ray: RayConfig = field(default_factory=RayConfig)  # for executor="ray"
     command: str = field(default_factory=lambda: " ".join(sys.argv))
+
+
+@dataclass(frozen=True)
+class Run:
+    """A finished run, before its folder is written: where it goes, the results table,
+    the metrics and the record that becomes ``run.json``."""
+
+    out: Path
+    results: pd.DataFrame
+    metrics: dict
+    record: dict
 
 
 def _versions() -> dict[str, str]:
@@ -141,12 +144,39 @@ def answer_all(suite: Suite, pairs, subject: Subject, progress: ProgressFactory 
     return dict(zip(keys, scored, strict=True))
 
 
+def result_rows(suite: Suite, pairs: Sequence[Pair], subject: Subject, answers: dict) -> list[dict]:
+    """The results table's rows for one subject: the columns every suite shares
+    (:data:`~faithprobe.suite.COMMON_COLUMNS`, the expectation judged on the suite's
+    :meth:`~faithprobe.suite.Suite.behaviour`), then the suite's own."""
+    by_id = {p.id: p for p in pairs}
+    out = []
+    for row in suite.rows(pairs, subject, answers):
+        pair = by_id[row["pair_id"]]
+        if clash := set(row) & set(COMMON_COLUMNS) - {"pair_id"}:
+            raise ValueError(f"suite {suite.name} writes the runner's columns {sorted(clash)}")
+        behaviour = suite.behaviour(pair, row)
+        common = {
+            "pair_id": pair.id,
+            "original_id": pair.original.id,
+            "intervened_id": None if pair.dropped else pair.intervened.id,
+            "subject": subject.name,
+            "subject_fingerprint": subject.fingerprint,
+            "intervention": pair.intervention,
+            "expectation": pair.expectation.name,
+            "expectation_met": None if behaviour is None else pair.expectation.met(behaviour),
+            "dropped_reason": pair.dropped,
+        }
+        out.append(common | row)
+    return out
+
+
 def compute_metrics(suite: Suite, results: pd.DataFrame, seed: int, subjects: list[dict]) -> dict:
     return {
         "schema_version": METRICS_SCHEMA_VERSION,
         "suite": suite.name,
         "seed": seed,
         "subjects": [{"name": s["name"], "fingerprint": s["fingerprint"]} for s in subjects],
+        "options": record(suite.options),
         **suite.metrics(results, seed),
     }
 
@@ -196,8 +226,9 @@ def run(
     progress: ProgressFactory | None = None,
     subjects: Sequence[Subject] | None = None,
     log: Callable[[str], None] = lambda msg: None,
-) -> Path:
-    """Run ``config``; ``subjects`` overrides ``config.models`` (library use, tests)."""
+) -> Run:
+    """Run ``config`` (``subjects`` overrides ``config.models``: library use, tests); the
+    run folder is written by :func:`faithprobe.report.write_run`."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
     suite = get_suite(config.suite, config.options)
     out, cache_path = _check(config, suite, config.models if subjects is None else ())
@@ -221,7 +252,7 @@ def run(
             cached = CachedSubject(subject, cache)
             before = subject.usage()
             answers = answer_all(suite, pairs, cached, progress)
-            rows += suite.rows(pairs, subject, answers)
+            rows += result_rows(suite, pairs, subject, answers)
             entry = {
                 "name": subject.name,
                 "fingerprint": subject.fingerprint,
@@ -254,74 +285,4 @@ def run(
         "n_pairs": len(pairs),
         "data_record": suite.data_record(),
     }
-    return _write_run(out, results, metrics, record)
-
-
-def _write_run(
-    out: Path, results: pd.DataFrame, metrics: dict, record: dict, kept: Path | None = None
-) -> Path:
-    """Write the run folder whole: results, metrics, run.json, tables, plots and report go
-    into a staging folder that replaces ``out`` only when all of them are there. ``kept``:
-    a run folder whose results.parquet and run.json are copied byte for byte instead."""
-    from faithprobe.report import build_report
-
-    with replaced_whole(out) as staging:
-        if kept is None:
-            write_parquet(staging / "results.parquet", results)
-            write_json(staging / "run.json", record)
-        else:
-            for name in ("results.parquet", "run.json"):
-                shutil.copy2(kept / name, staging / name)
-        write_json(staging / "metrics.json", metrics)
-        build_report(staging)
-    return out
-
-
-def _read_run(folder: Path) -> tuple[dict, pd.DataFrame]:
-    """run.json and results.parquet of a run folder, or a plain error naming what is
-    missing."""
-    folder = Path(folder)
-    if not is_run_folder(folder) or not (folder / "results.parquet").is_file():
-        raise UsageError(f"{folder}: not a faithprobe run folder (no run.json or results.parquet)")
-    record = json.loads((folder / "run.json").read_text())
-    return record, pd.read_parquet(folder / "results.parquet")
-
-
-def rebuild(
-    run_dirs: Sequence[Path],
-    out: Path | None = None,
-    *,
-    force: bool = False,
-    command: str | None = None,
-) -> Path:
-    """Recompute metrics from results tables (one run, or several runs merged to compare
-    their models) and rebuild the report; the target folder is replaced whole. ``command``
-    is recorded in a merged folder's run.json (default: this process's arguments)."""
-    if not run_dirs:
-        raise UsageError("give at least one run folder")
-    read = [_read_run(d) for d in run_dirs]
-    runs = [r for r, _ in read]
-    suites = {r["suite"] for r in runs}
-    if len(suites) != 1:
-        raise UsageError(f"runs of different suites cannot be merged: {', '.join(sorted(suites))}")
-    options = [r.get("options") or {} for r in runs]
-    if any(o != options[0] for o in options):
-        raise UsageError(f"runs with different suite options cannot be merged: {options}")
-    target = check_target(out or run_dirs[0], force=force)
-    results = pd.concat([frame for _, frame in read])
-    results = results.drop_duplicates(["subject", "pair_id"]).reset_index(drop=True)
-    subjects = list({s["name"]: s for r in runs for s in r["subjects"]}.values())
-    suite = get_suite(suites.pop(), options[0])
-    suite.restore_data_record(runs[0].get("data_record") or {})
-    seed = min(r["seed"] for r in runs)
-    metrics = compute_metrics(suite, results, seed, subjects)
-    if len(run_dirs) == 1 and Path(target).resolve() == Path(run_dirs[0]).resolve():
-        return _write_run(target, results, metrics, runs[0], kept=Path(run_dirs[0]))
-    record = {
-        **runs[0],
-        "command": command or redact_command(sys.argv),
-        "subjects": subjects,
-        "merged_from": [str(d) for d in run_dirs],
-        "n_pairs": int(results["pair_id"].nunique()),
-    }
-    return _write_run(target, results, metrics, record)
+    return Run(out, results, metrics, record)

@@ -16,3 +16,9 @@ def rng_for(seed: int, *keys: str) -> np.random.Generator:
     """A generator determined by ``seed`` and the string ``keys`` alone."""
     digest = hashlib.sha256("\x1f".join([str(seed), *keys]).encode()).digest()
     return np.random.default_rng(int.from_bytes(digest[:16], "little"))
+
+
+def hash_rank(seed: int, key: str) -> str:
+    """A seeded sort key: ordering by it is a random order that does not depend on the
+    order the keys arrive in."""
+    return hashlib.sha256(f"{seed}\x1f{key}".encode()).hexdigest()

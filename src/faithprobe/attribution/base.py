@@ -11,7 +11,7 @@ model's predicted answer start? -- through one verb, :meth:`Attributor.attribute
 Captum style), so the ``right-reasons`` suite can swap methods without changing its code.
 
 **Encoding** is the extractive QA backend's
-(:func:`~faithprobe.subjects.hf_extractive_qa.encode_windows`): the tokenizer text pair
+(:func:`~faithprobe.subjects.qa_windows.encode_windows`): the tokenizer text pair
 (question, context), the question cut from the left to half of ``max_length``, only the
 context truncated. Saliency is computed on the **first window only** (a long context is
 cut; the result says so with ``truncated``): the method scores one input, and a window
@@ -40,15 +40,15 @@ from typing import Any
 import torch
 
 from faithprobe.errors import ModelError
-from faithprobe.representations.alignment import CONTEXT, QUESTION
-from faithprobe.requests import Offset, SaliencyRequest, TokenSaliency
-from faithprobe.subjects.hf_extractive_qa import (
+from faithprobe.requests import CONTEXT, QUESTION, Offset, SaliencyRequest, TokenSaliency
+from faithprobe.subjects.hf_base import model_max_length
+from faithprobe.subjects.hf_encoder import uses_token_types
+from faithprobe.subjects.qa_windows import (
     DEFAULT_DOC_STRIDE,
     DEFAULT_MAX_LENGTH,
     cut_question,
     encode_windows,
 )
-from faithprobe.subjects.hf_multiple_choice import model_max_length, uses_token_types
 
 
 @dataclass(frozen=True)

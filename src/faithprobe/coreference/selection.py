@@ -17,8 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from faithprobe.coreference.resolver import Cluster, Resolver
-from faithprobe.examples import QAExample
-from faithprobe.interventions.base import Outcome
+from faithprobe.examples import Outcome, QAExample
 
 NOT_SPAN = "the answer is not a span of the context"
 MULTI_SPAN = "the answer has several spans"
@@ -49,18 +48,18 @@ def answer_cluster(example: QAExample, clusters: list[Cluster], resolver: str) -
     """``example`` with its answer's cluster (from the resolver named ``resolver``) in
     ``features``, or why it has none."""
     if reason := span_problem(example):
-        return Outcome(None, reason)
+        return Outcome.dropped(reason)
     start = example.answer_starts[0]
     end = start + len(example.answers[0])
     hit = [c for c in clusters if any(s < end and start < e for s, e in c)]
     if not hit:
-        return Outcome(None, NO_CLUSTER)
+        return Outcome.dropped(NO_CLUSTER)
     # the largest cluster when mentions of two overlap the answer
     cluster = max(hit, key=len)
     if len(cluster) < 2:
-        return Outcome(None, SINGLETON)
+        return Outcome.dropped(SINGLETON)
     features = {**example.features, "cluster": list(cluster), "resolver": resolver}
-    return Outcome(replace(example, features=features))
+    return Outcome.kept(replace(example, features=features))
 
 
 def select_coreference(examples: Iterable[QAExample], resolver: Resolver) -> Selection:

@@ -10,30 +10,48 @@ from faithprobe.datasets.multiple_choice import (
 )
 from faithprobe.datasets.nli import read_nli
 from faithprobe.datasets.nli_xy import read_nli_xy
+from faithprobe.datasets.qa import read_coqa, read_hotpotqa, read_qa, read_squad
+from faithprobe.registry import Registry
 
-LOADERS = {
-    "cloze-jsonl": (
-        "cloze items as JSON lines (id, context, target, candidates, suffix, features)",
+LOADERS: Registry = Registry("dataset loader")
+for _name, _target, _text in (
+    (
+        "cloze-jsonl",
         read_cloze_jsonl,
+        "cloze items as JSON lines (id, context, target, candidates, suffix, features)",
     ),
-    "socialiqa": (
-        "Social IQA jsonl + 1-based <split>-labels.lst beside it (3 choices)",
+    (
+        "socialiqa",
         read_socialiqa,
+        "Social IQA jsonl + 1-based <split>-labels.lst beside it (3 choices)",
     ),
-    "hellaswag": ("HellaSwag original jsonl (ctx or ctx_a/ctx_b, endings, label)", read_hellaswag),
-    "choice-jsonl": (
-        "multiple choice as JSON lines (prompt, choices, 0-based label, id)",
+    ("hellaswag", read_hellaswag, "HellaSwag original jsonl (ctx or ctx_a/ctx_b, endings, label)"),
+    (
+        "choice-jsonl",
         read_choice_jsonl,
+        "multiple choice as JSON lines (prompt, choices, 0-based label, id)",
     ),
-    "nli-xy": (
-        "NLI-XY folder: contexts.tsv x insertions.tsv (natural-logic suite)",
-        read_nli_xy,
-    ),
-    "nli": (
-        "two-class NLI: MNLI-style or HELP TSV, or JSON lines (premise, hypothesis, label)",
+    ("nli-xy", read_nli_xy, "NLI-XY folder: contexts.tsv x insertions.tsv (natural-logic suite)"),
+    (
+        "nli",
         read_nli,
+        "two-class NLI: MNLI-style or HELP TSV, or JSON lines (premise, hypothesis, label)",
     ),
-}
+    (
+        "squad",
+        read_squad,
+        "SQuAD v1.1/v2.0 JSON (faithfulness, right-reasons; v2.0 unanswerables as unknown)",
+    ),
+    ("quoref", read_squad, "Quoref JSON, SQuAD-shaped (right-reasons coreference questions)"),
+    ("coqa", read_coqa, "CoQA JSON: stories, rationales, conversation history (faithfulness)"),
+    (
+        "hotpotqa",
+        read_hotpotqa,
+        "HotpotQA or 2WikiMultiHopQA JSON: paragraphs and supporting facts (faithfulness, "
+        "right-reasons comparisons)",
+    ),
+):
+    LOADERS.add(_name, _target, description=_text)
 
 __all__ = [
     "LOADERS",
@@ -43,6 +61,7 @@ __all__ = [
     "read_hellaswag",
     "read_nli",
     "read_nli_xy",
+    "read_qa",
     "read_socialiqa",
     "write_cloze_jsonl",
 ]

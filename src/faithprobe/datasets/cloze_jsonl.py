@@ -9,10 +9,10 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from faithprobe import atomic
 from faithprobe.datasets.jsonl import field, iter_records, string_list
 from faithprobe.errors import DataError, excerpt
 from faithprobe.examples import ClozeExample
@@ -46,12 +46,11 @@ def read_cloze_jsonl(path: str | Path) -> list[ClozeExample]:
 
 
 def write_cloze_jsonl(items: Iterable[ClozeExample], path: str | Path) -> int:
-    """Write atomically (a temporary file renamed into place); return the record count."""
+    """Write atomically (:mod:`faithprobe.atomic`); return the record count."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
     n = 0
-    with tmp.open("w", encoding="utf-8") as f:
+    with atomic.open_text(path) as f:
         for item in items:
             record = {
                 "id": item.id,
@@ -63,5 +62,4 @@ def write_cloze_jsonl(items: Iterable[ClozeExample], path: str | Path) -> int:
             }
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
             n += 1
-    os.replace(tmp, path)
     return n

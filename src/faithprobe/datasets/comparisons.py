@@ -34,9 +34,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
 
-from faithprobe.examples import QAExample
-from faithprobe.interventions.base import Outcome
-from faithprobe.metrics.qa import normalize_answer
+from faithprobe.examples import Outcome, QAExample
+from faithprobe.qa.answers import normalize_answer
 
 # the right-reasons in-distribution map's keys, and the superlatives and near-synonyms
 # comparison questions also use (the intervention drops those it has no antonym for)
@@ -146,12 +145,12 @@ def comparison(example: QAExample) -> Outcome:
     """``example`` with the comparison features (see the module docstring), or the reason
     it is not a comparison question (one of ``REASONS``)."""
     if example.answer_type != "span":
-        return Outcome(None, NOT_SPAN)
+        return Outcome.dropped(NOT_SPAN)
     found = list(_COMPARATIVE.finditer(example.question))
     if not found:
-        return Outcome(None, NO_COMPARATIVE)
+        return Outcome.dropped(NO_COMPARATIVE)
     if len({m.group(1).lower() for m in found}) > 1:
-        return Outcome(None, SEVERAL_COMPARATIVES)
+        return Outcome.dropped(SEVERAL_COMPARATIVES)
     cmp = found[0]
     reason = NO_ALTERNATIVE
     for left, right in _sides(example.question, cmp.span(1)):
@@ -180,8 +179,8 @@ def comparison(example: QAExample) -> Outcome:
                     "entities": entities,
                     "answer_entity": answer_side,
                 }
-                return Outcome(replace(example, features=features))
-    return Outcome(None, reason)
+                return Outcome.kept(replace(example, features=features))
+    return Outcome.dropped(reason)
 
 
 def _entity(example: QAExample, question_span: Span, context_span: Span) -> dict:
@@ -209,12 +208,12 @@ def supporting_facts_only(example: QAExample) -> Outcome:
     :data:`ANSWER_NOT_IN_SUPPORT`, or a reason of :func:`comparison`, e.g. the other entity
     is named only outside the facts)."""
     if not example.rationale:
-        return Outcome(None, NO_SUPPORT)
+        return Outcome.dropped(NO_SUPPORT)
     pieces = [example.context[s:e].strip() for s, e in example.rationale]
     context = " ".join(p for p in pieces if p)
     start = find_phrase(example.answers[0], context)
     if start < 0:
-        return Outcome(None, ANSWER_NOT_IN_SUPPORT)
+        return Outcome.dropped(ANSWER_NOT_IN_SUPPORT)
     spans, at = [], 0
     for piece in (p for p in pieces if p):
         spans.append((at, at + len(piece)))

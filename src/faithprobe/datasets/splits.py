@@ -25,7 +25,11 @@ from typing import Any
 from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import QAExample
 
-SPLIT_KEY = "split"  # where training.json keeps the split
+# The file a trained model's folder records its training in (written by
+# faithprobe.training.common, read here: the data layer owns the name so that reading a
+# split needs nothing from training), and where in it the split is kept.
+SUMMARY = "training.json"
+SPLIT_KEY = "split"
 
 
 def document_key(example: QAExample) -> str:
@@ -113,8 +117,6 @@ def heldout_split_of(model: str | Path, data: str | Path | None = None) -> Docum
     """The split a ``faithprobe train qa`` model was trained under (its training.json): of
     ``data`` when given (its ``--train`` file or one of its ``--mix`` files; any other file
     is refused), else of its ``--train`` file."""
-    from faithprobe.training.common import SUMMARY
-
     path = Path(model).expanduser() / SUMMARY
     if not path.is_file():
         raise UsageError(f"{model}: no {SUMMARY} there (is it a model `faithprobe train qa` made?)")

@@ -26,11 +26,11 @@ characters (SQuAD v1.1 dev has none). ``offset_tolerance=0`` is strict.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from faithprobe.atomic import write_text
 from faithprobe.datasets.json_doc import get, load_json, record_id
 from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.examples import UNKNOWN, QAExample
@@ -211,7 +211,5 @@ def write_squad(examples: Iterable[QAExample], path: str | Path, *, title: str =
         ],
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
+    write_text(path, json.dumps(doc, ensure_ascii=False))
     return n

@@ -6,42 +6,39 @@ and the generator's own options, how to write them, and which features break the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from faithprobe.datasets.cloze_jsonl import write_cloze_jsonl
 from faithprobe.datasets.squad import write_squad
-from faithprobe.errors import UsageError
 from faithprobe.generators import comparisons
 from faithprobe.generators.comparisons import ComparisonConfig
 from faithprobe.generators.distractors import DistractorConfig, generate
+from faithprobe.options import parse
+from faithprobe.registry import Registry
 
 
 @dataclass(frozen=True)
 class Generator:
-    description: str
-    config: type  # a frozen dataclass of the options; raises UsageError on bad values
+    name: str
+    config: type  # the options' frozen dataclass; raises UsageError on bad values
     build: Callable[[Any, int], list]
     write: Callable[[list, Path], int]
     breakdown: Callable[[Any], dict[str, Any]]  # item -> its condition, column by column
 
-    def items(self, seed: int, **options: Any) -> list:
-        """The items for ``seed``; ``options`` are fields of :attr:`config`."""
-        try:
-            config = self.config(**options)
-        except TypeError:
-            known = ", ".join(self.config.__dataclass_fields__)
-            raise UsageError(
-                f"options {sorted(options)} do not all apply; known: {known}"
-            ) from None
-        return self.build(config, seed)
+    def items(self, seed: int, options: Mapping[str, object] | None = None) -> list:
+        """The items for ``seed``; ``options`` are fields of :attr:`config` (strings from
+        the command line are converted)."""
+        return self.build(parse(self.config, options, f"generator {self.name!r}"), seed)
 
 
-GENERATORS = {
-    "distractors": Generator(
-        "cloze items with B-type, T-type and unrelated attractors (Pandia & Ettinger 2021)",
+GENERATORS: Registry[Generator] = Registry("generator")
+GENERATORS.add(
+    "distractors",
+    Generator(
+        "distractors",
         DistractorConfig,
         generate,
         write_cloze_jsonl,
@@ -51,9 +48,13 @@ GENERATORS = {
             "n": i.features["n_attractors"],
         },
     ),
-    "comparisons": Generator(
-        "comparison questions over two dated entities, supporting facts or paragraph, as "
-        "SQuAD JSON (right-reasons; Ray Choudhury et al. 2022)",
+    description="cloze items with B-type, T-type and unrelated attractors (Pandia & "
+    "Ettinger 2021), as cloze JSON lines",
+)
+GENERATORS.add(
+    "comparisons",
+    Generator(
+        "comparisons",
         ComparisonConfig,
         comparisons.generate,
         write_squad,
@@ -63,6 +64,8 @@ GENERATORS = {
             "condition": i.features["condition"],
         },
     ),
-}
+    description="comparison questions over two dated entities, supporting facts or "
+    "paragraph, as SQuAD JSON (right-reasons; Ray Choudhury et al. 2022)",
+)
 
 __all__ = ["GENERATORS", "ComparisonConfig", "DistractorConfig", "Generator", "generate"]

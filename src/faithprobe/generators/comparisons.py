@@ -36,6 +36,7 @@ import numpy as np
 from faithprobe.datasets.comparisons import comparison
 from faithprobe.errors import UsageError
 from faithprobe.examples import QAExample
+from faithprobe.options import option
 from faithprobe.seeding import rng_for
 
 
@@ -141,10 +142,15 @@ def part_of(first: str, second: str) -> str:
 
 @dataclass(frozen=True)
 class ComparisonConfig:
-    pairs_per_domain: int = 50
-    domains: tuple[str, ...] = tuple(DOMAINS)
-    conditions: tuple[str, ...] = CONDITIONS
-    part: str = "test"
+    """What ``faithprobe generate comparisons`` builds (``-o KEY=VALUE``; lists
+    comma-separated)."""
+
+    pairs_per_domain: int = option(50, "entity pairs per domain")
+    domains: tuple[str, ...] = option(tuple(DOMAINS), "domains to include")
+    conditions: tuple[str, ...] = option(
+        CONDITIONS, "conditions: supporting (the facts alone), paragraph (with fillers)"
+    )
+    part: str = option("test", "test (what the suite runs on) or train (the other pairs)")
 
     def __post_init__(self) -> None:
         if self.part not in PARTS:

@@ -31,6 +31,7 @@ from faithprobe.generators.stories import (
     base_story,
 )
 from faithprobe.interventions import get as get_intervention
+from faithprobe.options import option
 from faithprobe.seeding import rng_for
 
 INTERVENTION_FOR_TYPE = {
@@ -42,13 +43,18 @@ INTERVENTION_FOR_TYPE = {
 
 @dataclass(frozen=True)
 class DistractorConfig:
-    names_per_pair: int = 2
-    settings: tuple[str, ...] = SETTINGS
-    attractor_types: tuple[str, ...] = ATTRACTOR_TYPES
-    counts: tuple[int, ...] = (1, 2, 3)
-    positions: tuple[str, ...] = ("after", "between", "later")
-    fillers: tuple[int, ...] = (0,)
-    item_sets: tuple[str, ...] = tuple(ITEM_SETS)
+    """What ``faithprobe generate distractors`` builds (``-o KEY=VALUE``; lists
+    comma-separated)."""
+
+    names_per_pair: int = option(2, "entities per background/target pair")
+    settings: tuple[str, ...] = option(SETTINGS, "settings to include: single, multi")
+    attractor_types: tuple[str, ...] = option(ATTRACTOR_TYPES, "attractor types: B, T, unrelated")
+    counts: tuple[int, ...] = option((1, 2, 3), "numbers of attractors (1..3)")
+    positions: tuple[str, ...] = option(
+        ("after", "between", "later"), "attractor positions: after, between, later"
+    )
+    fillers: tuple[int, ...] = option((0,), "filler levels to include (0..3; 0 = none)")
+    item_sets: tuple[str, ...] = option(tuple(ITEM_SETS), "item sets to include")
 
     def __post_init__(self) -> None:
         checks = {
@@ -97,7 +103,7 @@ def variants(base: ClozeExample, config: DistractorConfig, seed: int) -> Iterato
     for n_filler in config.fillers:
         start = base
         if n_filler:
-            start = get_intervention("filler").apply(base, seed=seed, n=n_filler)[0]
+            start = get_intervention("filler").apply(base, seed=seed, n=n_filler).example
             yield start
         for setting in config.settings:
             for attractor_type in config.attractor_types:
@@ -108,7 +114,7 @@ def variants(base: ClozeExample, config: DistractorConfig, seed: int) -> Iterato
                     for n in config.counts:
                         yield from intervention.apply(
                             start, seed=seed, setting=setting, n=n, position=position
-                        )
+                        ).examples
 
 
 def generate(config: DistractorConfig, seed: int) -> list[ClozeExample]:

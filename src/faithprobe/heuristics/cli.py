@@ -40,12 +40,13 @@ def heuristics(
     score every combination (Ray Choudhury et al., Machine reading, fast and slow)."""
     from transformers.utils import logging as hf_logging
 
+    from faithprobe.atomic import write_parquet
     from faithprobe.datasets.qa import read_qa
     from faithprobe.errors import UsageError
     from faithprobe.heuristics.runner import predict, sample
-    from faithprobe.heuristics.scoring import score_rows, scores, summary_table
+    from faithprobe.heuristics.scoring import score_rows, scores
+    from faithprobe.report.heuristics import scores_table
     from faithprobe.report.tables import write_tables
-    from faithprobe.runfolder import write_parquet
     from faithprobe.sentences import check_splitter
 
     hf_logging.disable_progress_bar()
@@ -56,7 +57,7 @@ def heuristics(
         if not examples:
             raise UsageError(f"{data}: no questions to answer")
         predictions = score_rows(predict(examples, splitter=splitter))
-        table = summary_table(scores(predictions, seed))
+        table = scores_table(scores(predictions, seed))
         out.mkdir(parents=True, exist_ok=True)
         write_parquet(out / "predictions.parquet", predictions)
         write_tables({table.name: table}, out)

@@ -8,7 +8,7 @@ answer's start: with an extractor, the most that sentence selection can give it.
 without answer offsets (an unanswerable SQuAD 2.0 question) has no oracle row.
 
 Predictions frame columns: ``heuristic`` (``selector+extractor``), ``selector``,
-``extractor``, ``item_id``, ``passage_id`` (the bootstrap's cluster), ``question``,
+``extractor``, ``original_id``, ``passage_id`` (the bootstrap's cluster), ``question``,
 ``sentence_index``, ``sentence_start``/``sentence_end`` (characters of the context),
 ``answer_sentence`` (the selected sentence holds the start of some gold answer),
 ``prediction`` and ``answers``; :func:`~faithprobe.heuristics.scoring.score_rows` adds
@@ -31,9 +31,9 @@ from faithprobe.heuristics.selection import (
     longest_common_subsequence,
     token_overlap,
 )
+from faithprobe.qa.questions import passage_id
+from faithprobe.seeding import hash_rank
 from faithprobe.sentences import DEFAULT_SPLITTER, SPACY_MODEL, Span, sentence_at, split_many
-from faithprobe.suites.base import hash_rank
-from faithprobe.suites.faithfulness import passage_id
 
 ORACLE = "oracle"
 
@@ -97,7 +97,7 @@ def predict(
                         "heuristic": f"{selector}+{extractor.name}",
                         "selector": selector,
                         "extractor": extractor.name,
-                        "item_id": example.id,
+                        "original_id": example.id,
                         "passage_id": passage_id(example),
                         "question": example.question,
                         "sentence_index": index,

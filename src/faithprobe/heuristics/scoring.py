@@ -13,9 +13,6 @@ import pandas as pd
 
 from faithprobe.metrics.intervals import clustered_mean
 from faithprobe.metrics.qa import qa_scores, scored_rows
-from faithprobe.report.tables import Table, fmt_estimate
-
-METRICS = {"em": "EM", "f1": "F1", "sentence": "answer sentence"}
 
 
 def _as_subjects(predictions: pd.DataFrame) -> pd.DataFrame:
@@ -46,25 +43,3 @@ def scores(predictions: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     out = pd.concat([qa.drop(columns="variant"), pd.DataFrame(hits)], ignore_index=True)
     order = {h: i for i, h in enumerate(dict.fromkeys(predictions["heuristic"]))}
     return out.sort_values("heuristic", key=lambda h: h.map(order), kind="stable")
-
-
-def summary_table(table: pd.DataFrame) -> Table:
-    """One row per heuristic: EM, F1 and the answer-sentence rate with 95% intervals, n."""
-    rows = []
-    for heuristic, group in table.groupby("heuristic", sort=False):
-        by = group.set_index("metric")
-        row = {"heuristic": heuristic}
-        for metric, label in METRICS.items():
-            r = by.loc[metric]
-            row[label] = fmt_estimate(r["value"], r["ci_low"], r["ci_high"])
-        row["n"] = int(by.loc["em", "n"])
-        row["passages"] = int(by.loc["em", "n_clusters"])
-        rows.append(row)
-    return Table(
-        name="scores",
-        title="Heuristic QA baselines",
-        data=table.reset_index(drop=True),
-        display=pd.DataFrame(rows),
-        note="Values with 95% cluster-bootstrap intervals over passages. `oracle`: the "
-        "sentence holding the first gold answer (an upper bound for sentence selection).",
-    )

@@ -1,56 +1,44 @@
 """Registry of interventions: names map to :class:`Intervention` objects.
 
-Modules in this package register their interventions when imported; :func:`get` and
-:func:`available` import them all first.
+Modules register their interventions with :func:`register` when they are imported. The
+registry finds them itself: before the first lookup it imports every module of this package
+and the ``interventions`` module of any suite package that has one
+(:func:`faithprobe.registry.import_submodules`), so a new intervention is a new module, not
+an edit to a list.
 """
 
 from __future__ import annotations
 
-import importlib
-
 from faithprobe.expectations import Expectation
 from faithprobe.interventions.base import Intervention, InterventionFn, Pair
+from faithprobe.registry import Registry, import_submodules
 
-__all__ = ["Intervention", "Pair", "available", "get", "register"]
+__all__ = ["INTERVENTIONS", "Intervention", "Pair", "available", "get", "register"]
 
-_REGISTRY: dict[str, Intervention] = {}
-_MODULES = (
-    "attractors",
-    "no_correct_choice",
-    "feature_swaps",
-    "deletion",
-    "negation",
-    "comparative",
-    "coreference",
-)
+
+def _discover(_: Registry) -> None:
+    import_submodules(__name__)
+    import_submodules("faithprobe.suites", only="interventions")
+
+
+INTERVENTIONS: Registry[Intervention] = Registry("intervention", discover=_discover)
 
 
 def register(name: str, *, family: str, changes: str, holds: str, expectation: Expectation):
-    """Decorator: register ``fn(example, rng, **params)`` under ``name``."""
+    """Decorator: register ``fn(example, rng, **params) -> Outcome`` under ``name``."""
 
     def wrap(fn: InterventionFn) -> InterventionFn:
-        if name in _REGISTRY:
-            raise ValueError(f"intervention {name!r} registered twice")
-        _REGISTRY[name] = Intervention(name, family, changes, holds, expectation, fn)
+        INTERVENTIONS.add(
+            name, Intervention(name, family, changes, holds, expectation, fn), description=changes
+        )
         return fn
 
     return wrap
 
 
-def _load_all() -> None:
-    for module in _MODULES:
-        importlib.import_module(f"{__name__}.{module}")
-
-
 def get(name: str) -> Intervention:
-    _load_all()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        raise KeyError(f"unknown intervention {name!r}; known: {known}") from None
+    return INTERVENTIONS.get(name)
 
 
 def available() -> list[Intervention]:
-    _load_all()
-    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+    return [INTERVENTIONS.get(name) for name in sorted(INTERVENTIONS.names())]

@@ -12,12 +12,13 @@ from math import comb
 
 import numpy as np
 
-from faithprobe.examples import ClozeExample
+from faithprobe.examples import ClozeExample, Outcome
 from faithprobe.expectations import ANSWER_UNCHANGED
 from faithprobe.generators.stories import FILLERS, NAMES, POSITIONS, UNRELATED, Story
 from faithprobe.interventions import register
 
 HOLDS = "the key entity, its critical fact, the query and the gold target"
+TOO_FEW = "fewer than n attractors of the type are left to add"
 
 
 def _pool(story: Story, attractor_type: str) -> list[str]:
@@ -93,8 +94,9 @@ def _register_attractor(attractor_type: str, name: str, what: str) -> None:
         holds=HOLDS,
         expectation=ANSWER_UNCHANGED,
     )
-    def add(example: ClozeExample, rng: np.random.Generator, **params) -> list[ClozeExample]:
-        return _variants(example, rng, attractor_type, **params)
+    def add(example: ClozeExample, rng: np.random.Generator, **params) -> Outcome:
+        variants = _variants(example, rng, attractor_type, **params)
+        return Outcome.kept(*variants) if variants else Outcome.dropped(TOO_FEW)
 
 
 _register_attractor("B", "attractors.background", "words of the background word's class (B-type)")
@@ -110,11 +112,11 @@ _register_attractor("unrelated", "attractors.unrelated", "unrelated properties")
     holds=HOLDS,
     expectation=ANSWER_UNCHANGED,
 )
-def add_filler(example: ClozeExample, rng: np.random.Generator, *, n: int) -> list[ClozeExample]:
+def add_filler(example: ClozeExample, rng: np.random.Generator, *, n: int) -> Outcome:
     story = Story.from_features(example.features)
     filler = tuple(rng.choice(np.array(FILLERS, dtype=object), n, replace=False))
     edited = story.with_(filler=filler)
-    return [
+    return Outcome.kept(
         ClozeExample(
             id=f"{example.id}|filler{n}",
             context=edited.render_context(),
@@ -123,4 +125,4 @@ def add_filler(example: ClozeExample, rng: np.random.Generator, *, n: int) -> li
             suffix=example.suffix,
             features={**edited.to_features(), "base_id": _root(example)},
         )
-    ]
+    )

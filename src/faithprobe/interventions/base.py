@@ -1,8 +1,9 @@
 """The intervention protocol.
 
-An intervention is a named, pure function of (example, rng, **params) returning new
-examples, plus the metadata a reader needs to judge it: what it changes, what it holds
-fixed, and what a faithful model does afterwards. Its randomness comes from
+An intervention is a named, pure function of (example, rng, **params) returning an
+:class:`~faithprobe.examples.Outcome` -- the new examples, or the reason there are none --
+plus the metadata a reader needs to judge it: what it changes, what it holds fixed, and
+what a faithful model does afterwards. Its randomness comes from
 :func:`faithprobe.seeding.rng_for` keyed by (seed, example id, intervention instance), so the
 same seed gives the same edits whatever order examples arrive in.
 """
@@ -13,14 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from faithprobe.examples import ChoiceExample, ClozeExample, NLIExample, QAExample
+from faithprobe.examples import Example, Outcome
 from faithprobe.expectations import Expectation
 from faithprobe.seeding import rng_for
 
-Example = ClozeExample | ChoiceExample | NLIExample | QAExample
-InterventionFn = Callable[..., Sequence[Example]]
+InterventionFn = Callable[..., Outcome]
 
 
 @dataclass(frozen=True)
@@ -39,21 +37,17 @@ class Intervention:
         inner = ",".join(f"{k}={params[k]}" for k in sorted(params))
         return f"{self.name}[{inner}]"
 
-    def rng(self, example: Example, *, seed: int, **params: Any) -> np.random.Generator:
-        """The generator :meth:`apply` hands the function for ``example`` (so that code
-        explaining a single application draws exactly what the intervention drew)."""
-        return rng_for(seed, example.id, self.instance_name(**params))
-
     def apply(
         self, example: Example, *, seed: int, pool: Sequence[Example] | None = None, **params: Any
-    ) -> list[Example]:
-        """The intervened versions of ``example``. Interventions that borrow from other
-        instances of the dataset (a donor question or answer) draw them from ``pool``, which
-        should be in a fixed order (e.g. sorted by id) for results to be reproducible."""
-        rng = self.rng(example, seed=seed, **params)
+    ) -> Outcome:
+        """The intervened versions of ``example``, or the reason there are none.
+        Interventions that borrow from other instances of the dataset (a donor question or
+        answer) draw them from ``pool``, which should be in a fixed order (e.g. sorted by
+        id) for results to be reproducible."""
+        rng = rng_for(seed, example.id, self.instance_name(**params))
         if pool is not None:
             params = {**params, "pool": pool}
-        return list(self.fn(example, rng, **params))
+        return self.fn(example, rng, **params)
 
 
 @dataclass(frozen=True)
@@ -72,18 +66,9 @@ class Pair:
     def id(self) -> str:
         return self.pair_id or self.intervened.id
 
-
-@dataclass(frozen=True)
-class Outcome:
-    """What an intervention (or a selection step) made of one example: the changed
-    ``example``, or ``None`` and the ``reason`` it was dropped; ``detail`` says more. Modules
-    that drop examples return these from their working functions so that callers can count
-    the reasons; the registered functions return only :attr:`examples`."""
-
-    example: Example | None
-    reason: str | None = None
-    detail: str | None = None
-
     @property
-    def examples(self) -> list[Example]:
-        return [] if self.example is None else [self.example]
+    def dropped(self) -> str | None:
+        """Why the intervention could not be applied (the intervened example is then the
+        original marked with the reason, :meth:`~faithprobe.examples.Outcome.example_or_dropped`),
+        or None."""
+        return self.intervened.features.get("dropped")

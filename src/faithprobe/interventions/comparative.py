@@ -23,9 +23,8 @@ original's capitalisation; only the comparative's words change ("came out earlie
 ``comparative`` (the new one), ``variant``, ``original_id`` and ``expected`` (the other
 entity's name), with the entity and comparative spans moved to the new question.
 
-The registered functions return ``[]`` for a dropped example; :func:`explain` gives the
-outcome with the reason (one of :data:`faithprobe.datasets.comparisons.REASONS` or
-``NOT_IN_MAP``).
+A dropped example's :class:`~faithprobe.examples.Outcome` says why (one of
+:data:`faithprobe.datasets.comparisons.REASONS` or ``NOT_IN_MAP``).
 """
 
 from __future__ import annotations
@@ -35,10 +34,9 @@ from dataclasses import replace
 import numpy as np
 
 from faithprobe.datasets.comparisons import comparison
-from faithprobe.examples import QAExample
+from faithprobe.examples import Outcome, QAExample
 from faithprobe.expectations import ANSWER_OTHER_ENTITY
-from faithprobe.interventions import get, register
-from faithprobe.interventions.base import Outcome
+from faithprobe.interventions import register
 
 IN_DISTRIBUTION: dict[str, tuple[str, ...]] = {
     "earlier": ("later",),
@@ -84,7 +82,7 @@ def counterfactual(
     features = found.example.features
     original = features["comparative"]
     if original not in antonyms:
-        return Outcome(None, NOT_IN_MAP, detail=original)
+        return Outcome.dropped(NOT_IN_MAP, detail=original)
     choices = antonyms[original]
     new = choices[int(rng.integers(len(choices)))] if len(choices) > 1 else choices[0]
     s, e = features["comparative_span"]
@@ -116,12 +114,12 @@ def counterfactual(
             "expected": other["name"],
         },
     )
-    return Outcome(changed)
+    return Outcome.kept(changed)
 
 
 def _registered(antonyms: dict[str, tuple[str, ...]], variant: str):
-    def intervention(example: QAExample, rng: np.random.Generator, **params) -> list[QAExample]:
-        return counterfactual(example, rng, antonyms, variant).examples
+    def intervention(example: QAExample, rng: np.random.Generator, **params) -> Outcome:
+        return counterfactual(example, rng, antonyms, variant)
 
     return intervention
 
@@ -134,10 +132,3 @@ for _name, (_map, _variant, _changes) in ANTONYMS.items():
         holds="the context and the two compared entities",
         expectation=ANSWER_OTHER_ENTITY,
     )(_registered(_map, _variant))
-
-
-def explain(name: str, example: QAExample, *, seed: int = 0) -> Outcome:
-    """What ``name`` does to ``example`` under ``seed`` (the same draw as the registered
-    intervention), with the reason when it drops it."""
-    antonyms, variant, _ = ANTONYMS[name]
-    return counterfactual(example, get(name).rng(example, seed=seed), antonyms, variant)

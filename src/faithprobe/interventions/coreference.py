@@ -47,10 +47,9 @@ import re
 import numpy as np
 
 from faithprobe.coreference.selection import MULTI_SPAN, NOT_SPAN, span_problem
-from faithprobe.examples import QAExample
+from faithprobe.examples import Outcome, QAExample
 from faithprobe.expectations import ANSWER_NEW_ENTITY
-from faithprobe.interventions import get, register
-from faithprobe.interventions.base import Outcome
+from faithprobe.interventions import register
 from faithprobe.interventions.deletion import occurs, sentences_of
 from faithprobe.sentences import sentence_at
 
@@ -84,16 +83,16 @@ def counterfactual(example: QAExample, rng: np.random.Generator) -> Outcome:
     """``example`` with a sentence inserted that makes a new person the answer (see the
     module docstring), or the reason it is not generated."""
     if reason := span_problem(example):
-        return Outcome(None, reason)
+        return Outcome.dropped(reason)
     match = QUESTION.match(example.question)
     if match is None:
-        return Outcome(None, UNSUPPORTED)
+        return Outcome.dropped(UNSUPPORTED)
     if match["head"] not in PERSON_HEADS:
-        return Outcome(None, NOT_A_PERSON, detail=match["head"])
+        return Outcome.dropped(NOT_A_PERSON, detail=match["head"])
     texts = (example.context, example.question)
     first, last = _free(FIRST_NAMES, texts, rng), _free(SURNAMES, texts, rng)
     if first is None or last is None:
-        return Outcome(None, NO_FREE_NAME)
+        return Outcome.dropped(NO_FREE_NAME)
     copula = "was" if match["copula"] == " was" else "is"
     old = example.answers[0]
     lead = f"It {copula} not {old} but another {match['head']}, "
@@ -133,7 +132,7 @@ def counterfactual(example: QAExample, rng: np.random.Generator) -> Outcome:
         rationale=((start, start + len(sentence)),),
         features=features,
     )
-    return Outcome(changed)
+    return Outcome.kept(changed)
 
 
 @register(
@@ -143,13 +142,5 @@ def counterfactual(example: QAExample, rng: np.random.Generator) -> Outcome:
     holds="the question and the whole original context (the old answer stays in it)",
     expectation=ANSWER_NEW_ENTITY,
 )
-def coreference_counterfactual(
-    example: QAExample, rng: np.random.Generator, **params
-) -> list[QAExample]:
-    return counterfactual(example, rng).examples
-
-
-def explain(example: QAExample, *, seed: int = 0) -> Outcome:
-    """What ``coreference_counterfactual`` does to ``example`` under ``seed`` (the same draw
-    as the registered intervention), with the reason when it generates nothing."""
-    return counterfactual(example, get(NAME).rng(example, seed=seed))
+def coreference_counterfactual(example: QAExample, rng: np.random.Generator, **params) -> Outcome:
+    return counterfactual(example, rng)

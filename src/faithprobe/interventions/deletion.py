@@ -33,8 +33,7 @@ Every changed example records in ``features["copied"]`` where its text comes fro
 the original context (the appended answer or sentence is not among them), so analyses can
 pair the characters -- and the tokens -- the two inputs share.
 
-The registered functions return ``[]`` for a dropped example; :func:`explain` gives the
-same result with the reason (see ``DROPS``), for counting what each step dropped.
+A dropped example's :class:`~faithprobe.examples.Outcome` says why (one of ``DROPS``).
 """
 
 from __future__ import annotations
@@ -44,10 +43,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from faithprobe.examples import UNKNOWN, QAExample
+from faithprobe.examples import UNKNOWN, Outcome, QAExample
 from faithprobe.expectations import ANSWER_UNCHANGED, ANSWER_UNKNOWN
 from faithprobe.interventions import register
-from faithprobe.interventions.base import Outcome
 from faithprobe.sentences import (
     DEFAULT_SPLITTER,
     Span,
@@ -81,11 +79,6 @@ class Augmenter:
         return self.name
 
 
-# the outcome of a deletion on one example (``reason`` one of ``DROPS``; ``detail`` e.g. the
-# generated sentence that lacked the answer)
-Deletion = Outcome
-
-
 def sentences_of(example: QAExample, splitter: str | None = None) -> tuple[Span, ...]:
     """The example's own sentence spans if it has them and no splitter is named, else the
     named splitter's (default: the loader's, else ``DEFAULT_SPLITTER``)."""
@@ -113,10 +106,10 @@ def _last_sentence(sentences: Sequence[Span], example: QAExample) -> int:
     return sentence_at(sentences, max(e for _, e in example.rationale) - 1)
 
 
-def truncate(example: QAExample, *, splitter: str | None = None) -> Deletion:
+def truncate(example: QAExample, *, splitter: str | None = None) -> Outcome:
     """TS: the story up to the end of the sentence holding the rationale's end."""
     if reason := _check(example):
-        return Deletion(None, reason)
+        return Outcome.dropped(reason)
     sentences = sentences_of(example, splitter)
     last = _last_sentence(sentences, example)
     cut = max(sentences[last][1], max(e for _, e in example.rationale))
@@ -137,16 +130,16 @@ def truncate(example: QAExample, *, splitter: str | None = None) -> Deletion:
         answer_starts=starts,
         features=features,
     )
-    return Deletion(changed)
+    return Outcome.kept(changed)
 
 
-def truncate_remove(example: QAExample, **options: Any) -> Deletion:
+def truncate_remove(example: QAExample, **options: Any) -> Outcome:
     """TS-R: TS, then every sentence overlapping the rationale removed. ``options``:
     ``splitter``, ``reinsert`` (default True), ``augment`` (see the module docstring)."""
     return _remove_rationale(example, truncated=True, **options)
 
 
-def remove_support(example: QAExample, **options: Any) -> Deletion:
+def remove_support(example: QAExample, **options: Any) -> Outcome:
     """OS-R: the whole story with every sentence overlapping the rationale removed
     (``options`` as for :func:`truncate_remove`)."""
     return _remove_rationale(example, truncated=False, **options)
@@ -159,25 +152,25 @@ def _remove_rationale(
     splitter: str | None = None,
     reinsert: bool = True,
     augment: Callable[[QAExample, str], str] | None = None,
-) -> Deletion:
+) -> Outcome:
     """The text (truncated as TS, or whole) without the sentences that overlap the
     rationale, the answer re-inserted."""
     if augment is not None and not reinsert:
         raise ValueError("augment replaces the re-inserted answer: it needs reinsert=True")
     if reason := _check(example):
-        return Deletion(None, reason)
+        return Outcome.dropped(reason)
     sentences = sentences_of(example, splitter)
     text, variant = example.context, "OS-R"
     if truncated:
         if sentence_at(sentences, min(s for s, _ in example.rationale)) == 0:
-            return Deletion(None, FIRST_SENTENCE)
+            return Outcome.dropped(FIRST_SENTENCE)
         sentences = sentences[: _last_sentence(sentences, example) + 1]
         text, variant = example.context[: sentences[-1][1]], "TS-R"
     gone = sorted({i for s, e in example.rationale for i in overlapping(sentences, s, e)})
     new_text, new_sentences = remove_sentences(text, sentences, gone)
     copied = copied_pieces(len(text), deletion_ranges(text, sentences, gone))
     if not new_text.strip():
-        return Deletion(None, NOTHING_LEFT)
+        return Outcome.dropped(NOTHING_LEFT)
     features = _features(example, variant + ("+Aug" if augment else ""), UNKNOWN, splitter)
     features["removed"] = [text[sentences[i][0] : sentences[i][1]] for i in gone]
     if "sentences" in example.features:
@@ -189,12 +182,12 @@ def _remove_rationale(
         answer = example.answers[0]
         appended = augment(example, answer).strip() if augment else answer
         if augment and answer.lower() not in appended.lower():
-            return Deletion(None, AUGMENT_FAILED, detail=appended)
+            return Outcome.dropped(AUGMENT_FAILED, detail=appended)
         kept = len(new_text.rstrip())
         copied = [(n, o, min(size, kept - n)) for n, o, size in copied if n < kept]
         new_text = f"{new_text[:kept]} {appended}"
         if new_text.strip() == text.strip():
-            return Deletion(None, RESTORED)
+            return Outcome.dropped(RESTORED)
     features["appended"] = appended
     features["copied"] = copied
     changed = replace(
@@ -205,7 +198,7 @@ def _remove_rationale(
         rationale=(),
         features=features,
     )
-    return Deletion(changed)
+    return Outcome.kept(changed)
 
 
 def _features(example: QAExample, variant: str, expected: str, splitter: str | None) -> dict:
@@ -305,9 +298,9 @@ def _options(params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in params.items() if k != "pool"}
 
 
-def _registered(fn: Callable[..., Deletion]):
-    def intervention(example: QAExample, rng, **params) -> list[QAExample]:
-        return fn(example, **_options(params)).examples
+def _registered(fn: Callable[..., Outcome]):
+    def intervention(example: QAExample, rng, **params) -> Outcome:
+        return fn(example, **_options(params))
 
     intervention.__name__ = fn.__name__
     return intervention
@@ -343,13 +336,3 @@ for _name, (_fn, _changes, _holds, _expectation) in _DELETIONS.items():
     register(_name, family="deletion", changes=_changes, holds=_holds, expectation=_expectation)(
         _registered(_fn)
     )
-
-
-def explain(name: str, example: QAExample, **params: Any) -> Deletion:
-    """What the deletion intervention ``name`` does to ``example``, with the reason when it
-    drops it (the registered intervention returns only the example list)."""
-    try:
-        fn = _DELETIONS[name][0]
-    except KeyError:
-        raise KeyError(f"unknown deletion {name!r}; known: {', '.join(_DELETIONS)}") from None
-    return fn(example, **_options(params))

@@ -28,11 +28,12 @@ from collections.abc import Callable
 import numpy as np
 
 from faithprobe.datasets.nli_xy import NLIXYGrid
-from faithprobe.examples import NLIExample
+from faithprobe.examples import NLIExample, Outcome
 from faithprobe.expectations import PREDICTION_CHANGES, PREDICTION_KEPT
 from faithprobe.interventions import register
 
 FAMILY = "natural-logic"
+NO_ALTERNATIVE = "no other grid example meets the conditions"
 Condition = Callable[[NLIExample, NLIExample], bool]
 
 
@@ -70,8 +71,9 @@ def _alternatives(
 def _swap(held: str, *conditions: Condition):
     """The intervention function for one row of the table below."""
 
-    def swap(example: NLIExample, rng: np.random.Generator, pool: NLIXYGrid) -> list[NLIExample]:
-        return _alternatives(example, pool, held, conditions)
+    def swap(example: NLIExample, rng: np.random.Generator, pool: NLIXYGrid) -> Outcome:
+        alternatives = _alternatives(example, pool, held, conditions)
+        return Outcome.kept(*alternatives) if alternatives else Outcome.dropped(NO_ALTERNATIVE)
 
     return swap
 

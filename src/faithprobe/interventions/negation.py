@@ -24,13 +24,16 @@ from pathlib import Path
 
 from faithprobe.datasets.jsonl import field, iter_records
 from faithprobe.errors import DataError, excerpt
-from faithprobe.examples import QAExample
+from faithprobe.examples import Outcome, QAExample
 from faithprobe.expectations import ANSWER_FLIPS
 from faithprobe.interventions import register
-from faithprobe.interventions.deletion import sentences_of
+from faithprobe.interventions.deletion import NO_RATIONALE, sentences_of
 from faithprobe.sentences import sentence_at
 
 FLIP = {"yes": "no", "no": "yes"}
+NO_EDIT = "the edit file has no edit for this example"
+NOT_YES_NO = "the gold answer is not yes or no"
+NO_RULE = "no negation rule fits the sentence"
 
 
 @dataclass(frozen=True)
@@ -175,9 +178,9 @@ def _edited(
     holds="the question and the rest of the context",
     expectation=ANSWER_FLIPS,
 )
-def negation_edit(example: QAExample, rng, *, edits: Mapping[str, Edit], **params):
+def negation_edit(example: QAExample, rng, *, edits: Mapping[str, Edit], **params) -> Outcome:
     edit = edits.get(example.id)
-    return [] if edit is None else [apply_edit(example, edit)]
+    return Outcome.dropped(NO_EDIT) if edit is None else Outcome.kept(apply_edit(example, edit))
 
 
 @register(
@@ -188,17 +191,19 @@ def negation_edit(example: QAExample, rng, *, edits: Mapping[str, Edit], **param
     holds="the question and every other sentence",
     expectation=ANSWER_FLIPS,
 )
-def rule_negate(example: QAExample, rng, *, splitter: str | None = None, **params):
-    if example.answer_type not in FLIP or not example.rationale:
-        return []
+def rule_negate(example: QAExample, rng, *, splitter: str | None = None, **params) -> Outcome:
+    if example.answer_type not in FLIP:
+        return Outcome.dropped(NOT_YES_NO)
+    if not example.rationale:
+        return Outcome.dropped(NO_RATIONALE)
     sentences = sentences_of(example, splitter)
     start, end = sentences[sentence_at(sentences, example.rationale[0][0])]
     negated = negate_sentence(example.context[start:end])
     if negated is None:
-        return []
+        return Outcome.dropped(NO_RULE, detail=example.context[start:end])
     text, rule = negated
     extra = {"negation": "rule-based", "rule": rule}
-    return [_edited(example, start, end, text, FLIP[example.answer_type], extra)]
+    return Outcome.kept(_edited(example, start, end, text, FLIP[example.answer_type], extra))
 
 
 # --- the rules -------------------------------------------------------------------------

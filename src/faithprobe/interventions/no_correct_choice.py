@@ -21,11 +21,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from faithprobe.examples import ChoiceExample
+from faithprobe.examples import ChoiceExample, Outcome
 from faithprobe.expectations import NO_CHOICE_CORRECT
 from faithprobe.interventions import register
 
 _WORD = re.compile(r"\w+")
+NO_DONOR = "no other instance of the pool qualifies as a donor"
 
 
 @lru_cache(maxsize=65_536)
@@ -77,8 +78,8 @@ def _draw(
     holds="the choices and their order",
     expectation=NO_CHOICE_CORRECT,
 )
-def no_question(example: ChoiceExample, rng, *, trial: int = 0, pool=None):
-    return [_probed(example, "no_question", trial, prompt="")]
+def no_question(example: ChoiceExample, rng, *, trial: int = 0, pool=None) -> Outcome:
+    return Outcome.kept(_probed(example, "no_question", trial, prompt=""))
 
 
 @register(
@@ -96,7 +97,7 @@ def wrong_question(
     pool: Sequence[ChoiceExample],
     trial: int = 0,
     disjoint: bool = False,
-):
+) -> Outcome:
     own = words(example.prompt)
 
     def ok(d: ChoiceExample) -> bool:
@@ -108,11 +109,11 @@ def wrong_question(
 
     donor = _draw(rng, pool, ok)
     if donor is None:  # no prompt qualifies (only possible with disjoint=True)
-        return []
+        return Outcome.dropped(NO_DONOR)
     probe = "wrong_question_disjoint" if disjoint else "wrong_question"
     out = _probed(example, probe, trial, prompt=donor.prompt)
     out.features["donor_id"] = donor.id
-    return [out]
+    return Outcome.kept(out)
 
 
 @register(
@@ -123,7 +124,9 @@ def wrong_question(
     holds="the prompt, the wrong choices and the order of choices",
     expectation=NO_CHOICE_CORRECT,
 )
-def no_right_answer(example: ChoiceExample, rng, *, pool: Sequence[ChoiceExample], trial: int = 0):
+def no_right_answer(
+    example: ChoiceExample, rng, *, pool: Sequence[ChoiceExample], trial: int = 0
+) -> Outcome:
     own = {c.strip().lower() for c in example.choices}
 
     def ok(d: ChoiceExample) -> bool:
@@ -135,9 +138,9 @@ def no_right_answer(example: ChoiceExample, rng, *, pool: Sequence[ChoiceExample
 
     donor = _draw(rng, pool, ok)
     if donor is None:
-        return []
+        return Outcome.dropped(NO_DONOR)
     choices = list(example.choices)
     choices[example.label] = donor.choices[donor.label]
     out = _probed(example, "no_right_answer", trial, choices=tuple(choices))
     out.features["donor_id"] = donor.id
-    return [out]
+    return Outcome.kept(out)

@@ -3,8 +3,8 @@ the method's negation (Table 10) and predicate–argument (Table 12) accuracies.
 
 Answer scoring follows the official SQuAD v1.1 and CoQA evaluation scripts:
 
-* ``normalize_answer``: lowercase, drop ASCII punctuation (``string.punctuation``), drop
-  the articles a/an/the as whole words, collapse whitespace;
+* answers normalised by :func:`~faithprobe.qa.answers.normalize_answer` (lowercase, drop
+  ASCII punctuation, drop the articles a/an/the as whole words, collapse whitespace);
 * ``exact_match``: normalised strings equal; ``f1``: token-level F1 of the normalised
   strings' bags of tokens; both the maximum over the gold answers (SQuAD v1.1's
   ``metric_max_over_ground_truths``; CoQA's turn score is :func:`coqa_turn_score`);
@@ -12,11 +12,10 @@ Answer scoring follows the official SQuAD v1.1 and CoQA evaluation scripts:
   gold are both empty, else 0 where either is. (SQuAD v1.1 gives F1 0 when both are empty;
   its golds are never empty.) No gold answers at all counts as one empty gold (SQuAD 2.0).
 
-*Unknown.* :func:`is_unknown` recognises an abstention from the phrasings in
-``UNKNOWN_PHRASES`` (see there). In the tables, a prediction flagged unknown is scored as the
-string ``"unknown"`` and a gold that is unknown (empty, or an unknown phrasing such as
-CoQA's ``"unknown"``) as ``"unknown"`` too, so abstaining earns EM/F1 exactly where the
-gold says *unknown* and nowhere else.
+*Unknown.* :func:`~faithprobe.qa.answers.is_unknown` recognises an abstention. In the
+tables, a prediction flagged unknown is scored as the string ``"unknown"`` and a gold that
+is unknown (empty, or an unknown phrasing such as CoQA's ``"unknown"``) as ``"unknown"``
+too, so abstaining earns EM/F1 exactly where the gold says *unknown* and nowhere else.
 
 Results frame: one row per (subject, answered input). Columns:
 
@@ -30,7 +29,7 @@ Results frame: one row per (subject, answered input). Columns:
 ``answers``         list (or tuple) of gold answers: always the *original* gold answers
 ``predicted_unknown`` optional bool: the model abstained (e.g. a null answer won); missing or
                     NA means ``is_unknown(prediction)``
-``item_id``         the same question across variants (pairs rows for negation and flips)
+``original_id``     the same question across variants (pairs rows for negation and flips)
 ``form``            predicate–argument only: question form ``original``/``paraphrase``/
                     ``control``
 ``story_id``        predicate–argument only: the story (cluster of its questions)
@@ -48,8 +47,6 @@ fractions in [0, 1]. Intervals are 95%.
 
 from __future__ import annotations
 
-import re
-import string
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -58,15 +55,7 @@ import pandas as pd
 
 from faithprobe.examples import UNKNOWN
 from faithprobe.metrics.intervals import Estimate, clustered_mean, paired_difference, wilson
-
-_PUNCT = set(string.punctuation)
-_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
-
-
-def normalize_answer(text: str) -> str:
-    """Lowercase, remove punctuation, articles and extra whitespace (SQuAD v1.1 / CoQA)."""
-    text = "".join(ch for ch in text.lower() if ch not in _PUNCT)
-    return " ".join(_ARTICLES.sub(" ", text).split())
+from faithprobe.qa.answers import is_unknown, normalize_answer, yes_no_label
 
 
 def _tokens(text: str) -> list[str]:
@@ -113,91 +102,6 @@ def coqa_turn_score(prediction: str, golds: Sequence[str]) -> dict[str, float]:
     }
 
 
-# normalised (see ``normalize_answer``: "I don't know." -> "i dont know")
-UNKNOWN_PHRASES: tuple[str, ...] = (
-    "unknown",
-    "i dont know",
-    "i do not know",
-    "dont know",
-    "do not know",
-    "not known",
-    "no answer",
-    "no idea",
-    "unanswerable",
-    "not answerable",
-    "cannot be answered",
-    "can not be answered",
-    "cant be answered",
-    "cannot be determined",
-    "can not be determined",
-    "cant be determined",
-    "cannot determine",
-    "cannot say",
-    "cant say",
-    "cannot tell",
-    "cant tell",
-    "not mentioned",
-    "not stated",
-    "not specified",
-    "not given",
-    "not provided",
-    "not clear",
-    "unclear",
-    "no information",
-    "not enough information",
-    "insufficient information",
-)
-# optional words before and after a phrase: "The answer is unknown.", "It is not mentioned
-# in the passage.", "Cannot be determined from the text."
-_LEAD = r"(?:(?:sorry|answer|it|this|that|which)(?: is)? )?"
-_TAIL = r"(?: (?:in|from|by|based on) (?:passage|text|story|context|article|paragraph))?"
-_UNKNOWN = re.compile(rf"^{_LEAD}(?:{'|'.join(map(re.escape, UNKNOWN_PHRASES))}){_TAIL}$")
-
-
-def is_unknown(text: str | None) -> bool:
-    """Whether ``text`` says *unknown*: empty (after normalisation) or, once normalised,
-    one of ``UNKNOWN_PHRASES``, optionally after "sorry"/"answer (is)"/"it (is)"/"this
-    (is)"/"that (is)"/"which (is)" and before "in/from/by/based on" + "passage/text/story/
-    context/article/paragraph". A bare "no" is an answer, not an abstention."""
-    if text is None or (isinstance(text, float) and np.isnan(text)):
-        return True
-    norm = normalize_answer(str(text))
-    return not norm or bool(_UNKNOWN.match(norm))
-
-
-# what generative models put before the answer itself: a format label ("A:", "Answer:")
-# and a lead-in ("The answer is", "The answer to the question is:")
-_LABEL = re.compile(r"^(?:a|answer)\s*(?::|\.(?=\s|$))\s*", re.IGNORECASE)
-_LEAD_IN = re.compile(
-    r"^(?:the )?(?:correct |final |short )?answer"
-    r"(?: to (?:this|the|your) question)?(?: would be| is)\s*[:,]?\s*",
-    re.IGNORECASE,
-)
-_QUOTES = ('"', "'", "\u201c\u201d", "\u2018\u2019")
-
-
-def extract_answer(text: str) -> str:
-    """The answer in a generated reply: the first line, without a leading format label
-    ("A:", "Answer:", "A.") or lead-in ("The answer is", "The answer to the question is:"),
-    without quotes around it and a final full stop. Nothing else is guessed: a whole
-    sentence ("The Premier is Daniel Andrews.") stays a sentence, which F1 credits in part
-    and the ``contains`` score in full. Only ever makes the text shorter."""
-    answer = text.strip().split("\n", 1)[0].strip()
-    while True:
-        shorter = _LEAD_IN.sub("", _LABEL.sub("", answer, count=1), count=1).strip()
-        if shorter == answer:
-            break
-        answer = shorter
-    for quotes in _QUOTES:
-        opening, closing = quotes[0], quotes[-1]
-        body = answer.rstrip(".")
-        if len(body) > 1 and body[0] == opening and body[-1] == closing:
-            answer = body[1:-1].strip()
-    if answer.endswith(".") and not answer.endswith(".."):
-        answer = answer[:-1].rstrip()
-    return answer
-
-
 def contains_answer(prediction: str, golds: str | Iterable[str]) -> float:
     """1.0 if some normalised gold answer occurs in the normalised prediction as a run of
     whole tokens ("gold rush" in "the finding of gold caused a gold rush"), else 0.0; an
@@ -208,15 +112,6 @@ def contains_answer(prediction: str, golds: str | Iterable[str]) -> float:
         if (norm and f" {norm} " in pred) or (not norm and not pred.strip()):
             return 1.0
     return 0.0
-
-
-def yes_no_label(text: str | None) -> str | None:
-    """``"yes"``/``"no"`` when the normalised answer starts with that word ("Yes, it was."),
-    else ``None`` (including abstentions such as "no answer")."""
-    if is_unknown(text):
-        return None
-    first = normalize_answer(str(text)).split()[0]
-    return first if first in ("yes", "no") else None
 
 
 # ---- results tables --------------------------------------------------------------------
@@ -313,8 +208,8 @@ def subject_differences(
     out = []
     for other in subjects[1:]:
         for variant, rows in scored.groupby("variant", sort=False):
-            a = rows[rows["subject"] == other].set_index("item_id")
-            b = rows[rows["subject"] == subjects[0]].set_index("item_id")
+            a = rows[rows["subject"] == other].set_index("original_id")
+            b = rows[rows["subject"] == subjects[0]].set_index("original_id")
             both = a.index.intersection(b.index)
             if not len(both):
                 continue
@@ -353,20 +248,20 @@ NEGATION_LABELS = {
 def _paired(
     scored: pd.DataFrame, keys: list[str], original: str, modified: str
 ) -> tuple[pd.DataFrame, int, int]:
-    """One row per (``keys``, ``item_id``) answered in both the ``original`` and the
+    """One row per (``keys``, ``original_id``) answered in both the ``original`` and the
     ``modified`` variant, with ``correct`` and ``label`` of each side (suffixes ``_org``,
     ``_mod``); and how many original and how many modified rows lacked a partner."""
-    cols = [*keys, "item_id", "correct", "label"]
+    cols = [*keys, "original_id", "correct", "label"]
     org = scored.loc[scored["variant"] == original, cols]
     mod = scored.loc[scored["variant"] == modified, cols]
-    both = org.merge(mod, on=[*keys, "item_id"], suffixes=("_org", "_mod"), validate="1:1")
+    both = org.merge(mod, on=[*keys, "original_id"], suffixes=("_org", "_mod"), validate="1:1")
     return both, len(org) - len(both), len(mod) - len(both)
 
 
 def negation_accuracy(
     frame: pd.DataFrame, *, original: str = "original", modified: str = "negated"
 ) -> pd.DataFrame:
-    """Per subject, over items (``item_id``) answered in both the ``original`` and the
+    """Per subject, over items (``original_id``) answered in both the ``original`` and the
     ``modified`` variant: Org-Acc (original right), Mod-Acc (modified right; its gold is
     the flipped answer), Comb-Acc (both right), with Wilson intervals. The method's Table 10,
     plus the share of "no" answers on each side (``org_no``, ``mod_no``: a model that keeps

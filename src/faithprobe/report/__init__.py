@@ -1,7 +1,7 @@
 """Reports: views of a run folder's ``metrics.json``, plus example items from its results.
 
 The report layer selects, pivots, formats and plots what the metrics hold; it estimates
-nothing itself. Each suite has a report view (``REPORTS``) naming its tables, plots,
+nothing itself. Each suite registers a report view (:class:`faithprobe.suite.SuiteEntry`) naming its tables, plots,
 sections and example columns. From ``results.parquet``, ``metrics.json`` and ``run.json``
 in a run folder :func:`build_report` writes
 
@@ -12,69 +12,14 @@ in a run folder :func:`build_report` writes
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from .build import build_report, summary_table, summary_title
+from .runs import rebuild, run_to_folder, write_run
 
-import pandas as pd
-
-from .confidence_shift import ConfidenceShiftReport
-from .distractors import DistractorsReport
-from .faithfulness import FaithfulnessReport
-from .html import render_html
-from .natural_logic import NaturalLogicReport
-from .right_reasons import RightReasonsReport
-from .tables import subject_order, write_tables
-
-__all__ = ["REPORTS", "build_report", "summary_table", "summary_title"]
-
-REPORTS = {
-    "distractors": DistractorsReport,
-    "confidence-shift": ConfidenceShiftReport,
-    "natural-logic": NaturalLogicReport,
-    "faithfulness": FaithfulnessReport,
-    "right-reasons": RightReasonsReport,
-}
-
-
-def _view(metrics: Mapping[str, Any]):
-    return REPORTS[metrics.get("suite", "distractors")]
-
-
-def summary_table(metrics: Mapping[str, Any]) -> pd.DataFrame:
-    """The headline table of a run, as shown on the terminal and atop the report."""
-    return _view(metrics).summary(metrics)
-
-
-def summary_title(metrics: Mapping[str, Any]) -> str:
-    """A view's ``summary_title`` is a string, or a function of the metrics where the
-    headline depends on what the run measured."""
-    title = _view(metrics).summary_title
-    title = title(metrics) if callable(title) else title
-    return f"{metrics.get('suite', 'distractors')}: {title}"
-
-
-def build_report(run_dir: Path) -> Path:
-    """Write ``tables/``, ``plots/`` and ``report.html`` into ``run_dir``; return the page."""
-    run_dir = Path(run_dir)
-    metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
-    run = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    results = pd.read_parquet(run_dir / "results.parquet")
-    view = _view(metrics)
-
-    tables = view.tables(metrics)
-    write_tables(tables, run_dir / "tables")
-    plots = view.plots(metrics, run_dir / "plots")
-    seed = run.get("seed", metrics.get("seed", 0)) or 0
-    page = render_html(
-        run=run,
-        metrics=metrics,
-        summary=tables.get("summary"),
-        sections=view.sections(tables, metrics),
-        plots=plots,
-        examples=view.examples(results, seed, subject_order(metrics)),
-    )
-    path = run_dir / "report.html"
-    path.write_text(page, encoding="utf-8")
-    return path
+__all__ = [
+    "build_report",
+    "rebuild",
+    "run_to_folder",
+    "summary_table",
+    "summary_title",
+    "write_run",
+]

@@ -1,4 +1,5 @@
-"""Saving the report's figures: every view's plots go through :func:`save_figures`.
+"""The report's figures: every view's plots are saved through :func:`save_figures`, and
+the chart helpers the views share (:func:`grouped_bars`) live here too.
 
 Figures are built on :class:`matplotlib.figure.Figure` and rendered by the Agg canvas (no
 pyplot state, no interactive backend). Texts in them come from the data (subject names,
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import numpy as np
 from matplotlib.figure import Figure
 
 DPI = 150
@@ -44,3 +46,15 @@ def save_figures(
             fig.savefig(path, dpi=DPI)
             plots.append(Plot(name=name, title=title, path=path))
     return plots
+
+
+def grouped_bars(ax, groups: Sequence[str], series: Mapping[str, Sequence[float]], errs=None):
+    """One bar per series in each group; ``errs[label]`` holds (below, above) per group."""
+    width = 0.8 / max(1, len(series))
+    x = np.arange(len(groups))
+    for i, (label, values) in enumerate(series.items()):
+        yerr = None if errs is None else np.asarray(errs[label]).T
+        ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width, label=label, yerr=yerr,
+               capsize=3)  # fmt: skip
+    ax.set_xticks(x, groups)
+    return x, width

@@ -1,4 +1,5 @@
-"""Tables: select, pivot and format what ``metrics.json`` holds. Nothing is estimated here.
+"""Tables of the report: the :class:`Table` every view builds, the formatting of its cells,
+the reading order of its rows and writing it out. Nothing is estimated here.
 
 Every table has two faces:
 
@@ -7,8 +8,8 @@ Every table has two faces:
 * ``display``: the same numbers pivoted and formatted for reading ("0.93 [0.88, 0.96]"),
   written to ``tables/<name>.md`` and shown in ``report.html``.
 
-Missing confidence bounds (NaN / null, e.g. when an estimate rests on one cluster) are
-shown as "–".
+Missing values (NaN / null, e.g. a confidence bound when an estimate rests on one cluster)
+are shown as "–".
 """
 
 from __future__ import annotations
@@ -22,46 +23,6 @@ from typing import Any
 import pandas as pd
 
 DASH = "–"
-
-SETTINGS = ("single", "multi")
-ATTRACTOR_TYPES = ("B", "T", "unrelated")
-POSITIONS = ("all", "after", "between", "later")
-N_ATTRACTORS = (0, 1, 2, 3)
-METRICS = ("accuracy", "relative_probability")
-VIEWS = ("main", "by_position", "by_item_set", "filler", "all_items")
-
-# Placeholder values that mean "not split along this dimension".
-GENERIC = ("all", "none")
-
-ESTIMATE_COLUMNS = [
-    "view",
-    "metric",
-    "subject",
-    "setting",
-    "attractor_type",
-    "n_attractors",
-    "position",
-    "item_set",
-    "n_filler",
-    "value",
-    "ci_low",
-    "ci_high",
-    "n",
-    "n_clusters",
-    "method",
-]
-# Dimensions besides subject/setting/attractor_type/n_attractors a view may split by.
-EXTRA_DIMS = ("position", "item_set", "n_filler")
-CURVE_KEYS = ["subject", "setting", "attractor_type", *EXTRA_DIMS, "n_attractors"]
-
-METRIC_TITLES = {"accuracy": "Accuracy", "relative_probability": "Relative probability"}
-VIEW_TITLES = {
-    "main": "main view",
-    "by_position": "by attractor position",
-    "by_item_set": "by item set",
-    "filler": "by amount of filler",
-    "all_items": "all items (not only those answered correctly in the base context)",
-}
 
 
 @dataclass(frozen=True)
@@ -79,7 +40,8 @@ class Table:
 # --------------------------------------------------------------------------- formatting
 
 
-def _is_missing(x: Any) -> bool:
+def is_missing(x: Any) -> bool:
+    """None, NaN or NA; False for anything pandas cannot test (lists, dicts)."""
     if x is None:
         return True
     try:
@@ -90,7 +52,7 @@ def _is_missing(x: Any) -> bool:
 
 def fmt_number(x: Any, metric: str = "accuracy") -> str:
     """A point value: two decimals for accuracies, a few significant digits otherwise."""
-    if _is_missing(x):
+    if is_missing(x):
         return DASH
     x = float(x)
     if math.isinf(x):
@@ -102,14 +64,14 @@ def fmt_number(x: Any, metric: str = "accuracy") -> str:
 
 def fmt_estimate(value: Any, ci_low: Any, ci_high: Any, metric: str = "accuracy") -> str:
     """``"0.93 [0.88, 0.96]"``; a missing bound is shown as "–"."""
-    if _is_missing(value):
+    if is_missing(value):
         return DASH
     lo, hi = fmt_number(ci_low, metric), fmt_number(ci_high, metric)
     return f"{fmt_number(value, metric)} [{lo}, {hi}]"
 
 
 def fmt_general(x: Any, spec: str = ".3g") -> str:
-    if _is_missing(x):
+    if is_missing(x):
         return DASH
     if isinstance(x, bool):
         return "yes" if x else "no"
@@ -122,12 +84,17 @@ def fmt_general(x: Any, spec: str = ".3g") -> str:
 
 
 def fmt_count(x: Any) -> str:
-    if _is_missing(x):
+    if is_missing(x):
         return DASH
     try:
         return str(int(x))
     except (TypeError, ValueError):
         return str(x)
+
+
+def fmt_percent(x: Any, spec: str = ".1f") -> str:
+    """A share in percent (``0.412`` → ``41.2``), without the sign; "–" when missing."""
+    return DASH if is_missing(x) else format(100 * x, spec)
 
 
 # --------------------------------------------------------------------------- ordering
@@ -138,7 +105,7 @@ def subject_order(metrics: Mapping[str, Any]) -> list[str]:
     return [s["name"] for s in metrics.get("subjects", []) if "name" in s]
 
 
-def _rank(values: Iterable[Any], preferred: Sequence[Any]) -> dict[Any, int]:
+def rank_values(values: Iterable[Any], preferred: Sequence[Any]) -> dict[Any, int]:
     """Rank: preferred values first in their order, anything else after, sorted."""
     rank = {v: i for i, v in enumerate(preferred)}
     rest = sorted({v for v in values if v not in rank}, key=lambda v: (str(type(v)), str(v)))
@@ -147,285 +114,37 @@ def _rank(values: Iterable[Any], preferred: Sequence[Any]) -> dict[Any, int]:
     return rank
 
 
-def order_rows(df: pd.DataFrame, subjects: Sequence[str] = ()) -> pd.DataFrame:
-    """Sort rows in reading order: subject as listed, single before multi, B, T, unrelated…"""
+@dataclass(frozen=True)
+class Ordering:
+    """The reading order of a view's rows, declared by each view in its own vocabulary.
+
+    Rows are sorted by ``columns`` in turn (those a frame has; the others are skipped).
+    Within a column the values ``preferred`` lists come first, in that order, and any
+    other value after them, sorted. Subjects come in the order the run listed them.
+    """
+
+    columns: Sequence[str]
+    preferred: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+
+
+BY_SUBJECT = Ordering(columns=("subject",))
+
+
+def order_rows(df: pd.DataFrame, subjects: Sequence[str], ordering: Ordering) -> pd.DataFrame:
+    """``df`` sorted (stably) in the reading order ``ordering`` declares."""
     if df.empty:
         return df.reset_index(drop=True)
-    preferred = {
-        "subject": list(subjects),
-        "view": list(VIEWS),
-        "metric": list(METRICS),
-        "setting": list(SETTINGS),
-        "attractor_type": list(ATTRACTOR_TYPES),
-        "position": list(POSITIONS),
-    }
-    cols = [
-        c
-        for c in (
-            "view",
-            "metric",
-            "subject",
-            "setting",
-            "attractor_type",
-            "item_set",
-            "position",
-            "n_filler",
-            "n_attractors",
-        )
-        if c in df.columns
-    ]
+    preferred = {**ordering.preferred, "subject": subjects}
+    cols = [c for c in ordering.columns if c in df.columns]
 
     def key(s: pd.Series) -> pd.Series:
-        rank = _rank(s.unique(), preferred.get(s.name, ()))
+        rank = rank_values(s.unique(), preferred.get(s.name, ()))
         return s.map(rank)
 
     return df.sort_values(cols, key=key, kind="stable").reset_index(drop=True)
 
 
-# --------------------------------------------------------------------------- estimates
-
-
-def _numeric(df: pd.DataFrame, cols: Iterable[str]) -> pd.DataFrame:
-    for c in cols:
-        if c in df.columns:
-            df[c] = pd.to_numeric(df[c], errors="coerce").astype("float64")
-    return df
-
-
-def estimates_frame(metrics: Mapping[str, Any]) -> pd.DataFrame:
-    """``metrics["estimates"]`` as a DataFrame with a fixed set of columns (nulls → NaN)."""
-    df = pd.DataFrame(list(metrics.get("estimates", [])))
-    for c in ESTIMATE_COLUMNS:
-        if c not in df.columns:
-            df[c] = pd.Series(dtype="object")
-    df = df[ESTIMATE_COLUMNS + [c for c in df.columns if c not in ESTIMATE_COLUMNS]].copy()
-    df["position"] = df["position"].fillna("all")
-    df["item_set"] = df["item_set"].fillna("all")
-    df["n_filler"] = pd.to_numeric(df["n_filler"], errors="coerce").fillna(0).astype("int64")
-    df["n_attractors"] = pd.to_numeric(df["n_attractors"], errors="coerce").astype("Int64")
-    return _numeric(df, ["value", "ci_low", "ci_high"])
-
-
-def select(est: pd.DataFrame, metric: str, view: str) -> pd.DataFrame:
-    return est[(est["metric"] == metric) & (est["view"] == view)].copy()
-
-
-def broadcast_generic(df: pd.DataFrame, dim: str) -> pd.DataFrame:
-    """Copy rows whose ``dim`` is a placeholder ("all"/"none") to every concrete value.
-
-    Base estimates (n_attractors = 0) are not split by, say, position; repeating them for
-    each position lets every curve start at 0 attractors.
-    """
-    if df.empty or dim not in df.columns:
-        return df
-    generic = df[dim].isin(GENERIC)
-    concrete = [v for v in df.loc[~generic, dim].unique()]
-    if not generic.any() or not concrete:
-        return df
-    copies = [df.loc[generic].assign(**{dim: v}) for v in concrete]
-    return pd.concat([df.loc[~generic], *copies], ignore_index=True)
-
-
-def split_dims(df: pd.DataFrame) -> list[str]:
-    """The extra dimensions (position, item_set, n_filler) along which ``df`` varies."""
-    return [d for d in EXTRA_DIMS if d in df.columns and df[d].nunique(dropna=False) > 1]
-
-
-def curve_table(
-    est: pd.DataFrame, metric: str, view: str, subjects: Sequence[str] = ()
-) -> Table | None:
-    """One row per curve (subject × setting × attractor type [× split]), one column per n."""
-    rows = select(est, metric, view)
-    if rows.empty:
-        return None
-    data = order_rows(rows.drop(columns=["view", "metric"]), subjects)
-
-    shown = rows
-    for dim in EXTRA_DIMS:
-        shown = broadcast_generic(shown, dim)
-    dims = split_dims(shown)
-    index = ["subject", "setting", "attractor_type", *dims]
-    shown = shown.drop_duplicates(subset=[*index, "n_attractors"], keep="first").copy()
-    shown["cell"] = [
-        fmt_estimate(v, lo, hi, metric)
-        for v, lo, hi in zip(shown["value"], shown["ci_low"], shown["ci_high"], strict=True)
-    ]
-    ns = sorted(int(n) for n in shown["n_attractors"].dropna().unique())
-    wide = shown.pivot(index=index, columns="n_attractors", values="cell").reset_index()
-    wide.columns = [c if c in index else f"n={int(c)}" for c in wide.columns]
-    wide = order_rows(wide, subjects)
-    wide = wide[[*index, *[f"n={n}" for n in ns]]].fillna(DASH)
-    wide = wide.rename(columns={"attractor_type": "attractor type"})
-
-    name = f"{metric}_{view}"
-    title = f"{METRIC_TITLES.get(metric, metric)} — {VIEW_TITLES.get(view, view)}"
-    note = "Columns: number of attractors. Cells: estimate [confidence interval]."
-    if metric == "relative_probability":
-        note += (
-            " Relative probability is P(target | attractors) / P(target | base), geometric mean."
-        )
-    return Table(name=name, title=title, data=data, display=wide, note=note)
-
-
-def summary_table(metrics: Mapping[str, Any]) -> pd.DataFrame:
-    """The headline table: view "main", one row per subject × setting × attractor type.
-
-    Columns: accuracy at 0, 1, 2 and 3 attractors as "0.93 [0.88, 0.96]" and the mean
-    relative probability at one attractor. Cells without an estimate show "–". If the main
-    view holds several filler amounts, the smallest is shown.
-    """
-    subjects = subject_order(metrics)
-    est = estimates_frame(metrics)
-    main = est[est["view"] == "main"]
-    main = main.sort_values("n_filler", kind="stable")
-    for dim in ("position", "item_set"):
-        main = broadcast_generic(main, dim)
-    main = main.drop_duplicates(
-        subset=["metric", "subject", "setting", "attractor_type", "n_attractors"], keep="first"
-    )
-    columns = [
-        "subject",
-        "setting",
-        "type",
-        *[f"n={n}" for n in N_ATTRACTORS],
-        "rel. prob. n=1",
-    ]
-    keys = main[["subject", "setting", "attractor_type"]].drop_duplicates()
-    keys = order_rows(keys, subjects)
-    cells: dict[tuple, str] = {}
-    for r in main.itertuples(index=False):
-        n = None if _is_missing(r.n_attractors) else int(r.n_attractors)
-        key = (r.subject, r.setting, r.attractor_type, r.metric, n)
-        if r.metric == "accuracy":
-            cells[key] = fmt_estimate(r.value, r.ci_low, r.ci_high, "accuracy")
-        else:
-            cells[key] = fmt_number(r.value, r.metric)
-    out = []
-    for subject, setting, atype in keys.itertuples(index=False):
-        row = [subject, setting, atype]
-        row += [cells.get((subject, setting, atype, "accuracy", n), DASH) for n in N_ATTRACTORS]
-        row.append(cells.get((subject, setting, atype, "relative_probability", 1), DASH))
-        out.append(row)
-    return pd.DataFrame(out, columns=columns)
-
-
-# --------------------------------------------------------------------------- other tables
-
-
-def competence_table(metrics: Mapping[str, Any]) -> Table | None:
-    rows = list(metrics.get("competence", []))
-    if not rows:
-        return None
-    data = order_rows(
-        _numeric(pd.DataFrame(rows), ["value", "ci_low", "ci_high"]), subject_order(metrics)
-    )
-    display = pd.DataFrame(
-        {
-            "subject": data.get("subject"),
-            "item set": data.get("item_set"),
-            "base items": data.get("n_base", pd.Series(dtype=object)).map(fmt_count),
-            "competent": data.get("n_competent", pd.Series(dtype=object)).map(fmt_count),
-            "dropped": data.get("n_dropped", pd.Series(dtype=object)).map(fmt_count),
-            "competence rate": [
-                fmt_estimate(r.get("value"), r.get("ci_low"), r.get("ci_high"))
-                for r in data.to_dict("records")
-            ],
-            "method": data.get("method"),
-        }
-    ).fillna(DASH)
-    return Table(
-        name="competence",
-        title="Competence: base items answered correctly (the rest are dropped)",
-        data=data,
-        display=display,
-        note="Only pairs whose base item the subject answers correctly enter the estimates.",
-    )
-
-
-def tests_table(metrics: Mapping[str, Any]) -> Table | None:
-    rows = list(metrics.get("tests", []))
-    if not rows:
-        return None
-    data = _numeric(
-        pd.DataFrame(rows), ["statistic", "p_value", "q_value", "difference", "ci_low", "ci_high"]
-    )
-    data = order_rows(data, subject_order(metrics))
-    records = data.to_dict("records")
-    display = pd.DataFrame(
-        {
-            "subject": [r.get("subject") for r in records],
-            "name": [r.get("name") for r in records],
-            "comparison": [r.get("comparison") for r in records],
-            "test": [r.get("test") for r in records],
-            "statistic": [fmt_general(r.get("statistic")) for r in records],
-            "p": [fmt_general(r.get("p_value")) for r in records],
-            "difference [CI]": [
-                DASH
-                if _is_missing(r.get("difference"))
-                else f"{fmt_general(r.get('difference'), '.3f')} "
-                f"[{fmt_general(r.get('ci_low'), '.3f')}, {fmt_general(r.get('ci_high'), '.3f')}]"
-                for r in records
-            ],
-            "n": [fmt_count(r.get("n")) for r in records],
-        }
-    )
-    if "q_value" in data.columns:  # multiplicity-adjusted p-values, when the metrics hold them
-        display.insert(display.columns.get_loc("p") + 1, "q", data["q_value"].map(fmt_general))
-    return Table(name="tests", title="Tests", data=data, display=display.fillna(DASH))
-
-
-def dataset_table(metrics: Mapping[str, Any]) -> Table | None:
-    ds = metrics.get("dataset") or {}
-    rows = list(ds.get("by_condition", []))
-    if not rows:
-        return None
-    data = order_rows(pd.DataFrame(rows), subject_order(metrics))
-    display = data.rename(
-        columns={
-            "attractor_type": "attractor type",
-            "n_attractors": "attractors",
-            "n_filler": "filler",
-        }
-    ).fillna(DASH)
-    note = f"{ds.get('n_pairs', DASH)} pairs built on {ds.get('n_base', DASH)} base items."
-    return Table(
-        name="dataset",
-        title="Dataset: pairs per condition",
-        data=data,
-        display=display,
-        note=note,
-        extra={"n_pairs": ds.get("n_pairs"), "n_base": ds.get("n_base")},
-    )
-
-
-def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
-    """All tables the report shows, by name, in display order."""
-    subjects = subject_order(metrics)
-    est = estimates_frame(metrics)
-    summary = summary_table(metrics)
-    tables: dict[str, Table] = {
-        "summary": Table(
-            name="summary",
-            title="Headline: accuracy by number of attractors (main view)",
-            data=order_rows(est[est["view"] == "main"].drop(columns=["view"]), subjects),
-            display=summary,
-            note="Accuracy at 0–3 attractors as estimate [confidence interval]; "
-            "rel. prob.: mean relative probability of the target with one attractor.",
-        )
-    }
-    views = [v for v in VIEWS if v in set(est["view"])]
-    views += sorted(set(est["view"].dropna()) - set(VIEWS))
-    metric_names = [m for m in METRICS if m in set(est["metric"])]
-    metric_names += sorted(set(est["metric"].dropna()) - set(METRICS))
-    for metric in metric_names:
-        for view in views:
-            t = curve_table(est, metric, view, subjects)
-            if t is not None:
-                tables[t.name] = t
-    for t in (competence_table(metrics), tests_table(metrics), dataset_table(metrics)):
-        if t is not None:
-            tables[t.name] = t
-    return tables
+# --------------------------------------------------------------------------- writing
 
 
 def write_tables(tables: Mapping[str, Table], out_dir: Path) -> list[Path]:

@@ -10,5 +10,5 @@ trained normally vs with intervention-based training).
   -> tables (Parquet) -> metrics;
 * :mod:`~faithprobe.representations.cli` -- ``faithprobe analyze representations``.
 
-Tables and histograms are drawn by :mod:`faithprobe.report.representations`.
+Tables and histograms are drawn by :mod:`faithprobe.representations.report`.
 """

@@ -28,9 +28,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-QUESTION, CONTEXT = 0, 1
+from faithprobe.requests import CONTEXT, QUESTION, Offset
 
-Offset = tuple[int, int, int] | None  # (sequence, start, end); None for a special token
 Piece = tuple[int, int, int]  # (start in the new context, start in the original, length)
 
 

@@ -2,10 +2,10 @@
 moves a QA model's hidden representations, compared between models (e.g. trained
 normally, OT, vs with intervention-based training, IBT).
 
-**Items.** The questions of a SQuAD-format file, built and sampled by the faithfulness
-suite (:class:`~faithprobe.suites.faithfulness.FaithfulnessSuite`: ``--limit`` items in its
-seeded order, ``heldout_of`` keeps the documents a trained model did not see), so the
-inputs are exactly the ones that suite evaluates: the original story (OS), the truncated
+**Items.** The questions of a SQuAD-format file, built and sampled as the faithfulness
+suite does with its default options (:func:`~faithprobe.qa.deletions.variant_pairs`,
+``--limit`` items in its seeded order, ``heldout_of`` keeps the documents a trained model
+did not see), so the inputs are exactly the ones that suite evaluates: the original story (OS), the truncated
 story (TS) and TS without the rationale sentences (TS-R). A variant the suite drops (e.g.
 TS-R when the rationale begins in the first sentence) is not compared; the drops are
 counted.
@@ -38,10 +38,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from faithprobe.atomic import write_json, write_parquet
+from faithprobe.datasets.qa import read_qa
+from faithprobe.datasets.splits import heldout_part
 from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import QAExample
 from faithprobe.metrics.intervals import clustered_mean, paired_difference
-from faithprobe.representations.alignment import CONTEXT, shared_tokens
+from faithprobe.qa.deletions import ORIGINAL, variant_pairs
+from faithprobe.qa.questions import history_question, passage_id
+from faithprobe.representations.alignment import shared_tokens
 from faithprobe.representations.similarity import (
     Encoder,
     Encoding,
@@ -49,8 +54,9 @@ from faithprobe.representations.similarity import (
     mean_or_nan,
     token_cosines,
 )
-from faithprobe.subjects.hf_extractive_qa import DEFAULT_MAX_LENGTH
-from faithprobe.suites.faithfulness import ORIGINAL, FaithfulnessSuite, history_question, passage_id
+from faithprobe.requests import CONTEXT
+from faithprobe.subjects.qa_windows import DEFAULT_MAX_LENGTH
+from faithprobe.suite import sample_items
 
 COMPARISONS = {"TS": "OS vs TS", "TS-R": "OS vs TS-R"}
 MEASURES = {"cls_cosine": "CLS", "shared_token_mean": "shared tokens"}
@@ -119,8 +125,9 @@ def read_items(
 ) -> Items:
     """The sampled items of ``data`` with their TS and TS-R versions (the faithfulness
     suite's pairs), in item id order, and the variants it dropped (per variant and reason)."""
-    suite = FaithfulnessSuite(heldout_of=heldout_of)
-    pairs = suite.sample(suite.pairs(Path(data), seed), limit, seed)
+    read = read_qa(Path(data))
+    examples = heldout_part(read, data, heldout_of) if heldout_of else read
+    pairs = sample_items([p for ex in examples for p in variant_pairs(ex)], limit, seed)
     originals: dict[str, QAExample] = {}
     variants: dict[str, dict[str, QAExample]] = {}
     drops: Counter = Counter()
@@ -429,8 +436,6 @@ def _sizes(read: Items, sims: pd.DataFrame) -> dict:
 def write_outputs(analysis: Analysis, out: Path) -> dict[str, Path]:
     """``similarities.parquet``, ``token_similarities.parquet`` and ``metrics.json`` in
     ``out``, each written whole or not at all (temporary file, then renamed)."""
-    from faithprobe.runfolder import write_json, write_parquet
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = {

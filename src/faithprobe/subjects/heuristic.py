@@ -84,7 +84,7 @@ class HeuristicQA(Subject):
             examples, selectors=[self.selector], extractors=[self.extractor],
             splitter=self.splitter,
         )  # fmt: skip
-        by_id = {row["item_id"]: row for row in frame.to_dict("records")}
+        by_id = {row["original_id"]: row for row in frame.to_dict("records")}
         answers = []
         for example in examples:
             row = by_id[example.id]

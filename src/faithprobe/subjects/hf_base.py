@@ -50,6 +50,13 @@ def position_limit(model, tokenizer) -> int | None:
     return min(limits) if limits else None
 
 
+def model_max_length(model, tokenizer, cap: int) -> int:
+    """The longest input the model and tokenizer accept (:func:`position_limit`), at most
+    ``cap``."""
+    limit = position_limit(model, tokenizer)
+    return cap if limit is None else min(cap, limit)
+
+
 def cut_for_tokens(tokenizer, text: str, keep: int, *, keep_end: bool) -> str:
     """``text`` cut to characters that hold the ``keep`` tokens at its end (``keep_end``) or
     start that a truncating caller keeps: its last (first) ``keep * CHARS_PER_TOKEN``

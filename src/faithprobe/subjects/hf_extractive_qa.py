@@ -5,16 +5,15 @@ It answers :class:`~faithprobe.requests.SpanAnswerRequest` with a
 :class:`~faithprobe.requests.SpanAnswer`.
 
 **Windows.** (question, context) is encoded as a tokenizer text pair (``[CLS] question
-[SEP] context [SEP]`` for BERT, token type ids whenever the model has segment
-embeddings). Only the context is cut (``truncation="only_second"``): a context longer than
-``max_length`` tokens (default 384, capped by the model) is split into overlapping windows
-that share ``doc_stride`` tokens (default 128), as the Hugging Face ``run_qa`` recipe does.
-A question longer than half of ``max_length`` keeps only its last tokens (the question
-proper comes after any conversation history) and its answer is ``truncated``; the overlap
-shrinks to at most half of the room a window leaves for the context. Character offsets come
-from the tokenizer's offset mapping, so a fast (Rust) tokenizer is required. However long
-the context, the model never runs on more than ``max_batch_tokens`` padded tokens at once:
-the windows of a batch are scored in chunks.
+[SEP] context [SEP]`` for BERT, token type ids whenever the model has segment embeddings)
+and read through overlapping windows (:mod:`faithprobe.subjects.qa_windows`): only the
+context is cut, a context longer than ``max_length`` tokens (default 384, capped by the
+model) is split into windows that share ``doc_stride`` tokens (default 128), as the Hugging
+Face ``run_qa`` recipe does, and a question longer than half of ``max_length`` keeps only
+its last tokens, its answer then ``truncated``. Character offsets come from the tokenizer's
+offset mapping, so a fast (Rust) tokenizer is required. However long the context, the model
+never runs on more than ``max_batch_tokens`` padded tokens at once: the windows of a batch
+are scored in chunks.
 
 **Best span.** In every window, every span (start <= end, both tokens in the context,
 at most ``max_answer_tokens`` tokens, default 30) is scored by start logit + end logit --
@@ -51,36 +50,26 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
 from faithprobe.errors import ModelError
 from faithprobe.requests import SaliencyRequest, SpanAnswer, SpanAnswerRequest, TokenSaliency
 from faithprobe.subjects.batching import length_sorted_batches
-from faithprobe.subjects.hf_base import cut_for_tokens
-from faithprobe.subjects.hf_multiple_choice import HFEncoderClassifier, Row, pad_rows
+from faithprobe.subjects.hf_encoder import HFEncoderClassifier, pad_rows
+from faithprobe.subjects.qa_windows import (
+    DEFAULT_DOC_STRIDE,
+    DEFAULT_MAX_LENGTH,
+    Encoded,
+    Window,
+    encode_windows,
+)
 
-DEFAULT_MAX_LENGTH = 384
-DEFAULT_DOC_STRIDE = 128
+if TYPE_CHECKING:
+    from faithprobe.attribution import Attributor
+
 DEFAULT_MAX_ANSWER_TOKENS = 30
-
-
-@dataclass(frozen=True)
-class Window:
-    """One encoded window: its row, the first token's index (the null answer), and per
-    token its character span in the context (None outside the context)."""
-
-    row: Row
-    cls_index: int
-    offsets: tuple[tuple[int, int] | None, ...]
-
-
-@dataclass(frozen=True)
-class Encoded:
-    context: str
-    windows: tuple[Window, ...]
-    question_cut: bool = False
 
 
 def _trimmed(context: str, start: int, end: int) -> tuple[int, int]:
@@ -91,51 +80,6 @@ def _trimmed(context: str, start: int, end: int) -> tuple[int, int]:
         return start, end
     start += len(text) - len(text.lstrip())
     return start, start + len(stripped)
-
-
-def cut_question(tokenizer, question: str, keep: int) -> str:
-    """The question, cut from the left to at most ``keep`` tokens (a window keeps half of
-    ``max_length``; shared with the representation analysis)."""
-    tail = cut_for_tokens(tokenizer, question, keep, keep_end=True)
-    enc = tokenizer(tail, add_special_tokens=False, return_offsets_mapping=True)
-    offsets = enc["offset_mapping"]
-    if len(offsets) <= keep:
-        return question
-    return tail[offsets[-keep][0] :]
-
-
-def encode_windows(
-    tokenizer, question: str, context: str, *, max_length: int, doc_stride: int, token_types: bool
-) -> Encoded:
-    """(question, context) as overlapping windows of at most ``max_length`` tokens (see the
-    module docstring); the encoding the training recipe (``faithprobe train qa``) uses too."""
-    whole_question, question = question, cut_question(tokenizer, question, max_length // 2)
-    n_question = len(tokenizer(question, add_special_tokens=False)["input_ids"])
-    room = max_length - tokenizer.num_special_tokens_to_add(pair=True) - n_question
-    enc = tokenizer(
-        question,
-        context,
-        truncation="only_second",
-        max_length=max_length,
-        stride=min(doc_stride, max(room // 2, 0)),
-        return_overflowing_tokens=True,
-        return_offsets_mapping=True,
-        return_token_type_ids=token_types,
-    )
-    cls_id = (
-        tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
-    )
-    windows = []
-    for w, ids in enumerate(enc["input_ids"]):
-        segments = enc.sequence_ids(w)
-        offsets = tuple(
-            tuple(span) if seg == 1 else None
-            for seg, span in zip(segments, enc["offset_mapping"][w], strict=True)
-        )
-        types = tuple(enc["token_type_ids"][w]) if token_types else None
-        cls_index = ids.index(cls_id) if cls_id in ids else 0
-        windows.append(Window((tuple(ids), types), cls_index, offsets))
-    return Encoded(context, tuple(windows), question != whole_question)
 
 
 class HFExtractiveQA(HFEncoderClassifier):
@@ -176,7 +120,7 @@ class HFExtractiveQA(HFEncoderClassifier):
         self.doc_stride = doc_stride
         self.max_answer_tokens = max_answer_tokens
         self.null_threshold = float(null_threshold)
-        self._attributors: dict[tuple[str, int], object] = {}
+        self._attributors: dict[tuple[str, int], Attributor] = {}
 
     def _fingerprint_extras(self) -> str:
         settings = {
@@ -207,9 +151,10 @@ class HFExtractiveQA(HFEncoderClassifier):
             return lambda request: (request, False), lambda _request: (1, 1), self._saliency_batch
         return super()._steps(kind)
 
-    def _attributor(self, request: SaliencyRequest):
+    def _attributor(self, request: SaliencyRequest) -> Attributor:
         key = (request.method, request.n_steps if request.method == "ig" else 0)
         if key not in self._attributors:
+            # imported on first use: faithprobe.attribution loads Captum
             from faithprobe.attribution import IntegratedGradients, Occlusion
 
             common = {"max_length": self.max_length}

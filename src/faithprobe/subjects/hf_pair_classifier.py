@@ -36,12 +36,7 @@ import torch
 from faithprobe.errors import ModelError, UsageError
 from faithprobe.examples import ENTAILMENT, NON_ENTAILMENT
 from faithprobe.requests import CandidateScores, TextPairRequest
-from faithprobe.subjects.hf_multiple_choice import (
-    HFEncoderClassifier,
-    Row,
-    encode_choice,
-    pad_rows,
-)
+from faithprobe.subjects.hf_encoder import HFEncoderClassifier, Row, encode_choice, pad_rows
 
 # class names (normalised by _normalise) -> the two-class NLI label they belong to
 CLASS_GROUPS = {

@@ -41,13 +41,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from faithprobe.atomic import write_json
+from faithprobe.datasets.splits import SUMMARY
 from faithprobe.errors import ModelError, UsageError
-from faithprobe.runfolder import write_json
 
 CHECKPOINTS = "checkpoints"
 RUN_FILE = "faithprobe-run.json"
 TIME_FILE = "faithprobe-time.json"
-SUMMARY = "training.json"
 
 Log = Callable[[str], None]
 
@@ -232,7 +232,7 @@ def collate(features: list[dict[str, Any]], pad_id: int) -> dict[str, Any]:
     [batch, length] for items with one ``row``."""
     import torch
 
-    from faithprobe.subjects.hf_multiple_choice import pad_rows
+    from faithprobe.subjects.hf_encoder import pad_rows
 
     grouped = "rows" in features[0]
     rows = [r for f in features for r in f["rows"]] if grouped else [f["row"] for f in features]

@@ -5,7 +5,7 @@ importing it, see :mod:`faithprobe.subjects.minilm`) or any local encoder folder
 ``AutoModelForMultipleChoice`` puts a fresh one-score-per-choice head on it. The model sees
 exactly what the suites show it at evaluation: the first segment is
 ``ChoicePrompt(template).render(example.prompt)``, the second the choice, encoded by the
-same :func:`~faithprobe.subjects.hf_multiple_choice.encode_choice` the
+same :func:`~faithprobe.subjects.hf_encoder.encode_choice` the
 :class:`~faithprobe.subjects.hf_multiple_choice.HFMultipleChoice` backend uses.
 
 Training, checkpoints and evaluation are shared with the other recipes
@@ -98,7 +98,7 @@ def _subset(items: list[ChoiceExample], limit: int | None, seed: int) -> list[Ch
 
 def _encode(items, tokenizer, prompt: ChoicePrompt, max_length: int, types: bool):
     """Per example a list of (ids, type ids) rows, one per choice."""
-    from faithprobe.subjects.hf_multiple_choice import encode_choice
+    from faithprobe.subjects.hf_encoder import encode_choice
 
     return [
         [
@@ -153,7 +153,7 @@ def train_mc(cfg: MCTrainConfig, **options: Any) -> dict[str, Any]:
         data, "AutoModelForMultipleChoice", "a multiple-choice encoder"
     )
 
-    from faithprobe.subjects.hf_multiple_choice import uses_token_types
+    from faithprobe.subjects.hf_encoder import uses_token_types
 
     prompt = ChoicePrompt(cfg.template)
     session.say(f"Encoding {len(train)} training examples (of {len(train_all)})...")

@@ -220,7 +220,7 @@ def train_nli(cfg: NLITrainConfig, **options: Any) -> dict[str, Any]:
         ignore_mismatched_sizes=True,  # a base with another head gets a fresh two-class one
     )
 
-    from faithprobe.subjects.hf_multiple_choice import uses_token_types
+    from faithprobe.subjects.hf_encoder import uses_token_types
     from faithprobe.subjects.hf_pair_classifier import HFPairClassifier, encode_pair
 
     say(f"Encoding {len(train)} training examples ({len(held)} held out)...")

@@ -6,7 +6,7 @@ intervention on question answering", section 5.1. A QA model that still answers 
 sentences supporting the answer are deleted is not faithful to the deletion; IBT teaches it
 to say *unknown* there and asks whether it can, without losing accuracy on the original
 data. The training rows (:func:`training_items`) are made by the very deletions the
-``faithfulness`` suite evaluates (:func:`faithprobe.suites.faithfulness.deletion_pair`):
+``faithfulness`` suite evaluates (:func:`faithprobe.qa.deletions.deletion_pair`):
 
 =========  ======  ======  ==========================================================
 variant    ``ot``  ``ibt``  target
@@ -59,9 +59,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from faithprobe.datasets.qa import detect_qa_format, read_qa
 from faithprobe.datasets.splits import SPLIT_KEY, DocumentSplit, split_documents
 from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import QAExample
+from faithprobe.metrics import qa as m
+from faithprobe.qa.deletions import DELETIONS, HOTPOT_DELETIONS, ORIGINAL, deletion_pair
+from faithprobe.qa.questions import history_question, is_hotpot, passage_id
+from faithprobe.requests import SpanAnswerRequest
 from faithprobe.sentences import DEFAULT_SPLITTER, SPLITTERS
 from faithprobe.training import common
 from faithprobe.training.common import TrainSettings
@@ -141,8 +146,6 @@ class QATrainItem:
 
 
 def _deletions(example: QAExample, strategy: str) -> dict[str, str]:
-    from faithprobe.suites.faithfulness import DELETIONS, HOTPOT_DELETIONS, is_hotpot
-
     if is_hotpot(example):
         return dict(HOTPOT_DELETIONS) if strategy == "ibt" else {}
     return dict(DELETIONS) if strategy == "ibt" else {"TS": DELETIONS["TS"]}
@@ -153,8 +156,6 @@ def training_items(
 ) -> tuple[list[QATrainItem], Counter]:
     """The rows a ``strategy`` trains on (see the module docstring), and per
     ``(variant, reason)`` how many were skipped."""
-    from faithprobe.suites.faithfulness import ORIGINAL, deletion_pair, history_question
-
     if strategy not in STRATEGIES:
         raise UsageError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
     items, skipped = [], Counter()
@@ -204,7 +205,7 @@ def window_target(
 def encode_items(tokenizer, items: Sequence[QATrainItem], cfg: QATrainConfig, token_types: bool):
     """(rows, labels, windows per item, null targets): one row per window, labelled with
     its target tokens (``[CLS]`` for null); see the module docstring."""
-    from faithprobe.subjects.hf_extractive_qa import encode_windows
+    from faithprobe.subjects.qa_windows import encode_windows
 
     rows, labels, per_item, nulls = [], [], [], 0
     for item in items:
@@ -229,8 +230,6 @@ def encode_items(tokenizer, items: Sequence[QATrainItem], cfg: QATrainConfig, to
 
 
 def _read(path: Path, role: str, splitter: str) -> list[QAExample]:
-    from faithprobe.datasets.qa import detect_qa_format, read_qa
-
     path = Path(path)
     if not path.is_file():
         raise DataError(path, f"{role} file not found" if not path.exists() else "not a file")
@@ -252,18 +251,6 @@ def evaluate(
     deleted (TS-R, or OS-R for HotpotQA), with 95% intervals over passages; at most
     ``eval_limit`` questions (a seeded sample)."""
     import pandas as pd
-
-    from faithprobe.metrics import qa as m
-    from faithprobe.requests import SpanAnswerRequest
-    from faithprobe.suites.faithfulness import (
-        DELETIONS,
-        HOTPOT_DELETIONS,
-        ORIGINAL,
-        deletion_pair,
-        history_question,
-        is_hotpot,
-        passage_id,
-    )
 
     chosen = _subset([ex for ex in examples if ex.answer_type == "span"], cfg.eval_limit, cfg.seed)
     asked = []  # (variant, original, asked example)
@@ -371,8 +358,8 @@ def train_qa(cfg: QATrainConfig, **options: Any) -> dict[str, Any]:
         data, "AutoModelForQuestionAnswering", "an extractive QA model"
     )
 
+    from faithprobe.subjects.hf_encoder import uses_token_types
     from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
-    from faithprobe.subjects.hf_multiple_choice import uses_token_types
 
     if not getattr(tokenizer, "is_fast", False):
         raise UsageError(f"{session.base.path}: extractive QA needs a fast (Rust) tokenizer")

@@ -1,0 +1,204 @@
+"""The suite protocol: one published method = one suite, registered once.
+
+A suite turns data into pairs (original, intervened, expectation), says which requests a
+pair needs, turns answers into its own columns of the results table, says what the model
+did on a pair (:meth:`Suite.behaviour`), and computes metrics from the table. The runner
+(:mod:`faithprobe.runner`) does everything else: sampling, caching, batching, progress, the
+columns every suite shares (:data:`COMMON_COLUMNS`), the run folder and the report.
+
+A suite is one package, ``faithprobe/suites/<name>/`` or any installed package named by an
+entry point in the group ``faithprobe.suites``, whose ``__init__`` holds a
+:class:`SuiteEntry` called ``SUITE``: the name, a line of description, the method it
+implements, its options (a frozen dataclass, :mod:`faithprobe.options`), and where its
+suite class and report view are (``"module:Class"`` strings, imported only when used).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from abc import ABC, abstractmethod
+from collections import defaultdict
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from faithprobe.errors import excerpt
+from faithprobe.examples import ChoiceExample, ClozeExample
+from faithprobe.expectations import Behaviour
+from faithprobe.interventions import Pair
+from faithprobe.options import parse
+from faithprobe.registry import Registry, load_target
+from faithprobe.requests import CandidateScoreRequest, CandidateScores
+from faithprobe.seeding import hash_rank
+
+ENTRY_POINT_GROUP = "faithprobe.suites"
+# The columns the runner writes first in every row of every suite's results table.
+COMMON_COLUMNS = (
+    "pair_id",  # the pair: original and intervened input (unique per subject)
+    "original_id",  # the original example
+    "intervened_id",  # the intervened example (None where the intervention dropped it)
+    "subject",  # the model's name
+    "subject_fingerprint",  # a hash of its weights, tokenizer and settings
+    "intervention",  # what was changed (a registered intervention, with its parameters)
+    "expectation",  # what a faithful model does after it
+    "expectation_met",  # True / False, or None where it does not apply
+    "dropped_reason",  # why the intervention could not be applied (None if it was)
+)
+
+
+@dataclass(frozen=True)
+class NoOptions:
+    """The options of a suite that has none."""
+
+
+@dataclass(frozen=True)
+class SuiteEntry:
+    """A suite as registered: everything ``faithprobe list`` shows without importing it,
+    and where its suite class and report view are."""
+
+    name: str
+    description: str
+    method: str
+    suite: str  # "package.module:Class" of the Suite subclass
+    report: str  # "package.module:Class" of its report view
+    options: type = NoOptions  # a frozen dataclass of options.option fields
+
+
+def _discover(registry: Registry) -> None:
+    """The built-in suites (the subpackages of :mod:`faithprobe.suites`), then the plug-ins
+    that installed packages name in the entry-point group ``faithprobe.suites`` (a value is
+    ``"package"`` or ``"package:ENTRY"``)."""
+    builtin = importlib.import_module("faithprobe.suites")
+    names = [
+        f"{info.name}:SUITE"
+        for info in pkgutil.iter_modules(builtin.__path__, "faithprobe.suites.")
+        if info.ispkg
+    ]
+    points = metadata.entry_points(group=ENTRY_POINT_GROUP)
+    names += [p.value if ":" in p.value else f"{p.value}:SUITE" for p in points]
+    for target in names:
+        entry: SuiteEntry = load_target(target)
+        registry.add(entry.name, entry, description=f"{entry.description} — {entry.method}")
+
+
+SUITES: Registry[SuiteEntry] = Registry("suite", discover=_discover)
+
+
+def get_suite(name: str, options: Mapping[str, object] | None = None) -> Suite:
+    """The suite ``name``, configured by ``options`` (strings from the command line are
+    converted to the option's type)."""
+    entry = SUITES.get(name)
+    return load_target(entry.suite)(parse(entry.options, options, f"suite {excerpt(name)}"))
+
+
+class Suite(ABC):
+    """Subclasses set :attr:`name` (the registered :class:`SuiteEntry`'s) and implement the
+    abstract methods; the entry holds everything else about the suite."""
+
+    name: str
+    items_noun: str = "items"  # what the data must hold: a run without pairs says "no <it>"
+
+    def __init__(self, options: Any = None) -> None:
+        self.options = self.entry().options() if options is None else options
+
+    @classmethod
+    def entry(cls) -> SuiteEntry:
+        return SUITES.get(cls.name)
+
+    @abstractmethod
+    def pairs(self, data: Path | None, seed: int) -> list[Pair]:
+        """All pairs of the suite, from ``data`` or from the suite's generator."""
+
+    @abstractmethod
+    def stratum(self, pair: Pair) -> Hashable:
+        """The design cell of a pair; sampling draws evenly across cells."""
+
+    @abstractmethod
+    def rows(
+        self, pairs: Sequence[Pair], subject, answers: dict[str, CandidateScores]
+    ) -> list[dict]:
+        """The suite's own columns of the results table for one subject: one row per pair,
+        each with the ``pair_id`` it belongs to (the runner adds :data:`COMMON_COLUMNS`)."""
+
+    def behaviour(self, pair: Pair, row: Mapping[str, Any]) -> Behaviour | None:
+        """What the model did on ``pair`` (its choice on the original and on the intervened
+        input, and the gold answer after the change), read from the suite's ``row``, for
+        the runner to judge ``pair.expectation`` by; None where nothing can be judged (a
+        dropped pair, no prediction). By default the row's ``original_prediction``,
+        ``prediction`` and ``gold``."""
+        if pair.dropped:
+            return None
+        return Behaviour(row["original_prediction"], row["prediction"], row["gold"])
+
+    @abstractmethod
+    def metrics(self, results: pd.DataFrame, seed: int) -> dict:
+        """Every number the report shows, each with its interval and n."""
+
+    def complete(self, pairs: list[Pair], models) -> list[Pair]:
+        """The sampled ``pairs`` with whatever needs a model to be made (e.g. generated
+        sentences) made now, after sampling, so only the sampled items cost model calls.
+        ``models.get(spec)`` gives a subject behind the run's answer cache
+        (:class:`faithprobe.runner.ModelPool`). Most suites need nothing."""
+        return pairs
+
+    def data_record(self) -> dict:
+        """What reading the data found that the results table cannot show (e.g. how many
+        questions a selection rejected, and why). ``run.json`` keeps it and ``faithprobe
+        report`` hands it back through :meth:`restore_data_record`. Most suites have
+        nothing to keep."""
+        return {}
+
+    def drop_summary(self) -> str:
+        """What reading the data dropped and why, in a few words, for the error of a run
+        left with no pairs; nothing by default."""
+        return ""
+
+    def restore_data_record(self, record: dict) -> None:
+        """Take back what :meth:`data_record` gave (when metrics are recomputed from a run
+        folder instead of the data); nothing to take back by default."""
+        del record
+
+    def request(self, example: ClozeExample | ChoiceExample, subject=None) -> CandidateScoreRequest:
+        """What ``subject`` is asked about ``example`` (a suite whose subjects differ in the
+        requests they answer picks by ``subject.accepts``)."""
+        return CandidateScoreRequest(example.context, example.candidates, example.suffix)
+
+    def extra_requests(self, example, subject=None) -> dict[str, object]:
+        """Requests besides :meth:`request` that ``subject`` is asked about ``example``, by
+        name (e.g. saliency of an original input); their answers reach :meth:`rows` under
+        the key ``(example.id, name)``. Most suites ask nothing more."""
+        return {}
+
+    def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
+        """At most ``limit`` pairs, drawn evenly across strata in a seeded hash order that
+        does not depend on the order of ``pairs``."""
+        if limit is None or limit >= len(pairs):
+            return pairs
+
+        cells: dict[Hashable, list[Pair]] = defaultdict(list)
+        for p in sorted(pairs, key=lambda p: hash_rank(seed, p.id)):
+            cells[self.stratum(p)].append(p)
+        queues = [cells[k] for k in sorted(cells, key=repr)]
+        picked: list[Pair] = []
+        depth = 0
+        while len(picked) < limit:
+            for q in queues:
+                if depth < len(q) and len(picked) < limit:
+                    picked.append(q[depth])
+            depth += 1
+        return sorted(picked, key=lambda p: p.id)
+
+
+def sample_items(pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
+    """``limit`` items (original examples, in a seeded hash order) with all their pairs: for
+    suites whose ``--limit`` counts items, not pairs."""
+    if limit is None:
+        return pairs
+    items = sorted({p.original.id for p in pairs}, key=lambda i: hash_rank(seed, i))
+    keep = set(items[:limit])
+    return [p for p in pairs if p.original.id in keep]

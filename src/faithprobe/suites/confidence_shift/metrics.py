@@ -1,0 +1,388 @@
+"""Metrics of the ``confidence-shift`` suite: pure functions of its results table.
+
+The table has one row per (subject, probe trial of an instance); each row carries the
+instance's original confidences (softmax over the choices' scores) and those after the
+probe. Conventions used throughout:
+
+* An *instance* is one benchmark item (its id: the column ``original_id``); its 5 trials
+  of a probe are averaged per instance first, and instances are the unit of every standard
+  error and test (trials of one instance are not independent).
+* The *agnostic* value is 1/n for an instance with n choices: what a model that knows no
+  choice is right would give each of them, and its pseudo-accuracy in expectation.
+* Trials that produced exactly the same input as an earlier trial of the same instance
+  (every trial of No-Question does) are averaged like the rest, but enter the per-instance
+  shift tests once: repeating one observation five times is not five observations.
+
+**Shift type of an instance** (Shen & Kejriwal's four types; the paper leaves the samples of
+its tests open, so here is the decision and why). Let *before* be the original confidences
+of the instance's incorrect choices and *after* the confidences of the same choices (same
+positions) in each distinct trial of the probe. Two two-sided t-tests at the 90% level:
+
+1. after vs before, paired per (choice, trial): a one-sample t-test of the differences.
+   Pairing by choice removes the between-choice spread, which is not what changed.
+2. after vs agnostic: a one-sample t-test of the after confidences against 1/n. This
+   tests their mean, as the method states it (mean confidence of the incorrect choices).
+
+Then *random-like*: differs from before, not from 1/n (the model became uncertain);
+*conservative*: not from before, differs from 1/n (it kept its old confidences);
+*hybrid*: neither (the data cannot tell the two apart, e.g. before was already near 1/n);
+*deviated*: both (it moved, but not towards 1/n). With fewer than two samples a test
+cannot be run and the instance is *undetermined*; with zero variance the test is exact
+(p = 1 if the mean equals the reference, else 0).
+
+**MaxProb detector**: instances are split in half by a seeded hash of their id; the
+threshold is the mean MaxProb over the first half's original and perturbed inputs; on the
+second half "MaxProb above the threshold => original" is scored over both inputs of every
+instance (balanced, chance 50%), per trial, then averaged over trials.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from faithprobe.metrics.intervals import LEVEL, clustered_mean, wilson
+
+SHIFT_ALPHA = 0.10
+SHIFT_TYPES = ("random-like", "hybrid", "conservative", "deviated", "undetermined")
+PROBE_ORDER = ("no_question", "wrong_question", "wrong_question_disjoint", "no_right_answer")
+PROBE_TITLES = {
+    "no_question": "No-Question",
+    "wrong_question": "Wrong-Question",
+    "wrong_question_disjoint": "Wrong-Question (no shared word)",
+    "no_right_answer": "No-Right-Answer",
+}
+Z = stats.norm.ppf(0.5 + LEVEL / 2)
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def one_sample_p(x, reference: float) -> float:
+    """Two-sided one-sample t-test p-value of mean(x) = reference; exact when x has no
+    variance; NaN with fewer than two values."""
+    x = np.asarray(x, dtype=float)
+    if len(x) < 2:
+        return float("nan")
+    if np.ptp(x) <= 1e-12:  # no variance, up to rounding
+        return 1.0 if np.isclose(x.mean(), reference, rtol=0, atol=1e-12) else 0.0
+    return float(stats.ttest_1samp(x, reference).pvalue)
+
+
+@dataclass(frozen=True)
+class ShiftDecision:
+    shift_type: str
+    p_vs_before: float
+    p_vs_agnostic: float
+    n_samples: int
+
+
+def classify_shift(before, after, n_choices: int, alpha: float = SHIFT_ALPHA) -> ShiftDecision:
+    """Shift type of one instance (see the module docstring).
+
+    ``before``: original confidences of the incorrect choices, shape (k,).
+    ``after``: their confidences in each distinct trial of the probe, shape (trials, k).
+    """
+    before = np.asarray(before, dtype=float)
+    after = np.atleast_2d(np.asarray(after, dtype=float))
+    if after.shape[1] != before.shape[0]:
+        raise ValueError(f"after has {after.shape[1]} choices per trial, before {len(before)}")
+    p_before = one_sample_p((after - before).ravel(), 0.0)
+    p_agnostic = one_sample_p(after.ravel(), 1.0 / n_choices)
+    n = after.size
+    if np.isnan(p_before) or np.isnan(p_agnostic):
+        return ShiftDecision("undetermined", p_before, p_agnostic, n)
+    moved, off_agnostic = p_before < alpha, p_agnostic < alpha
+    kind = {
+        (True, False): "random-like",
+        (False, True): "conservative",
+        (False, False): "hybrid",
+        (True, True): "deviated",
+    }[(moved, off_agnostic)]
+    return ShiftDecision(kind, p_before, p_agnostic, n)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _mean_se(x) -> dict:
+    x = np.asarray(x, dtype=float)
+    n = len(x)
+    if n == 0:
+        return {"value": float("nan"), "se": float("nan"), "ci_low": float("nan"),
+                "ci_high": float("nan"), "n": 0}  # fmt: skip
+    se = float(x.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
+    m = float(x.mean())
+    return {"value": m, "se": se, "ci_low": m - Z * se, "ci_high": m + Z * se, "n": n}
+
+
+def _probes(results: pd.DataFrame) -> list[str]:
+    present = set(results["probe"])
+    return [p for p in PROBE_ORDER if p in present] + sorted(present - set(PROBE_ORDER))
+
+
+def _subjects(results: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(results["subject"]))
+
+
+def _originals(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per (subject, instance) with the original-input columns."""
+    return rows.drop_duplicates(["subject", "original_id"]).set_index("original_id")
+
+
+def _per_instance(rows: pd.DataFrame, column: str) -> pd.Series:
+    """The mean of ``column`` over an instance's trials."""
+    return rows.groupby("original_id")[column].mean()
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def original_accuracy(results: pd.DataFrame) -> list[dict]:
+    out = []
+    for subject in _subjects(results):
+        orig = _originals(results[results["subject"] == subject])
+        correct = orig["original_correct"].astype(float)
+        n, k = len(correct), int(correct.sum())
+        lo, hi = wilson(k, n)
+        p = k / n if n else float("nan")
+        out.append(
+            {
+                "subject": subject,
+                "value": p,
+                "se": float(np.sqrt(p * (1 - p) / n)) if n else float("nan"),
+                "ci_low": lo,
+                "ci_high": hi,
+                "n": n,
+                "agnostic": float((1.0 / orig["n_choices"]).mean()),
+                "method": "Wilson interval over instances",
+            }
+        )
+    return out
+
+
+def abstentions(results: pd.DataFrame) -> list[dict]:
+    """For subjects that answered by letter: the share of replies naming no choice, on the
+    original instances and after each probe (all trials), with 95% intervals (Wilson over
+    instances for the originals; cluster bootstrap over instances after a probe)."""
+    if "answer_mode" not in results or results.empty:
+        return []
+    out = []
+    letters = results[results["answer_mode"] == "letter"]
+    for subject in _subjects(letters):
+        sub = letters[letters["subject"] == subject]
+        orig = _originals(sub)["original_abstained"].astype(bool)
+        lo, hi = wilson(int(orig.sum()), len(orig))
+        out.append({"subject": subject, "probe": "original", "value": float(orig.mean()),
+                    "ci_low": lo, "ci_high": hi, "n": len(orig), "n_instances": len(orig)})  # fmt: skip
+        for probe in _probes(sub):
+            rows = sub[sub["probe"] == probe]
+            est = clustered_mean(
+                rows["abstained"].astype(float), rows["original_id"], proportion=True
+            )
+            out.append({"subject": subject, "probe": probe, "value": est.value,
+                        "ci_low": est.ci_low, "ci_high": est.ci_high, "n": est.n,
+                        "n_instances": est.n_clusters})  # fmt: skip
+    return out
+
+
+def pseudo_accuracy(results: pd.DataFrame) -> list[dict]:
+    """Share of perturbed instances whose pseudo-correct choice gets the top confidence,
+    averaged over trials per instance; tested against 1/n and against original accuracy."""
+    out = []
+    for subject in _subjects(results):
+        sub = results[results["subject"] == subject]
+        for probe in _probes(sub):
+            rows = sub[sub["probe"] == probe]
+            x = _per_instance(rows, "pseudo_correct")
+            orig = _originals(rows)
+            agnostic = (1.0 / orig["n_choices"]).reindex(x.index)
+            original = orig["original_correct"].astype(float).reindex(x.index)
+            by_trial = rows.groupby("trial")["pseudo_correct"].mean()
+            out.append(
+                {
+                    "subject": subject,
+                    "probe": probe,
+                    **_mean_se(x),
+                    "method": "mean over instances of the per-instance mean over trials; "
+                    "normal interval from the standard error over instances",
+                    "n_trials": int(rows["trial"].nunique()),
+                    "trial_values": [float(v) for v in by_trial],
+                    "trial_sd": float(by_trial.std(ddof=1)) if len(by_trial) > 1 else None,
+                    "agnostic": float(agnostic.mean()),
+                    "original_accuracy": float(original.mean()),
+                    "vs_agnostic": t_test(x - agnostic),
+                    "vs_original": t_test(x - original),
+                }
+            )
+    return out
+
+
+def t_test(differences) -> dict:
+    """Two-sided t-test of mean(differences) = 0 over instances (a paired t-test when the
+    differences are after - before); exact when the differences do not vary."""
+    d = np.asarray(differences, dtype=float)
+    d = d[~np.isnan(d)]
+    out = {"test": "t-test over instances (two-sided)", "n": len(d)}
+    out["difference"] = float(d.mean()) if len(d) else float("nan")
+    if len(d) < 2 or np.ptp(d) <= 1e-12:
+        return {**out, "statistic": float("nan"), "p_value": one_sample_p(d, 0.0)}
+    res = stats.ttest_1samp(d, 0.0)
+    return {**out, "statistic": float(res.statistic), "p_value": float(res.pvalue)}
+
+
+def instance_shifts(results: pd.DataFrame, alpha: float = SHIFT_ALPHA) -> pd.DataFrame:
+    """The shift type of every (subject, probe, instance), with both p-values."""
+    records = []
+    for (subject, probe, instance), rows in results.groupby(
+        ["subject", "probe", "original_id"], sort=False
+    ):
+        first = rows.iloc[0]
+        label, n = int(first["label"]), int(first["n_choices"])
+        wrong = [j for j in range(n) if j != label]
+        before = np.asarray(first["original_confidences"], dtype=float)[wrong]
+        distinct = rows.drop_duplicates("input_key")
+        after = np.stack([np.asarray(c, dtype=float)[wrong] for c in distinct["confidences"]])
+        d = classify_shift(before, after, n, alpha)
+        records.append(
+            {
+                "subject": subject,
+                "probe": probe,
+                "original_id": instance,
+                "shift_type": d.shift_type,
+                "p_vs_before": d.p_vs_before,
+                "p_vs_agnostic": d.p_vs_agnostic,
+                "n_samples": d.n_samples,
+                "distinct_trials": len(distinct),
+            }
+        )
+    return pd.DataFrame(records)
+
+
+def shift_counts(results: pd.DataFrame, alpha: float = SHIFT_ALPHA) -> list[dict]:
+    shifts = instance_shifts(results, alpha)
+    out = []
+    for subject in _subjects(results):
+        for probe in _probes(results[results["subject"] == subject]):
+            s = shifts[(shifts["subject"] == subject) & (shifts["probe"] == probe)]
+            counts = s["shift_type"].value_counts()
+            total = len(s)
+            row = {"subject": subject, "probe": probe, "n": total, "alpha": alpha}
+            for kind in SHIFT_TYPES:
+                row[kind] = int(counts.get(kind, 0))
+                row[f"{kind}_share"] = row[kind] / total if total else float("nan")
+            row["distinct_trials"] = float(s["distinct_trials"].mean()) if total else None
+            out.append(row)
+    return out
+
+
+def confidence_profile(results: pd.DataFrame) -> list[dict]:
+    """Mean variance of the choice confidences and mean confidence of the correct choice
+    (before) and of the pseudo-correct choice (after), per probe, with paired t-tests."""
+
+    def at(conf, index) -> float:
+        return float(np.asarray(conf, dtype=float)[int(index)])
+
+    out = []
+    for subject in _subjects(results):
+        sub = results[results["subject"] == subject]
+        for probe in _probes(sub):
+            rows = sub[sub["probe"] == probe].copy()
+            rows["variance_after"] = [float(np.var(c)) for c in rows["confidences"]]
+            rows["pseudo_confidence"] = [
+                at(c, i) for c, i in zip(rows["confidences"], rows["pseudo_label"], strict=True)
+            ]
+            orig = _originals(rows)
+            var_before = pd.Series([float(np.var(c)) for c in orig["original_confidences"]],
+                                   index=orig.index)  # fmt: skip
+            conf_before = pd.Series(
+                [
+                    at(c, i)
+                    for c, i in zip(orig["original_confidences"], orig["label"], strict=True)
+                ],
+                index=orig.index,
+            )
+            var_after = _per_instance(rows, "variance_after").reindex(orig.index)
+            conf_after = _per_instance(rows, "pseudo_confidence").reindex(orig.index)
+            row = {"subject": subject, "probe": probe}
+            for name, before, after in (
+                ("variance", var_before, var_after),
+                ("confidence", conf_before, conf_after),
+            ):
+                row[f"{name}_before"] = _mean_se(before)
+                row[f"{name}_after"] = _mean_se(after)
+                row[f"{name}_change"] = t_test(after - before)
+            out.append(row)
+    return out
+
+
+def _half(original_id: str, seed: int) -> int:
+    return hashlib.sha256(f"{seed}\x1fmaxprob\x1f{original_id}".encode()).digest()[0] & 1
+
+
+def maxprob_detection(results: pd.DataFrame, seed: int) -> list[dict]:
+    """Accuracy of "MaxProb above threshold => original input" (see module docstring)."""
+    out = []
+    for subject in _subjects(results):
+        sub = results[results["subject"] == subject]
+        for probe in _probes(sub):
+            rows = sub[sub["probe"] == probe]
+            half = rows["original_id"].map(lambda i: _half(i, seed))
+            hits, clusters, per_trial, thresholds = [], [], [], []
+            for _, t_rows in rows.groupby("trial"):
+                first = t_rows[half.loc[t_rows.index] == 0]
+                second = t_rows[half.loc[t_rows.index] == 1]
+                if first.empty or second.empty:
+                    continue
+                threshold = float(
+                    np.concatenate([first["original_maxprob"], first["maxprob"]]).mean()
+                )
+                ok_orig = (second["original_maxprob"] > threshold).to_numpy()
+                ok_pert = (second["maxprob"] <= threshold).to_numpy()
+                per_trial.append(float(np.concatenate([ok_orig, ok_pert]).mean()))
+                thresholds.append(threshold)
+                hits += [*ok_orig, *ok_pert]
+                clusters += [*second["original_id"], *second["original_id"]]
+            if not per_trial:
+                continue
+            est = clustered_mean(np.asarray(hits, float), np.asarray(clusters), seed=seed)
+            by_instance = pd.Series(hits, dtype=float).groupby(np.asarray(clusters)).mean()
+            out.append(
+                {
+                    "subject": subject,
+                    "probe": probe,
+                    "value": float(np.mean(per_trial)),
+                    "ci_low": est.ci_low,
+                    "ci_high": est.ci_high,
+                    "n": est.n,
+                    "n_instances": est.n_clusters,
+                    "method": "mean over trials; cluster bootstrap over test-half instances",
+                    "trial_values": per_trial,
+                    "thresholds": thresholds,
+                    "vs_chance": t_test(by_instance - 0.5),
+                }
+            )
+    return out
+
+
+def dataset_breakdown(results: pd.DataFrame) -> dict:
+    first = results[results["subject"] == results["subject"].iloc[0]]
+    per_probe = first.groupby("probe").agg(
+        instances=("original_id", "nunique"), pairs=("pair_id", "count")
+    )
+    return {
+        "n_instances": int(first["original_id"].nunique()),
+        "n_pairs": len(first),
+        "choices": {
+            str(k): int(v)
+            for k, v in _originals(first)["n_choices"].value_counts().sort_index().items()
+        },  # fmt: skip
+        "by_probe": [
+            {"probe": p, "instances": int(r.instances), "pairs": int(r.pairs)}
+            for p, r in per_probe.reindex(_probes(first)).iterrows()
+        ],
+    }

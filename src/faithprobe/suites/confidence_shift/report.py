@@ -1,0 +1,490 @@
+"""The report of the ``confidence-shift`` suite, after the tables of Shen & Kejriwal (2023):
+original and pseudo-accuracy per probe with tests, shift-type counts, confidence variance
+and the confidence of the (pseudo-)correct choice, and the MaxProb detector. Every number
+is read from ``metrics.json``; nothing is estimated here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from faithprobe.report.figures import Plot, grouped_bars, save_figures
+from faithprobe.report.html import Examples, Section
+from faithprobe.report.tables import (
+    BY_SUBJECT,
+    DASH,
+    Table,
+    fmt_count,
+    fmt_general,
+    fmt_percent,
+    order_rows,
+    subject_order,
+)
+from faithprobe.report.views import (
+    estimate_text,
+    examples_rng,
+    f3,
+    metric_frame,
+    pick_ids,
+)
+from faithprobe.suites.confidence_shift.metrics import PROBE_TITLES, SHIFT_TYPES
+
+N_EXAMPLES = 24
+SHIFT_COLORS = {
+    "random-like": "#2ca02c",
+    "hybrid": "#bcbd22",
+    "conservative": "#d62728",
+    "deviated": "#9467bd",
+    "undetermined": "#7f7f7f",
+}
+
+
+def _p(test: Mapping[str, Any] | None) -> str:
+    return fmt_general((test or {}).get("p_value"), ".3g")
+
+
+def _probe(name: str) -> str:
+    return PROBE_TITLES.get(name, name)
+
+
+def summary(metrics: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per subject × probe: original accuracy, pseudo-accuracy, tests, MaxProb."""
+    acc = {r["subject"]: r for r in metrics.get("original_accuracy", [])}
+    detect = {(r["subject"], r["probe"]): r for r in metrics.get("maxprob_detection", [])}
+    shifts = {(r["subject"], r["probe"]): r for r in metrics.get("shift_types", [])}
+    rows = []
+    for r in metrics.get("pseudo_accuracy", []):
+        key = (r["subject"], r["probe"])
+        a = acc.get(r["subject"], {})
+        s = shifts.get(key, {})
+        d = detect.get(key, {})
+        rows.append(
+            {
+                "subject": r["subject"],
+                "probe": _probe(r["probe"]),
+                "original acc.": f3(a.get("value")),
+                "pseudo-acc. ± SE": f"{f3(r.get('value'))} ± {f3(r.get('se'))}",
+                "1/n": f3(r.get("agnostic")),
+                "p vs 1/n": _p(r.get("vs_agnostic")),
+                "p vs original": _p(r.get("vs_original")),
+                "random-like": _share(s, "random-like"),
+                "conservative": _share(s, "conservative"),
+                "MaxProb detection": f3(d.get("value")),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _share(row: Mapping[str, Any], kind: str) -> str:
+    share = row.get(f"{kind}_share")
+    return DASH if share is None else f"{fmt_percent(share)}%"
+
+
+def accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "original_accuracy", BY_SUBJECT)
+    if data.empty:
+        return None
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "accuracy ± SE [95% CI]": [estimate_text(r) for r in data.to_dict("records")],
+            "instances": data["n"].map(fmt_count),
+            "agnostic 1/n": data["agnostic"].map(f3),
+        }
+    )
+    return Table(
+        "original_accuracy",
+        "Original accuracy (unperturbed instances)",
+        data,
+        display,
+        note="Interval: Wilson over instances.",
+    )
+
+
+def abstention_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "abstentions", BY_SUBJECT)
+    if data.empty:
+        return None
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "input": data["probe"].map(lambda p: "original" if p == "original" else _probe(p)),
+            "abstained [95% CI]": [
+                f"{fmt_percent(r['value'])}% [{fmt_percent(r['ci_low'])}, "
+                f"{fmt_percent(r['ci_high'])}]"
+                if pd.notna(r["ci_low"])
+                else f"{fmt_percent(r['value'])}%"
+                for r in data.to_dict("records")
+            ],
+            "replies": data["n"].map(fmt_count),
+            "instances": data["n_instances"].map(fmt_count),
+        }
+    )
+    return Table(
+        "abstentions",
+        "Replies naming no choice (models answering by letter)",
+        data,
+        display,
+        note="Models that cannot score choices (chat-only endpoints, or -o answer=letter) "
+        "are shown the choices as A/B/C… and asked for a letter; a reply naming none is an "
+        "abstention (counted as wrong in the accuracies). Such models have no confidences, "
+        "so the shift, confidence and MaxProb tables leave them out.",
+    )
+
+
+def pseudo_accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "pseudo_accuracy", BY_SUBJECT)
+    if data.empty:
+        return None
+    records = data.to_dict("records")
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "probe": data["probe"].map(_probe),
+            "pseudo-accuracy ± SE [95% CI]": [estimate_text(r) for r in records],
+            "per trial": [", ".join(f3(v) for v in r.get("trial_values") or []) for r in records],
+            "1/n": data["agnostic"].map(f3),
+            "diff. vs 1/n": data["vs_agnostic.difference"].map(f3),
+            "p vs 1/n": data["vs_agnostic.p_value"].map(lambda x: fmt_general(x, ".3g")),
+            "original acc.": data["original_accuracy"].map(f3),
+            "diff. vs original": data["vs_original.difference"].map(f3),
+            "p vs original": data["vs_original.p_value"].map(lambda x: fmt_general(x, ".3g")),
+            "instances": data["n"].map(fmt_count),
+        }
+    )
+    return Table(
+        "pseudo_accuracy",
+        "Pseudo-accuracy: the pseudo-correct choice gets the highest confidence",
+        data,
+        display,
+        note="Per-instance mean over trials, then mean over instances; SE over instances. "
+        "Tests: t-tests over instances against the agnostic 1/n and (paired) against "
+        "original accuracy.",
+    )
+
+
+def shift_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "shift_types", BY_SUBJECT)
+    if data.empty:
+        return None
+    kinds = [k for k in SHIFT_TYPES if k != "undetermined" or data["undetermined"].sum() > 0]
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "probe": data["probe"].map(_probe),
+            **{
+                k: [f"{int(r[k])} ({_share(r, k)})" for r in data.to_dict("records")] for k in kinds
+            },
+            "instances": data["n"].map(fmt_count),
+            "distinct trials": data["distinct_trials"].map(lambda x: fmt_general(x, ".2f")),
+        }
+    )
+    alpha = data["alpha"].iloc[0]
+    return Table(
+        "shift_types",
+        "Shift types of instances",
+        data,
+        display,
+        note=f"t-tests at α = {alpha:g} on the incorrect choices' confidences: after vs "
+        "before (paired) and after vs 1/n. Random-like: moved, now near 1/n; conservative: "
+        "did not move, away from 1/n; hybrid: neither test rejects; deviated: both reject. "
+        "Trials with an identical input count once.",
+    )
+
+
+def profile_table(metrics: Mapping[str, Any]) -> Table | None:
+    rows = list(metrics.get("confidence_profile") or [])
+    if not rows:
+        return None
+    data = order_rows(pd.json_normalize(rows), subject_order(metrics), BY_SUBJECT)
+    display = pd.DataFrame(
+        {
+            "subject": [r["subject"] for r in rows],
+            "probe": [_probe(r["probe"]) for r in rows],
+            "variance before": [estimate_text(r["variance_before"]) for r in rows],
+            "variance after": [estimate_text(r["variance_after"]) for r in rows],
+            "p (variance)": [_p(r["variance_change"]) for r in rows],
+            "conf. correct before": [estimate_text(r["confidence_before"]) for r in rows],
+            "conf. pseudo-correct after": [estimate_text(r["confidence_after"]) for r in rows],
+            "p (confidence)": [_p(r["confidence_change"]) for r in rows],
+        }
+    )
+    display = order_rows(display, subject_order(metrics), BY_SUBJECT)
+    return Table(
+        "confidence_profile",
+        "Variance of the choice confidences and confidence of the (pseudo-)correct choice",
+        data,
+        display,
+        note="Means over instances ± SE [95% CI]; p: paired t-test after vs before. "
+        "For No-Right-Answer the pseudo-correct choice is the donor answer in the old "
+        "right answer's slot.",
+    )
+
+
+def maxprob_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "maxprob_detection", BY_SUBJECT)
+    if data.empty:
+        return None
+    records = data.to_dict("records")
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "probe": data["probe"].map(_probe),
+            "detection accuracy [95% CI]": [
+                f"{f3(r['value'])} [{f3(r.get('ci_low'))}, {f3(r.get('ci_high'))}]" for r in records
+            ],
+            "per trial": [", ".join(f3(v) for v in r.get("trial_values") or []) for r in records],
+            "threshold (mean)": [f3(np.mean(r.get("thresholds") or [np.nan])) for r in records],
+            "p vs 50%": data["vs_chance.p_value"].map(lambda x: fmt_general(x, ".3g")),
+            "test instances": data["n_instances"].map(fmt_count),
+        }
+    )
+    return Table(
+        "maxprob_detection",
+        "MaxProb detector: is an input perturbed?",
+        data,
+        display,
+        note="Threshold: mean MaxProb over the first half's original and perturbed inputs; "
+        "accuracy of 'MaxProb above threshold ⇒ original' on the second half (balanced, "
+        "chance 0.5), averaged over trials.",
+    )
+
+
+def dataset_table(metrics: Mapping[str, Any]) -> Table | None:
+    ds = metrics.get("dataset") or {}
+    rows = list(ds.get("by_probe") or [])
+    if not rows:
+        return None
+    data = pd.DataFrame(rows)
+    display = data.assign(probe=data["probe"].map(_probe))
+    choices = ", ".join(f"{n} choices: {k}" for n, k in (ds.get("choices") or {}).items())
+    return Table(
+        "dataset",
+        "Dataset: instances and perturbed inputs per probe",
+        data,
+        display,
+        note=f"{ds.get('n_instances', DASH)} instances ({choices}).",
+    )
+
+
+def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
+    tables: dict[str, Table] = {
+        "summary": Table(
+            "summary",
+            "Headline",
+            metric_frame(metrics, "pseudo_accuracy", BY_SUBJECT),
+            summary(metrics),
+            note="Pseudo-accuracy: share of perturbed instances whose pseudo-correct choice "
+            "(the old answer, or the donor answer in its slot) gets the highest confidence; "
+            "an agnostic model scores 1/n. Shift types as shares of instances.",
+        )
+    }
+    for t in (
+        accuracy_table(metrics),
+        pseudo_accuracy_table(metrics),
+        abstention_table(metrics),
+        shift_table(metrics),
+        profile_table(metrics),
+        maxprob_table(metrics),
+        dataset_table(metrics),
+    ):
+        if t is not None:
+            tables[t.name] = t
+    return tables
+
+
+# --------------------------------------------------------------------------- plots
+
+
+def pseudo_accuracy_figure(metrics: Mapping[str, Any]) -> Figure | None:
+    rows = list(metrics.get("pseudo_accuracy") or [])
+    if not rows:
+        return None
+    subjects = subject_order(metrics) or list(dict.fromkeys(r["subject"] for r in rows))
+    probes = list(dict.fromkeys(r["probe"] for r in rows))
+    by = {(r["subject"], r["probe"]): r for r in rows}
+    fig = Figure(figsize=(2.2 + 1.6 * len(probes) * max(1, len(subjects)) / 2, 4.2))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    values = {s: [by.get((s, p), {}).get("value", np.nan) for p in probes] for s in subjects}
+    errs = {
+        s: [
+            (
+                by[(s, p)]["value"] - by[(s, p)]["ci_low"],
+                by[(s, p)]["ci_high"] - by[(s, p)]["value"],
+            )
+            if (s, p) in by and by[(s, p)].get("ci_low") is not None
+            else (0, 0)
+            for p in probes
+        ]
+        for s in subjects
+    }
+    grouped_bars(ax, [_probe(p) for p in probes], values, errs)
+    agnostic = np.nanmean([r["agnostic"] for r in rows])
+    ax.axhline(agnostic, color="k", ls="--", lw=1, label=f"agnostic 1/n = {agnostic:.2f}")
+    for r in metrics.get("original_accuracy", []):
+        ax.axhline(r["value"], ls=":", lw=1, color="#555", label=f"original acc. {r['subject']}")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("pseudo-accuracy")
+    ax.legend(fontsize=8, frameon=False, loc="upper right")
+    fig.tight_layout()
+    return fig
+
+
+def shift_figure(metrics: Mapping[str, Any]) -> Figure | None:
+    rows = list(metrics.get("shift_types") or [])
+    if not rows:
+        return None
+    labels = [f"{_probe(r['probe'])}\n{r['subject']}" for r in rows]
+    fig = Figure(figsize=(2 + 1.3 * len(rows), 4.2))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    bottom = np.zeros(len(rows))
+    for kind in SHIFT_TYPES:
+        shares = np.array([r.get(f"{kind}_share") or 0.0 for r in rows])
+        if kind == "undetermined" and not shares.any():
+            continue
+        ax.bar(labels, shares, bottom=bottom, color=SHIFT_COLORS[kind], label=kind)
+        bottom += shares
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("share of instances")
+    ax.tick_params(axis="x", labelsize=8)
+    ax.legend(fontsize=8, frameon=False, bbox_to_anchor=(1.01, 1), loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def confidence_figure(metrics: Mapping[str, Any]) -> Figure | None:
+    rows = list(metrics.get("confidence_profile") or [])
+    if not rows:
+        return None
+    labels = [f"{_probe(r['probe'])}\n{r['subject']}" for r in rows]
+    fig = Figure(figsize=(2.5 + 1.4 * len(rows), 4.2))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    series = {
+        "correct choice, before": [r["confidence_before"]["value"] for r in rows],
+        "pseudo-correct choice, after": [r["confidence_after"]["value"] for r in rows],
+    }
+    errs = {
+        "correct choice, before": [(1.96 * (r["confidence_before"]["se"] or 0),) * 2 for r in rows],
+        "pseudo-correct choice, after": [
+            (1.96 * (r["confidence_after"]["se"] or 0),) * 2 for r in rows
+        ],
+    }
+    grouped_bars(ax, labels, series, errs)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("mean confidence")
+    ax.tick_params(axis="x", labelsize=8)
+    ax.legend(fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def build_plots(metrics: Mapping[str, Any], out_dir: Path) -> list[Plot]:
+    return save_figures(
+        metrics,
+        out_dir,
+        (
+            ("pseudo_accuracy", "Pseudo-accuracy by probe (95% CI)", pseudo_accuracy_figure),
+            ("shift_types", "Shift types by probe", shift_figure),
+            ("confidence", "Confidence of the correct / pseudo-correct choice", confidence_figure),
+        ),
+    )
+
+
+# --------------------------------------------------------------------------- examples
+
+EXAMPLE_COLUMNS = [
+    ("subject", "subject", False),
+    ("probe", "probe", False),
+    ("original_prompt", "original prompt", True),
+    ("prompt", "prompt after probe", True),
+    ("choices_text", "choices after probe (confidence)", True),
+    ("pseudo", "pseudo-correct", True),
+    ("correct", "not the pseudo-correct", False),
+]
+
+
+def _choices_text(choices, confidences, pseudo: int, reply=None) -> str:
+    """The choices with their confidences, or (letter answers) with the model's reply."""
+    if confidences is None:
+        listed = " | ".join(f"{'*' if i == pseudo else ''}{c}" for i, c in enumerate(choices))
+        return f"{listed} -- reply: {reply!r}"
+    return " | ".join(
+        f"{'*' if i == pseudo else ''}{c} ({p:.2f})"
+        for i, (c, p) in enumerate(zip(choices, confidences, strict=True))
+    )
+
+
+def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examples:
+    """A seeded sample of trial-0 perturbed instances, every subject's confidences; a row
+    counts as "correct" when the model did not put the pseudo-correct choice on top."""
+    note = (
+        "A seeded sample of perturbed instances (trial 0), with each subject's confidences; "
+        "* marks the pseudo-correct choice."
+    )
+    if results.empty:
+        return Examples(EXAMPLE_COLUMNS, pd.DataFrame(), note)
+    pool = results[results["trial"] == 0]
+    n_subjects = max(1, pool["subject"].nunique())
+    picked = pick_ids(examples_rng(seed), pool["pair_id"], max(1, N_EXAMPLES // n_subjects))
+    rows = order_rows(pool[pool["pair_id"].isin(picked)], subjects, BY_SUBJECT)
+    rows = rows.sort_values(["probe", "pair_id"], kind="stable")
+    frame = pd.DataFrame(
+        {
+            "subject": rows["subject"],
+            "probe": rows["probe"].map(_probe),
+            "original_prompt": rows["original_prompt"],
+            "prompt": rows["prompt"].map(lambda p: p or "(empty)"),
+            "choices_text": [
+                _choices_text(c, p, i, r)
+                for c, p, i, r in zip(
+                    rows["choices"],
+                    rows["confidences"],
+                    rows["pseudo_label"],
+                    rows["reply"] if "reply" in rows else [None] * len(rows),
+                    strict=True,
+                )
+            ],
+            "pseudo": [c[i] for c, i in zip(rows["choices"], rows["pseudo_label"], strict=True)],
+            "correct": ~rows["pseudo_correct"].astype(bool),
+        }
+    )
+    return Examples(EXAMPLE_COLUMNS, frame.reset_index(drop=True), note)
+
+
+class ConfidenceShiftReport:
+    summary_title = "pseudo-accuracy, tests, shift types and MaxProb detection by probe"
+    tables = staticmethod(build_tables)
+    plots = staticmethod(build_plots)
+    summary = staticmethod(summary)
+    examples = staticmethod(examples)
+
+    @staticmethod
+    def sections(tables: Mapping[str, Table], metrics: Mapping[str, Any]) -> list[Section]:
+        options = metrics.get("options") or {}
+        lead = (
+            f"{options.get('trials', DASH)} trials per probe; choice scores: "
+            f"{options.get('normalisation', DASH)} of token log-probabilities; confidences: "
+            "softmax over the choices' scores."
+        )
+        return [
+            Section(
+                "accuracy",
+                "Accuracy and pseudo-accuracy",
+                [tables.get("original_accuracy"), tables.get("pseudo_accuracy")],
+                lead=lead,
+            ),
+            Section("shifts", "Shift types", [tables.get("shift_types")]),
+            Section("confidence", "Confidence and variance", [tables.get("confidence_profile")]),
+            Section("maxprob", "MaxProb detection", [tables.get("maxprob_detection")]),
+            Section("dataset", "Dataset", [tables.get("dataset")]),
+        ]

@@ -1,0 +1,207 @@
+"""The ``confidence-shift`` suite: multiple-choice probes with no correct answer.
+
+Method: Shen & Kejriwal (2023), "Quantifying confidence shifts in a BERT-based question
+answering system evaluated on perturbed instances". Each instance of a multiple-choice
+benchmark is probed so that none of its choices is right -- No-Question (empty prompt),
+Wrong-Question (another instance's prompt), No-Right-Answer (the right choice swapped for
+another instance's right choice) -- in several trials with different draws. A model that
+uses the prompt becomes uncertain (confidences near 1/n); one that does not keeps picking
+the old answer (the *pseudo-correct* choice) with its old confidence.
+
+Scores: a causal LM scores each choice by its log-likelihood after the prompt (the prompt
+is computed once per instance, see :mod:`faithprobe.subjects.hf_causal`); option
+``normalisation`` decides whether a choice's score is the summed log-probability (``sum``,
+the default, lm-eval's ``acc``) or the mean per token (``mean``). The prediction is the
+top-scoring choice and the confidences are the softmax over the scores, both under the
+chosen normalisation (the results table also keeps the raw sums and token counts). A
+multiple-choice classifier scores each choice as one unit, so both normalisations agree.
+
+A model that can only write (a chat-only endpoint; or any model with ``answer=letter``)
+is shown the choices as ``A. …``, ``B. …`` and asked for a letter
+(:class:`~faithprobe.prompts.LetterPrompt`); a reply naming no choice is an abstention,
+counted as wrong and reported (``abstentions``). Its rows carry no confidences, so the
+shift types, confidence profile and MaxProb detector are computed for scoring models only.
+
+See :mod:`faithprobe.suites.confidence_shift.metrics` for the statistics, including how the
+shift type of an instance is decided.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Hashable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import softmax
+
+from faithprobe.datasets import read_choices
+from faithprobe.errors import UsageError
+from faithprobe.examples import ChoiceExample
+from faithprobe.expectations import Behaviour
+from faithprobe.interventions import Pair, get
+from faithprobe.prompts import ChoicePrompt, LetterPrompt, command_line_template
+from faithprobe.requests import (
+    CandidateScoreRequest,
+    CandidateScores,
+    Generation,
+    GenerationRequest,
+)
+from faithprobe.seeding import hash_rank
+from faithprobe.suite import Suite
+from faithprobe.suites.confidence_shift import PROBES, ConfidenceShiftOptions
+from faithprobe.suites.confidence_shift import metrics as m
+
+LETTER_MAX_NEW_TOKENS = 8
+
+
+def _scores(answer: CandidateScores, normalisation: str) -> np.ndarray:
+    logprobs = np.asarray(answer.logprobs, dtype=float)
+    if normalisation == "mean":
+        return logprobs / np.maximum(np.asarray(answer.n_tokens, dtype=float), 1)
+    return logprobs
+
+
+def input_key(example: ChoiceExample) -> str:
+    """Same text in, same key: marks trials that repeat an earlier trial's input."""
+    payload = "\x1f".join([example.prompt, *example.choices])
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+class ConfidenceShiftSuite(Suite):
+    name = "confidence-shift"
+    items_noun = "multiple-choice instances with a right answer"
+    options: ConfidenceShiftOptions
+
+    def __init__(self, options: ConfidenceShiftOptions | None = None) -> None:
+        super().__init__(options)
+        self.prompt = ChoicePrompt(command_line_template(self.options.template))
+        self.letters = LetterPrompt()
+
+    def pairs(self, data: Path | None, seed: int) -> list[Pair]:
+        if data is None:
+            raise UsageError(
+                "the confidence-shift suite needs --data: a Social IQA, HellaSwag or "
+                "prompt/choices/label jsonl file"
+            )
+        pool = sorted(read_choices(data, self.options.format), key=lambda e: e.id)
+        out = []
+        for probe in self.options.probe_names:
+            name, params = PROBES[probe]
+            intervention = get(name)
+            for example in pool:
+                for trial in range(self.options.trials):
+                    for x in intervention.apply(
+                        example, seed=seed, pool=pool, trial=trial, **params
+                    ).examples:
+                        out.append(Pair(example, x, probe, intervention.expectation))
+        return out
+
+    def stratum(self, pair: Pair) -> Hashable:
+        return pair.intervention
+
+    def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
+        """``limit`` counts instances: each keeps all its probes and trials, which the
+        per-instance averages and shift tests need."""
+        instances = sorted({p.original.id for p in pairs})
+        if limit is None or limit >= len(instances):
+            return pairs
+        keep = set(sorted(instances, key=lambda i: hash_rank(seed, i))[:limit])
+        return [p for p in pairs if p.original.id in keep]
+
+    def by_letter(self, subject) -> bool:
+        """Whether ``subject`` is asked for a letter rather than for choice scores."""
+        if self.options.answer != "auto":
+            return self.options.answer == "letter"
+        accepts = subject.accepts if subject is not None else {CandidateScoreRequest.kind}
+        return CandidateScoreRequest.kind not in accepts and GenerationRequest.kind in accepts
+
+    def request(self, example: ChoiceExample, subject=None):
+        if self.by_letter(subject):
+            prompt = self.letters.render(example.prompt, example.choices)
+            return GenerationRequest(prompt, LETTER_MAX_NEW_TOKENS, ("\n",), chat=True)
+        return CandidateScoreRequest(self.prompt.render(example.prompt), example.choices)
+
+    def _read(self, answer, example: ChoiceExample) -> dict:
+        """Prediction and confidences of one answer (letters: no confidences)."""
+        if isinstance(answer, Generation):
+            choice = self.letters.parse(answer.text, example.choices)
+            return {"mode": "letter", "reply": answer.text, "abstained": choice is None,
+                    "prediction": -1 if choice is None else choice, "confidences": None,
+                    "logprobs": None, "n_tokens": None, "maxprob": float("nan")}  # fmt: skip
+        conf = softmax(_scores(answer, self.options.normalisation))
+        return {"mode": "scores", "reply": None, "abstained": False,
+                "prediction": int(np.argmax(conf)), "confidences": conf.tolist(),
+                "logprobs": list(answer.logprobs), "n_tokens": list(answer.n_tokens),
+                "maxprob": float(conf.max())}  # fmt: skip
+
+    def rows(
+        self, pairs: Sequence[Pair], subject, answers: dict[str, CandidateScores]
+    ) -> list[dict]:
+        out = []
+        for pair in pairs:
+            o, x = pair.original, pair.intervened
+            ro, rx = self._read(answers[o.id], o), self._read(answers[x.id], x)
+            pred_o, pred_x = ro["prediction"], rx["prediction"]
+            pseudo = int(x.features["pseudo_label"])
+            out.append(
+                {
+                    "pair_id": pair.id,
+                    "probe": pair.intervention,
+                    "trial": int(x.features["trial"]),
+                    "donor_id": x.features.get("donor_id"),
+                    "input_key": input_key(x),
+                    "n_choices": len(o.choices),
+                    "label": int(o.label),
+                    "pseudo_label": pseudo,
+                    "original_prompt": o.prompt,
+                    "prompt": x.prompt,
+                    "original_choices": list(o.choices),
+                    "choices": list(x.choices),
+                    "normalisation": self.options.normalisation,
+                    "answer_mode": rx["mode"],
+                    "original_reply": ro["reply"],
+                    "reply": rx["reply"],
+                    "original_abstained": ro["abstained"],
+                    "abstained": rx["abstained"],
+                    "original_logprobs": ro["logprobs"],
+                    "original_n_tokens": ro["n_tokens"],
+                    "logprobs": rx["logprobs"],
+                    "n_tokens": rx["n_tokens"],
+                    "original_confidences": ro["confidences"],
+                    "confidences": rx["confidences"],
+                    "original_prediction": pred_o,
+                    "prediction": pred_x,
+                    "original_correct": pred_o == o.label,
+                    "pseudo_correct": pred_x == pseudo,
+                    "original_maxprob": ro["maxprob"],
+                    "maxprob": rx["maxprob"],
+                }
+            )
+        return out
+
+    def behaviour(self, pair: Pair, row: Mapping[str, Any]) -> Behaviour:
+        """The choices as indices (as text), the gold being the pseudo-correct choice: the
+        expectation is met when the model does not keep it on top (an abstention, -1,
+        meets it)."""
+        return Behaviour(
+            str(row["original_prediction"]), str(row["prediction"]), str(row["pseudo_label"])
+        )
+
+    def metrics(self, results: pd.DataFrame, seed: int) -> dict:
+        """Accuracies and abstentions for every subject; the confidence statistics for the
+        subjects that gave choice scores (letter answers carry no confidences)."""
+        scored = results
+        if "answer_mode" in results and len(results):
+            scored = results[results["answer_mode"] == "scores"]
+        return {
+            "abstentions": m.abstentions(results),
+            "original_accuracy": m.original_accuracy(results),
+            "pseudo_accuracy": m.pseudo_accuracy(results),
+            "shift_types": m.shift_counts(scored),
+            "confidence_profile": m.confidence_profile(scored),
+            "maxprob_detection": m.maxprob_detection(scored, seed),
+            "dataset": m.dataset_breakdown(results),
+        }

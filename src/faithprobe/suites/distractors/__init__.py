@@ -1,0 +1,12 @@
+"""The ``distractors`` suite (Pandia & Ettinger 2021): cloze accuracy under attractors."""
+
+from faithprobe.suite import SuiteEntry
+
+SUITE = SuiteEntry(
+    name="distractors",
+    description="cloze accuracy under B-type, T-type and unrelated attractors",
+    method="Pandia & Ettinger (2021), Sorting through the noise: Testing robustness of "
+    "information processing in pre-trained language models",
+    suite="faithprobe.suites.distractors.suite:DistractorsSuite",
+    report="faithprobe.suites.distractors.report:DistractorsReport",
+)

@@ -1,0 +1,122 @@
+"""The report of the ``distractors`` suite: which tables, plots and examples it shows (the
+tables in :mod:`.distractors_tables`, the figures in :mod:`.distractors_plots`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from faithprobe.report.html import Examples, Section
+from faithprobe.report.tables import DASH, Table, order_rows
+from faithprobe.report.views import examples_rng, pick_ids
+from faithprobe.suites.distractors.plots import build_plots
+from faithprobe.suites.distractors.tables import ORDERING, build_tables, summary_table
+
+N_EXAMPLES = 20
+EXAMPLE_COLUMNS = [
+    ("subject", "subject", False),
+    ("condition", "condition", False),
+    ("original_context", "original context", True),
+    ("original_prediction", "original prediction", False),
+    ("context", "context", True),
+    ("target", "target", False),
+    ("prediction", "prediction", False),
+    ("correct", "correct", False),
+]
+
+
+def _condition(r: Mapping[str, Any]) -> str:
+    parts = [
+        str(r.get("setting", "")),
+        str(r.get("attractor_type", "")),
+        f"n={r.get('n_attractors', '')}",
+        str(r.get("position", "")),
+    ]
+    if r.get("n_filler"):
+        parts.append(f"filler={r['n_filler']}")
+    return " · ".join(p for p in parts if p)
+
+
+def _example_rows(
+    results: pd.DataFrame, seed: int = 0, k: int = N_EXAMPLES, subjects: Sequence[str] = ()
+) -> pd.DataFrame:
+    """About ``k`` result rows: a seeded sample of intervened pairs, every subject per pair.
+
+    Pairs whose base item at least one subject answers correctly are preferred (only
+    those enter the estimates); base rows are shown only if there is nothing else.
+    """
+    if results.empty:
+        return pd.DataFrame(columns=[c for c, _, _ in EXAMPLE_COLUMNS])
+    pool = results
+    if "intervention" in pool.columns:
+        intervened = pool[pool["intervention"] != "none"]
+        pool = intervened if not intervened.empty else pool
+    if "competent" in pool.columns:
+        competent = pool[pool["competent"].astype(bool)]
+        pool = competent if not competent.empty else pool
+    n_subjects = max(1, results["subject"].nunique()) if "subject" in results else 1
+    picked = pick_ids(examples_rng(seed), pool["pair_id"].astype(str), max(1, k // n_subjects))
+    rows = results[results["pair_id"].astype(str).isin(picked)]
+    if "intervention" in rows.columns:
+        rows = rows[rows["intervention"] != "none"]
+    rows = order_rows(rows, subjects, ORDERING).sort_values("pair_id", kind="stable")
+    out = pd.DataFrame(
+        {
+            "subject": rows.get("subject"),
+            "condition": [_condition(r) for r in rows.to_dict("records")],
+            "original_context": rows.get("original_context"),
+            "original_prediction": rows.get("original_prediction"),
+            "context": rows.get("context"),
+            "target": rows.get("target"),
+            "prediction": rows.get("prediction"),
+            "correct": rows.get("correct"),
+        }
+    )
+    return out.reset_index(drop=True)
+
+
+class DistractorsReport:
+    summary_title = "accuracy [95% CI] by attractors"
+    tables = staticmethod(build_tables)
+    plots = staticmethod(build_plots)
+    summary = staticmethod(summary_table)
+
+    @staticmethod
+    def sections(tables: Mapping[str, Table], metrics: Mapping[str, Any]) -> list[Section]:
+        dataset = metrics.get("dataset") or {}
+
+        def show(x: Any) -> str:
+            return DASH if x is None else str(x)
+
+        curves = [
+            t
+            for name, t in tables.items()
+            if name.startswith(("accuracy_", "relative_probability_"))
+        ]
+        return [
+            Section("tables", "Tables", curves, empty="No estimates."),
+            Section(
+                "competence",
+                "Competence and dropped items",
+                [tables.get("competence")],
+                empty="No competence records.",
+            ),
+            Section("tests", "Tests", [tables.get("tests")], empty="No tests recorded."),
+            Section(
+                "dataset",
+                "Dataset",
+                [tables.get("dataset")],
+                lead=f"{show(dataset.get('n_pairs'))} pairs built on "
+                f"{show(dataset.get('n_base'))} base items.",
+            ),
+        ]
+
+    @staticmethod
+    def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examples:
+        return Examples(
+            EXAMPLE_COLUMNS,
+            _example_rows(results, seed=seed, subjects=subjects),
+            note="A seeded sample of intervened pairs, with every subject's answer.",
+        )

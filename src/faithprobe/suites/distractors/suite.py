@@ -1,0 +1,165 @@
+"""The ``distractors`` suite: robustness of information processing to attractors.
+
+Method: Pandia & Ettinger (2021), "Sorting through the noise: Testing robustness of
+information processing in pre-trained language models". A model reads a short story with
+one critical fact and fills a cloze whose answer follows from that fact; attractors of the
+background word's class (B), the target's class (T) or unrelated ones are added. A model
+that uses the critical fact keeps choosing the target; accuracy is judged within the
+target's candidate set, and only items the model gets right without attractors count.
+
+Pairs: every variant is paired with its base item (intervention ``none`` pairs a base item
+with itself; those rows measure baseline competence).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from faithprobe.datasets import read_cloze_jsonl
+from faithprobe.errors import DataError, excerpt
+from faithprobe.examples import ClozeExample
+from faithprobe.expectations import ANSWER_UNCHANGED, Behaviour
+from faithprobe.generators.distractors import INTERVENTION_FOR_TYPE, DistractorConfig, generate
+from faithprobe.interventions import Pair
+from faithprobe.requests import CandidateScores
+from faithprobe.suite import Suite
+from faithprobe.suites.distractors import metrics as m
+
+NONE = "none"
+
+
+def _intervention_name(features: dict) -> str:
+    n, setting = features["n_attractors"], features["setting"]
+    if n == 0:
+        return f"filler[n={len(features.get('filler', []))}]" if features.get("filler") else NONE
+    name = INTERVENTION_FOR_TYPE.get(features["attractor_type"], "attractors.custom")
+    return f"{name}[n={n},position={features['position']},setting={setting}]"
+
+
+def _check_features(path: Path, item: ClozeExample) -> None:
+    """The features the suite reads (types checked, so a bad file fails before any model
+    is loaded, naming the item and the feature)."""
+    f = item.features
+    rules = {"base_id": (str, type(None)), "n_attractors": (int,)}
+    if f.get("base_id") is not None:
+        rules |= {"setting": (str,), "attractor_type": (str,), "position": (str,)}
+    optional = {"item_set": (str,), "attractors": (list,), "filler": (list,)}
+    for name, kinds in (rules | {k: v for k, v in optional.items() if k in f}).items():
+        field = f"features.{name}"
+        if name not in f:
+            raise DataError(
+                path, "missing (needed by the distractors suite)", record=item.id, field=field
+            )
+        if not isinstance(f[name], kinds) or isinstance(f[name], bool):
+            raise DataError(path, f"has type {type(f[name]).__name__}", record=item.id, field=field)
+        if kinds == (list,) and not all(isinstance(x, str) for x in f[name]):
+            raise DataError(path, "must be a list of strings", record=item.id, field=field)
+
+
+class DistractorsSuite(Suite):
+    name = "distractors"
+    items_noun = "attractor variants (items whose features.base_id names a base item)"
+
+    def __init__(self, options=None) -> None:
+        super().__init__(options)
+        self.config = DistractorConfig()  # the generated items: the generator's defaults
+
+    def pairs(self, data: Path | None, seed: int) -> list[Pair]:
+        if data is None:
+            items = generate(self.config, seed)
+        else:
+            items = read_cloze_jsonl(data)
+            for item in items:
+                _check_features(data, item)
+        by_id = {i.id: i for i in items}
+        out = []
+        for item in items:
+            base_id = item.features.get("base_id")
+            if base_id is None:
+                out.append(Pair(item, item, NONE, ANSWER_UNCHANGED))
+                continue
+            if base_id not in by_id:
+                raise DataError(
+                    data or "generated data",
+                    f"no item has id {excerpt(base_id)}",
+                    record=item.id,
+                    field="features.base_id",
+                )
+            out.append(
+                Pair(by_id[base_id], item, _intervention_name(item.features), ANSWER_UNCHANGED)
+            )
+        return out
+
+    def stratum(self, pair: Pair) -> Hashable:
+        f = pair.intervened.features
+        return (
+            f.get("setting"),
+            f.get("attractor_type"),
+            f.get("n_attractors"),
+            len(f.get("filler", [])),
+        )
+
+    def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
+        """Draw ``limit`` variant pairs; keep the base rows of every base they use."""
+        variants = [p for p in pairs if p.intervention != NONE]
+        picked = super().sample(variants, limit, seed)
+        used = {p.original.id for p in picked}
+        bases = [p for p in pairs if p.intervention == NONE and p.original.id in used]
+        return bases + picked
+
+    def rows(
+        self, pairs: Sequence[Pair], subject, answers: dict[str, CandidateScores]
+    ) -> list[dict]:
+        out = []
+        for pair in pairs:
+            o, x = pair.original, pair.intervened
+            so, sx = answers[o.id], answers[x.id]
+            cands = list(x.candidates)
+            pred_o = o.candidates[int(np.argmax(so.logprobs))]
+            pred_x = cands[int(np.argmax(sx.logprobs))]
+            t_o = so.logprobs[o.candidates.index(o.target)]
+            t_x = sx.logprobs[cands.index(x.target)]
+            f = x.features
+            is_base = pair.intervention == NONE
+            out.append(
+                {
+                    "pair_id": pair.id,
+                    "item_set": f.get("item_set", "custom"),
+                    "setting": NONE if is_base else f.get("setting", NONE),
+                    "attractor_type": NONE if is_base else f.get("attractor_type", NONE),
+                    "n_attractors": int(f.get("n_attractors", 0)),
+                    "position": NONE if is_base else f.get("position", NONE),
+                    "n_filler": len(f.get("filler", [])),
+                    "attractors": "; ".join(f.get("attractors", [])),
+                    "original_context": o.context,
+                    "context": x.context,
+                    "suffix": x.suffix,
+                    "target": x.target,
+                    "candidates": cands,
+                    "original_prediction": pred_o,
+                    "prediction": pred_x,
+                    "original_target_logprob": t_o,
+                    "target_logprob": t_x,
+                    "original_scores": list(so.logprobs),
+                    "scores": list(sx.logprobs),
+                    "competent": pred_o == o.target,
+                    "correct": pred_x == x.target,
+                    "log_relative_probability": t_x - t_o,
+                }
+            )
+        return out
+
+    def behaviour(self, pair: Pair, row: dict) -> Behaviour:
+        return Behaviour(row["original_prediction"], row["prediction"], row["target"])
+
+    def metrics(self, results: pd.DataFrame, seed: int) -> dict:
+        return {
+            "estimates": m.estimates(results, seed),
+            "competence": m.competence(results),
+            "tests": m.tests(results, seed),
+            "dataset": m.dataset_breakdown(results),
+        }

@@ -1,0 +1,334 @@
+"""Tables of the ``distractors`` suite's report: the headline, one table per metric and
+view (a curve per subject x setting x attractor type, a column per number of attractors),
+competence, tests and the dataset's conditions. They select, pivot and format what
+``metrics.json`` holds; nothing is estimated here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from faithprobe.report.tables import (
+    DASH,
+    Ordering,
+    Table,
+    fmt_count,
+    fmt_estimate,
+    fmt_general,
+    fmt_number,
+    is_missing,
+    order_rows,
+    subject_order,
+)
+
+SETTINGS = ("single", "multi")
+ATTRACTOR_TYPES = ("B", "T", "unrelated")
+POSITIONS = ("all", "after", "between", "later")
+N_ATTRACTORS = (0, 1, 2, 3)
+METRICS = ("accuracy", "relative_probability")
+VIEWS = ("main", "by_position", "by_item_set", "filler", "all_items")
+
+# Placeholder values that mean "not split along this dimension".
+GENERIC = ("all", "none")
+
+ESTIMATE_COLUMNS = [
+    "view",
+    "metric",
+    "subject",
+    "setting",
+    "attractor_type",
+    "n_attractors",
+    "position",
+    "item_set",
+    "n_filler",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "n_clusters",
+    "method",
+]
+# Dimensions besides subject/setting/attractor_type/n_attractors a view may split by.
+EXTRA_DIMS = ("position", "item_set", "n_filler")
+
+METRIC_TITLES = {"accuracy": "Accuracy", "relative_probability": "Relative probability"}
+VIEW_TITLES = {
+    "main": "main view",
+    "by_position": "by attractor position",
+    "by_item_set": "by item set",
+    "filler": "by amount of filler",
+    "all_items": "all items (not only those answered correctly in the base context)",
+}
+
+# Reading order: subjects as listed, single before multi, B, T, unrelated...
+ORDERING = Ordering(
+    columns=(
+        "view",
+        "metric",
+        "subject",
+        "setting",
+        "attractor_type",
+        "item_set",
+        "position",
+        "n_filler",
+        "n_attractors",
+    ),
+    preferred={
+        "view": VIEWS,
+        "metric": METRICS,
+        "setting": SETTINGS,
+        "attractor_type": ATTRACTOR_TYPES,
+        "position": POSITIONS,
+    },
+)
+
+
+# --------------------------------------------------------------------------- estimates
+
+
+def _numeric(df: pd.DataFrame, cols: Iterable[str]) -> pd.DataFrame:
+    for c in cols:
+        if c in df.columns:
+            df[c] = pd.to_numeric(df[c], errors="coerce").astype("float64")
+    return df
+
+
+def estimates_frame(metrics: Mapping[str, Any]) -> pd.DataFrame:
+    """``metrics["estimates"]`` as a DataFrame with a fixed set of columns (nulls → NaN)."""
+    df = pd.DataFrame(list(metrics.get("estimates", [])))
+    for c in ESTIMATE_COLUMNS:
+        if c not in df.columns:
+            df[c] = pd.Series(dtype="object")
+    df = df[ESTIMATE_COLUMNS + [c for c in df.columns if c not in ESTIMATE_COLUMNS]].copy()
+    df["position"] = df["position"].fillna("all")
+    df["item_set"] = df["item_set"].fillna("all")
+    df["n_filler"] = pd.to_numeric(df["n_filler"], errors="coerce").fillna(0).astype("int64")
+    df["n_attractors"] = pd.to_numeric(df["n_attractors"], errors="coerce").astype("Int64")
+    return _numeric(df, ["value", "ci_low", "ci_high"])
+
+
+def select(est: pd.DataFrame, metric: str, view: str) -> pd.DataFrame:
+    return est[(est["metric"] == metric) & (est["view"] == view)].copy()
+
+
+def broadcast_generic(df: pd.DataFrame, dim: str) -> pd.DataFrame:
+    """Copy rows whose ``dim`` is a placeholder ("all"/"none") to every concrete value.
+
+    Base estimates (n_attractors = 0) are not split by, say, position; repeating them for
+    each position lets every curve start at 0 attractors.
+    """
+    if df.empty or dim not in df.columns:
+        return df
+    generic = df[dim].isin(GENERIC)
+    concrete = [v for v in df.loc[~generic, dim].unique()]
+    if not generic.any() or not concrete:
+        return df
+    copies = [df.loc[generic].assign(**{dim: v}) for v in concrete]
+    return pd.concat([df.loc[~generic], *copies], ignore_index=True)
+
+
+def split_dims(df: pd.DataFrame) -> list[str]:
+    """The extra dimensions (position, item_set, n_filler) along which ``df`` varies."""
+    return [d for d in EXTRA_DIMS if d in df.columns and df[d].nunique(dropna=False) > 1]
+
+
+def curve_table(
+    est: pd.DataFrame, metric: str, view: str, subjects: Sequence[str] = ()
+) -> Table | None:
+    """One row per curve (subject × setting × attractor type [× split]), one column per n."""
+    rows = select(est, metric, view)
+    if rows.empty:
+        return None
+    data = order_rows(rows.drop(columns=["view", "metric"]), subjects, ORDERING)
+
+    shown = rows
+    for dim in EXTRA_DIMS:
+        shown = broadcast_generic(shown, dim)
+    dims = split_dims(shown)
+    index = ["subject", "setting", "attractor_type", *dims]
+    shown = shown.drop_duplicates(subset=[*index, "n_attractors"], keep="first").copy()
+    shown["cell"] = [
+        fmt_estimate(v, lo, hi, metric)
+        for v, lo, hi in zip(shown["value"], shown["ci_low"], shown["ci_high"], strict=True)
+    ]
+    ns = sorted(int(n) for n in shown["n_attractors"].dropna().unique())
+    wide = shown.pivot(index=index, columns="n_attractors", values="cell").reset_index()
+    wide.columns = [c if c in index else f"n={int(c)}" for c in wide.columns]
+    wide = order_rows(wide, subjects, ORDERING)
+    wide = wide[[*index, *[f"n={n}" for n in ns]]].fillna(DASH)
+    wide = wide.rename(columns={"attractor_type": "attractor type"})
+
+    name = f"{metric}_{view}"
+    title = f"{METRIC_TITLES.get(metric, metric)} — {VIEW_TITLES.get(view, view)}"
+    note = "Columns: number of attractors. Cells: estimate [confidence interval]."
+    if metric == "relative_probability":
+        note += (
+            " Relative probability is P(target | attractors) / P(target | base), geometric mean."
+        )
+    return Table(name=name, title=title, data=data, display=wide, note=note)
+
+
+def summary_table(metrics: Mapping[str, Any]) -> pd.DataFrame:
+    """The headline table: view "main", one row per subject × setting × attractor type.
+
+    Columns: accuracy at 0, 1, 2 and 3 attractors as "0.93 [0.88, 0.96]" and the mean
+    relative probability at one attractor. Cells without an estimate show "–". If the main
+    view holds several filler amounts, the smallest is shown.
+    """
+    subjects = subject_order(metrics)
+    est = estimates_frame(metrics)
+    main = est[est["view"] == "main"]
+    main = main.sort_values("n_filler", kind="stable")
+    for dim in ("position", "item_set"):
+        main = broadcast_generic(main, dim)
+    main = main.drop_duplicates(
+        subset=["metric", "subject", "setting", "attractor_type", "n_attractors"], keep="first"
+    )
+    columns = [
+        "subject",
+        "setting",
+        "type",
+        *[f"n={n}" for n in N_ATTRACTORS],
+        "rel. prob. n=1",
+    ]
+    keys = main[["subject", "setting", "attractor_type"]].drop_duplicates()
+    keys = order_rows(keys, subjects, ORDERING)
+    cells: dict[tuple, str] = {}
+    for r in main.itertuples(index=False):
+        n = None if is_missing(r.n_attractors) else int(r.n_attractors)
+        key = (r.subject, r.setting, r.attractor_type, r.metric, n)
+        if r.metric == "accuracy":
+            cells[key] = fmt_estimate(r.value, r.ci_low, r.ci_high, "accuracy")
+        else:
+            cells[key] = fmt_number(r.value, r.metric)
+    out = []
+    for subject, setting, atype in keys.itertuples(index=False):
+        row = [subject, setting, atype]
+        row += [cells.get((subject, setting, atype, "accuracy", n), DASH) for n in N_ATTRACTORS]
+        row.append(cells.get((subject, setting, atype, "relative_probability", 1), DASH))
+        out.append(row)
+    return pd.DataFrame(out, columns=columns)
+
+
+# --------------------------------------------------------------------------- other tables
+
+
+def competence_table(metrics: Mapping[str, Any]) -> Table | None:
+    rows = list(metrics.get("competence", []))
+    if not rows:
+        return None
+    data = order_rows(
+        _numeric(pd.DataFrame(rows), ["value", "ci_low", "ci_high"]),
+        subject_order(metrics),
+        ORDERING,
+    )
+    display = pd.DataFrame(
+        {
+            "subject": data.get("subject"),
+            "item set": data.get("item_set"),
+            "base items": data.get("n_base", pd.Series(dtype=object)).map(fmt_count),
+            "competent": data.get("n_competent", pd.Series(dtype=object)).map(fmt_count),
+            "dropped": data.get("n_dropped", pd.Series(dtype=object)).map(fmt_count),
+            "competence rate": [
+                fmt_estimate(r.get("value"), r.get("ci_low"), r.get("ci_high"))
+                for r in data.to_dict("records")
+            ],
+            "method": data.get("method"),
+        }
+    ).fillna(DASH)
+    return Table(
+        name="competence",
+        title="Competence: base items answered correctly (the rest are dropped)",
+        data=data,
+        display=display,
+        note="Only pairs whose base item the subject answers correctly enter the estimates.",
+    )
+
+
+def tests_table(metrics: Mapping[str, Any]) -> Table | None:
+    rows = list(metrics.get("tests", []))
+    if not rows:
+        return None
+    data = _numeric(
+        pd.DataFrame(rows), ["statistic", "p_value", "q_value", "difference", "ci_low", "ci_high"]
+    )
+    data = order_rows(data, subject_order(metrics), ORDERING)
+    records = data.to_dict("records")
+    display = pd.DataFrame(
+        {
+            "subject": [r.get("subject") for r in records],
+            "name": [r.get("name") for r in records],
+            "comparison": [r.get("comparison") for r in records],
+            "test": [r.get("test") for r in records],
+            "statistic": [fmt_general(r.get("statistic")) for r in records],
+            "p": [fmt_general(r.get("p_value")) for r in records],
+            "difference [CI]": [
+                DASH
+                if is_missing(r.get("difference"))
+                else f"{fmt_general(r.get('difference'), '.3f')} "
+                f"[{fmt_general(r.get('ci_low'), '.3f')}, {fmt_general(r.get('ci_high'), '.3f')}]"
+                for r in records
+            ],
+            "n": [fmt_count(r.get("n")) for r in records],
+        }
+    )
+    if "q_value" in data.columns:  # multiplicity-adjusted p-values, when the metrics hold them
+        display.insert(display.columns.get_loc("p") + 1, "q", data["q_value"].map(fmt_general))
+    return Table(name="tests", title="Tests", data=data, display=display.fillna(DASH))
+
+
+def dataset_table(metrics: Mapping[str, Any]) -> Table | None:
+    ds = metrics.get("dataset") or {}
+    rows = list(ds.get("by_condition", []))
+    if not rows:
+        return None
+    data = order_rows(pd.DataFrame(rows), subject_order(metrics), ORDERING)
+    display = data.rename(
+        columns={
+            "attractor_type": "attractor type",
+            "n_attractors": "attractors",
+            "n_filler": "filler",
+        }
+    ).fillna(DASH)
+    note = f"{ds.get('n_pairs', DASH)} pairs built on {ds.get('n_base', DASH)} base items."
+    return Table(
+        name="dataset",
+        title="Dataset: pairs per condition",
+        data=data,
+        display=display,
+        note=note,
+        extra={"n_pairs": ds.get("n_pairs"), "n_base": ds.get("n_base")},
+    )
+
+
+def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
+    """All tables the report shows, by name, in display order."""
+    subjects = subject_order(metrics)
+    est = estimates_frame(metrics)
+    summary = summary_table(metrics)
+    tables: dict[str, Table] = {
+        "summary": Table(
+            name="summary",
+            title="Headline: accuracy by number of attractors (main view)",
+            data=order_rows(est[est["view"] == "main"].drop(columns=["view"]), subjects, ORDERING),
+            display=summary,
+            note="Accuracy at 0–3 attractors as estimate [confidence interval]; "
+            "rel. prob.: mean relative probability of the target with one attractor.",
+        )
+    }
+    views = [v for v in VIEWS if v in set(est["view"])]
+    views += sorted(set(est["view"].dropna()) - set(VIEWS))
+    metric_names = [m for m in METRICS if m in set(est["metric"])]
+    metric_names += sorted(set(est["metric"].dropna()) - set(METRICS))
+    for metric in metric_names:
+        for view in views:
+            t = curve_table(est, metric, view, subjects)
+            if t is not None:
+                tables[t.name] = t
+    for t in (competence_table(metrics), tests_table(metrics), dataset_table(metrics)):
+        if t is not None:
+            tables[t.name] = t
+    return tables

@@ -1,0 +1,129 @@
+"""Negation pairs and the predicate–argument probe of the ``faithfulness`` suite
+(Chaturvedi et al., their Tables 10 and 12): pair building and the two metric blocks.
+
+**Negation** (options ``edits`` and ``negate``). With ``edits=PATH`` (a JSON-lines edit
+file, :func:`faithprobe.interventions.negation.read_edits`, validated against the data),
+every item with an edit gets a ``NEG`` pair: the original example -> the edited one,
+expectation ``ANSWER_FLIPS``, gold = the edit's new answer. With ``negate=rule`` the
+rule-based negator (:func:`~faithprobe.interventions.negation.rule_negate`) is applied to
+the yes/no items without an edit; where no rule applies safely the item has no ``NEG``
+pair. Rows carry ``negation`` = ``"edit-file"`` or ``"rule-based"``. The metric block
+``negation`` is :func:`faithprobe.metrics.qa.negation_accuracy` (Org-Acc on the ``OS``
+row, Mod-Acc on the ``NEG`` row, Comb-Acc both) per subject, over all negated items
+(``negation`` = ``"all"``) and, when both kinds occur, per kind.
+
+**Predicate–argument probe** (option ``probe=predicate-argument``, used *instead of*
+``--data``: the command line's ``--data`` must name an existing file). The examples are
+:func:`faithprobe.generators.predicate_argument.generate` (seeded by the run's seed): an
+*item* is one question of one story (520); its original is the ``original``-form question
+on the ``original`` story (the identity pair ``pa:original/original``), paired with the
+same question in each other form and story variant (``pa:{variant}/{form}``): 3 forms x
+(3 x 520 + 390) = 5,850 pairs. Expectation: ``ANSWER_FLIPS`` for the contrast question of a
+negated story (``features["flipped"]``), ``ANSWER_UNCHANGED`` otherwise; gold is always the
+asked example's own. Language models answer by comparing the log-likelihoods of " yes" and
+" no" after the suite's prompt. The metric block ``predicate_argument`` is
+:func:`faithprobe.metrics.qa.predicate_argument_accuracy` (accuracy and share of "no" per
+story variant x form, then the formatting ``flip_rate`` rows of
+:func:`~faithprobe.metrics.qa.formatting_flip_rate`), bootstrap over stories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+
+from faithprobe.errors import UsageError, excerpt
+from faithprobe.examples import QAExample
+from faithprobe.expectations import ANSWER_FLIPS, ANSWER_UNCHANGED
+from faithprobe.generators import predicate_argument as pa
+from faithprobe.interventions import Pair
+from faithprobe.interventions.negation import apply_edit, read_edits, rule_negate
+from faithprobe.metrics import qa as m
+from faithprobe.suites.faithfulness.options import NEGATE_MODES
+
+NEG = "NEG"
+
+
+def _neg_pair(original: QAExample, edited: QAExample) -> Pair:
+    features = {**edited.features, "variant": NEG}
+    edited = replace(edited, features=features)
+    name = "negation_edit" if features["negation"] == "edit-file" else "rule_negate"
+    return Pair(original, edited, name, ANSWER_FLIPS, pair_id=f"{NEG}:{original.id}")
+
+
+def negation_pairs(
+    examples: Sequence[QAExample], edits: str | Path | None, negate: str = ""
+) -> list[Pair]:
+    """The ``NEG`` pairs of ``examples`` (see the module docstring)."""
+    if negate not in NEGATE_MODES:
+        raise UsageError(f"negate must be 'rule' or empty, got {excerpt(negate)}")
+    edit_set = read_edits(edits, examples) if edits else {}
+    out = []
+    for ex in examples:
+        if ex.id in edit_set:
+            out.append(_neg_pair(ex, apply_edit(ex, edit_set[ex.id])))
+        elif negate == "rule":
+            out += [_neg_pair(ex, x) for x in rule_negate(ex, None).examples]
+    return out
+
+
+def predicate_argument_pairs(seed: int) -> list[Pair]:
+    """One pair per generated example, from the item's original-form question on the
+    original story (see the module docstring)."""
+    examples = pa.generate(seed=seed)
+    originals = {
+        ex.features["item_id"]: ex
+        for ex in examples
+        if ex.features["variant"] == "original" and ex.features["form"] == "original"
+    }
+    out = []
+    for ex in examples:
+        f = ex.features
+        expectation = ANSWER_FLIPS if f["flipped"] else ANSWER_UNCHANGED
+        name = f"pa:{f['variant']}/{f['form']}"
+        out.append(Pair(originals[f["item_id"]], ex, name, expectation, pair_id=ex.id))
+    return out
+
+
+def probe_columns(pair: Pair) -> dict:
+    """Row fields of the negation and predicate–argument pairs (None elsewhere)."""
+    f = pair.intervened.features
+    return {
+        "negation": f.get("negation"),
+        "rule": f.get("rule"),
+        "form": f.get("form"),
+        "story_id": f.get("story_id") if "form" in f else None,
+        "schema": f.get("schema"),
+        "flipped": f.get("flipped"),
+    }
+
+
+def negation_metrics(results: pd.DataFrame) -> list[dict]:
+    """Org/Mod/Comb-Acc per subject over the items with a ``NEG`` row: all of them, and
+    per kind of negation when there are two."""
+    if results.empty or NEG not in set(results["variant"]):
+        return []
+    answered = results[results["dropped_reason"].isna()]
+    neg = answered[answered["variant"] == NEG]
+    kinds = sorted(neg["negation"].dropna().unique())
+    groups = [("all", neg)]
+    if len(kinds) > 1:
+        groups += [(k, neg[neg["negation"] == k]) for k in kinds]
+    out = []
+    for kind, rows in groups:
+        os_rows = answered["variant"] == "OS"
+        org = answered[os_rows & answered["original_id"].isin(rows["original_id"])]
+        table = m.negation_accuracy(pd.concat([org, rows]), original="OS", modified=NEG)
+        table.insert(1, "negation", kind)
+        out += table.to_dict("records")
+    return out
+
+
+def predicate_argument_metrics(results: pd.DataFrame, seed: int) -> list[dict]:
+    if results.empty or results["form"].isna().all():
+        return []
+    rows = results[results["form"].notna()]
+    return m.predicate_argument_accuracy(rows, cluster="story_id", seed=seed).to_dict("records")

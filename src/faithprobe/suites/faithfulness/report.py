@@ -1,0 +1,393 @@
+"""The report of the ``faithfulness`` suite, after Chaturvedi et al.: EM, F1 and unk% per
+dataset variant (their Tables 4–6) with n and the items each deletion dropped, the same
+split by gold answer kind, the drop reasons, how often a model did what a faithful
+model does, Org/Mod/Comb-Acc of the negation pairs (Table 10) and the predicate–argument
+probe's accuracies and formatting flip rates (Table 12). Every number is read from
+``metrics.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from faithprobe.metrics.qa import NEGATION_LABELS
+from faithprobe.prompts import command_line_template
+from faithprobe.report.figures import Plot
+from faithprobe.report.html import Examples, Section
+from faithprobe.report.tables import (
+    DASH,
+    Ordering,
+    Table,
+    fmt_count,
+    fmt_general,
+    fmt_percent,
+    order_rows,
+    subject_order,
+)
+from faithprobe.report.views import examples_rng, metric_frame, percent_text, pick_ids
+
+N_EXAMPLES = 24
+VARIANT_ORDER = ("OS", "TS", "TS-R", "TS-R+Aug", "OS-R", "OS-R+Aug")
+COLUMNS = {"em": "EM", "f1": "F1", "contains": "contains", "unk": "unk%", "empty": "empty%"}
+# Reading order of the rows of metrics.json: by metric (alphabetically), then subject.
+ORDERING = Ordering(columns=("metric", "subject"))
+
+
+def _variant_rank(v: str) -> int:
+    return VARIANT_ORDER.index(v) if v in VARIANT_ORDER else len(VARIANT_ORDER)
+
+
+def _pivot(data: pd.DataFrame, metrics: Mapping[str, Any], keys: Sequence[str]) -> pd.DataFrame:
+    """One row per (subject, ``keys``): EM, F1, unk% columns, n, items dropped."""
+    dropped = {r["variant"]: r["dropped"] for r in metrics.get("sizes") or []}
+    rows = []
+    for key, g in data.groupby(["subject", *keys], sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        by = {r["metric"]: r for r in g.to_dict("records")}
+        first = next(iter(by.values()))
+        row = dict(zip(["subject", *keys], key, strict=True))
+        row.update({label: percent_text(by.get(metric, {})) for metric, label in COLUMNS.items()})
+        row["n"] = fmt_count(first.get("n"))
+        row["passages"] = fmt_count(first.get("n_clusters"))
+        row["dropped"] = fmt_count(dropped.get(row["variant"]))
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    out["_v"] = out["variant"].map(_variant_rank)
+    out = order_rows(out, subject_order(metrics), ORDERING)
+    return out.sort_values(["subject", "_v"], kind="stable").drop(columns="_v")
+
+
+NOTE = (
+    "EM, F1, contains, unk% and empty% in percent with 95% intervals (bootstrap resampling "
+    "passages). EM/F1/contains are always against the original gold answers and an "
+    "abstention is scored as 'unknown', so after TS-R/OS-R a faithful model scores low "
+    "EM/F1 and high unk%. contains = a gold answer occurs in the answer (fair to models "
+    "that answer in sentences); empty% = replies with no answer that are not abstentions. "
+    "n = items answered; dropped = items the deletion could not make (see the drops table)."
+)
+
+
+def scores_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "scores", ORDERING)
+    if data.empty:
+        return None
+    return Table(
+        "scores",
+        "EM, F1 and unk% per variant (the method's Tables 4–6)",
+        data,
+        _pivot(data, metrics, ["variant"]),
+        note=NOTE,
+    )
+
+
+def kind_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "scores_by_answer_kind", ORDERING)
+    if data.empty:
+        return None
+    display = _pivot(data, metrics, ["variant", "answer_kind"])
+    return Table(
+        "scores_by_answer_kind",
+        "By gold answer kind (yes/no questions vs the rest)",
+        data,
+        display.drop(columns="dropped"),
+        note="Language models decide yes/no questions by comparing the log-likelihoods of "
+        "' yes' and ' no' and so never abstain on them; extractive models can only answer "
+        "them with a span.",
+    )
+
+
+def reinsertion_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "scores_by_reinsertion", ORDERING)
+    if data.empty:
+        return None
+    return Table(
+        "scores_by_reinsertion",
+        "After TS-R / OS-R, by what took the deleted support's place",
+        data,
+        _pivot(data, metrics, ["variant", "reinserted"]).drop(columns="dropped"),
+        note="A model that says unknown only after a bare re-inserted answer, not when the "
+        "answer is still in the text or comes back inside a generated sentence, has learned "
+        "the re-insertion, not the missing support.",
+    )
+
+
+def sizes_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = pd.DataFrame(metrics.get("sizes") or [])
+    if data.empty:
+        return None
+    display = data.copy()
+    for col in ("items", "answered", "dropped"):
+        display[col] = display[col].map(fmt_count)
+    return Table("sizes", "Variants: items, answered, dropped", data, display)
+
+
+def drops_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = pd.DataFrame(metrics.get("drops") or [])
+    if data.empty:
+        return None
+    display = data.assign(count=data["count"].map(fmt_count))
+    return Table(
+        "drops",
+        "Items dropped per variant and reason",
+        data,
+        display,
+        note="Dropped items are not sent to any model; they are listed in results.parquet "
+        "with the reason (column 'dropped_reason').",
+    )
+
+
+def differences_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = pd.DataFrame(metrics.get("differences") or [])
+    if data.empty:
+        return None
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "minus": data["reference"],
+            "variant": data["variant"],
+            "metric": data["metric"].map(COLUMNS),
+            "difference": [
+                f"{fmt_percent(r['difference'], '+.1f')} [{fmt_percent(r['ci_low'], '+.1f')}, "
+                f"{fmt_percent(r['ci_high'], '+.1f')}]"
+                for r in data.to_dict("records")
+            ],
+            "p (Wilcoxon)": data["p_value"].map(lambda p: fmt_general(p, ".2g")),
+            "items": data["items"].map(fmt_count),
+            "passages": data["n"].map(fmt_count),
+        }
+    )
+    display["_v"] = display["variant"].map(_variant_rank)
+    display = display.sort_values(["subject", "_v"], kind="stable").drop(columns="_v")
+    return Table(
+        "differences",
+        "Each model against the first (e.g. IBT minus OT), on the items both answered",
+        data,
+        display,
+        note="Differences in percentage points: the mean over passages of the per-passage "
+        "difference (so passages weigh equally), with a 95% bootstrap interval; p from a "
+        "Wilcoxon signed-rank test of those per-passage differences.",
+    )
+
+
+def expectation_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "expectation", ORDERING)
+    if data.empty:
+        return None
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "variant": data["variant"],
+            "as a faithful model (%)": [percent_text(r) for r in data.to_dict("records")],
+            "n": data["n"].map(fmt_count),
+        }
+    )
+    return Table(
+        "expectation",
+        "Did what a faithful model does",
+        data,
+        display,
+        note="OS and TS: gave the gold answer (EM > 0, or the right yes/no); TS-R and OS-R: "
+        "answered unknown. Wilson intervals.",
+    )
+
+
+def negation_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "negation", ORDERING)
+    if data.empty:
+        return None
+    rows = []
+    for (subject, kind), g in data.groupby(["subject", "negation"], sort=False):
+        by = {r["metric"]: r for r in g.to_dict("records")}
+        row = {"subject": subject, "negation": kind}
+        row.update({label: percent_text(by.get(k, {})) for k, label in NEGATION_COLUMNS.items()})
+        row["n"] = fmt_count(by["org_acc"]["n"])
+        rows.append(row)
+    return Table(
+        "negation",
+        "Negation: Org-Acc, Mod-Acc, Comb-Acc (the method's Table 10)",
+        data,
+        pd.DataFrame(rows),
+        note="Over the items with a NEG variant: Org-Acc = right on the original story (OS), "
+        "Mod-Acc = right on the negated one (gold: the flipped answer), Comb-Acc = both. "
+        "no% = share of 'no' answers on each side. "
+        "Percent, Wilson 95% intervals. negation = edit-file (hand-written edits), "
+        "rule-based (the rule negator) or all.",
+    )
+
+
+def _pa_rows(data: pd.DataFrame, columns: Mapping[tuple[str, str], str]) -> pd.DataFrame:
+    """One row per subject x story variant, one column per (metric, form)."""
+    rows = []
+    for (subject, key), g in data.groupby(["subject", "variant"], sort=False):
+        row = {"subject": subject, "variant": key}
+        for (metric, form), label in columns.items():
+            r = g[(g["metric"] == metric) & (g["form"] == form)].to_dict("records")
+            row[label] = percent_text(r[0]) if r else DASH
+        n = g[g["form"] == "original"]["n"]
+        row["n per form"] = fmt_count(n.iloc[0]) if len(n) else DASH
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+PA_FORMS = {"original": "Org-Acc", "paraphrase": "Mod-Acc", "control": "New-Acc"}
+NEGATION_COLUMNS = NEGATION_LABELS
+
+
+def predicate_argument_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "predicate_argument", ORDERING)
+    if data.empty:
+        return None
+    acc = data[data["metric"].isin(["accuracy", "share_no"])]
+    columns = {("accuracy", f): label for f, label in PA_FORMS.items()}
+    columns |= {("share_no", f): f"no% ({label})" for f, label in PA_FORMS.items()}
+    return Table(
+        "predicate_argument",
+        "Predicate–argument probe: Org-Acc, Mod-Acc, New-Acc and share of 'no' (Table 12)",
+        acc,
+        _pa_rows(acc, columns),
+        note="Per story variant; Org-Acc = 'Was the car blue?', Mod-Acc = the paraphrase "
+        "'Was there a blue car?', New-Acc = the ungrammatical control 'Was the a blue car?'. "
+        "Original stories: half the golds are 'no'; negated: two thirds. Percent, 95% "
+        "intervals (bootstrap over stories).",
+    )
+
+
+def flip_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "predicate_argument", ORDERING)
+    if data.empty or "flip_rate" not in set(data["metric"]):
+        return None
+    flips = data[data["metric"] == "flip_rate"]
+    columns = {("flip_rate", f): label for f, label in PA_FORMS.items()}
+    return Table(
+        "formatting_flips",
+        "Formatting variants: share of answers that flip",
+        flips,
+        _pa_rows(flips, columns),
+        note="Share of questions whose yes/no answer differs from the answer on the original "
+        "story after a trailing space or newline is added (a faithful model: 0). Percent, "
+        "95% intervals (bootstrap over stories).",
+    )
+
+
+def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
+    tables: dict[str, Table] = {}
+    scores = scores_table(metrics)
+    pa = predicate_argument_table(metrics)
+    if scores is not None:
+        tables["summary"] = Table("summary", "Headline", scores.data, scores.display, NOTE)
+    elif pa is not None:
+        tables["summary"] = Table("summary", "Headline", pa.data, pa.display, pa.note)
+    for t in (
+        scores,
+        differences_table(metrics),
+        sizes_table(metrics),
+        drops_table(metrics),
+        kind_table(metrics),
+        reinsertion_table(metrics),
+        expectation_table(metrics),
+        negation_table(metrics),
+        pa,
+        flip_table(metrics),
+    ):
+        if t is not None:
+            tables[t.name] = t
+    return tables
+
+
+def summary(metrics: Mapping[str, Any]) -> pd.DataFrame:
+    t = scores_table(metrics) or predicate_argument_table(metrics)
+    return t.display if t is not None else pd.DataFrame()
+
+
+def build_plots(metrics: Mapping[str, Any], out_dir: Path) -> list[Plot]:
+    return []
+
+
+# --------------------------------------------------------------------------- examples
+
+EXAMPLE_COLUMNS = [
+    ("subject", "subject", False),
+    ("variant", "variant", False),
+    ("question", "question", True),
+    ("gold", "gold answers", True),
+    ("prediction", "prediction", True),
+    ("expected", "a faithful model answers", False),
+    ("correct", "as it should", False),
+]
+
+
+def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examples:
+    """A seeded sample of items, shown in every answered variant."""
+    note = "Shaded rows: the model did not do what a faithful model does."
+    pool = results[results["dropped_reason"].isna()] if not results.empty else results
+    if pool.empty:
+        return Examples(EXAMPLE_COLUMNS, pd.DataFrame(), note)
+    per_item = max(1, pool.groupby("original_id")["pair_id"].nunique().max())
+    n_items = max(1, N_EXAMPLES // (per_item * max(1, pool["subject"].nunique())))
+    picked = pick_ids(examples_rng(seed), pool["original_id"], n_items)
+    rows = pool[pool["original_id"].isin(picked)].copy()
+    rows["_v"] = rows["variant"].map(_variant_rank)
+    rows = order_rows(rows, subjects, ORDERING).sort_values(
+        ["subject", "original_id", "_v"], kind="stable"
+    )
+    frame = pd.DataFrame(
+        {
+            "subject": rows["subject"],
+            "variant": rows["variant"],
+            "question": rows["question"],
+            "gold": rows["answers"].map(lambda a: " | ".join(dict.fromkeys(a))),
+            "prediction": [
+                f"{p} (unknown)" if u else p
+                for p, u in zip(rows["prediction"], rows["predicted_unknown"], strict=True)
+            ],
+            "expected": rows["expected"],
+            "correct": rows["expectation_met"].astype(bool),
+        }
+    )
+    return Examples(EXAMPLE_COLUMNS, frame.reset_index(drop=True), note)
+
+
+class FaithfulnessReport:
+    @staticmethod
+    def summary_title(metrics: Mapping[str, Any]) -> str:
+        if (metrics.get("options") or {}).get("probe"):
+            return "predicate–argument probe: accuracy and share of 'no' by question form"
+        return "EM, F1 and unk% after deleting the supporting sentences"
+
+    tables = staticmethod(build_tables)
+    plots = staticmethod(build_plots)
+    summary = staticmethod(summary)
+    examples = staticmethod(examples)
+
+    @staticmethod
+    def sections(tables: Mapping[str, Table], metrics: Mapping[str, Any]) -> list[Section]:
+        options = metrics.get("options") or {}
+        # the options as typed; the prompt turns a typed \n into a newline
+        template = command_line_template(options["template"]) if "template" in options else DASH
+        lead = (
+            "OS = original story; TS = story truncated after the rationale's sentence; TS-R = "
+            "TS without the rationale's sentences (a span answer no longer in the text is "
+            "appended); OS-R = HotpotQA without its supporting facts. Language models are "
+            f"prompted with the template {template!r} (at most "
+            f"{options.get('max_new_tokens', DASH)} new tokens)."
+        )
+        probe = [tables.get("predicate_argument"), tables.get("formatting_flips")]
+        if options.get("probe"):
+            lead = "Yes/no questions about generated one-sentence stories, answered by " + (
+                "comparing the log-likelihoods of ' yes' and ' no'."
+            )
+            return [Section("predicate_argument", "Predicate–argument probe", probe, lead=lead)]
+        return [
+            Section("scores", "Scores per variant", [tables.get("scores")], lead=lead),
+            Section("negation", "Negation", [tables.get("negation")]),
+            Section("drops", "Dropped items", [tables.get("sizes"), tables.get("drops")]),
+            Section(
+                "details",
+                "By answer kind and expectation",
+                [tables.get("scores_by_answer_kind"), tables.get("expectation")],
+            ),
+        ]

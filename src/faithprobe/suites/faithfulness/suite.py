@@ -1,0 +1,308 @@
+"""The ``faithfulness`` suite: does a QA model still give the gold answer once the sentences
+that support it are gone?
+
+Method: Chaturvedi et al., "Analyzing semantic faithfulness of language models via input
+intervention on question answering" (deletion interventions, their Tables 4–6). Negation
+edits (options ``edits``, ``negate``; Table 10) and the predicate–argument probe (option
+``probe=predicate-argument`` instead of ``--data``; Table 12) are built in
+:mod:`faithprobe.suites.faithfulness.probes` (see there).
+
+**Data.** ``--data`` is a SQuAD/Quoref, CoQA or HotpotQA JSON file
+(:func:`faithprobe.datasets.qa.read_qa`, format told apart by its shape). Every question
+gives one *item* and these variants (:mod:`faithprobe.qa.deletions`, made by
+:mod:`faithprobe.interventions.deletion`):
+
+=========  =============================  ================  ==========================
+variant    intervention                   data              a faithful model answers
+=========  =============================  ================  ==========================
+``OS``     ``none`` (the original story)  all               the gold answer
+``TS``     ``truncate_story``             SQuAD, CoQA       the gold answer
+``TS-R``   ``truncate_remove_rationale``  SQuAD, CoQA       *unknown*
+``OS-R``   ``remove_support``             HotpotQA          *unknown*
+=========  =============================  ================  ==========================
+
+A pair is (original, variant); the ``OS`` pair is the identity pair. A variant a deletion
+cannot make (see ``deletion.DROPS``: e.g. TS-R when the rationale begins in the first
+sentence) still gives a pair, marked dropped with the reason (``dropped_reason`` in the
+results table) and not sent to any model, so the results table counts every drop and the metrics report it (``drops``). ``--limit N``
+keeps N items (the first in a seeded hash order, :func:`~faithprobe.seeding.hash_rank`)
+with all their variants. ``heldout_of=<model folder>`` keeps only the documents a model
+made by ``faithprobe train qa`` held out of training (:mod:`faithprobe.datasets.splits`).
+
+**Asking subjects.** An extractive QA subject (``span-answer``) is asked a
+:class:`~faithprobe.requests.SpanAnswerRequest` whose question is the conversation history
+(CoQA: the previous turns' questions and gold answers, ``"q1 a1 q2 a2 question"``) before
+the question; its null answer means *unknown*. A causal LM gets the prompt ``template``
+(option; slots ``{context}``, ``{question}`` and ``{history}``, a literal ``\\n`` typed on
+the command line is a newline: :mod:`faithprobe.qa.prompt`); the default is
+:data:`~faithprobe.qa.prompt.DEFAULT_TEMPLATE`, i.e. ::
+
+    <context>
+
+    Answer with a few words from the text. If the text does not give the answer, answer "unknown".
+
+    Q: <history question 1>
+    A: <history answer 1>
+    Q: <question>
+    A:
+
+(each history turn is one ``Q:``/``A:`` pair of lines; a template without ``{history}``
+gets the turns prepended to the question as for extractive models). For a question whose
+gold answer is yes or no it scores the candidates ``yes`` and ``no`` after the prompt
+(:class:`~faithprobe.requests.CandidateScoreRequest`, each scored as `` yes``/`` no``) and
+answers the likelier one (so it cannot abstain on those); otherwise it generates greedily
+(:class:`~faithprobe.requests.GenerationRequest`, at most ``max_new_tokens``, default 24,
+cut at the first newline) and the answer is *unknown* when
+:func:`faithprobe.qa.answers.is_unknown` recognises it.
+
+**Scores.** EM and F1 (SQuAD/CoQA normalisation) always against the *original* gold
+answers, with an abstention scored as the string ``"unknown"``; unk% is the share of
+abstentions. Per subject x variant with 95% intervals (bootstrap over passages, so the
+questions of one paragraph or story count as a cluster), the method's Tables 4–6, and
+the same split by gold answer kind (yes/no vs the rest). With several models, each later
+one is compared with the first on the items both answered (``differences``: e.g. IBT minus
+OT, the method's Tables 4–5 side by side, with a paired test over passages).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from faithprobe.datasets.qa import detect_qa_format, read_qa
+from faithprobe.datasets.splits import heldout_part
+from faithprobe.errors import UsageError
+from faithprobe.examples import UNKNOWN, QAExample
+from faithprobe.expectations import Behaviour
+from faithprobe.interventions import Pair
+from faithprobe.interventions.deletion import Augmenter
+from faithprobe.metrics import qa as m
+from faithprobe.qa.answers import extract_answer, is_unknown
+from faithprobe.qa.deletions import deletion_pair, variant_pairs
+from faithprobe.qa.prompt import QAPrompt
+from faithprobe.qa.questions import YES_NO, history_question, is_yes_no, passage_id
+from faithprobe.requests import (
+    CandidateScoreRequest,
+    CandidateScores,
+    Generation,
+    GenerationRequest,
+    SpanAnswer,
+    SpanAnswerRequest,
+)
+from faithprobe.sentences import DEFAULT_SPLITTER
+from faithprobe.suite import Suite, sample_items
+from faithprobe.suites.faithfulness import metrics as fm
+from faithprobe.suites.faithfulness import probes
+from faithprobe.suites.faithfulness.options import FaithfulnessOptions
+
+
+class FaithfulnessSuite(Suite):
+    name = "faithfulness"
+    items_noun = "questions"
+    options: FaithfulnessOptions
+
+    def __init__(self, options: FaithfulnessOptions | None = None) -> None:
+        super().__init__(options)
+        self.prompt = QAPrompt(self.options.template)
+
+    # -- data ----------------------------------------------------------------------------
+
+    def pairs(self, data: Path | None, seed: int) -> list[Pair]:
+        if self.options.probe:
+            if data is not None or self.options.edits or self.options.negate:
+                raise UsageError("probe=predicate-argument takes no --data, edits or negate")
+            return probes.predicate_argument_pairs(seed)
+        if data is None:
+            raise UsageError(
+                "the faithfulness suite needs --data: a SQuAD/Quoref, CoQA or HotpotQA JSON "
+                "file (e.g. ../shared/data/squad/dev-v1.1.json), or -o probe=predicate-argument"
+            )
+        examples = self.read(Path(data))
+        out = [p for ex in examples for p in variant_pairs(ex, splitter=self.options.splitter)]
+        return out + probes.negation_pairs(examples, self.options.edits, self.options.negate)
+
+    def read(self, path: Path) -> list[QAExample]:
+        """The examples of a QA file, read with the options that apply to its format (with
+        ``heldout_of``: those of the documents that model was not trained on)."""
+        o = self.options
+        format = detect_qa_format(path)
+        options = {
+            "squad": {"rationale": o.rationale, "splitter": o.splitter},
+            "coqa": {"history_turns": o.history_turns},
+        }.get(format, {})
+        examples = read_qa(path, format, **options)
+        return heldout_part(examples, path, o.heldout_of) if o.heldout_of else examples
+
+    def complete(self, pairs: list[Pair], models) -> list[Pair]:
+        """With ``augment``: a ``+Aug`` pair beside every TS-R / OS-R pair (see
+        :func:`augmented_pairs`); its sentences are generated now, for the sampled items only."""
+        if not self.options.augment:
+            return pairs
+
+        def generate(requests):
+            return models.ask(self.options.augment, requests, "augment")
+
+        return pairs + augmented_pairs(pairs, generate, splitter=self.options.splitter)
+
+    def stratum(self, pair: Pair) -> Hashable:
+        return pair.intervention
+
+    def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
+        """``limit`` items (original questions, seeded hash order) with all their variants."""
+        return sample_items(pairs, limit, seed)
+
+    # -- asking subjects -----------------------------------------------------------------
+
+    def request(self, example: QAExample, subject=None):
+        accepts = subject.accepts if subject is not None else {"generation", "candidate-scores"}
+        if SpanAnswerRequest.kind in accepts:
+            return SpanAnswerRequest(history_question(example), example.context)
+        if not {GenerationRequest.kind, CandidateScoreRequest.kind} <= set(accepts):
+            raise UsageError(
+                f"{subject.name} answers neither span-answer nor generation and "
+                "candidate-score requests"
+            )
+        prompt = self.prompt.render(example)
+        if is_yes_no(example):
+            return CandidateScoreRequest(prompt, YES_NO)
+        o = self.options
+        return GenerationRequest(prompt, o.max_new_tokens, ("\n",), chat=o.chat)
+
+    @staticmethod
+    def _prediction(answer) -> dict:
+        if isinstance(answer, SpanAnswer):
+            return {
+                "prediction": answer.text,
+                "predicted_unknown": answer.start < 0,
+                "span_score": answer.score,
+                "null_score": answer.null_score,
+            }
+        if isinstance(answer, Generation):
+            text = extract_answer(answer.text)
+            return {
+                "generation": answer.text,
+                "prediction": text,
+                "predicted_unknown": bool(text) and is_unknown(text),  # "" is empty%
+                "n_tokens": answer.n_tokens,
+            }
+        if isinstance(answer, CandidateScores):
+            yes, no = answer.logprobs
+            return {
+                "prediction": "yes" if yes >= no else "no",
+                "predicted_unknown": False,
+                "yes_logprob": yes,
+                "no_logprob": no,
+            }
+        raise TypeError(f"unexpected answer {answer!r}")
+
+    def rows(self, pairs: Sequence[Pair], subject, answers: dict) -> list[dict]:
+        out = []
+        for pair in pairs:
+            o, x = pair.original, pair.intervened
+            dropped = pair.dropped
+            variant = x.features["variant"]
+            row = {
+                "pair_id": pair.id,
+                "variant": variant,
+                "expected": x.features.get("expected") or fm.expected(variant),
+                "drop_detail": x.features.get("drop_detail"),
+                "source": o.features.get("source"),
+                "passage_id": passage_id(o),
+                "question": o.question,
+                "history_turns": len(o.history),
+                "original_context_chars": len(o.context),
+                "context_chars": None if dropped else len(x.context),
+                "removed_sentences": len(x.features.get("removed", ())) if not dropped else None,
+                "appended": x.features.get("appended"),
+                # the original gold, except where the pair changes it (negation, probe)
+                "answers": list(x.answers if "gold" in x.features else o.answers),
+                "answer_type": o.answer_type,
+                "yes_no": is_yes_no(o),
+                "prediction": None,
+                "predicted_unknown": None,
+                **probes.probe_columns(pair),
+            }
+            if not dropped:
+                row.update(self._prediction(answers[x.id]))
+            out.append(row)
+        return _with_scores(out, [p.dropped for p in pairs])
+
+    def behaviour(self, pair: Pair, row: Mapping[str, Any]) -> Behaviour | None:
+        """The answer as scored: *unknown* where the model abstained. The gold is *unknown*
+        where a faithful model abstains (``expected``); otherwise the model's own answer
+        where it was scored correct (EM > 0, or the right yes/no: :data:`~Behaviour.gold`
+        stands for "what counts as the gold answer"), else the first gold answer."""
+        if pair.dropped:
+            return None
+        unknown = bool(row["predicted_unknown"])
+        prediction = UNKNOWN if unknown else row["prediction"]
+        if row["expected"] == UNKNOWN:
+            gold = UNKNOWN
+        elif row["correct"] and not unknown:
+            gold = prediction
+        else:
+            gold = row["answers"][0] if len(row["answers"]) else ""
+        return Behaviour(None, prediction, gold)
+
+    def metrics(self, results: pd.DataFrame, seed: int) -> dict:
+        if self.options.probe:
+            return {"predicate_argument": probes.predicate_argument_metrics(results, seed)}
+        return fm.deletion_metrics(results, seed)
+
+
+AUGMENT_PROMPT = (
+    'Write one short sentence that answers the question "{question}" with the answer "{answer}".'
+)
+AUGMENT_MAX_NEW_TOKENS = 48
+
+
+def augmented_pairs(
+    pairs: Sequence[Pair], generate, *, splitter: str = DEFAULT_SPLITTER
+) -> list[Pair]:
+    """TS-R+Aug / OS-R+Aug: for every TS-R / OS-R pair, the same deletion with a generated
+    sentence holding the answer in place of the bare re-inserted answer (Chaturvedi et
+    al.'s augmentation). ``generate(requests)`` answers generation requests
+    of :data:`AUGMENT_PROMPT` (a chat message, greedy, one line) in one batch. An item whose
+    answer was still in the text needs no sentence (its +Aug text is the TS-R text); one
+    whose sentence lacks the answer is dropped (``AUGMENT_FAILED``) with the sentence kept
+    as ``drop_detail``; items TS-R dropped, +Aug drops for the same reason."""
+    removals = [p for p in pairs if p.pair_id and p.pair_id.split(":", 1)[0] in ("TS-R", "OS-R")]
+    needing = {p.original.id: p.original for p in removals if p.intervened.features.get("appended")}
+    ids = sorted(needing)
+    requests = [
+        GenerationRequest(
+            AUGMENT_PROMPT.format(question=needing[i].question, answer=needing[i].answers[0]),
+            AUGMENT_MAX_NEW_TOKENS,
+            ("\n",),
+            chat=True,
+        )
+        for i in ids
+    ]
+    sentences = dict(zip(ids, (g.text for g in generate(requests)), strict=True))
+    augmenter = Augmenter("generated", lambda example, _answer: sentences[example.id])
+    out = []
+    for p in removals:
+        variant = p.pair_id.split(":", 1)[0] + "+Aug"
+        out.append(
+            deletion_pair(p.original, variant, p.intervention, splitter=splitter, augment=augmenter)
+        )
+    return out
+
+
+def _with_scores(rows: list[dict], dropped: Sequence[str | None]) -> list[dict]:
+    """``em``, ``f1`` and ``correct`` (scored as :func:`faithprobe.metrics.qa.qa_scores`
+    does) on every answered row; None on the rows of ``dropped`` pairs."""
+    answered = [r for r, d in zip(rows, dropped, strict=True) if d is None]
+    if answered:
+        scored = m.scored_rows(pd.DataFrame(answered))
+        for r, em, f1, correct in zip(
+            answered, scored["em"], scored["f1"], scored["correct"], strict=True
+        ):
+            r.update(em=float(em), f1=float(f1), correct=bool(correct))
+    for r, d in zip(rows, dropped, strict=True):
+        if d is not None:
+            r.update(em=None, f1=None, correct=None)
+    return rows

@@ -1,0 +1,39 @@
+"""The options of the ``natural-logic`` suite, kept apart from the suite class so that
+``faithprobe list`` and the report read them without importing the suite's dependencies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from faithprobe.errors import UsageError, excerpt
+from faithprobe.options import option
+
+DEFAULT_TEMPLATE = "{premise}\nQuestion: {hypothesis} True or False?\nAnswer:"
+DEFAULT_LABEL_WORDS = "True,False"
+CALIBRATIONS = ("none", "content-free")
+
+
+def split_label_words(text: str) -> tuple[str, ...]:
+    """The words of the option ``label_words`` (comma-separated, entailment's first)."""
+    return tuple(w.strip() for w in text.split(","))
+
+
+@dataclass(frozen=True)
+class NaturalLogicOptions:
+    """``-o KEY=VALUE`` of ``faithprobe run natural-logic``. The template and the label
+    words are checked where the prompt is made (:class:`~faithprobe.suites.natural_logic.
+    suite.NLIPrompt`)."""
+
+    bases: int = option(400, "seed set size N (base examples); 0 = every example")
+    challenge: str = option("auto", "challenge sets: auto, none, or comma-separated files")
+    template: str = option(DEFAULT_TEMPLATE, "LM prompt ({premise}, {hypothesis}; \\n ok)")
+    label_words: str = option(DEFAULT_LABEL_WORDS, "LM answer words: entailment,non-entailment")
+    calibration: str = option("none", "LM calibration: none or content-free")
+
+    def __post_init__(self) -> None:
+        if self.bases < 0:
+            raise UsageError(f"bases must be 0 (all) or more, got {self.bases}")
+        if self.calibration not in CALIBRATIONS:
+            raise UsageError(
+                f"calibration must be none or content-free, got {excerpt(self.calibration)}"
+            )

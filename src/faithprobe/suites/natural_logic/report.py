@@ -1,0 +1,316 @@
+"""The report of the ``natural-logic`` suite, after Rozanova et al.: set sizes (their Table
+4), TCE, DCE, ratio and delta per feature (their Figures 3 and 4), the robustness and
+sensitivity ranking (their Table 5) and two-class accuracies. Every number is read from
+``metrics.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from faithprobe.report.figures import Plot, grouped_bars, save_figures
+from faithprobe.report.html import Examples, Section
+from faithprobe.report.tables import BY_SUBJECT, DASH, Table, fmt_count, order_rows, subject_order
+from faithprobe.report.views import (
+    estimate_text,
+    examples_rng,
+    f3,
+    metric_frame,
+    pick_ids,
+)
+from faithprobe.suites.natural_logic.metrics import SETS
+from faithprobe.suites.natural_logic.options import split_label_words
+
+N_EXAMPLES = 24
+FEATURE_TITLES = {
+    "insertion": "word-pair (insertion) interventions",
+    "context": "context interventions",
+}
+QUANTITIES = ("dce", "tce", "ratio", "delta")
+
+
+def _ci(r: Mapping[str, Any]) -> str:
+    return estimate_text(r, se=False)
+
+
+def summary(metrics: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per subject x feature: DCE, TCE, ratio, delta."""
+    rows = []
+    for r in metrics.get("effects", []):
+        rows.append(
+            {
+                "subject": r["subject"],
+                "feature": r["feature"],
+                "DCE (robustness, lower better)": _ci(r["dce"]),
+                "TCE (sensitivity, higher better)": _ci(r["tce"]),
+                "TCE/DCE": _ci(r["ratio"]),
+                "TCE−DCE": _ci(r["delta"]),
+                "bases": fmt_count(r["n_bases"]),
+            }
+        )
+    return order_rows(pd.DataFrame(rows), subject_order(metrics), BY_SUBJECT)
+
+
+def sizes_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "set_sizes", BY_SUBJECT)
+    if data.empty:
+        return None
+    display = pd.DataFrame(
+        {
+            "set": data["set"],
+            "intervention": data["title"],
+            "pairs": data["pairs"].map(fmt_count),
+            "bases with a pair": data["bases"].map(fmt_count),
+            "pairs per base": data["pairs_per_base"].map(lambda x: f"{x:.1f}"),
+            "distinct alternatives": data["alternatives"].map(fmt_count),
+            "method (N=400)": data["method_size"].map(fmt_count),
+        }
+    )
+    seed = int(data["seed_set"].iloc[0])
+    return Table(
+        "set_sizes",
+        "Intervention sets (the method's Table 4)",
+        data,
+        display,
+        note=f"Seed set: {seed} base examples, each paired with every alternative that meets "
+        "the set's condition.",
+    )
+
+
+def effects_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "effects", BY_SUBJECT)
+    if data.empty:
+        return None
+    return Table(
+        "effects",
+        "Causal effects of each feature (the method's Figures 3 and 4)",
+        data,
+        summary(metrics),
+        note="CP = 1 when the two predictions of a pair differ. TCE: mean CP over the "
+        "label-changing set; DCE: over the label-preserving set. 95% intervals: percentile "
+        "bootstrap resampling base examples, TCE and DCE from the same resamples.",
+    )
+
+
+def ranking_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "ranking", BY_SUBJECT)
+    if data.empty:
+        return None
+    display = pd.DataFrame(
+        {
+            "feature": data["feature"],
+            "subject": data["subject"],
+            "robustness rank (DCE)": data["robustness_rank"].map(fmt_count),
+            "sensitivity rank (TCE)": data["sensitivity_rank"].map(fmt_count),
+            "ratio rank": data["ratio_rank"].map(fmt_count),
+            "DCE": data["dce"].map(f3),
+            "TCE": data["tce"].map(f3),
+        }
+    ).sort_values(["feature", "robustness rank (DCE)"], kind="stable")
+    return Table(
+        "ranking",
+        "Robustness and sensitivity ranking (the method's Table 5)",
+        data,
+        display,
+        note="Rank 1 = most robust (lowest DCE) / most sensitive (highest TCE) / highest "
+        "ratio, by point estimate; see the intervals above before reading much into close ranks.",
+    )
+
+
+def _accuracy_display(data: pd.DataFrame, first: str) -> pd.DataFrame:
+    records = data.to_dict("records")
+    return pd.DataFrame(
+        {
+            "subject": data["subject"],
+            first: data[first if first in data else "examples"],
+            "accuracy [95% CI]": [_ci(r) for r in records],
+            "n": data["n"].map(fmt_count),
+            "majority baseline": data["majority_baseline"].map(f3),
+            "gold entailment": data["gold_entailment_share"].map(f3),
+            "predicted entailment": data["predicted_entailment_share"].map(f3),
+            "recall: entailment": data["entailment_recall"].map(f3),
+            "recall: non-entailment": data["non_entailment_recall"].map(f3),
+        }
+    )
+
+
+def accuracy_tables(metrics: Mapping[str, Any]) -> list[Table]:
+    out = []
+    base = metric_frame(metrics, "base_accuracy", BY_SUBJECT)
+    if not base.empty:
+        out.append(
+            Table(
+                "nli_xy_accuracy",
+                "Two-class accuracy on NLI-XY",
+                base,
+                _accuracy_display(base, "examples"),
+                note="Wilson intervals. A model that predicts one class everywhere has CP = 0 "
+                "on every pair: read TCE together with the predicted-entailment share.",
+            )
+        )
+    chal = metric_frame(metrics, "challenge_accuracy", BY_SUBJECT)
+    if not chal.empty:
+        out.append(
+            Table(
+                "challenge_accuracy",
+                "Two-class accuracy on the challenge sets",
+                chal,
+                _accuracy_display(chal, "source"),
+                note="Entailment vs non-entailment (neutral and contradiction grouped). "
+                "Wilson intervals.",
+            )
+        )
+    return out
+
+
+def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
+    tables: dict[str, Table] = {}
+    effects = effects_table(metrics)
+    if effects is not None:
+        tables["summary"] = Table(
+            "summary", "Headline", effects.data, effects.display, effects.note
+        )
+    for t in (sizes_table(metrics), effects, ranking_table(metrics), *accuracy_tables(metrics)):
+        if t is not None:
+            tables[t.name] = t
+    return tables
+
+
+# --------------------------------------------------------------------------- plots
+
+
+def effects_figure(metrics: Mapping[str, Any]) -> Figure | None:
+    """Bars of DCE and TCE (and their difference) per subject, one panel per feature."""
+    rows = list(metrics.get("effects") or [])
+    if not rows:
+        return None
+    subjects = subject_order(metrics) or list(dict.fromkeys(r["subject"] for r in rows))
+    by = {(r["subject"], r["feature"]): r for r in rows}
+    features = [f for f in FEATURE_TITLES if any(r["feature"] == f for r in rows)]
+    fig = Figure(figsize=(2.5 + 2.2 * len(subjects) * len(features), 4.2))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, len(features), sharey=True, squeeze=False)[0]
+    for ax, feature in zip(axes, features, strict=True):
+        series, errs = {}, {}
+        for q in ("dce", "tce", "delta"):
+            vals, err = [], []
+            for s in subjects:
+                e = by.get((s, feature), {}).get(q, {})
+                v = e.get("value")
+                vals.append(np.nan if v is None else v)
+                lo, hi = e.get("ci_low"), e.get("ci_high")
+                err.append((0, 0) if lo is None or v is None else (v - lo, hi - v))
+            series[q.upper() if q != "delta" else "TCE−DCE"] = vals
+            errs[q.upper() if q != "delta" else "TCE−DCE"] = err
+        grouped_bars(ax, subjects, series, errs)
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_title(FEATURE_TITLES[feature], fontsize=10)
+        ax.tick_params(axis="x", labelsize=8)
+    axes[0].set_ylabel("share of pairs whose prediction changed")
+    axes[0].legend(fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def build_plots(metrics: Mapping[str, Any], out_dir: Path) -> list[Plot]:
+    return save_figures(
+        metrics, out_dir, (("effects", "DCE, TCE and TCE−DCE by feature (95% CI)", effects_figure),)
+    )
+
+
+# --------------------------------------------------------------------------- examples
+
+EXAMPLE_COLUMNS = [
+    ("subject", "subject", False),
+    ("set", "set", False),
+    ("original", "base premise ⇒ hypothesis (gold, prediction)", True),
+    ("alternative", "alternative premise ⇒ hypothesis (gold, prediction)", True),
+    ("correct", "behaved as it should", False),
+]
+
+
+def _short(label: str | None) -> str:
+    return {"entailment": "E", "non-entailment": "N"}.get(label or "", DASH)
+
+
+def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examples:
+    """A seeded sample of intervention pairs from every set; a row is "as it should" when
+    the prediction changed on a label-changing pair or stayed on a label-preserving one."""
+    note = "E = entailment, N = non-entailment; (gold, prediction) after each input."
+    pool = results[results["set"].isin(list(SETS))] if not results.empty else results
+    if pool.empty:
+        return Examples(EXAMPLE_COLUMNS, pd.DataFrame(), note)
+    rng = examples_rng(seed)
+    per_set = max(1, N_EXAMPLES // (4 * max(1, pool["subject"].nunique())))
+    picked = set()
+    for _, g in pool.groupby("set"):
+        picked |= pick_ids(rng, g["pair_id"], per_set)
+    rows = order_rows(pool[pool["pair_id"].isin(picked)], subjects, BY_SUBJECT)
+    rows = rows.sort_values(["set", "pair_id"], kind="stable")
+
+    def text(p, h, gold, pred) -> str:
+        return f"{p} ⇒ {h} ({_short(gold)}, {_short(pred)})"
+
+    frame = pd.DataFrame(
+        {
+            "subject": rows["subject"],
+            "set": rows["set"],
+            "original": [
+                text(*v)
+                for v in zip(
+                    rows["original_premise"],
+                    rows["original_hypothesis"],
+                    rows["original_gold"],
+                    rows["original_prediction"],
+                    strict=True,
+                )  # fmt: skip
+            ],
+            "alternative": [
+                text(*v)
+                for v in zip(
+                    rows["premise"],
+                    rows["hypothesis"],
+                    rows["gold"],
+                    rows["prediction"],
+                    strict=True,
+                )  # fmt: skip
+            ],
+            "correct": rows["expectation_met"].astype(bool),
+        }
+    )
+    return Examples(EXAMPLE_COLUMNS, frame.reset_index(drop=True), note)
+
+
+class NaturalLogicReport:
+    summary_title = "TCE and DCE of context and word-pair interventions"
+    tables = staticmethod(build_tables)
+    plots = staticmethod(build_plots)
+    summary = staticmethod(summary)
+    examples = staticmethod(examples)
+
+    @staticmethod
+    def sections(tables: Mapping[str, Table], metrics: Mapping[str, Any]) -> list[Section]:
+        options = metrics.get("options") or {}
+        words = ", ".join(split_label_words(options.get("label_words", "")))
+        lead = (
+            f"Seed set of {options.get('bases', DASH)} base examples. Language models answer "
+            f"with the label words {words} after the prompt template (calibration: "
+            f"{options.get('calibration', 'none')}); NLI "
+            "classifiers' neutral and contradiction are grouped as non-entailment."
+        )
+        return [
+            Section("sets", "Intervention sets", [tables.get("set_sizes")], lead=lead),
+            Section("effects", "Causal effects", [tables.get("effects"), tables.get("ranking")]),
+            Section(
+                "accuracy",
+                "Accuracy",
+                [tables.get("nli_xy_accuracy"), tables.get("challenge_accuracy")],
+            ),
+        ]

@@ -1,0 +1,250 @@
+"""The ``natural-logic`` suite: total and direct causal effects of NLI features.
+
+Method: Rozanova, Valentino & Freitas (2024), "Estimating the causal effects of natural
+logic features in transformer-based NLI models". On the NLI-XY grid (see
+:mod:`faithprobe.datasets.nli_xy`) the gold label is a function of two features: the
+context's monotonicity and the inserted pair's relation. A seed set of N base examples
+(option ``bases``, default 400, drawn in a seeded hash order) is paired with *every*
+alternative meeting each of the four conditions of :mod:`faithprobe.interventions.
+feature_swaps`. A pair's change of prediction (CP) is 1 when the two predictions differ;
+the mean CP over a label-changing set is a total causal effect (TCE, sensitivity: higher
+is better), over a label-preserving set a direct causal effect (DCE, robustness: lower is
+better).
+
+Challenge sets (two-class accuracy) ride along as pairs of the identity intervention
+(``"none"``: original = intervened), so one run answers both. Option ``challenge``:
+``auto`` (the known sets beside the NLI-XY folder, :data:`~faithprobe.datasets.nli_xy.
+CHALLENGE_SETS`), ``none``, or comma-separated files.
+
+Subjects: a sequence-pair classifier (``hf-nli``) is asked a
+:class:`~faithprobe.requests.TextPairRequest` and returns p(entailment) with neutral and
+contradiction grouped; a language model is asked to score the two label words (option
+``label_words``, entailment's first) after the prompt ``template``, and p(entailment) is
+the softmax over the two words' log-likelihoods. The prediction is entailment iff
+p(entailment) > 1/2.
+
+Zero-shot language models often prefer one label word whatever the input. Option
+``calibration=content-free`` applies contextual calibration (Zhao et al. 2021, "Calibrate
+before use"): the log-odds of entailment on content-free inputs (premise and hypothesis
+both ``N/A``, ``[MASK]`` or empty; their mean) are subtracted from every input's log-odds.
+It uses no gold labels; classifiers are never calibrated. The raw p(entailment) is kept in
+the results.
+
+``--limit N`` keeps the first N bases of the seed set (a subset of the default run's) and
+at most N examples of each challenge set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from faithprobe.datasets.nli import read_nli
+from faithprobe.datasets.nli_xy import NLIXYGrid, challenge_files, read_nli_xy
+from faithprobe.errors import DataError, UsageError, excerpt
+from faithprobe.examples import ENTAILMENT, NLI_LABELS, NON_ENTAILMENT, NLIExample
+from faithprobe.expectations import ANSWER_UNCHANGED
+from faithprobe.interventions import Pair, get
+from faithprobe.prompts import command_line_template
+from faithprobe.requests import CandidateScoreRequest, CandidateScores, TextPairRequest
+from faithprobe.seeding import hash_rank
+from faithprobe.suite import Suite
+from faithprobe.suites.natural_logic import metrics as m
+from faithprobe.suites.natural_logic.options import split_label_words
+
+CHALLENGE = "none"  # the identity intervention of challenge-set pairs
+CALIBRATION = "calibration"  # pairs that only carry content-free inputs (no result rows)
+CONTENT_FREE = ("N/A", "[MASK]", "")
+
+
+class NLIPrompt:
+    """How a language model is asked: ``template`` with ``{premise}`` and ``{hypothesis}``,
+    answered by one of two label words (entailment's first)."""
+
+    def __init__(self, template: str, label_words: str) -> None:
+        for slot in ("{premise}", "{hypothesis}"):
+            if slot not in template:
+                raise UsageError(f"template {excerpt(template)} has no {slot} slot")
+        words = split_label_words(label_words)
+        if len(words) != 2 or not all(words) or words[0] == words[1]:
+            raise UsageError(
+                f"label_words must be two different words, entailment's first: {excerpt(label_words)}"
+            )
+        self.template = command_line_template(template)
+        self.words = words
+
+    def render(self, premise: str, hypothesis: str) -> str:
+        return self.template.replace("{premise}", premise).replace("{hypothesis}", hypothesis)
+
+
+def log_odds(answer: CandidateScores) -> float:
+    """log p(entailment) - log p(non-entailment) from the two scores (entailment's first)."""
+    a, b = answer.logprobs
+    return float(a - b)
+
+
+def sigmoid(x: float) -> float:
+    return float(1.0 / (1.0 + np.exp(-x)))
+
+
+class NaturalLogicSuite(Suite):
+    name = "natural-logic"
+    items_noun = "NLI examples"
+
+    def __init__(self, options=None) -> None:
+        super().__init__(options)
+        self.prompt = NLIPrompt(self.options.template, self.options.label_words)
+
+    # -- data ----------------------------------------------------------------------------
+
+    def _challenge_files(self, folder: Path) -> list[Path]:
+        challenge = self.options.challenge
+        if challenge == "auto":
+            return challenge_files(folder)
+        if challenge == "none":
+            return []
+        files = [Path(p.strip()) for p in challenge.split(",") if p.strip()]
+        for f in files:
+            if not f.is_file():
+                raise DataError(f, "challenge set not found (option challenge)")
+        return files
+
+    def seed_set(self, grid: NLIXYGrid, seed: int) -> list[NLIExample]:
+        order = sorted(grid.examples, key=lambda e: hash_rank(seed, e.id))
+        bases = self.options.bases
+        return order[:bases] if bases else order
+
+    def pairs(self, data: Path | None, seed: int) -> list[Pair]:
+        if data is None:
+            raise UsageError(
+                "the natural-logic suite needs --data: an NLI-XY folder holding contexts.tsv "
+                "and insertions.tsv (e.g. ../shared/data/nli-xy)"
+            )
+        data = Path(data)
+        grid = read_nli_xy(data)
+        out = []
+        for set_name, spec in m.SETS.items():
+            intervention = get(spec["intervention"])
+            for base in self.seed_set(grid, seed):
+                for alt in intervention.apply(base, seed=seed, pool=grid).examples:
+                    out.append(
+                        Pair(
+                            base,
+                            alt,
+                            set_name,
+                            intervention.expectation,
+                            pair_id=f"{set_name}:{base.id}>{alt.id}",
+                        )
+                    )
+        for path in self._challenge_files(data):
+            for ex in read_nli(path):
+                out.append(
+                    Pair(ex, ex, CHALLENGE, ANSWER_UNCHANGED, pair_id=f"{CHALLENGE}:{ex.id}")
+                )
+        if self.options.calibration == "content-free":
+            for i, text in enumerate(CONTENT_FREE):
+                ex = NLIExample(f"content-free-{i}", text, text, None)
+                out.append(Pair(ex, ex, CALIBRATION, ANSWER_UNCHANGED, pair_id=ex.id))
+        return out
+
+    def stratum(self, pair: Pair) -> Hashable:
+        return pair.intervention
+
+    def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
+        """``limit`` bases (the first of the seed set's hash order, so a subset of a larger
+        run's) with all their pairs, and at most ``limit`` examples per challenge set."""
+        if limit is None:
+            return pairs
+        bases = {p.original.id for p in pairs if p.intervention in m.SETS}
+        keep = set(sorted(bases, key=lambda i: hash_rank(seed, i))[:limit])
+        keep |= {p.original.id for p in pairs if p.intervention == CALIBRATION}
+        by_source: dict[str, list[str]] = {}
+        for p in pairs:
+            if p.intervention == CHALLENGE:
+                by_source.setdefault(p.original.features["source"], []).append(p.original.id)
+        for ids in by_source.values():
+            keep.update(sorted(ids, key=lambda i: hash_rank(seed, i))[:limit])
+        return [p for p in pairs if p.original.id in keep]
+
+    # -- asking subjects -----------------------------------------------------------------
+
+    @staticmethod
+    def _classifies(subject) -> bool:
+        return subject is not None and "text-pair-classes" in subject.accepts
+
+    def request(self, example: NLIExample, subject=None):
+        if self._classifies(subject):
+            return TextPairRequest(example.premise, example.hypothesis, NLI_LABELS)
+        if subject is not None and "candidate-scores" not in subject.accepts:
+            raise UsageError(f"{subject.name} answers neither NLI nor label-word requests")
+        return CandidateScoreRequest(
+            self.prompt.render(example.premise, example.hypothesis), self.prompt.words
+        )
+
+    def rows(
+        self, pairs: Sequence[Pair], subject, answers: dict[str, CandidateScores]
+    ) -> list[dict]:
+        """One row per pair but the calibration pairs. ``set`` is the pair's set (I0..I3, or
+        ``none`` for a challenge example), which the runner also writes as ``intervention``;
+        ``feature_swap`` is the registered intervention that built the set's pairs. The
+        expectation is judged on the default :meth:`~faithprobe.suite.Suite.behaviour`
+        (``original_prediction``, ``prediction``, ``gold``)."""
+        raw = {k: log_odds(a) for k, a in answers.items()}
+        offset = 0.0
+        calibrated = self.options.calibration == "content-free" and not self._classifies(subject)
+        if calibrated:
+            offset = float(
+                np.mean([raw[p.original.id] for p in pairs if p.intervention == CALIBRATION])
+            )
+        out = []
+        for pair in pairs:
+            if pair.intervention == CALIBRATION:
+                continue
+            o, x = pair.original, pair.intervened
+            po, px = sigmoid(raw[o.id] - offset), sigmoid(raw[x.id] - offset)
+            pred_o = ENTAILMENT if po > 0.5 else NON_ENTAILMENT
+            pred_x = ENTAILMENT if px > 0.5 else NON_ENTAILMENT
+            spec = m.SETS.get(pair.intervention, {})
+            out.append(
+                {
+                    "pair_id": pair.id,
+                    "set": pair.intervention,
+                    "feature_swap": spec.get("intervention", CHALLENGE),
+                    "effect": spec.get("effect"),
+                    "feature": spec.get("feature"),
+                    "source": x.features.get("source"),
+                    "original_premise": o.premise,
+                    "original_hypothesis": o.hypothesis,
+                    "premise": x.premise,
+                    "hypothesis": x.hypothesis,
+                    "original_monotonicity": o.features.get("monotonicity"),
+                    "monotonicity": x.features.get("monotonicity"),
+                    "original_relation": o.features.get("relation"),
+                    "relation": x.features.get("relation"),
+                    "original_gold": o.label,
+                    "gold": x.label,
+                    "original_p_entailment": po,
+                    "p_entailment": px,
+                    "raw_p_entailment": sigmoid(raw[x.id]),
+                    "calibration_offset": offset if calibrated else None,
+                    "original_prediction": pred_o,
+                    "prediction": pred_x,
+                    "cp": int(pred_o != pred_x),
+                    "original_correct": pred_o == o.label,
+                    "correct": pred_x == x.label,
+                }
+            )
+        return out
+
+    def metrics(self, results: pd.DataFrame, seed: int) -> dict:
+        effects = m.causal_effects(results, seed)
+        return {
+            "set_sizes": m.set_sizes(results),
+            "effects": effects,
+            "ranking": m.ranking(effects),
+            "base_accuracy": m.base_accuracy(results),
+            "challenge_accuracy": m.challenge_accuracy(results),
+        }

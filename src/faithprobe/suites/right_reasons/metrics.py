@@ -1,0 +1,125 @@
+"""Metrics of the ``right-reasons`` suite, pure functions of its results table (one row per
+(pair, subject), see :mod:`faithprobe.suites.right_reasons`).
+
+* ``scores``: EM and F1 of the original (``og``) and the counterfactual (``cf``) per
+  (subject, dataset, variant), each with a 95% cluster-bootstrap interval over passages (the
+  questions of one passage are resampled together, as in the ``faithfulness`` suite).
+* ``tests``: og minus cf per (subject, dataset, variant, metric): the mean per-passage
+  difference with a bootstrap interval and a Wilcoxon signed-rank test over passages
+  (:func:`~faithprobe.metrics.intervals.paired_difference`). A model that reads for the
+  right reasons loses nothing on the counterfactual.
+* ``alignment``: per (dataset, model, method) the share of aligned instances and of the
+  random-partition control (:func:`~faithprobe.metrics.alignment.alignment_scores`). An
+  original with both a CF and a CF-ood pair counts once per variant (``variant`` column),
+  since its alignment depends on the counterfactual's exact match.
+* ``sizes`` and ``drops``: per (dataset, variant) the items, answered and dropped pairs (for
+  coreference: the resolver and how the counterfactuals were made), and the drops by reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from faithprobe.metrics.alignment import alignment_scores
+from faithprobe.metrics.intervals import clustered_mean, paired_difference
+
+KEYS = ["subject", "dataset", "variant"]
+
+
+def _per_pair(results: pd.DataFrame) -> pd.DataFrame:
+    """One row per pair (drops do not depend on the subject)."""
+    return results.drop_duplicates("pair_id")
+
+
+def sizes(results: pd.DataFrame) -> list[dict]:
+    """Per (dataset, variant): pairs, answered, dropped; for coreference also the resolver
+    that made the clusters and how many counterfactuals were made by rule or imported."""
+    out = []
+    for (dataset, variant), rows in _per_pair(results).groupby(["dataset", "variant"]):
+        n_dropped = int(rows["dropped_reason"].notna().sum())
+        record = {"dataset": dataset, "variant": variant, "items": len(rows),
+                  "answered": len(rows) - n_dropped, "dropped": n_dropped}  # fmt: skip
+        resolvers = rows["resolver"].dropna().unique() if "resolver" in rows else []
+        if len(resolvers):
+            made = rows["cf_generated"].dropna().astype(bool)
+            record.update(resolver=", ".join(sorted(resolvers)),
+                          cf_by_rule=int(made.sum()), cf_imported=int((~made).sum()))  # fmt: skip
+        out.append(record)
+    return out
+
+
+def drops(results: pd.DataFrame) -> list[dict]:
+    pairs = _per_pair(results)
+    dropped = pairs[pairs["dropped_reason"].notna()]
+    counts = dropped.groupby(["dataset", "variant", "dropped_reason"]).size()
+    return [{"dataset": d, "variant": v, "reason": r, "count": int(c)}
+            for (d, v, r), c in counts.items()]  # fmt: skip
+
+
+def scores(answered: pd.DataFrame, seed: int) -> tuple[list[dict], list[dict]]:
+    """The ``scores`` and ``tests`` records (module docstring)."""
+    estimates, tests = [], []
+    for key, rows in answered.groupby(KEYS, sort=True):
+        keys = dict(zip(KEYS, key, strict=True))
+        for metric in ("em", "f1"):
+            for side in ("og", "cf"):
+                est = clustered_mean(
+                    rows[f"{side}_{metric}"].astype(float), rows["passage_id"], seed=seed,
+                    proportion=metric == "em",
+                )  # fmt: skip
+                estimates.append({**keys, "metric": metric, "side": side, **est.as_dict()})
+            per_passage = rows.groupby("passage_id")[[f"og_{metric}", f"cf_{metric}"]].mean()
+            diff = paired_difference(
+                per_passage[f"og_{metric}"], per_passage[f"cf_{metric}"], seed=seed
+            )
+            tests.append({**keys, "metric": metric, "items": len(rows), **diff})
+    return estimates, tests
+
+
+def alignment(answered: pd.DataFrame, methods: Sequence[str]) -> list[dict]:
+    """:func:`alignment_scores` per variant, over the rows that have a method's decision
+    (``<method>_aligned``), with the variant as a column."""
+    frames = []
+    for method in methods:
+        column = f"{method}_aligned"
+        rows = answered[answered[column].notna()] if column in answered else answered.iloc[:0]
+        frames.append(
+            pd.DataFrame(
+                {
+                    "dataset": rows["dataset"],
+                    "variant": rows["variant"],
+                    "model": rows["subject"],
+                    "method": method,
+                    "aligned": rows[column].astype(bool) if len(rows) else [],
+                    "control_aligned": rows[f"{method}_control_aligned"].astype(bool)
+                    if len(rows)
+                    else [],
+                    "both_correct": (rows["og_em"] == 1) & (rows["cf_em"] == 1),
+                }
+            )
+        )
+    if not frames:  # no saliency asked (saliency=)
+        return []
+    long = pd.concat(frames, ignore_index=True)
+    out = []
+    for variant, rows in long.groupby("variant", sort=True):
+        table = alignment_scores(rows)
+        table.insert(1, "variant", variant)
+        out += table.to_dict("records")
+    return out
+
+
+def right_reasons_metrics(results: pd.DataFrame, methods: Sequence[str], seed: int) -> dict:
+    if results.empty:
+        return {"sizes": [], "drops": [], "scores": [], "tests": [], "alignment": []}
+    answered = results[results["dropped_reason"].isna()]
+    estimates, tests = scores(answered, seed) if len(answered) else ([], [])
+    return {
+        "sizes": sizes(results),
+        "drops": drops(results),
+        "scores": estimates,
+        "tests": tests,
+        "alignment": alignment(answered, methods),
+    }

@@ -1,0 +1,210 @@
+"""The report of the ``right-reasons`` suite, after Ray Choudhury, Rogers & Augenstein: F1
+and EM on the original and the counterfactual per dataset and variant with the paired test,
+the alignment of counterfactual and saliency evidence beside its random-partition control,
+and what the selection and the interventions dropped. Every number is read from
+``metrics.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from faithprobe.report.figures import Plot
+from faithprobe.report.html import Examples, Section
+from faithprobe.report.tables import (
+    Ordering,
+    Table,
+    fmt_count,
+    fmt_general,
+    fmt_percent,
+    order_rows,
+    subject_order,
+)
+from faithprobe.report.views import examples_rng, percent_text, pick_ids
+
+N_EXAMPLES = 24
+# Reading order of the rows of metrics.json: by metric (alphabetically), then subject.
+ORDERING = Ordering(columns=("metric", "subject"))
+
+
+def scores_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = pd.DataFrame(metrics.get("scores") or [])
+    if data.empty:
+        return None
+    tests = {
+        (t["subject"], t["dataset"], t["variant"], t["metric"]): t
+        for t in metrics.get("tests") or []
+    }
+    rows = []
+    for (subject, dataset, variant), g in data.groupby(["subject", "dataset", "variant"]):
+        by = {(r["metric"], r["side"]): r for r in g.to_dict("records")}
+        row = {"subject": subject, "dataset": dataset, "variant": variant}
+        for metric in ("f1", "em"):
+            for side in ("og", "cf"):
+                row[f"{side} {metric.upper()}"] = percent_text(by.get((metric, side), {}))
+            row[f"p ({metric.upper()})"] = fmt_general(
+                tests.get((subject, dataset, variant, metric), {}).get("p_value"), ".2g"
+            )
+        row["n"] = fmt_count(by[("f1", "og")]["n"])
+        row["passages"] = fmt_count(by[("f1", "og")]["n_clusters"])
+        rows.append(row)
+    return Table(
+        "scores",
+        "F1 and EM on the original (og) and the counterfactual (cf)",
+        data,
+        order_rows(pd.DataFrame(rows), subject_order(metrics), ORDERING),
+        note="Percent with 95% intervals (bootstrap resampling passages); each side against "
+        "its own gold (the counterfactual's is the other entity or the new person). p: "
+        "Wilcoxon signed-rank test of og vs cf over per-passage means.",
+    )
+
+
+def alignment_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = pd.DataFrame(metrics.get("alignment") or [])
+    if data.empty:
+        return None
+    display = pd.DataFrame(
+        {
+            "model": data["model"],
+            "dataset": data["dataset"],
+            "variant": data["variant"],
+            "method": data["method"],
+            "aligned (%)": [
+                percent_text(
+                    {
+                        "value": r["aligned"],
+                        "ci_low": r["aligned_ci_low"],
+                        "ci_high": r["aligned_ci_high"],
+                    }
+                )
+                for r in data.to_dict("records")
+            ],  # fmt: skip
+            "random control (%)": [
+                percent_text(
+                    {
+                        "value": r["control"],
+                        "ci_low": r["control_ci_low"],
+                        "ci_high": r["control_ci_high"],
+                    }
+                )
+                for r in data.to_dict("records")
+            ],  # fmt: skip
+            "both correct (%)": data["both_correct"].map(fmt_percent),
+            "n": data["n"].map(fmt_count),
+        }
+    )
+    return Table(
+        "alignment",
+        "Alignment of counterfactual and saliency evidence",
+        data,
+        display,
+        note="Aligned: original and counterfactual both exactly right and the positive "
+        "partition significantly more salient than the negative one (Student's one-tailed "
+        "t-test, alpha 0.05, saliency of the original). Random control: the same with "
+        "partitions of the same sizes drawn at random. Wilson 95% intervals; 'both correct' "
+        "is the ceiling of the alignment rate.",
+    )
+
+
+def _counts(metrics: Mapping[str, Any], key: str, name: str, title: str) -> Table | None:
+    data = pd.DataFrame(metrics.get(key) or [])
+    if data.empty:
+        return None
+    display = data.copy()
+    for col in ("count", "items", "answered", "dropped", "cf_by_rule", "cf_imported"):
+        if col in display:
+            display[col] = display[col].map(lambda v: "" if pd.isna(v) else fmt_count(int(v)))
+    if "resolver" in display:
+        display["resolver"] = display["resolver"].fillna("")
+    return Table(name, title, data, display)
+
+
+def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
+    tables: dict[str, Table] = {}
+    scores = scores_table(metrics)
+    if scores is not None:
+        tables["summary"] = Table("summary", "Headline", scores.data, scores.display, scores.note)
+    for t in (
+        scores,
+        alignment_table(metrics),
+        _counts(metrics, "sizes", "sizes", "Pairs per dataset and variant"),
+        _counts(metrics, "drops", "drops", "Variants dropped, by reason"),
+        _counts(metrics, "selection", "selection", "Questions the selection rejected"),
+    ):
+        if t is not None:
+            tables[t.name] = t
+    return tables
+
+
+def summary(metrics: Mapping[str, Any]) -> pd.DataFrame:
+    t = scores_table(metrics)
+    return t.display if t is not None else pd.DataFrame()
+
+
+def build_plots(metrics: Mapping[str, Any], out_dir: Path) -> list[Plot]:
+    return []
+
+
+EXAMPLE_COLUMNS = [
+    ("subject", "subject", False),
+    ("variant", "variant", False),
+    ("question", "original question", True),
+    ("og_prediction", "og answer", True),
+    ("cf_question", "counterfactual question", True),
+    ("cf_gold", "cf gold", True),
+    ("cf_prediction", "cf answer", True),
+    ("correct", "both right", False),
+]
+
+
+def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examples:
+    """A seeded sample of answered pairs."""
+    note = "Shaded rows: the original or the counterfactual was not answered exactly right."
+    pool = results[results["dropped_reason"].isna()] if not results.empty else results
+    if pool.empty:
+        return Examples(EXAMPLE_COLUMNS, pd.DataFrame(), note)
+    n = max(1, N_EXAMPLES // max(1, pool["subject"].nunique()))
+    picked = pick_ids(examples_rng(seed), pool["pair_id"], n)
+    rows = order_rows(pool[pool["pair_id"].isin(picked)], subjects, ORDERING)
+    frame = pd.DataFrame(
+        {
+            "subject": rows["subject"],
+            "variant": rows["variant"],
+            "question": rows["question"],
+            "og_prediction": rows["og_prediction"],
+            "cf_question": rows["cf_question"],
+            "cf_gold": rows["cf_answers"].map(lambda a: " | ".join(dict.fromkeys(a))),
+            "cf_prediction": rows["cf_prediction"],
+            "correct": (rows["og_em"] == 1) & (rows["cf_em"] == 1),
+        }
+    )
+    return Examples(EXAMPLE_COLUMNS, frame.reset_index(drop=True), note)
+
+
+class RightReasonsReport:
+    summary_title = "F1 and EM before and after the counterfactual"
+    tables = staticmethod(build_tables)
+    plots = staticmethod(build_plots)
+    summary = staticmethod(summary)
+    examples = staticmethod(examples)
+
+    @staticmethod
+    def sections(tables: Mapping[str, Table], metrics: Mapping[str, Any]) -> list[Section]:
+        lead = (
+            "CF = comparative swapped for its antonym (comparisons) or a sentence making a new "
+            "person the answer (coreference); CF-ood = an out-of-distribution paraphrase of the "
+            "antonym."
+        )
+        return [
+            Section("scores", "Counterfactuals", [tables.get("scores")], lead=lead),
+            Section("alignment", "Saliency and alignment", [tables.get("alignment")]),
+            Section(
+                "drops",
+                "Selection and dropped variants",
+                [tables.get("sizes"), tables.get("drops"), tables.get("selection")],
+            ),
+        ]

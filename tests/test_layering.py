@@ -1,0 +1,182 @@
+"""The package's import graph keeps the data flow's direction.
+
+Every module of ``src/faithprobe`` belongs to one layer of the data flow; a module may import
+from its own layer or from a lower one, never from a higher one, and no group of modules
+imports each other in a cycle. Both rules are read from the source (``ast``, every import
+statement, also those inside functions), so the test needs no imports of the package
+itself. A new top-level module or package must be given a layer here: the test fails
+until it is.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+# lowest first; a module's layer is that of the longest prefix naming it
+LAYERS: dict[str, tuple[str, ...]] = {
+    "foundation": (
+        "faithprobe",
+        "faithprobe.errors",
+        "faithprobe.registry",
+        "faithprobe.options",
+        "faithprobe.seeding",
+        "faithprobe.atomic",
+        "faithprobe.urls",
+        "faithprobe.console",
+        "faithprobe.examples",
+        "faithprobe.sentences",
+        "faithprobe.prompts",
+    ),
+    "data": (
+        "faithprobe.datasets",
+        "faithprobe.qa",  # questions, prompts and answers as text
+    ),
+    "interventions": (
+        "faithprobe.expectations",
+        "faithprobe.interventions",
+        "faithprobe.coreference",
+        "faithprobe.generators",
+        "faithprobe.qa.deletions",  # the deletion variants every QA client shares
+    ),
+    "requests": ("faithprobe.requests",),
+    "subjects": (
+        "faithprobe.subjects",
+        "faithprobe.attribution",
+        "faithprobe.serving",
+        "faithprobe.heuristics",  # the shallow QA baselines, answering as subjects
+    ),
+    "runner": (
+        "faithprobe.suite",
+        "faithprobe.runfolder",
+        "faithprobe.executors",
+        "faithprobe.runner",
+    ),
+    "metrics": ("faithprobe.metrics",),
+    "report": ("faithprobe.report",),
+    "suites": ("faithprobe.suites",),
+    "clients": (
+        "faithprobe.training",
+        "faithprobe.representations",
+        "faithprobe.heuristics.scoring",  # the baselines as a command, scored like a suite
+        "faithprobe.heuristics.cli",
+        "faithprobe.cli",
+    ),
+}
+RANK = {prefix: i for i, prefixes in enumerate(LAYERS.values()) for prefix in prefixes}
+NAMES = list(LAYERS)
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for path in (SRC / "faithprobe").rglob("*.py"):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def layer(module: str) -> int:
+    parts = module.split(".")
+    for n in range(len(parts), 0, -1):
+        if (prefix := ".".join(parts[:n])) in RANK:
+            return RANK[prefix]
+    raise AssertionError(f"{module} has no layer: add it to LAYERS in {__file__}")
+
+
+def imports(mods: dict[str, Path]) -> dict[str, set[str]]:
+    """module -> the project modules it imports (``from package import name`` counts as
+    importing the submodule where ``name`` is one)."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for module, path in mods.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*up, *([base] if base else [])])
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base
+                           for a in node.names]  # fmt: skip
+            else:
+                continue
+            if missing := [t for t in targets if t.startswith("faithprobe") and t not in mods]:
+                graph[module].add(f"<unresolved {', '.join(missing)}>")
+            graph[module] |= {t for t in targets if t in mods and t != module}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while (w := stack.pop()) != v:
+                group.append(w)
+            if group:
+                found.append(sorted([v, *group]))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return imports(modules())
+
+
+def test_every_module_has_a_layer():
+    for module in modules():
+        layer(module)
+
+
+def test_every_project_import_resolves(graph):
+    """An import the graph cannot place (a relative import gone wrong after a move) would
+    hide an edge from the checks below."""
+    assert [(m, t) for m, targets in graph.items() for t in targets if t.startswith("<")] == []
+
+
+def test_no_import_cycles(graph):
+    assert cycles(graph) == []
+
+
+def test_no_import_points_up_the_data_flow(graph):
+    upward = sorted(
+        f"{a} ({NAMES[layer(a)]}) -> {b} ({NAMES[layer(b)]})"
+        for a, targets in graph.items()
+        for b in targets
+        if not b.startswith("<") and layer(b) > layer(a)
+    )
+    assert upward == []
+
+
+def test_the_checks_can_fail():
+    """A made-up graph with a cycle and an upward import is caught by both checks."""
+    made_up = {"faithprobe.requests": {"faithprobe.runner"}, "faithprobe.runner":
+               {"faithprobe.requests"}}  # fmt: skip
+    assert cycles(made_up) == [["faithprobe.requests", "faithprobe.runner"]]
+    assert layer("faithprobe.runner") > layer("faithprobe.requests")
+    assert layer("faithprobe.suites.toy.suite") == NAMES.index("suites")

@@ -1,0 +1,28 @@
+"""A sixth suite in one folder: the worked example of README's "Adding a suite".
+
+``shout`` asks whether a cloze model still picks the right word when the context is in
+capitals. It registers itself with the entry-point group ``faithprobe.suites`` (see
+``tests/test_toy_suite.py``, which installs it into a temporary folder and runs it through
+the command line); a suite inside faithprobe would be ``src/faithprobe/suites/shout/`` with
+the same three files and no entry point.
+"""
+
+from dataclasses import dataclass
+
+from faithprobe.options import option
+from faithprobe.suite import SuiteEntry
+
+
+@dataclass(frozen=True)
+class ShoutOptions:
+    items: int = option(8, "how many cloze items to make")
+
+
+SUITE = SuiteEntry(
+    name="shout",
+    description="cloze answers kept when the context is in capitals",
+    method="toy example of a suite (no publication)",
+    suite="toy_suite.suite:ShoutSuite",
+    report="toy_suite.report:ShoutReport",
+    options=ShoutOptions,
+)
