@@ -28,6 +28,7 @@ from faithprobe.report.tables import (
     subject_order,
 )
 from faithprobe.report.views import (
+    ReportView,
     estimate_text,
     examples_rng,
     f3,
@@ -461,7 +462,7 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
     return Examples(EXAMPLE_COLUMNS, frame.reset_index(drop=True), note)
 
 
-class ConfidenceShiftReport:
+class ConfidenceShiftReport(ReportView):
     summary_title = "pseudo-accuracy, tests, shift types and MaxProb detection by probe"
     tables = staticmethod(build_tables)
     plots = staticmethod(build_plots)

@@ -10,7 +10,7 @@ import pandas as pd
 
 from faithprobe.report.html import Examples, Section
 from faithprobe.report.tables import DASH, Table, order_rows
-from faithprobe.report.views import examples_rng, pick_ids
+from faithprobe.report.views import ReportView, examples_rng, pick_ids
 from faithprobe.suites.distractors.plots import build_plots
 from faithprobe.suites.distractors.tables import ORDERING, build_tables, summary_table
 
@@ -77,7 +77,7 @@ def _example_rows(
     return out.reset_index(drop=True)
 
 
-class DistractorsReport:
+class DistractorsReport(ReportView):
     summary_title = "accuracy [95% CI] by attractors"
     tables = staticmethod(build_tables)
     plots = staticmethod(build_plots)

@@ -28,7 +28,7 @@ from faithprobe.report.tables import (
     order_rows,
     subject_order,
 )
-from faithprobe.report.views import examples_rng, metric_frame, percent_text, pick_ids
+from faithprobe.report.views import ReportView, examples_rng, metric_frame, percent_text, pick_ids
 
 N_EXAMPLES = 24
 VARIANT_ORDER = ("OS", "TS", "TS-R", "TS-R+Aug", "OS-R", "OS-R+Aug")
@@ -351,7 +351,7 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
     return Examples(EXAMPLE_COLUMNS, frame.reset_index(drop=True), note)
 
 
-class FaithfulnessReport:
+class FaithfulnessReport(ReportView):
     @staticmethod
     def summary_title(metrics: Mapping[str, Any]) -> str:
         if (metrics.get("options") or {}).get("probe"):

@@ -19,6 +19,7 @@ from faithprobe.report.figures import Plot, grouped_bars, save_figures
 from faithprobe.report.html import Examples, Section
 from faithprobe.report.tables import BY_SUBJECT, DASH, Table, fmt_count, order_rows, subject_order
 from faithprobe.report.views import (
+    ReportView,
     estimate_text,
     examples_rng,
     f3,
@@ -288,7 +289,7 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
     return Examples(EXAMPLE_COLUMNS, frame.reset_index(drop=True), note)
 
 
-class NaturalLogicReport:
+class NaturalLogicReport(ReportView):
     summary_title = "TCE and DCE of context and word-pair interventions"
     tables = staticmethod(build_tables)
     plots = staticmethod(build_plots)

@@ -24,7 +24,7 @@ from faithprobe.report.tables import (
     order_rows,
     subject_order,
 )
-from faithprobe.report.views import examples_rng, percent_text, pick_ids
+from faithprobe.report.views import ReportView, examples_rng, percent_text, pick_ids
 
 N_EXAMPLES = 24
 # Reading order of the rows of metrics.json: by metric (alphabetically), then subject.
@@ -185,7 +185,7 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
     return Examples(EXAMPLE_COLUMNS, frame.reset_index(drop=True), note)
 
 
-class RightReasonsReport:
+class RightReasonsReport(ReportView):
     summary_title = "F1 and EM before and after the counterfactual"
     tables = staticmethod(build_tables)
     plots = staticmethod(build_plots)
