@@ -9,17 +9,9 @@ edits (options ``edits``, ``negate``; Table 10) and the predicate–argument pro
 
 **Data.** ``--data`` is a SQuAD/Quoref, CoQA or HotpotQA JSON file
 (:func:`faithprobe.datasets.qa.read_qa`, format told apart by its shape). Every question
-gives one *item* and these variants (:mod:`faithprobe.qa.deletions`, made by
-:mod:`faithprobe.interventions.deletion`):
-
-=========  =============================  ================  ==========================
-variant    intervention                   data              a faithful model answers
-=========  =============================  ================  ==========================
-``OS``     ``none`` (the original story)  all               the gold answer
-``TS``     ``truncate_story``             SQuAD, CoQA       the gold answer
-``TS-R``   ``truncate_remove_rationale``  SQuAD, CoQA       *unknown*
-``OS-R``   ``remove_support``             HotpotQA          *unknown*
-=========  =============================  ================  ==========================
+gives one *item* and its deletion variants OS, TS, TS-R (SQuAD, CoQA) or OS-R (HotpotQA):
+:mod:`faithprobe.qa.deletions` tables them with their interventions and the answer a
+faithful model gives; :mod:`faithprobe.interventions.deletion` makes them.
 
 A pair is (original, variant); the ``OS`` pair is the identity pair. A variant a deletion
 cannot make (see ``deletion.DROPS``: e.g. TS-R when the rationale begins in the first
