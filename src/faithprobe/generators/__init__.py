@@ -34,36 +34,39 @@ class Generator:
         return self.build(parse(self.config, options, f"generator {self.name!r}"), seed)
 
 
+DISTRACTORS = Generator(
+    "distractors",
+    DistractorConfig,
+    generate,
+    write_cloze_jsonl,
+    lambda i: {
+        "setting": i.features["setting"] if i.features["base_id"] else "base",
+        "attractor type": i.features["attractor_type"],
+        "n": i.features["n_attractors"],
+    },
+)
+COMPARISONS = Generator(
+    "comparisons",
+    ComparisonConfig,
+    comparisons.generate,
+    write_squad,
+    lambda i: {
+        "domain": i.features["domain"],
+        "comparative": i.features["comparative"],
+        "condition": i.features["condition"],
+    },
+)
+
 GENERATORS: Registry[Generator] = Registry("generator")
 GENERATORS.add(
-    "distractors",
-    Generator(
-        "distractors",
-        DistractorConfig,
-        generate,
-        write_cloze_jsonl,
-        lambda i: {
-            "setting": i.features["setting"] if i.features["base_id"] else "base",
-            "attractor type": i.features["attractor_type"],
-            "n": i.features["n_attractors"],
-        },
-    ),
+    DISTRACTORS.name,
+    DISTRACTORS,
     description="cloze items with B-type, T-type and unrelated attractors (Pandia & "
     "Ettinger 2021), as cloze JSON lines",
 )
 GENERATORS.add(
-    "comparisons",
-    Generator(
-        "comparisons",
-        ComparisonConfig,
-        comparisons.generate,
-        write_squad,
-        lambda i: {
-            "domain": i.features["domain"],
-            "comparative": i.features["comparative"],
-            "condition": i.features["condition"],
-        },
-    ),
+    COMPARISONS.name,
+    COMPARISONS,
     description="comparison questions over two dated entities, supporting facts or "
     "paragraph, as SQuAD JSON (right-reasons; Ray Choudhury et al. 2022)",
 )
