@@ -18,13 +18,12 @@ from conftest import tiny_bert_config
 from faithprobe.cli import app
 from faithprobe.errors import ModelError, UsageError
 from faithprobe.representations.alignment import shared_tokens
-from faithprobe.representations.analysis import (
+from faithprobe.representations.analysis import analyze, read_items
+from faithprobe.representations.config import (
     AnalysisConfig,
     ModelSpec,
-    analyze,
     parse_model,
     parse_models,
-    read_items,
 )
 from faithprobe.representations.similarity import (
     Encoder,

@@ -14,8 +14,9 @@ from faithprobe.cli import app
 from faithprobe.errors import DataError, ModelError, UsageError
 from faithprobe.subjects import load_subject
 from faithprobe.subjects.hf_multiple_choice import HFMultipleChoice
-from faithprobe.training import MCTrainConfig, train_mc
 from faithprobe.training import multiple_choice as recipe
+from faithprobe.training.configs import MCTrainConfig
+from faithprobe.training.multiple_choice import train_mc
 
 NAMES = ("Alice", "Bob", "Carol", "Dave", "Erin", "Frank")
 PLACES = ("Paris", "Rome", "Oslo", "Lima")

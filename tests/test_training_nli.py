@@ -16,9 +16,10 @@ from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import ENTAILMENT, NON_ENTAILMENT
 from faithprobe.subjects import load_subject
 from faithprobe.subjects.hf_pair_classifier import HFPairClassifier
-from faithprobe.training import NLITrainConfig, train_nli
 from faithprobe.training import nli as recipe
 from faithprobe.training.common import ids_digest
+from faithprobe.training.configs import NLITrainConfig
+from faithprobe.training.nli import train_nli
 
 QUANTIFIERS = ("every", "some", "no", "most")
 NOUNS = (("dog", "animal"), ("poodle", "dog"), ("cat", "animal"), ("rose", "flower"))

@@ -21,12 +21,11 @@ from faithprobe.subjects import load_subject
 from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
 from faithprobe.suite import get_suite
 from faithprobe.training import qa as recipe
+from faithprobe.training.configs import QATrainConfig, parse_mix
 from faithprobe.training.qa import (
     NOT_A_SPAN,
     WHOLE_STORY,
-    QATrainConfig,
     encode_items,
-    parse_mix,
     train_qa,
     training_items,
     window_target,

@@ -26,6 +26,9 @@ from faithprobe.console import (
 from faithprobe.errors import DataError, UsageError
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# ours are the progress bars that count items; set before transformers is imported, this
+# hides its weight-loading bars (and the hub's) as logging.disable_progress_bar() would
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 RESUME = "answers computed so far are cached; run the same command again to resume"
 
@@ -222,15 +225,15 @@ def run(
     ] = None,
 ) -> None:
     """Run SUITE on one or more models and write a run folder with a report."""
-    from transformers.utils import logging as hf_logging
-
     from faithprobe.executors import EXECUTORS, RayConfig
-    from faithprobe.report import run_to_folder, summary_table, summary_title
-    from faithprobe.runner import RunConfig
-    from faithprobe.subjects import EndpointConfig
+    from faithprobe.subjects import EndpointConfig, check_model
+    from faithprobe.suite import suite_options
 
-    hf_logging.disable_progress_bar()  # ours is the one that counts items
     with user_errors(RESUME):
+        options = _parse_options(option or [])
+        suite_options(suite, options)  # a mistyped suite or option: told before the imports
+        for spec in model or []:
+            check_model(spec)
         if data is not None and not data.exists():
             raise DataError(data, "no such data file or folder")
         if base_url and not any(m.startswith("openai:") for m in model or []):
@@ -239,6 +242,9 @@ def run(
             raise UsageError(f"--executor {executor!r}: choose from {', '.join(EXECUTORS)}")
         if address and executor != "ray":
             raise UsageError("--address is for --executor ray")
+        from faithprobe.report import run_to_folder, summary_table, summary_title
+        from faithprobe.runner import RunConfig
+
         endpoint = EndpointConfig(
             base_url=base_url,
             api=api,
@@ -258,7 +264,7 @@ def run(
             force=force,
             cache=not no_cache,
             cache_dir=cache_dir,
-            options=_parse_options(option or []),
+            options=options,
             endpoint=endpoint,
             executor=executor,
             ray=RayConfig(address=address, workers=workers, gpus_per_worker=gpus_per_worker),
@@ -349,13 +355,10 @@ def serve(
 ) -> None:
     """Serve a local causal LM through an OpenAI-compatible API (/v1/completions with echo
     and logprobs, /v1/chat/completions, /v1/models), for trying the openai: backend."""
-    from transformers.utils import logging as hf_logging
-
     from faithprobe.serving import Faults, Limits, OpenAIServer
     from faithprobe.subjects import load_subject
     from faithprobe.subjects.hf_causal import HFCausalLM
 
-    hf_logging.disable_progress_bar()
     with user_errors("the server stopped"):
         kinds = tuple(k.strip() for k in fault_kinds.split(",") if k.strip())
         faults = Faults(

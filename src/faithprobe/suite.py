@@ -23,9 +23,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from faithprobe.errors import excerpt
 from faithprobe.examples import ChoiceExample, ClozeExample
@@ -35,6 +33,9 @@ from faithprobe.options import parse
 from faithprobe.registry import Registry, load_target
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
 from faithprobe.seeding import hash_rank
+
+if TYPE_CHECKING:  # the registry is read by `faithprobe list`, which needs no pandas
+    import pandas as pd
 
 ENTRY_POINT_GROUP = "faithprobe.suites"
 # The columns the runner writes first in every row of every suite's results table.
@@ -89,11 +90,16 @@ def _discover(registry: Registry) -> None:
 SUITES: Registry[SuiteEntry] = Registry("suite", discover=_discover)
 
 
+def suite_options(name: str, options: Mapping[str, object] | None = None) -> Any:
+    """The options of suite ``name`` parsed from ``options`` (strings from the command line
+    are converted to the option's type), read off its entry: the suite's code, and what it
+    imports, is not loaded, so a mistyped suite or option is told at once."""
+    return parse(SUITES.get(name).options, options, f"suite {excerpt(name)}")
+
+
 def get_suite(name: str, options: Mapping[str, object] | None = None) -> Suite:
-    """The suite ``name``, configured by ``options`` (strings from the command line are
-    converted to the option's type)."""
-    entry = SUITES.get(name)
-    return load_target(entry.suite)(parse(entry.options, options, f"suite {excerpt(name)}"))
+    """The suite ``name``, configured by ``options`` (:func:`suite_options`)."""
+    return load_target(SUITES.get(name).suite)(suite_options(name, options))
 
 
 class Suite(ABC):

@@ -41,7 +41,7 @@ import torch
 
 from faithprobe.errors import ModelError
 from faithprobe.requests import CONTEXT, QUESTION, Offset, SaliencyRequest, TokenSaliency
-from faithprobe.subjects.hf_base import model_max_length
+from faithprobe.subjects.bounds import model_max_length
 from faithprobe.subjects.hf_encoder import uses_token_types
 from faithprobe.subjects.qa_windows import (
     DEFAULT_DOC_STRIDE,

@@ -38,8 +38,6 @@ def heuristics(
     """Pick a sentence (first, token overlap, longest common subsequence, MiniLM
     similarity, oracle), extract a phrase (typed entity, noun chunk, whole sentence), and
     score every combination (Ray Choudhury et al., Machine reading, fast and slow)."""
-    from transformers.utils import logging as hf_logging
-
     from faithprobe.atomic import write_parquet
     from faithprobe.datasets.qa import read_qa
     from faithprobe.errors import UsageError
@@ -49,7 +47,6 @@ def heuristics(
     from faithprobe.report.tables import write_tables
     from faithprobe.sentences import check_splitter
 
-    hf_logging.disable_progress_bar()
     with user_errors("nothing was written"):
         started = time.perf_counter()
         check_splitter(splitter)

@@ -47,6 +47,7 @@ from faithprobe.metrics.intervals import clustered_mean, paired_difference
 from faithprobe.qa.deletions import ORIGINAL, variant_pairs
 from faithprobe.qa.questions import history_question, passage_id
 from faithprobe.representations.alignment import shared_tokens
+from faithprobe.representations.config import DEFAULT_LIMIT, AnalysisConfig, ModelSpec
 from faithprobe.representations.similarity import (
     Encoder,
     Encoding,
@@ -55,42 +56,13 @@ from faithprobe.representations.similarity import (
     token_cosines,
 )
 from faithprobe.requests import CONTEXT
-from faithprobe.subjects.qa_windows import DEFAULT_MAX_LENGTH
 from faithprobe.suite import sample_items
 
 COMPARISONS = {"TS": "OS vs TS", "TS-R": "OS vs TS-R"}
 MEASURES = {"cls_cosine": "CLS", "shared_token_mean": "shared tokens"}
-DEFAULT_LIMIT = 500
 
 # start(description, total) -> advance(k), as the run command's progress bars
 ProgressFactory = Callable[[str, int], Callable[[int], None]]
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    name: str
-    path: str
-
-
-def parse_model(value: str) -> ModelSpec:
-    """``NAME=PATH`` or ``PATH`` (named after the folder)."""
-    name, sep, path = value.partition("=")
-    if not sep:
-        name, path = Path(value.rstrip("/")).name, value
-    name, path = name.strip(), path.strip()
-    if not name or not path:
-        raise UsageError(f"--model {value!r}: expected NAME=PATH or PATH (e.g. OT=models/qa-ot)")
-    return ModelSpec(name, path)
-
-
-def parse_models(values: Sequence[str]) -> list[ModelSpec]:
-    specs = [parse_model(v) for v in values]
-    if len(specs) < 2:
-        raise UsageError("give two or more models to compare (--model OT=... --model IBT=...)")
-    names = Counter(s.name for s in specs)
-    if twice := sorted(n for n, c in names.items() if c > 1):
-        raise UsageError(f"model names must differ: {', '.join(twice)} named more than once")
-    return specs
 
 
 @dataclass(frozen=True)
@@ -343,17 +315,6 @@ def summarize(sims: pd.DataFrame, models: Sequence[str], seed: int = 0) -> dict:
 
 
 # -- the whole analysis ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AnalysisConfig:
-    models: list[ModelSpec]
-    data: Path
-    heldout_of: str = ""
-    limit: int | None = DEFAULT_LIMIT
-    seed: int = 0
-    max_length: int = DEFAULT_MAX_LENGTH
-    batch_size: int = 16
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,7 @@ from typing import Annotated
 import typer
 
 from faithprobe.console import log, print_table, progress_bars, user_errors
-from faithprobe.representations.analysis import (
-    DEFAULT_LIMIT,
-    AnalysisConfig,
-    analyze,
-    parse_models,
-    write_outputs,
-)
+from faithprobe.representations.config import DEFAULT_LIMIT, AnalysisConfig, parse_models
 from faithprobe.subjects.qa_windows import DEFAULT_MAX_LENGTH
 
 analyze_app = typer.Typer(
@@ -56,11 +50,9 @@ def representations(
     """Cosine similarity of the [CLS] and shared-token final-layer states between the
     original story (OS) and its truncated (TS) and rationale-removed (TS-R) versions, per
     model, with the differences between models (Chaturvedi et al., section 5.2)."""
-    from transformers.utils import logging as hf_logging
-
+    from faithprobe.representations.analysis import analyze, write_outputs
     from faithprobe.representations.report import write_report
 
-    hf_logging.disable_progress_bar()
     with user_errors("nothing was written"):
         config = AnalysisConfig(
             models=parse_models(model),

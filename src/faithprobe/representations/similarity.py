@@ -28,7 +28,7 @@ import torch
 
 from faithprobe.errors import ModelError
 from faithprobe.requests import Offset
-from faithprobe.subjects.hf_base import model_max_length
+from faithprobe.subjects.bounds import model_max_length
 from faithprobe.subjects.hf_encoder import pad_rows, uses_token_types
 from faithprobe.subjects.qa_windows import DEFAULT_MAX_LENGTH, cut_question
 

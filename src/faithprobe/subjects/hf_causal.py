@@ -47,12 +47,8 @@ from faithprobe.requests import (
     GenerationRequest,
     stop_index,
 )
-from faithprobe.subjects.hf_base import (
-    CHARS_PER_TOKEN,
-    HFSubject,
-    cut_for_tokens,
-    special_frame,
-)
+from faithprobe.subjects.bounds import CHARS_PER_TOKEN, cut_for_tokens, special_frame
+from faithprobe.subjects.hf_base import HFSubject
 
 
 class HFCausalLM(HFSubject):

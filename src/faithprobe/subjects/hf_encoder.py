@@ -14,7 +14,8 @@ import inspect
 
 import torch
 
-from faithprobe.subjects.hf_base import HFSubject, cut_for_tokens, model_max_length
+from faithprobe.subjects.bounds import cut_for_tokens, model_max_length
+from faithprobe.subjects.hf_base import HFSubject
 
 DEFAULT_MAX_LENGTH = 256
 

@@ -39,12 +39,8 @@ import torch
 
 from faithprobe.errors import ModelError, UsageError, excerpt
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
-from faithprobe.subjects.hf_base import (
-    CHARS_PER_TOKEN,
-    HFSubject,
-    cut_for_tokens,
-    special_frame,
-)
+from faithprobe.subjects.bounds import CHARS_PER_TOKEN, cut_for_tokens, special_frame
+from faithprobe.subjects.hf_base import HFSubject
 
 # A read is (row index, token position, token id): the log-probability of that token at
 # that position of that masked input.

@@ -17,9 +17,12 @@ mapping, so the tokenizer must be a fast (Rust) one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from faithprobe.subjects.hf_base import cut_for_tokens
-from faithprobe.subjects.hf_encoder import Row
+from faithprobe.subjects.bounds import cut_for_tokens
+
+if TYPE_CHECKING:  # the encoders import torch; the windows are plain token lists
+    from faithprobe.subjects.hf_encoder import Row
 
 DEFAULT_MAX_LENGTH = 384
 DEFAULT_DOC_STRIDE = 128

@@ -21,9 +21,15 @@ from faithprobe.console import command_line, log, user_errors
 from faithprobe.errors import UsageError
 from faithprobe.prompts import DEFAULT_TEMPLATE
 from faithprobe.training.common import TrainSettings, describe_accuracy
-from faithprobe.training.multiple_choice import DEFAULT_LIMIT, MCTrainConfig
-from faithprobe.training.nli import NLITrainConfig
-from faithprobe.training.qa import DEFAULT_QA_LIMIT, STRATEGIES, QATrainConfig, parse_mix
+from faithprobe.training.configs import (
+    DEFAULT_MC_LIMIT,
+    DEFAULT_QA_LIMIT,
+    STRATEGIES,
+    MCTrainConfig,
+    NLITrainConfig,
+    QATrainConfig,
+    parse_mix,
+)
 
 train_app = typer.Typer(
     add_completion=False,
@@ -141,7 +147,8 @@ def train_mc_command(
     limit: Annotated[
         int | None,
         typer.Option(
-            min=1, help=f"train on a seeded random subset of N examples (default {DEFAULT_LIMIT})"
+            min=1,
+            help=f"train on a seeded random subset of N examples (default {DEFAULT_MC_LIMIT})",
         ),
     ] = None,
     full: Annotated[bool, typer.Option("--full", help="train on the whole training set")] = False,
@@ -163,7 +170,7 @@ def train_mc_command(
     cfg = MCTrainConfig(
         train=train,
         dev=dev,
-        limit=None if full else (limit or DEFAULT_LIMIT),
+        limit=None if full else (limit or DEFAULT_MC_LIMIT),
         template=template,
         **settings,
     )

@@ -30,16 +30,15 @@ interval.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from faithprobe.datasets import read_choices
-from faithprobe.errors import DataError, UsageError
+from faithprobe.errors import DataError
 from faithprobe.examples import ChoiceExample
-from faithprobe.prompts import DEFAULT_TEMPLATE, ChoicePrompt
+from faithprobe.prompts import ChoicePrompt
 from faithprobe.training import common
-from faithprobe.training.common import TrainSettings
+from faithprobe.training.configs import MCTrainConfig
 
 # The default budget: one epoch over 20,000 Social IQA items, 1,250 steps of 16 items.
 # With the embedded MiniLM a step takes about 0.76 s on 2 otherwise idle cores: the
@@ -48,28 +47,8 @@ from faithprobe.training.common import TrainSettings
 # both reached 42.7%, so the default stays at the usual 5e-5; 6,000 items reached 46.8%,
 # so the time goes into more distinct items (one epoch) rather than repeats. --full trains
 # on all 33,410 items.
-DEFAULT_LIMIT = 20000
-
 # the Trainer factory (a module attribute, so tests can wrap it)
 _make_trainer = common.make_trainer
-
-
-@dataclass(frozen=True, kw_only=True)
-class MCTrainConfig(TrainSettings):
-    """Everything that decides the trained model. ``limit=None`` trains on all of ``train``."""
-
-    train: Path
-    dev: Path
-    limit: int | None = DEFAULT_LIMIT
-    template: str = DEFAULT_TEMPLATE
-
-    recipe_hyperparameters = ("template",)
-
-    def check(self) -> None:
-        super().check()
-        if self.limit is not None and self.limit < 1:
-            raise UsageError(f"limit must be at least 1, got {self.limit}")
-        ChoicePrompt(self.template)  # a template without its {prompt} slot: UsageError
 
 
 # -- data ---------------------------------------------------------------------------------

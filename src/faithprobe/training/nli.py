@@ -32,14 +32,13 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import ENTAILMENT, NLI_LABELS, NON_ENTAILMENT, NLIExample
 from faithprobe.training import common
-from faithprobe.training.common import TrainSettings
+from faithprobe.training.configs import NLITrainConfig
 
 ID2LABEL = {0: ENTAILMENT, 1: NON_ENTAILMENT}
 LABEL2ID = {label: i for i, label in ID2LABEL.items()}
@@ -52,26 +51,6 @@ NO_EXCLUDE_WARNING = (
 _make_trainer = common.make_trainer
 
 Key = tuple[str, str]
-
-
-@dataclass(frozen=True, kw_only=True)
-class NLITrainConfig(TrainSettings):
-    """Everything that decides the trained model."""
-
-    train: tuple[Path, ...]
-    exclude: tuple[Path, ...] = ()
-    dev: tuple[Path, ...] = ()
-    heldout: float = 0.1
-    epochs: float = 3.0
-
-    recipe_hyperparameters = ("heldout",)
-
-    def check(self) -> None:
-        super().check()
-        if not self.train:
-            raise UsageError("give at least one --train file")
-        if not 0 <= self.heldout < 1:
-            raise UsageError(f"heldout must be in [0, 1), got {self.heldout}")
 
 
 def pair_key(premise: str, hypothesis: str) -> Key:

@@ -63,74 +63,18 @@ from faithprobe.datasets.qa import detect_qa_format, read_qa
 from faithprobe.datasets.splits import SPLIT_KEY, DocumentSplit, split_documents
 from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import QAExample
-from faithprobe.metrics import qa as m
 from faithprobe.qa.deletions import DELETIONS, HOTPOT_DELETIONS, ORIGINAL, deletion_pair
 from faithprobe.qa.questions import history_question, is_hotpot, passage_id
 from faithprobe.requests import SpanAnswerRequest
-from faithprobe.sentences import DEFAULT_SPLITTER, SPLITTERS
+from faithprobe.sentences import DEFAULT_SPLITTER
 from faithprobe.training import common
-from faithprobe.training.common import TrainSettings
+from faithprobe.training.configs import STRATEGIES, QATrainConfig
 
-STRATEGIES = ("ot", "ibt")
-DEFAULT_QA_LIMIT = 2500
 NOT_A_SPAN = "the gold answer is not a span of the text (yes/no, free-form or unknown)"
 WHOLE_STORY = "TS is the whole story (the rationale is in the last sentence)"
 
 # the Trainer factory (a module attribute, so tests can wrap it)
 _make_trainer = common.make_trainer
-
-
-@dataclass(frozen=True, kw_only=True)
-class QATrainConfig(TrainSettings):
-    """Everything that decides the trained model."""
-
-    train: Path
-    strategy: str
-    dev: Path | None = None
-    heldout: float = 0.25
-    limit: int | None = DEFAULT_QA_LIMIT
-    splitter: str = DEFAULT_SPLITTER
-    doc_stride: int = 128
-    eval_limit: int | None = 500
-    epochs: float = 2.0
-    learning_rate: float = 1e-4
-    max_length: int = 256
-    mix: tuple[tuple[Path, int | None], ...] = ()  # (file, questions or None for all)
-
-    recipe_hyperparameters = ("strategy", "heldout", "limit", "splitter", "doc_stride")
-
-    def check(self) -> None:
-        super().check()
-        if self.strategy not in STRATEGIES:
-            raise UsageError(
-                f"strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}"
-            )
-        if self.splitter not in SPLITTERS:
-            raise UsageError(
-                f"splitter must be one of {', '.join(SPLITTERS)}, got {self.splitter!r}"
-            )
-        if (self.dev is None or self.mix) and not 0 < self.heldout < 1:
-            raise UsageError(
-                f"heldout must be in (0, 1) to split --train (without --dev) and --mix files, "
-                f"got {self.heldout}"
-            )
-        if self.limit is not None and self.limit < 1:
-            raise UsageError(f"limit must be at least 1, got {self.limit}")
-        if self.eval_limit is not None and self.eval_limit < 1:
-            raise UsageError(f"eval_limit must be at least 1, got {self.eval_limit}")
-        if self.doc_stride < 0:  # encode_windows caps it at half a window's context room
-            raise UsageError(f"doc_stride must be 0 or more, got {self.doc_stride}")
-        for path, n in self.mix:
-            if n is not None and n < 1:
-                raise UsageError(f"--mix {path}: the question count must be at least 1, got {n}")
-
-
-def parse_mix(value: str) -> tuple[Path, int | None]:
-    """``FILE`` or ``FILE:N`` (N questions of it) -> (path, N or None)."""
-    head, sep, tail = value.rpartition(":")
-    if sep and tail.isdigit():
-        return Path(head), int(tail)
-    return Path(value), None
 
 
 @dataclass(frozen=True)
@@ -252,6 +196,8 @@ def evaluate(
     ``eval_limit`` questions (a seeded sample)."""
     import pandas as pd
 
+    from faithprobe.metrics.qa import qa_scores
+
     chosen = _subset([ex for ex in examples if ex.answer_type == "span"], cfg.eval_limit, cfg.seed)
     asked = []  # (variant, original, asked example)
     for ex in chosen:
@@ -276,7 +222,7 @@ def evaluate(
         }
         for (v, o, _), a in zip(asked, answers, strict=True)
     )
-    scores = m.qa_scores(frame, cluster="passage_id", seed=cfg.seed)
+    scores = qa_scores(frame, cluster="passage_id", seed=cfg.seed)
     table = scores[scores["metric"].isin(("em", "f1", "unk"))].drop(columns="subject")
     return {
         "questions": len(chosen),

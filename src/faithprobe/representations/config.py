@@ -1,0 +1,53 @@
+"""What a representation analysis is asked to do: the models (``NAME=PATH``), the data and
+the sample. Kept apart from :mod:`~faithprobe.representations.analysis` (torch, pandas) so
+the command line can declare its options without importing either."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from faithprobe.errors import UsageError
+from faithprobe.subjects.qa_windows import DEFAULT_MAX_LENGTH
+
+DEFAULT_LIMIT = 500
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    path: str
+
+
+def parse_model(value: str) -> ModelSpec:
+    """``NAME=PATH`` or ``PATH`` (named after the folder)."""
+    name, sep, path = value.partition("=")
+    if not sep:
+        name, path = Path(value.rstrip("/")).name, value
+    name, path = name.strip(), path.strip()
+    if not name or not path:
+        raise UsageError(f"--model {value!r}: expected NAME=PATH or PATH (e.g. OT=models/qa-ot)")
+    return ModelSpec(name, path)
+
+
+def parse_models(values: Sequence[str]) -> list[ModelSpec]:
+    specs = [parse_model(v) for v in values]
+    if len(specs) < 2:
+        raise UsageError("give two or more models to compare (--model OT=... --model IBT=...)")
+    names = Counter(s.name for s in specs)
+    if twice := sorted(n for n, c in names.items() if c > 1):
+        raise UsageError(f"model names must differ: {', '.join(twice)} named more than once")
+    return specs
+
+
+@dataclass(frozen=True)
+class AnalysisConfig:
+    models: list[ModelSpec]
+    data: Path
+    heldout_of: str = ""
+    limit: int | None = DEFAULT_LIMIT
+    seed: int = 0
+    max_length: int = DEFAULT_MAX_LENGTH
+    batch_size: int = 16

@@ -1,0 +1,109 @@
+"""What each training recipe is asked to do: its config (the settings every recipe has,
+:class:`~faithprobe.training.common.TrainSettings`, plus its data and own settings) and
+defaults. Kept apart from the recipes, which import the data readers and the models, so the
+command line declares its options from these without importing them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from faithprobe.errors import UsageError
+from faithprobe.prompts import DEFAULT_TEMPLATE, ChoicePrompt
+from faithprobe.sentences import DEFAULT_SPLITTER, SPLITTERS
+from faithprobe.training.common import TrainSettings
+
+DEFAULT_MC_LIMIT = 20000  # multiple-choice examples trained on unless --full
+DEFAULT_QA_LIMIT = 2500  # QA questions trained on unless --full
+STRATEGIES = ("ot", "ibt")  # QA training: original, or intervention-based
+
+
+@dataclass(frozen=True, kw_only=True)
+class MCTrainConfig(TrainSettings):
+    """Everything that decides the trained model. ``limit=None`` trains on all of ``train``."""
+
+    train: Path
+    dev: Path
+    limit: int | None = DEFAULT_MC_LIMIT
+    template: str = DEFAULT_TEMPLATE
+
+    recipe_hyperparameters = ("template",)
+
+    def check(self) -> None:
+        super().check()
+        if self.limit is not None and self.limit < 1:
+            raise UsageError(f"limit must be at least 1, got {self.limit}")
+        ChoicePrompt(self.template)  # a template without its {prompt} slot: UsageError
+
+
+@dataclass(frozen=True, kw_only=True)
+class NLITrainConfig(TrainSettings):
+    """Everything that decides the trained model."""
+
+    train: tuple[Path, ...]
+    exclude: tuple[Path, ...] = ()
+    dev: tuple[Path, ...] = ()
+    heldout: float = 0.1
+    epochs: float = 3.0
+
+    recipe_hyperparameters = ("heldout",)
+
+    def check(self) -> None:
+        super().check()
+        if not self.train:
+            raise UsageError("give at least one --train file")
+        if not 0 <= self.heldout < 1:
+            raise UsageError(f"heldout must be in [0, 1), got {self.heldout}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class QATrainConfig(TrainSettings):
+    """Everything that decides the trained model."""
+
+    train: Path
+    strategy: str
+    dev: Path | None = None
+    heldout: float = 0.25
+    limit: int | None = DEFAULT_QA_LIMIT
+    splitter: str = DEFAULT_SPLITTER
+    doc_stride: int = 128
+    eval_limit: int | None = 500
+    epochs: float = 2.0
+    learning_rate: float = 1e-4
+    max_length: int = 256
+    mix: tuple[tuple[Path, int | None], ...] = ()  # (file, questions or None for all)
+
+    recipe_hyperparameters = ("strategy", "heldout", "limit", "splitter", "doc_stride")
+
+    def check(self) -> None:
+        super().check()
+        if self.strategy not in STRATEGIES:
+            raise UsageError(
+                f"strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}"
+            )
+        if self.splitter not in SPLITTERS:
+            raise UsageError(
+                f"splitter must be one of {', '.join(SPLITTERS)}, got {self.splitter!r}"
+            )
+        if (self.dev is None or self.mix) and not 0 < self.heldout < 1:
+            raise UsageError(
+                f"heldout must be in (0, 1) to split --train (without --dev) and --mix files, "
+                f"got {self.heldout}"
+            )
+        if self.limit is not None and self.limit < 1:
+            raise UsageError(f"limit must be at least 1, got {self.limit}")
+        if self.eval_limit is not None and self.eval_limit < 1:
+            raise UsageError(f"eval_limit must be at least 1, got {self.eval_limit}")
+        if self.doc_stride < 0:  # encode_windows caps it at half a window's context room
+            raise UsageError(f"doc_stride must be 0 or more, got {self.doc_stride}")
+        for path, n in self.mix:
+            if n is not None and n < 1:
+                raise UsageError(f"--mix {path}: the question count must be at least 1, got {n}")
+
+
+def parse_mix(value: str) -> tuple[Path, int | None]:
+    """``FILE`` or ``FILE:N`` (N questions of it) -> (path, N or None)."""
+    head, sep, tail = value.rpartition(":")
+    if sep and tail.isdigit():
+        return Path(head), int(tail)
+    return Path(value), None
