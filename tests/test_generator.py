@@ -4,8 +4,11 @@ from math import comb
 import pytest
 
 from faithprobe.errors import UsageError
-from faithprobe.generators.distractors import DistractorConfig, base_items, generate
+from faithprobe.expectations import ANSWER_UNCHANGED
+from faithprobe.generators.distractors import DistractorConfig, base_items, build, generate, plan
 from faithprobe.generators.stories import ITEM_SETS, Story, base_story
+from faithprobe.interventions import Pair
+from faithprobe.suite import get_suite
 
 
 def test_same_seed_same_dataset_other_seed_other_names():
@@ -120,3 +123,24 @@ def test_bad_config_is_rejected():
         DistractorConfig(positions=("middle",))
     with pytest.raises(UsageError, match="counts"):
         DistractorConfig(counts=(4,))
+
+
+@pytest.mark.parametrize(
+    "config", [DistractorConfig(), DistractorConfig(fillers=(0, 2), item_sets=("capitals",))]
+)
+def test_the_plan_builds_exactly_the_generated_variants(config):
+    full = generate(config, 5)
+    bases, planned = plan(config, 5)
+    built = build(planned, 5)
+    assert bases + built == full
+    suite = get_suite("distractors")
+    for variant, item in zip(planned, built, strict=True):
+        assert variant.id == item.id
+        assert variant.cell == suite.stratum(Pair(item, item, "x", ANSWER_UNCHANGED))
+
+
+@pytest.mark.parametrize(("seed", "limit"), [(0, 1), (3, 300), (3, 20000)])
+def test_sampling_before_building_draws_the_same_pairs(seed, limit):
+    suite = get_suite("distractors")
+    drawn = suite.sampled_pairs(None, limit, seed)
+    assert drawn == suite.sample(suite.pairs(None, seed), limit, seed)

@@ -232,7 +232,7 @@ def run(
     started = datetime.now(UTC).isoformat(timespec="seconds")
     suite = get_suite(config.suite, config.options)
     out, cache_path = _check(config, suite, config.models if subjects is None else ())
-    pairs = suite.sample(suite.pairs(config.data, config.seed), config.limit, config.seed)
+    pairs = suite.sampled_pairs(config.data, config.limit, config.seed)
     if not pairs:
         raise _no_pairs(suite, config.data)
     cache = AnswerCache(cache_path if config.cache else None)

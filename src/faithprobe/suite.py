@@ -19,11 +19,11 @@ import importlib
 import pkgutil
 from abc import ABC, abstractmethod
 from collections import defaultdict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from faithprobe.errors import excerpt
 from faithprobe.examples import ChoiceExample, ClozeExample
@@ -37,6 +37,7 @@ from faithprobe.seeding import hash_rank
 if TYPE_CHECKING:  # the registry is read by `faithprobe list`, which needs no pandas
     import pandas as pd
 
+T = TypeVar("T")
 ENTRY_POINT_GROUP = "faithprobe.suites"
 # The columns the runner writes first in every row of every suite's results table.
 COMMON_COLUMNS = (
@@ -181,23 +182,40 @@ class Suite(ABC):
         return {}
 
     def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
-        """At most ``limit`` pairs, drawn evenly across strata in a seeded hash order that
-        does not depend on the order of ``pairs``."""
-        if limit is None or limit >= len(pairs):
-            return pairs
+        """At most ``limit`` pairs, drawn evenly across strata (:func:`stratified_sample`)."""
+        return stratified_sample(pairs, limit, seed, key=lambda p: p.id, stratum=self.stratum)
 
-        cells: dict[Hashable, list[Pair]] = defaultdict(list)
-        for p in sorted(pairs, key=lambda p: hash_rank(seed, p.id)):
-            cells[self.stratum(p)].append(p)
-        queues = [cells[k] for k in sorted(cells, key=repr)]
-        picked: list[Pair] = []
-        depth = 0
-        while len(picked) < limit:
-            for q in queues:
-                if depth < len(q) and len(picked) < limit:
-                    picked.append(q[depth])
-            depth += 1
-        return sorted(picked, key=lambda p: p.id)
+    def sampled_pairs(self, data: Path | None, limit: int | None, seed: int) -> list[Pair]:
+        """The pairs a run uses: :meth:`sample` of :meth:`pairs`. A suite whose generator can
+        draw the sample before it builds the items overrides this, with the same result."""
+        return self.sample(self.pairs(data, seed), limit, seed)
+
+
+def stratified_sample(
+    items: list[T],
+    limit: int | None,
+    seed: int,
+    *,
+    key: Callable[[T], str],
+    stratum: Callable[[T], Hashable],
+) -> list[T]:
+    """At most ``limit`` of ``items``, drawn evenly across their strata in a seeded hash
+    order of their ``key`` (so it does not depend on the order of ``items``), sorted by key;
+    all of them, in their order, if there are no more than ``limit``."""
+    if limit is None or limit >= len(items):
+        return items
+    cells: dict[Hashable, list[T]] = defaultdict(list)
+    for item in sorted(items, key=lambda x: hash_rank(seed, key(x))):
+        cells[stratum(item)].append(item)
+    queues = [cells[k] for k in sorted(cells, key=repr)]
+    picked: list[T] = []
+    depth = 0
+    while len(picked) < limit:
+        for q in queues:
+            if depth < len(q) and len(picked) < limit:
+                picked.append(q[depth])
+        depth += 1
+    return sorted(picked, key=key)
 
 
 def sample_items(pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:

@@ -28,9 +28,11 @@ from faithprobe.generators.stories import (
     NAMES,
     POSITIONS,
     SETTINGS,
+    Story,
     base_story,
 )
 from faithprobe.interventions import get as get_intervention
+from faithprobe.interventions.attractors import variant_count, variant_id
 from faithprobe.options import option
 from faithprobe.seeding import rng_for
 
@@ -121,3 +123,63 @@ def generate(config: DistractorConfig, seed: int) -> list[ClozeExample]:
     """Base items followed by all their variants (the full dataset)."""
     bases = base_items(config, seed)
     return bases + [v for b in bases for v in variants(b, config, seed)]
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A variant of :func:`generate` before it is built: its id, its design cell
+    (setting, attractor type, attractors, filler level) and the intervention call that builds
+    it: ``(intervention, start item, params)``, which builds its siblings too. A filler item
+    without attractors is built at once (``built``): there is one per base item and level."""
+
+    id: str
+    cell: tuple
+    call: tuple[str, ClozeExample, tuple] | None = None
+    built: ClozeExample | None = None
+
+
+def plan(config: DistractorConfig, seed: int) -> tuple[list[ClozeExample], list[Planned]]:
+    """The base items and every variant :func:`generate` makes, planned: the same ids and
+    cells, nothing rendered but the filler items. :func:`build` makes any of them exactly as
+    :func:`generate` does, so a sample drawn from the plan costs only what it holds."""
+    bases = base_items(config, seed)
+    planned = []
+    for base in bases:
+        for n_filler in config.fillers:
+            start = base
+            if n_filler:
+                start = get_intervention("filler").apply(base, seed=seed, n=n_filler).example
+                f = start.features
+                cell = (f.get("setting"), f.get("attractor_type"), 0, n_filler)
+                planned.append(Planned(start.id, cell, built=start))
+            story = Story.from_features(start.features)
+            for setting in config.settings:
+                for kind in config.attractor_types:
+                    for position in config.positions:
+                        if position not in POSITIONS[setting]:
+                            continue
+                        for n in config.counts:
+                            params = (("setting", setting), ("n", n), ("position", position))
+                            call = (INTERVENTION_FOR_TYPE[kind], start, params)
+                            planned += [
+                                Planned(
+                                    variant_id(start.id, kind, setting, position, n, k),
+                                    (setting, kind, n, n_filler),
+                                    call,
+                                )
+                                for k in range(variant_count(story, kind, n))
+                            ]
+    return bases, planned
+
+
+def build(planned: list[Planned], seed: int) -> list[ClozeExample]:
+    """The variants ``planned`` names, in its order, each made by the intervention call that
+    makes it in :func:`generate` (once per call, whatever number of its variants are
+    wanted)."""
+    wanted = {p.id for p in planned}
+    made = {p.id: p.built for p in planned if p.built is not None}
+    calls = {(c[0], c[1].id, c[2]): c for c in (p.call for p in planned) if c is not None}
+    for name, start, params in calls.values():
+        outcome = get_intervention(name).apply(start, seed=seed, **dict(params))
+        made |= {x.id: x for x in outcome.examples if x.id in wanted}
+    return [made[p.id] for p in planned]

@@ -30,16 +30,24 @@ def _pool(story: Story, attractor_type: str) -> list[str]:
     return [u for u in UNRELATED if u not in story.filler]
 
 
+def variant_count(story: Story, attractor_type: str, n: int) -> int:
+    """How many variants adding ``n`` attractors of ``attractor_type`` to ``story`` makes
+    (:func:`_combinations`), known without drawing or rendering them."""
+    pool = comb(len(_pool(story, attractor_type)), n)
+    if attractor_type != "unrelated":
+        return pool
+    return min(comb(len(story.spec.pairs) - 1, n), pool)
+
+
 def _combinations(story: Story, attractor_type: str, n: int, rng: np.random.Generator):
     """All n-subsets of the related pool; for unrelated attractors (a larger pool), as many
     randomly drawn subsets as a related type has, so the three types are balanced."""
     pool = _pool(story, attractor_type)
     if attractor_type != "unrelated":
         return list(itertools.combinations(pool, n))
-    related = comb(len(story.spec.pairs) - 1, n)
     every = list(itertools.combinations(pool, n))
-    keep = np.sort(rng.choice(len(every), size=min(related, len(every)), replace=False))
-    return [every[i] for i in keep]
+    size = variant_count(story, attractor_type, n)
+    return [every[i] for i in np.sort(rng.choice(len(every), size=size, replace=False))]
 
 
 def _variants(
@@ -70,7 +78,7 @@ def _variants(
         )
         out.append(
             ClozeExample(
-                id=f"{example.id}|{attractor_type}|{setting}|{position}|n{n}|{k}",
+                id=variant_id(example.id, attractor_type, setting, position, n, k),
                 context=edited.render_context(),
                 target=example.target,
                 candidates=example.candidates,
@@ -79,6 +87,11 @@ def _variants(
             )
         )
     return out
+
+
+def variant_id(base_id: str, attractor_type: str, setting: str, position: str, n: int, k: int):
+    """The id of the ``k``-th variant with ``n`` attractors added to the item ``base_id``."""
+    return f"{base_id}|{attractor_type}|{setting}|{position}|n{n}|{k}"
 
 
 def _root(example: ClozeExample) -> str:
