@@ -100,7 +100,9 @@ class ModelPool:
 
     def get(self, spec: str) -> CachedSubject:
         if spec not in self._loaded:
-            subject = load_subject(spec, batch_size=self.batch_size, endpoint=self.endpoint)
+            subject = load_subject(
+                spec, batch_size=self.batch_size, endpoint=self.endpoint, defer=True
+            )
             self._loaded[spec] = CachedSubject(subject, self.cache)
         return self._loaded[spec]
 
@@ -183,15 +185,14 @@ def compute_metrics(suite: Suite, results: pd.DataFrame, seed: int, subjects: li
 
 def load_subjects(config: RunConfig, stack: ExitStack) -> tuple[list[Subject], dict]:
     """The subjects ``config.models`` name, computed where ``config.executor`` says (the Ray
-    executor's actors live until ``stack`` closes), and the executor's settings."""
-    load, executor = load_subject, {"name": "inprocess"}
+    executor's actors live until ``stack`` closes), and the executor's settings. In process,
+    a local model is loaded only if a request misses the cache."""
+    kwargs = {"batch_size": config.batch_size, "endpoint": config.endpoint}
     if config.executor == "ray":
         ray = stack.enter_context(RayExecutor(config.ray))
-        load, executor = ray.subject, ray.describe()
-    subjects = [
-        load(m, batch_size=config.batch_size, endpoint=config.endpoint) for m in config.models
-    ]
-    return subjects, executor
+        return [ray.subject(m, **kwargs) for m in config.models], ray.describe()
+    subjects = [load_subject(m, defer=True, **kwargs) for m in config.models]
+    return subjects, {"name": "inprocess"}
 
 
 def _check(config: RunConfig, suite: Suite, models: Sequence[str]) -> tuple[Path, Path]:

@@ -19,6 +19,9 @@ from pathlib import Path
 from faithprobe.errors import ModelError
 from faithprobe.registry import Registry
 from faithprobe.subjects.base import Subject
+from faithprobe.subjects.deferred import DeferredSubject
+from faithprobe.subjects.embedded import ensure_converted
+from faithprobe.subjects.identity import DEFERRABLE, HF_CAUSAL
 from faithprobe.subjects.openai_compat import EndpointConfig
 
 BACKENDS: Registry = Registry("model backend")
@@ -152,21 +155,36 @@ def load_subject(
     batch_size: int = 16,
     trust_remote_code: bool = False,
     endpoint: EndpointConfig | None = None,
+    defer: bool = False,
 ) -> Subject:
-    """Build the subject a ``--model`` string names (``endpoint``: for ``openai:`` models)."""
+    """Build the subject a ``--model`` string names (``endpoint``: for ``openai:`` models).
+    ``defer``: a causal or masked LM in a local folder (and the embedded one) is loaded only
+    when a request misses the cache (:class:`~faithprobe.subjects.deferred.DeferredSubject`;
+    :data:`~faithprobe.subjects.identity.DEFERRABLE`)."""
     check_model(spec)
     backend, _, target = spec.partition(":")
     if backend == "openai":
         return BACKENDS.get("openai")(target, endpoint)
     if backend == "heuristic":
         return BACKENDS.get("heuristic")(target)
+
+    def load() -> Subject:
+        return load_subject(spec, batch_size=batch_size, trust_remote_code=trust_remote_code)
+
     if not _hub_backend(backend):
         backend, target = "", spec
     if target == "embedded" and not backend:
+        if defer:
+            return DeferredSubject(
+                "embedded", HF_CAUSAL, HF_CAUSAL.fingerprint(ensure_converted()), load
+            )
         return BACKENDS.get("embedded")(batch_size=batch_size)
     path = Path(target).expanduser()
     if path.exists():
         backend = backend or _backend_for(path)
+    identity = DEFERRABLE.get(backend or "hf-causal")
+    if defer and identity and path.is_dir() and not trust_remote_code:
+        return DeferredSubject(target, identity, identity.fingerprint(path), load)
     cls = BACKENDS.get(backend or "hf-causal")
     try:
         return cls.from_pretrained(

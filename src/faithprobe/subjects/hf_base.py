@@ -14,7 +14,8 @@ from faithprobe.requests import Answer, Request
 from faithprobe.subjects.base import Progress, Subject
 from faithprobe.subjects.batching import length_sorted_batches
 from faithprobe.subjects.bounds import position_limit
-from faithprobe.subjects.fingerprint import fingerprint_module, fingerprint_path
+from faithprobe.subjects.fingerprint import fingerprint_module
+from faithprobe.subjects.identity import Identity
 
 
 class HFSubject(Subject):
@@ -22,9 +23,17 @@ class HFSubject(Subject):
     ``max_length``)), ``_cost`` (padded length and rows of an encoded input, for batching)
     and ``_score_batch``; :meth:`answer` marks the answers to cut inputs ``truncated``."""
 
-    kind: str
-    scoring_version: str  # bump when the scoring code changes what it returns
+    identity: Identity  # kind and versions (:mod:`faithprobe.subjects.identity`)
+    scoring_version: str
     auto_class: str  # the transformers Auto* class that loads the model
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        """A backend that states its ``identity`` gets its kind, scoring version, accepted
+        request kinds and request versions from it (they are declared there only)."""
+        super().__init_subclass__(**kwargs)
+        if identity := cls.__dict__.get("identity"):
+            cls.kind, cls.scoring_version = identity.kind, identity.scoring_version
+            cls.accepts, cls.request_versions = identity.accepts, dict(identity.request_versions)
 
     def __init__(
         self,
@@ -64,12 +73,8 @@ class HFSubject(Subject):
             path, dtype=torch.float32, trust_remote_code=trust_remote_code
         )
         if fingerprint is None and Path(path).exists():
-            fingerprint = cls.fingerprint_folder(path)
+            fingerprint = cls.identity.fingerprint(path)
         return cls(model, tokenizer, name=name or str(path), fingerprint=fingerprint, **kwargs)
-
-    @classmethod
-    def fingerprint_folder(cls, path: str | Path) -> str:
-        return fingerprint_path(path, cls.kind, cls.scoring_version)
 
     @property
     def fingerprint(self) -> str:

@@ -49,14 +49,12 @@ from faithprobe.requests import (
 )
 from faithprobe.subjects.bounds import CHARS_PER_TOKEN, cut_for_tokens, special_frame
 from faithprobe.subjects.hf_base import HFSubject
+from faithprobe.subjects.identity import HF_CAUSAL
 
 
 class HFCausalLM(HFSubject):
-    kind = "hf-causal"
-    scoring_version = "causal-v1"
-    request_versions = {"generation": "generation-v2"}  # bump when generation changes
+    identity = HF_CAUSAL
     auto_class = "AutoModelForCausalLM"
-    accepts = frozenset({CandidateScoreRequest.kind, GenerationRequest.kind})
 
     def __init__(self, model, tokenizer, **kwargs) -> None:
         super().__init__(model, tokenizer, **kwargs)

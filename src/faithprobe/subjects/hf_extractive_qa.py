@@ -58,6 +58,7 @@ from faithprobe.errors import ModelError
 from faithprobe.requests import SaliencyRequest, SpanAnswer, SpanAnswerRequest, TokenSaliency
 from faithprobe.subjects.batching import length_sorted_batches
 from faithprobe.subjects.hf_encoder import HFEncoderClassifier, pad_rows
+from faithprobe.subjects.identity import HF_EXTRACTIVE_QA
 from faithprobe.subjects.qa_windows import (
     DEFAULT_DOC_STRIDE,
     DEFAULT_MAX_LENGTH,
@@ -83,12 +84,8 @@ def _trimmed(context: str, start: int, end: int) -> tuple[int, int]:
 
 
 class HFExtractiveQA(HFEncoderClassifier):
-    kind = "extractive-qa"
-    scoring_version = "qa-v1"
+    identity = HF_EXTRACTIVE_QA
     auto_class = "AutoModelForQuestionAnswering"
-    accepts = frozenset({SpanAnswerRequest.kind, SaliencyRequest.kind})
-    # bump when faithprobe.attribution changes what it returns
-    request_versions = {SaliencyRequest.kind: "saliency-v1"}
 
     def __init__(
         self,

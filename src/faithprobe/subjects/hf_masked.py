@@ -41,6 +41,7 @@ from faithprobe.errors import ModelError, UsageError, excerpt
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
 from faithprobe.subjects.bounds import CHARS_PER_TOKEN, cut_for_tokens, special_frame
 from faithprobe.subjects.hf_base import HFSubject
+from faithprobe.subjects.identity import HF_MASKED
 
 # A read is (row index, token position, token id): the log-probability of that token at
 # that position of that masked input.
@@ -58,8 +59,7 @@ def _filled(request: CandidateScoreRequest, candidate: str) -> tuple[str, int, i
 
 
 class HFMaskedLM(HFSubject):
-    kind = "hf-masked"
-    scoring_version = "masked-v1"
+    identity = HF_MASKED
     auto_class = "AutoModelForMaskedLM"
 
     def __init__(self, model, tokenizer, **kwargs) -> None:

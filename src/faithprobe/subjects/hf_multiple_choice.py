@@ -42,11 +42,11 @@ import torch
 from faithprobe.errors import UsageError
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
 from faithprobe.subjects.hf_encoder import HFEncoderClassifier, Row, encode_choice, pad_rows
+from faithprobe.subjects.identity import HF_MULTIPLE_CHOICE
 
 
 class HFMultipleChoice(HFEncoderClassifier):
-    kind = "multiple-choice"
-    scoring_version = "mc-v1"
+    identity = HF_MULTIPLE_CHOICE
     auto_class = "AutoModelForMultipleChoice"
 
     # -- tokenization ------------------------------------------------------------------

@@ -37,6 +37,7 @@ from faithprobe.errors import ModelError, UsageError
 from faithprobe.examples import ENTAILMENT, NON_ENTAILMENT
 from faithprobe.requests import CandidateScores, TextPairRequest
 from faithprobe.subjects.hf_encoder import HFEncoderClassifier, Row, encode_choice, pad_rows
+from faithprobe.subjects.identity import HF_PAIR_CLASSIFIER
 
 # class names (normalised by _normalise) -> the two-class NLI label they belong to
 CLASS_GROUPS = {
@@ -98,10 +99,8 @@ def encode_pair_cut(
 
 
 class HFPairClassifier(HFEncoderClassifier):
-    kind = "nli-classifier"
-    scoring_version = "pair-v1"
+    identity = HF_PAIR_CLASSIFIER
     auto_class = "AutoModelForSequenceClassification"
-    accepts = frozenset({TextPairRequest.kind})
 
     def __init__(self, model, tokenizer, **kwargs) -> None:
         super().__init__(model, tokenizer, **kwargs)

@@ -1,0 +1,67 @@
+"""What a local backend's answers are keyed by, declared apart from its code.
+
+A cached answer is found by a key built from the model's fingerprint and the backend's
+identity: its kind, its scoring version, and a version per request kind whose code can
+change on its own. The backends' modules import torch and transformers; this one imports
+neither, so a run whose answers are all cached builds its keys -- and finishes -- without
+importing them or loading any weights (:class:`~faithprobe.subjects.deferred.DeferredSubject`).
+Each backend class takes its identity from here (:class:`~faithprobe.subjects.hf_base.HFSubject`),
+so there is one place to bump a version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from faithprobe.requests import (
+    CandidateScoreRequest,
+    GenerationRequest,
+    SaliencyRequest,
+    SpanAnswerRequest,
+    TextPairRequest,
+)
+from faithprobe.subjects.fingerprint import fingerprint_path
+
+
+@dataclass(frozen=True)
+class Identity:
+    """``scoring_version``: bump when the scoring code changes what it returns;
+    ``request_versions``: a version per request kind answered by code of its own (bumping
+    it invalidates that kind's cached answers only)."""
+
+    kind: str
+    scoring_version: str
+    accepts: frozenset[str] = frozenset({CandidateScoreRequest.kind})
+    request_versions: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    def fingerprint(self, path: str | Path) -> str:
+        """The fingerprint of the model in folder ``path`` under this backend: its files
+        (:func:`~faithprobe.subjects.fingerprint.fingerprint_path`), kind and scoring
+        version -- what the loaded model reports too."""
+        return fingerprint_path(path, self.kind, self.scoring_version)
+
+
+HF_CAUSAL = Identity(
+    "hf-causal",
+    "causal-v1",
+    frozenset({CandidateScoreRequest.kind, GenerationRequest.kind}),
+    MappingProxyType({GenerationRequest.kind: "generation-v2"}),  # bump when generation changes
+)
+HF_MASKED = Identity("hf-masked", "masked-v1")
+HF_MULTIPLE_CHOICE = Identity("multiple-choice", "mc-v1")
+HF_PAIR_CLASSIFIER = Identity("nli-classifier", "pair-v1", frozenset({TextPairRequest.kind}))
+HF_EXTRACTIVE_QA = Identity(
+    "extractive-qa",
+    "qa-v1",
+    frozenset({SpanAnswerRequest.kind, SaliencyRequest.kind}),
+    # bump saliency-v1 when faithprobe.attribution changes what it returns
+    MappingProxyType({SaliencyRequest.kind: "saliency-v1"}),
+)
+
+# The ``--model`` backend prefixes whose fingerprint is their folder's under their identity,
+# so they can be deferred. The encoder backends (hf-mc, hf-nli, hf-qa) also mix in their
+# truncation length and settings read off the loaded model and tokenizer; they load at once.
+DEFERRABLE = {"hf-causal": HF_CAUSAL, "hf-masked": HF_MASKED}
