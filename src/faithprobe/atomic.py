@@ -62,9 +62,14 @@ def _clean(value):
     return value
 
 
-def write_json(path: str | Path, payload: object) -> None:
+def json_text(payload: object) -> str:
     """``payload`` as JSON indented by 2, non-ASCII kept, NaN as null, a final newline."""
-    write_text(path, json.dumps(_clean(payload), indent=2, ensure_ascii=False) + "\n")
+    return json.dumps(_clean(payload), indent=2, ensure_ascii=False) + "\n"
+
+
+def write_json(path: str | Path, payload: object) -> None:
+    """``payload`` as :func:`json_text`."""
+    write_text(path, json_text(payload))
 
 
 def write_parquet(path: str | Path, frame) -> None:

@@ -13,21 +13,26 @@ model is loaded.
 
 from __future__ import annotations
 
+import io
+import json
 import platform
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from faithprobe import __version__
+from faithprobe.atomic import json_text
 from faithprobe.errors import DataError, UsageError
 from faithprobe.executors import EXECUTORS, RayConfig, RayExecutor
 from faithprobe.interventions import Pair
+from faithprobe.memo import Memo, fingerprint
 from faithprobe.options import record
 from faithprobe.runfolder import check_cache_dir, check_target
 from faithprobe.subjects import check_model, load_subject
@@ -183,6 +188,38 @@ def compute_metrics(suite: Suite, results: pd.DataFrame, seed: int, subjects: li
     }
 
 
+def memo_dir(run_record: Mapping[str, Any]) -> Path | None:
+    """Where a run's derived outputs (metrics, figures) are remembered
+    (:mod:`faithprobe.memo`): beside its answer cache; nowhere without one."""
+    cache = run_record.get("cache")
+    return Path(cache).parent / "memo" if cache else None
+
+
+def remembered_metrics(
+    suite: Suite, results: pd.DataFrame, seed: int, subjects: list[dict], memo: Path | None
+) -> dict:
+    """:func:`compute_metrics`, remembered in ``memo`` by the fingerprint of the results
+    table, seed, options and subjects (and of the code): a re-run whose answers are all
+    cached has the same results, so its bootstrap intervals are not drawn again. Either way
+    the metrics come back as their JSON reads (NaN as None), the form metrics.json holds."""
+    if memo is None:
+        return compute_metrics(suite, results, seed, subjects)
+    table = io.BytesIO()
+    results.to_parquet(table, index=False)
+    key = fingerprint(
+        suite.name,
+        str(seed),
+        json.dumps(record(suite.options), sort_keys=True, default=str),
+        json.dumps([[s["name"], s["fingerprint"]] for s in subjects]),
+        table.getvalue(),
+    )
+    memos = Memo(memo / "metrics", ".json")
+    if (hit := memos.get(key)) is None:
+        hit = json_text(compute_metrics(suite, results, seed, subjects)).encode()
+        memos.put(key, hit)
+    return json.loads(hit)
+
+
 def load_subjects(config: RunConfig, stack: ExitStack) -> tuple[list[Subject], dict]:
     """The subjects ``config.models`` name, computed where ``config.executor`` says (the Ray
     executor's actors live until ``stack`` closes), and the executor's settings. In process,
@@ -267,7 +304,8 @@ def run(
                 entry["usage"] = {k: v - before.get(k, 0) for k, v in subject.usage().items()}
             info.append(entry)
     results = pd.DataFrame(rows)
-    metrics = compute_metrics(suite, results, config.seed, info)
+    memo = cache_path.parent / "memo" if config.cache else None
+    metrics = remembered_metrics(suite, results, config.seed, info, memo)
     record = {
         "command": config.command,
         "suite": suite.name,

@@ -22,7 +22,7 @@ mentioned last, after the attractor entities).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 ATTRACTOR_TYPES = ("B", "T", "unrelated")
@@ -229,7 +229,8 @@ class Story:
         return replace(self, **changes)
 
     def to_features(self) -> dict[str, Any]:
-        d = asdict(self)
+        # the fields are strings and tuples of strings: no deep copy (asdict) is needed
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["attractors"] = list(self.attractors)
         d["others"] = list(self.others)
         d["filler"] = list(self.filler)

@@ -14,7 +14,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 N_BOOT = 2000
 LEVEL = 0.95
@@ -49,6 +48,8 @@ def _boot_ratio(sums: np.ndarray, counts: np.ndarray, seed: int) -> np.ndarray:
 def wilson(successes: int, n: int) -> tuple[float, float]:
     if n == 0:
         return float("nan"), float("nan")
+    from scipy import stats  # here, not at the top: a re-run whose metrics are remembered
+
     ci = stats.binomtest(int(successes), int(n)).proportion_ci(LEVEL, method="wilson")
     return float(ci.low), float(ci.high)
 
@@ -114,6 +115,8 @@ def paired_difference(a: pd.Series, b: pd.Series, *, seed: int = 0) -> dict:
     if np.all(diff == 0):
         statistic, p_value = 0.0, 1.0
     else:
+        from scipy import stats
+
         res = stats.wilcoxon(diff, zero_method="zsplit")
         statistic, p_value = float(res.statistic), float(res.pvalue)
     return {

@@ -12,15 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
 import numpy as np
-from matplotlib.figure import Figure
+
+if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn
+    from matplotlib.figure import Figure
 
 DPI = 150
 
-FigureMaker = Callable[[Mapping[str, Any]], Figure | None]
+FigureMaker = Callable[[Mapping[str, Any]], "Figure | None"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ def save_figures(
     metrics: Mapping[str, Any], out_dir: Path, specs: Sequence[tuple[str, str, FigureMaker]]
 ) -> list[Plot]:
     """Make each (name, title, maker) figure the metrics allow and save it as a PNG."""
+    import matplotlib
+
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     plots = []

@@ -22,7 +22,7 @@ from faithprobe.atomic import write_json, write_parquet
 from faithprobe.errors import UsageError
 from faithprobe.report.build import build_report
 from faithprobe.runfolder import check_target, is_run_folder, replaced_whole
-from faithprobe.runner import Run, RunConfig, compute_metrics, run
+from faithprobe.runner import Run, RunConfig, compute_metrics, memo_dir, run
 from faithprobe.suite import get_suite
 from faithprobe.urls import redact_command
 
@@ -46,7 +46,7 @@ def write_run(finished: Run, kept: Path | None = None) -> Path:
             for name in ("results.parquet", "run.json"):
                 shutil.copy2(kept / name, staging / name)
         write_json(staging / "metrics.json", finished.metrics)
-        build_report(staging)
+        build_report(staging, memo_dir(finished.record))
     return finished.out
 
 
