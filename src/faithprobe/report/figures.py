@@ -51,6 +51,17 @@ def save_figures(
     return plots
 
 
+def new_figure(figsize: tuple[float, float], **kwargs: Any) -> Figure:
+    """A figure on the Agg canvas (no pyplot state). matplotlib is imported here, when a
+    figure is drawn: a run whose figures are remembered never imports it."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, **kwargs)
+    FigureCanvasAgg(fig)
+    return fig
+
+
 def grouped_bars(ax, groups: Sequence[str], series: Mapping[str, Sequence[float]], errs=None):
     """One bar per series in each group; ``errs[label]`` holds (below, above) per group."""
     width = 0.8 / max(1, len(series))

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
-from faithprobe.report.figures import Plot, save_figures
+from faithprobe.report.figures import Plot, new_figure, save_figures
 from faithprobe.report.tables import DASH, Table, fmt_count, write_tables
 from faithprobe.report.views import f3
 from faithprobe.representations.analysis import COMPARISONS, MEASURES
+
+if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn (new_figure)
+    from matplotlib.figure import Figure
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
 N_BINS = 40
@@ -133,7 +135,7 @@ def histogram_figure(values: Mapping[str, np.ndarray], *, title: str, xlabel: st
     pooled = np.concatenate([v for v in values.values() if len(v)])
     lo, hi = float(pooled.min()), float(max(pooled.max(), 1.0))
     bins = np.linspace(lo - 1e-6, hi + 1e-6, N_BINS + 1) if hi > lo else N_BINS
-    fig = Figure(figsize=(6.0, 3.8), layout="constrained")
+    fig = new_figure((6.0, 3.8), layout="constrained")
     ax = fig.add_subplot()
     for i, (model, v) in enumerate(values.items()):
         color = COLORS[i % len(COLORS)]

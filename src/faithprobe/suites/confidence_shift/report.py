@@ -8,14 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
-from faithprobe.report.figures import Plot, grouped_bars, save_figures
+from faithprobe.report.figures import Plot, grouped_bars, new_figure, save_figures
 from faithprobe.report.html import Examples, Section
 from faithprobe.report.tables import (
     BY_SUBJECT,
@@ -36,6 +34,9 @@ from faithprobe.report.views import (
     pick_ids,
 )
 from faithprobe.suites.confidence_shift.metrics import PROBE_TITLES, SHIFT_TYPES
+
+if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn (new_figure)
+    from matplotlib.figure import Figure
 
 N_EXAMPLES = 24
 SHIFT_COLORS = {
@@ -311,8 +312,7 @@ def pseudo_accuracy_figure(metrics: Mapping[str, Any]) -> Figure | None:
     subjects = subject_order(metrics) or list(dict.fromkeys(r["subject"] for r in rows))
     probes = list(dict.fromkeys(r["probe"] for r in rows))
     by = {(r["subject"], r["probe"]): r for r in rows}
-    fig = Figure(figsize=(2.2 + 1.6 * len(probes) * max(1, len(subjects)) / 2, 4.2))
-    FigureCanvasAgg(fig)
+    fig = new_figure((2.2 + 1.6 * len(probes) * max(1, len(subjects)) / 2, 4.2))
     ax = fig.add_subplot()
     values = {s: [by.get((s, p), {}).get("value", np.nan) for p in probes] for s in subjects}
     errs = {
@@ -344,8 +344,7 @@ def shift_figure(metrics: Mapping[str, Any]) -> Figure | None:
     if not rows:
         return None
     labels = [f"{_probe(r['probe'])}\n{r['subject']}" for r in rows]
-    fig = Figure(figsize=(2 + 1.3 * len(rows), 4.2))
-    FigureCanvasAgg(fig)
+    fig = new_figure((2 + 1.3 * len(rows), 4.2))
     ax = fig.add_subplot()
     bottom = np.zeros(len(rows))
     for kind in SHIFT_TYPES:
@@ -367,8 +366,7 @@ def confidence_figure(metrics: Mapping[str, Any]) -> Figure | None:
     if not rows:
         return None
     labels = [f"{_probe(r['probe'])}\n{r['subject']}" for r in rows]
-    fig = Figure(figsize=(2.5 + 1.4 * len(rows), 4.2))
-    FigureCanvasAgg(fig)
+    fig = new_figure((2.5 + 1.4 * len(rows), 4.2))
     ax = fig.add_subplot()
     series = {
         "correct choice, before": [r["confidence_before"]["value"] for r in rows],

@@ -6,7 +6,8 @@ subject), one panel per setting, error bars from the ``ci_low``/``ci_high`` that
 ``metrics.json`` holds. Nothing is estimated here.
 
 Figures are built on :class:`matplotlib.figure.Figure` directly and rendered by the Agg
-canvas, so no pyplot state or interactive backend is touched.
+canvas (:func:`~faithprobe.report.figures.new_figure`), so no pyplot state or interactive
+backend is touched, and matplotlib is imported only when a figure is drawn.
 """
 
 from __future__ import annotations
@@ -14,16 +15,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from itertools import cycle
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from faithprobe.report.figures import Plot, save_figures
+from faithprobe.report.figures import Plot, new_figure, save_figures
 from faithprobe.report.tables import rank_values, subject_order
 from faithprobe.suites.distractors.tables import (
     ATTRACTOR_TYPES,
@@ -35,6 +32,9 @@ from faithprobe.suites.distractors.tables import (
     estimates_frame,
     select,
 )
+
+if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn (new_figure)
+    from matplotlib.figure import Figure
 
 TYPE_COLORS = {"B": "#1f77b4", "T": "#d62728", "unrelated": "#2ca02c"}
 EXTRA_COLORS = ("#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
@@ -89,6 +89,9 @@ def curve_figure(
     title: str = "",
 ) -> Figure | None:
     """A grid of panels (``col`` × ``row``) of the metric against the number of attractors."""
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
     rows = rows[rows["value"].notna() & rows["n_attractors"].notna()].copy()
     if metric == "relative_probability":
         rows = rows[rows["value"] > 0]
@@ -109,8 +112,7 @@ def curve_figure(
         log_span = float(np.log10(ys.max() / ys.min()))
 
     ncols, nrows = len(col_values), len(row_values)
-    fig = Figure(figsize=(1.0 + 4.0 * ncols, 0.9 + 3.0 * nrows), layout="constrained")
-    FigureCanvasAgg(fig)
+    fig = new_figure((1.0 + 4.0 * ncols, 0.9 + 3.0 * nrows), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True)
 
     lines = [(s, t) for s in subj for t in types]

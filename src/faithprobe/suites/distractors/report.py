@@ -1,19 +1,17 @@
 """The report of the ``distractors`` suite: which tables, plots and examples it shows (the
-tables in :mod:`.tables`, the figures in :mod:`.plots`, imported with matplotlib only when
-figures are drawn rather than remembered)."""
+tables in :mod:`.tables`, the figures in :mod:`.plots`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from faithprobe.report.figures import Plot
 from faithprobe.report.html import Examples, Section
 from faithprobe.report.tables import DASH, Table, order_rows
 from faithprobe.report.views import ReportView, examples_rng, pick_ids
+from faithprobe.suites.distractors.plots import build_plots
 from faithprobe.suites.distractors.tables import ORDERING, build_tables, summary_table
 
 N_EXAMPLES = 20
@@ -82,12 +80,7 @@ def _example_rows(
 class DistractorsReport(ReportView):
     summary_title = "accuracy [95% CI] by attractors"
     tables = staticmethod(build_tables)
-
-    @staticmethod
-    def plots(metrics: Mapping[str, Any], folder: Path) -> list[Plot]:
-        from faithprobe.suites.distractors.plots import build_plots
-
-        return build_plots(metrics, folder)
+    plots = staticmethod(build_plots)
 
     summary = staticmethod(summary_table)
 

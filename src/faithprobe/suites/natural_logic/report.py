@@ -8,14 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
-from faithprobe.report.figures import Plot, grouped_bars, save_figures
+from faithprobe.report.figures import Plot, grouped_bars, new_figure, save_figures
 from faithprobe.report.html import Examples, Section
 from faithprobe.report.tables import BY_SUBJECT, DASH, Table, fmt_count, order_rows, subject_order
 from faithprobe.report.views import (
@@ -28,6 +26,9 @@ from faithprobe.report.views import (
 )
 from faithprobe.suites.natural_logic.metrics import SETS
 from faithprobe.suites.natural_logic.options import split_label_words
+
+if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn (new_figure)
+    from matplotlib.figure import Figure
 
 N_EXAMPLES = 24
 FEATURE_TITLES = {
@@ -195,8 +196,7 @@ def effects_figure(metrics: Mapping[str, Any]) -> Figure | None:
     subjects = subject_order(metrics) or list(dict.fromkeys(r["subject"] for r in rows))
     by = {(r["subject"], r["feature"]): r for r in rows}
     features = [f for f in FEATURE_TITLES if any(r["feature"] == f for r in rows)]
-    fig = Figure(figsize=(2.5 + 2.2 * len(subjects) * len(features), 4.2))
-    FigureCanvasAgg(fig)
+    fig = new_figure((2.5 + 2.2 * len(subjects) * len(features), 4.2))
     axes = fig.subplots(1, len(features), sharey=True, squeeze=False)[0]
     for ax, feature in zip(axes, features, strict=True):
         series, errs = {}, {}
