@@ -84,3 +84,17 @@ def test_the_code_fingerprint_covers_every_module():
     memo_module.code_fingerprint.cache_clear()
     assert len(memo_module.code_fingerprint()) == 64
     assert memo_module.fingerprint("a", b"b") != memo_module.fingerprint("ab")
+
+
+def test_a_plugin_package_is_part_of_the_key(tmp_path, monkeypatch):
+    package = tmp_path / "plugin_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "metrics.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    memo_module.module_fingerprint.cache_clear()
+    before = memo_module.module_fingerprint("plugin_pkg.metrics")
+    (package / "metrics.py").write_text("X = 2\n")
+    memo_module.module_fingerprint.cache_clear()
+    assert memo_module.module_fingerprint("plugin_pkg.metrics") != before
+    assert memo_module.module_fingerprint("faithprobe.suites.distractors.metrics") == ""

@@ -32,7 +32,7 @@ from faithprobe.atomic import json_text
 from faithprobe.errors import DataError, UsageError
 from faithprobe.executors import EXECUTORS, RayConfig, RayExecutor
 from faithprobe.interventions import Pair
-from faithprobe.memo import Memo, fingerprint
+from faithprobe.memo import Memo, fingerprint, module_fingerprint
 from faithprobe.options import record
 from faithprobe.runfolder import check_cache_dir, check_target
 from faithprobe.subjects import check_model, load_subject
@@ -207,6 +207,7 @@ def remembered_metrics(
     table = io.BytesIO()
     results.to_parquet(table, index=False)
     key = fingerprint(
+        module_fingerprint(type(suite).__module__),
         suite.name,
         str(seed),
         json.dumps(record(suite.options), sort_keys=True, default=str),

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from faithprobe.memo import Memo, fingerprint
+from faithprobe.memo import Memo, fingerprint, module_fingerprint
 from faithprobe.registry import load_target
 from faithprobe.suite import SUITES
 
@@ -45,7 +45,9 @@ def _plots(view, metrics: Mapping[str, Any], folder: Path, memo_dir: Path | None
     if memo_dir is None:
         return view.plots(metrics, folder)
     manifests, figures = Memo(memo_dir / "plots", ".json"), Memo(memo_dir / "figures", ".png")
-    key = fingerprint("plots", json.dumps(metrics, sort_keys=True))
+    key = fingerprint(
+        "plots", module_fingerprint(view.__module__), json.dumps(metrics, sort_keys=True)
+    )
     if (hit := manifests.get(key)) is not None:
         entries = json.loads(hit)
         found = [figures.get(png) for *_, png in entries]
