@@ -180,7 +180,8 @@ def load_subject(
 ) -> Subject:
     """Build the subject a ``--model`` string names (``endpoint``: for ``openai:`` models).
     ``defer``: a causal or masked LM in a local folder (and an embedded or GGUF one, once
-    converted) is loaded only when a request misses the cache (:class:`~faithprobe.subjects.deferred.DeferredSubject`;
+    converted) is loaded only when a request misses the cache
+    (:class:`~faithprobe.subjects.deferred.DeferredSubject`;
     :data:`~faithprobe.subjects.identity.DEFERRABLE`)."""
     check_model(spec)
     backend, _, target = spec.partition(":")
