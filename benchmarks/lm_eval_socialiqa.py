@@ -44,7 +44,7 @@ from faithprobe.datasets.multiple_choice import read_socialiqa  # noqa: E402
 from faithprobe.prompts import ChoicePrompt  # noqa: E402
 from faithprobe.requests import CandidateScoreRequest  # noqa: E402
 from faithprobe.subjects.batching import length_sorted_batches  # noqa: E402
-from faithprobe.subjects.embedded import ensure_converted  # noqa: E402
+from faithprobe.subjects.embedded import converted  # noqa: E402
 from faithprobe.subjects.hf_causal import HFCausalLM  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -176,7 +176,7 @@ def main() -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    folder = ensure_converted()
+    folder = converted()
     threads = torch.get_num_threads()
     import lm_eval
     from lm_eval.tasks import TaskManager

