@@ -113,12 +113,12 @@ def token_diagnostics(lm, subject, requests, batch_size: int) -> dict:
 
     lm-eval encodes context + " " + choice whole and splits at the context's length; ours
     encodes the context and " " + choice apart. lm-eval runs each (context, choice) row in
-    full, rows sorted longest first in batches of ``batch_size``; ours runs each context once
-    (batches as in ``answer``), then the candidates' remaining tokens after the
-    shared key/value cache, padded to the longest candidate of the batch."""
+    full, rows sorted longest first in batches of ``batch_size``; ours runs one packed row per
+    instance (context and every choice but its last token), rows left-padded in the batches
+    ``answer`` makes."""
     mismatched, lm_rows, ours_encoded = [], [], []
     for i, r in enumerate(requests):
-        ctx, cands = subject._encode(r)
+        ctx, cands = subject._encode(r)[0]
         ours_encoded.append((ctx, cands))
         for j, choice in enumerate(r.candidates):
             lctx, lcont = lm._encode_pair(r.context, " " + choice)
@@ -136,26 +136,21 @@ def token_diagnostics(lm, subject, requests, batch_size: int) -> dict:
     lm_tokens = sum(
         len(lm_rows[k : k + batch_size]) * lm_rows[k] for k in range(0, len(lm_rows), batch_size)
     )
-    costs = [subject._cost(e) for e in ours_encoded]
-    ctx_tokens = cand_tokens = 0
-    for batch in length_sorted_batches(
-        [c[0] for c in costs],
-        max_batch=subject.batch_size,
-        max_tokens=subject.max_batch_tokens,
-        rows=[c[1] for c in costs],
-    ):
-        ctx_tokens += len(batch) * max(len(ours_encoded[i][0]) for i in batch)
-        longer = [len(t) for i in batch for t in ours_encoded[i][1] if len(t) > 1]
-        cand_tokens += len(longer) * (max(longer) - 1) if longer else 0
-    cand_unpadded = sum(len(t) - 1 for _, cands in ours_encoded for t in cands)
+    lengths, rows = zip(*(subject._cost(e) for e in ours_encoded), strict=True)
+    ours_tokens = sum(
+        max(lengths[i] for i in batch) * sum(rows[i] for i in batch)
+        for batch in length_sorted_batches(
+            lengths, max_batch=subject.batch_size, max_tokens=subject.max_batch_tokens, rows=rows
+        )
+    )
+    needed = sum(len(ctx) + sum(len(t) - 1 for t in cands) for ctx, cands in ours_encoded)
     return {
         "tokenisation_mismatched_pairs": len(mismatched),
         "tokenisation_mismatch_examples": mismatched[:5],
         "forwarded_tokens": {
             "lm_eval": lm_tokens,
-            "ours_contexts": ctx_tokens,
-            "ours_candidates": cand_tokens,
-            "ours_candidates_without_padding": cand_unpadded,
+            "ours": ours_tokens,
+            "ours_without_padding": needed,
         },
     }
 

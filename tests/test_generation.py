@@ -187,11 +187,11 @@ def test_mixed_request_kinds_keep_their_order(tiny_llama, tiny_tokenizer):
 
 def test_generation_leaves_candidate_scoring_keys_alone(tiny_llama, tiny_tokenizer):
     """Candidate-score cache keys hang on the fingerprint, which still mixes in only the
-    backend kind and the (unchanged) scoring version."""
+    backend kind and the scoring version (which generation does not change)."""
     subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="t")
-    assert subject.scoring_version == "causal-v1"
+    assert subject.scoring_version == "causal-v2"
     assert subject.fingerprint == fingerprint_module(
-        tiny_llama, tiny_tokenizer, "hf-causal", "causal-v1"
+        tiny_llama, tiny_tokenizer, "hf-causal", "causal-v2"
     )
 
 

@@ -1,10 +1,19 @@
 """Hugging Face causal LMs: candidate log-likelihoods after a shared context, and greedy
 generation.
 
-For each request the context is run once; its key/value cache is then shared by all the
-candidates, so k candidates cost one context forward plus one short forward over the
-candidates' tokens, not k full forwards. Contexts in a batch are left-padded with explicit
-position ids, so padding changes nothing but rounding (batch-size invariance is tested).
+**Packed scoring.** Each request is run as one row, ``context + cand_1[:-1] + cand_2[:-1] +
+...``, under a block attention mask (a candidate sees the context and its own earlier
+tokens, never another candidate's) with position ids that continue the context's for each
+candidate; the context's last logits give every first token. So k candidates cost one
+forward over the context and their fed tokens, with no padding between candidates and no
+copies of the context's key/value cache; the per-candidate path it replaced padded about 60%
+of its candidate tokens. Rows in a batch are left-padded, which changes nothing but rounding
+(batch-size invariance is tested). Packing moves rounding only: on the embedded model it is
+closer to a float64 forward than one float32 forward per candidate is
+(``benchmarks/packed_scoring.py``). A model that takes no position ids, has sliding-window
+attention (a custom mask would override the window) or fails a probe (one request scored
+both ways must agree) keeps the per-candidate path: the context run once, left-padded, its
+key/value cache copied for each candidate, and the candidates' tokens right-padded.
 
 A candidate's score is the summed natural-log probability of its tokens, tokenized on
 their own with the separating space (``" Paris"``) and appended to the context's tokens.
@@ -20,8 +29,10 @@ is kept) and stripped of trailing whitespace; its
 ``n_tokens`` counts the generated tokens needed to produce the text before the cut (an EOS
 token or the tokens of the stop string itself are not counted).
 
-**Bounded inputs.** The model is fed at most ``max_length`` tokens (the last candidate token
-and the last generated token are predicted, never fed). Scoring keeps the context tokens
+**Bounded inputs.** The model is fed at most ``max_length`` positions (the last candidate
+token and the last generated token are predicted, never fed; a packed row may hold more
+tokens, each candidate's at the positions after the context, but at most ``max_length``
+candidate tokens: more are split over several rows). Scoring keeps the context tokens
 nearest the blank (the lm-evaluation-harness rule): the context is cut from the left so that
 it and the longest candidate fit, the same context for every candidate; a candidate too long
 to fit after even one context token is a :class:`~faithprobe.errors.UsageError` naming the
@@ -50,6 +61,12 @@ from faithprobe.requests import (
 from faithprobe.subjects.bounds import CHARS_PER_TOKEN, cut_for_tokens, special_frame
 from faithprobe.subjects.hf_base import HFSubject
 from faithprobe.subjects.identity import HF_CAUSAL
+
+# Packed scoring is used only if it scores this probe within this of the per-candidate path:
+# far above float32 rounding (summed log-probs move by about 2e-4 at most on 12-token
+# candidates) and far below what a candidate seeing another's tokens does to a real model.
+PACK_TOLERANCE = 1e-2
+_PROBE = ("A probe of packed scoring: the answer is", ("one of several words", "another of them"))
 
 
 class HFCausalLM(HFSubject):
@@ -191,6 +208,9 @@ class HFCausalLM(HFSubject):
 
     def _cost(self, encoded) -> tuple[int, int]:
         ctx, cands = encoded
+        if self._packs:
+            groups = self._pack_groups(cands)
+            return len(ctx) + max(_fed(cands, group) for group in groups), len(groups)
         return len(ctx) + max(len(c) for c in cands), len(cands)
 
     def _left_padded(self, contexts: list[list[int]]):
@@ -215,6 +235,77 @@ class HFCausalLM(HFSubject):
         return self.model(**kwargs)
 
     def _score_batch(self, batch: list[tuple[list[int], list[list[int]]]]) -> list[CandidateScores]:
+        if self._packs:
+            return self._score_packed(batch)
+        return self._score_shared(batch)
+
+    @cached_property
+    def _packs(self) -> bool:
+        """Whether candidates are scored packed: the model takes position ids, has no
+        sliding window (a custom mask would override it) and, checked once on a probe
+        request, scores packed within ``PACK_TOLERANCE`` of the per-candidate path -- a
+        model that refuses a 4D mask, or ignores it, keeps the per-candidate path."""
+        if not self._takes_positions or getattr(self.model.config, "sliding_window", None):
+            return False
+        probe = [self._encode(CandidateScoreRequest(*_PROBE))[0]]
+        with torch.inference_mode():
+            try:
+                packed = self._score_packed(probe)[0].logprobs
+            except (TypeError, ValueError, RuntimeError):  # the model refuses a 4D mask
+                return False
+            shared = self._score_shared(probe)[0].logprobs
+        return max(abs(a - b) for a, b in zip(packed, shared, strict=True)) < PACK_TOLERANCE
+
+    def _pack_groups(self, cands: list[list[int]]) -> list[list[int]]:
+        """The candidates' indices in packed rows: in order, each row feeding at most
+        ``max_length`` candidate tokens (all in one row without a limit), so a row is at
+        most twice what the model takes and a context is recomputed at most once per its
+        own length in candidate tokens."""
+        groups: list[list[int]] = [[]]
+        fed = 0
+        for j, tokens in enumerate(cands):
+            n = len(tokens) - 1
+            if groups[-1] and self.max_length is not None and fed + n > self.max_length:
+                groups.append([])
+                fed = 0
+            groups[-1].append(j)
+            fed += n
+        return groups
+
+    def _score_packed(
+        self, batch: list[tuple[list[int], list[list[int]]]]
+    ) -> list[CandidateScores]:
+        """One forward over rows ``context + cand_1[:-1] + cand_2[:-1] + ...`` (left-padded,
+        no key/value cache): each candidate sees the context and its own earlier tokens
+        (block mask) at the positions it would have right after the context."""
+        starts = _starts(batch)
+        rows = [  # (context, [(candidate's index in the batch, its tokens)])
+            (ctx, [(start + j, cands[j]) for j in group])
+            for (ctx, cands), start in zip(batch, starts, strict=False)
+            for group in self._pack_groups(cands)
+        ]
+        ids, positions, segments = _packed_rows(rows, self._pad_id)
+        row, back, token, cand = _picks(rows)
+        n_keep = -int(back.min())
+        kwargs = {
+            "input_ids": ids.to(self.device),
+            "attention_mask": _block_mask(segments.to(self.device), self.model.dtype),
+            "position_ids": positions.to(self.device),
+            "use_cache": False,
+        }
+        if self._takes_logits_to_keep:
+            kwargs["logits_to_keep"] = n_keep  # the vocabulary projection only where it is read
+        logits = self.model(**kwargs).logits[:, -n_keep:].float()
+        at = (row.to(self.device), (back + n_keep).to(self.device))
+        picked = logits[(*at, token.to(self.device))] - logits.logsumexp(-1)[at]
+        scores = torch.zeros(starts[-1], dtype=torch.float64, device=self.device)
+        return _per_request(batch, scores.index_add_(0, cand.to(self.device), picked.double()))
+
+    def _score_shared(
+        self, batch: list[tuple[list[int], list[list[int]]]]
+    ) -> list[CandidateScores]:
+        """The context once (left-padded), then its key/value cache copied for each
+        candidate and the candidates' tokens right-padded to the longest."""
         dev = self.device
         ids, mask, positions = self._left_padded([ctx for ctx, _ in batch])
         result = self._forward(ids, mask, positions, last_only=True)
@@ -250,12 +341,7 @@ class HFCausalLM(HFSubject):
                 picked = logp[j, torch.arange(len(rest), device=dev), rest]
                 scores[r] += float(picked.sum())
 
-        out, r = [], 0
-        for _, cands in batch:
-            k = len(cands)
-            out.append(CandidateScores(tuple(scores[r : r + k]), tuple(len(t) for t in cands)))
-            r += k
-        return out
+        return _per_request(batch, scores)
 
     # -- generation --------------------------------------------------------------------
 
@@ -344,6 +430,77 @@ class HFCausalLM(HFSubject):
         )
         answer = kept.rstrip()
         return Generation(answer, n_tokens if answer else 0)
+
+
+def _fed(cands: list[list[int]], group) -> int:
+    """How many tokens the candidates ``group`` feed in a packed row: all but each one's last."""
+    return sum(len(cands[j]) - 1 for j in group)
+
+
+def _starts(batch: list[tuple[list[int], list[list[int]]]]) -> list[int]:
+    """Where each request's candidates start among the batch's candidates, and their total."""
+    starts = [0]
+    for _, cands in batch:
+        starts.append(starts[-1] + len(cands))
+    return starts
+
+
+def _per_request(batch, scores) -> list[CandidateScores]:
+    """The batch's candidate scores (in batch order) as one answer per request."""
+    scores = [float(s) for s in scores]
+    starts = _starts(batch)
+    return [
+        CandidateScores(tuple(scores[start:end]), tuple(len(t) for t in cands))
+        for (_, cands), start, end in zip(batch, starts, starts[1:], strict=False)
+    ]
+
+
+def _packed_rows(rows, pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Token ids, position ids and segments of packed rows (context, [(candidate, tokens)]),
+    left-padded: segment 0 is the context, ``k`` the row's ``k``-th candidate, -1 padding;
+    a candidate's positions continue the context's."""
+    seqs = []
+    for ctx, cands in rows:
+        ids, positions, segments = list(ctx), list(range(len(ctx))), [0] * len(ctx)
+        for k, (_, tokens) in enumerate(cands, start=1):
+            ids += tokens[:-1]
+            positions += range(len(ctx), len(ctx) + len(tokens) - 1)
+            segments += [k] * (len(tokens) - 1)
+        seqs.append((ids, positions, segments))
+    n = max(len(ids) for ids, _, _ in seqs)
+    out = [torch.full((len(rows), n), fill, dtype=torch.long) for fill in (pad_id, 0, -1)]
+    for r, seq in enumerate(seqs):
+        for tensor, values in zip(out, seq, strict=True):
+            tensor[r, n - len(values) :] = torch.tensor(values)
+    return out[0], out[1], out[2]
+
+
+def _block_mask(segments: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The additive (rows, 1, n, n) attention mask of packed rows: a token sees the earlier
+    tokens of the context and of its own segment (padding sees earlier padding only, so no
+    row of the mask is empty)."""
+    n = segments.shape[1]
+    earlier = torch.ones(n, n, dtype=torch.bool, device=segments.device).tril()
+    keys, queries = segments[:, None, :], segments[:, :, None]
+    seen = earlier & ((keys == 0) | (keys == queries))
+    mask = torch.zeros(seen.shape, dtype=dtype, device=seen.device)
+    mask.masked_fill_(~seen, torch.finfo(dtype).min)
+    return mask[:, None]
+
+
+def _picks(rows) -> tuple[torch.Tensor, ...]:
+    """For each candidate token of packed rows: the row, the position whose logits predict
+    it counted from the row's end (-1 is the last), the token and the candidate's index. The
+    context's last position predicts every first token; a fed token predicts the next."""
+    picks = []
+    for r, (_, cands) in enumerate(rows):
+        context_end = -1 - sum(len(tokens) - 1 for _, tokens in cands)
+        fed = context_end + 1  # where the candidate's fed tokens start
+        for c, tokens in cands:
+            picks.append((r, context_end, tokens[0], c))
+            picks += [(r, fed + t, token, c) for t, token in enumerate(tokens[1:])]
+            fed += len(tokens) - 1
+    return tuple(torch.tensor(column) for column in zip(*picks, strict=True))
 
 
 def _user(message: str) -> list[dict[str, str]]:

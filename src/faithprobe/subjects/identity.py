@@ -46,7 +46,7 @@ class Identity:
 
 HF_CAUSAL = Identity(
     "hf-causal",
-    "causal-v1",
+    "causal-v2",  # v2: packed scoring (rounding moves within 1e-4)
     frozenset({CandidateScoreRequest.kind, GenerationRequest.kind}),
     MappingProxyType({GenerationRequest.kind: "generation-v2"}),  # bump when generation changes
 )

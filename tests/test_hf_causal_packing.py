@@ -1,0 +1,161 @@
+"""Packed candidate scoring (``HFCausalLM._score_packed``) against one full forward per
+candidate and against the per-candidate path it replaced, on tiny random models.
+
+The models are initialised wide (initializer_range=0.2) so that a candidate seeing another
+candidate's tokens, or sitting at the wrong positions, moves its log-prob far beyond the
+1e-4 allowed for float32 rounding.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
+from faithprobe.requests import CandidateScoreRequest
+from faithprobe.subjects.hf_causal import HFCausalLM
+
+TOLERANCE = 1e-4
+LONG = ("Helsinkiborough", "Quazzlefort")  # several tokens each
+SHORT = ("Paris", "France", "Italy")  # one token each after the separating space
+
+
+def _llama_config(vocab_size: int, positions: int) -> LlamaConfig:
+    return LlamaConfig(
+        vocab_size=vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=positions,
+        pad_token_id=0, bos_token_id=1, eos_token_id=2, initializer_range=0.2,
+    )  # fmt: skip
+
+
+def _gpt2_config(vocab_size: int, positions: int) -> GPT2Config:
+    return GPT2Config(
+        vocab_size=vocab_size, n_embd=32, n_layer=2, n_head=4, n_positions=positions,
+        bos_token_id=1, eos_token_id=2, initializer_range=0.2,
+    )  # fmt: skip
+
+
+def _build(cls, config):
+    torch.manual_seed(0)
+    return cls(config).eval()
+
+
+@pytest.fixture(scope="module", params=["llama", "gpt2"])
+def subject(request, tiny_tokenizer) -> HFCausalLM:
+    """A wide tiny model (Llama: rotary positions; GPT-2: learned absolute positions)."""
+    n = len(tiny_tokenizer)
+    if request.param == "llama":
+        model = _build(LlamaForCausalLM, _llama_config(n, 256))
+    else:
+        model = _build(GPT2LMHeadModel, _gpt2_config(n, 256))
+    return HFCausalLM(model, tiny_tokenizer, name=request.param)
+
+
+@pytest.fixture(scope="module", params=["llama", "gpt2"])
+def short(request, tiny_tokenizer) -> HFCausalLM:
+    """A wide tiny model taking 64 positions."""
+    n = len(tiny_tokenizer)
+    if request.param == "llama":
+        model = _build(LlamaForCausalLM, _llama_config(n, 64))
+    else:
+        model = _build(GPT2LMHeadModel, _gpt2_config(n, 64))
+    return HFCausalLM(model, tiny_tokenizer, name=request.param)
+
+
+def _requests() -> list[CandidateScoreRequest]:
+    """Contexts of different lengths; candidates of one and of several tokens, mixed."""
+    contexts = [
+        "The fish lives in",
+        "Anna visited her friend who works in a bakery that has bread and flowers in",
+        "The meat",
+        "",
+    ]
+    sets = [LONG + SHORT, SHORT, ("Quazzlefort",), (*SHORT[:1], *LONG, "Helsinkiborough Paris")]
+    return [CandidateScoreRequest(c, s) for c in contexts for s in sets]
+
+
+def _full_forwards(model, ctx: list[int], cands: list[list[int]]) -> list[float]:
+    """One unpadded forward over context + candidate (but its last token, which is only
+    predicted) for each candidate, log-probs read off the full logits."""
+    out = []
+    for tokens in cands:
+        with torch.inference_mode():
+            logits = model(torch.tensor([ctx + tokens[:-1]])).logits[0].float()
+        logp = torch.log_softmax(logits, -1)
+        out.append(sum(float(logp[len(ctx) - 1 + k, t]) for k, t in enumerate(tokens)))
+    return out
+
+
+def _score(subject: HFCausalLM, path, encoded) -> list[list[float]]:
+    with torch.inference_mode():
+        return [list(s.logprobs) for s in path(encoded)]
+
+
+def _far(a: list[list[float]], b: list[list[float]]) -> float:
+    return max(abs(x - y) for ra, rb in zip(a, b, strict=True) for x, y in zip(ra, rb, strict=True))
+
+
+def test_packed_scores_match_full_forwards_and_the_per_candidate_path(subject):
+    assert subject._packs
+    encoded = [subject._encode(r)[0] for r in _requests()]
+    packed = _score(subject, subject._score_packed, encoded)
+    full = [_full_forwards(subject.model, ctx, cands) for ctx, cands in encoded]
+    assert _far(packed, full) < TOLERANCE
+    assert _far(packed, _score(subject, subject._score_shared, encoded)) < TOLERANCE
+
+
+def test_packed_scores_do_not_depend_on_the_batch(subject):
+    reqs = _requests()
+    one = HFCausalLM(subject.model, subject.tokenizer, name="t", batch_size=1).answer(reqs)
+    many = HFCausalLM(subject.model, subject.tokenizer, name="t", batch_size=16).answer(reqs)
+    assert [a.n_tokens for a in one] == [a.n_tokens for a in many]
+    assert _far([list(a.logprobs) for a in one], [list(a.logprobs) for a in many]) < TOLERANCE
+
+
+def test_single_token_candidates_are_read_off_the_context(subject):
+    (ctx, cands), _ = subject._encode(CandidateScoreRequest("The fish lives in", SHORT))
+    assert all(len(tokens) == 1 for tokens in cands)
+    packed = _score(subject, subject._score_packed, [(ctx, cands)])
+    assert _far(packed, [_full_forwards(subject.model, ctx, cands)]) < TOLERANCE
+
+
+def test_a_truncated_context_with_many_candidates_is_split_over_rows(short):
+    """72 candidate tokens to feed after a context cut to fit 64 positions: two rows, each
+    candidate still at positions below 64 (GPT-2's learned positions would index past its
+    table otherwise) and scored as one full forward over the kept context would score it."""
+    request = CandidateScoreRequest("the fish lives in France and" * 40, ("Helsinkiborough",) * 12)
+    (ctx, cands), truncated = short._encode(request)
+    assert truncated and len(ctx) + len(cands[0]) - 1 == short.max_length
+    assert len(short._pack_groups(cands)) == 2
+    (answer,) = short.answer([request])
+    assert answer.truncated
+    assert _far([list(answer.logprobs)], [_full_forwards(short.model, ctx, cands)]) < TOLERANCE
+
+
+class _DropsCustomMasks(LlamaForCausalLM):
+    """A model that ignores a 4D attention mask, as one predating custom masks might."""
+
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, **kwargs):
+        if attention_mask is not None and attention_mask.dim() == 4:
+            attention_mask = None
+        return super().forward(input_ids, attention_mask, position_ids, **kwargs)
+
+
+class _RefusesCustomMasks(LlamaForCausalLM):
+    """A model that raises on a 4D attention mask."""
+
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, **kwargs):
+        if attention_mask is not None and attention_mask.dim() == 4:
+            raise ValueError("attention_mask must be 2D")
+        return super().forward(input_ids, attention_mask, position_ids, **kwargs)
+
+
+@pytest.mark.parametrize("cls", [_DropsCustomMasks, _RefusesCustomMasks])
+def test_a_model_without_custom_masks_keeps_the_per_candidate_path(cls, tiny_tokenizer):
+    model = _build(cls, _llama_config(len(tiny_tokenizer), 256))
+    subject = HFCausalLM(model, tiny_tokenizer, name="old")
+    assert not subject._packs
+    reqs = _requests()
+    answers = subject.answer(reqs)
+    full = [_full_forwards(model, *subject._encode(r)[0]) for r in reqs]
+    assert _far([list(a.logprobs) for a in answers], full) < TOLERANCE
