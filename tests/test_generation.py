@@ -383,4 +383,3 @@ def test_embedded_generations_are_the_same_at_batch_1_and_16():
     sixteen = load_embedded(batch_size=16).answer(requests)
     assert sixteen == one
     assert len({g.n_tokens for g in one}) >= 4  # rows finished at different steps
-    assert "France" in one[0].text or "France" in one[1].text
