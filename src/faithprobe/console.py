@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 import typer
@@ -87,10 +87,15 @@ def user_errors(interrupted: str) -> Iterator[None]:
 
 def print_table(frame, title: str) -> None:
     """A pandas frame as a table on stdout."""
+    print_rows([str(c) for c in frame.columns], frame.itertuples(index=False), title)
+
+
+def print_rows(header: Sequence[str], rows: Iterable[Sequence[object]], title: str) -> None:
+    """Rows under ``header`` as a table on stdout."""
     table = Table(title=title, show_lines=False)
-    for col in frame.columns:
+    for col in header:
         table.add_column(str(col), overflow="fold")
-    for row in frame.itertuples(index=False):
+    for row in rows:
         table.add_row(*[Text(str(v)) for v in row])
     out_console.print(table)
 

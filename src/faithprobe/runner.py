@@ -77,7 +77,7 @@ class Run:
     record: dict
 
 
-def _versions() -> dict[str, str]:
+def package_versions() -> dict[str, str]:
     out = {"python": platform.python_version(), "faithprobe": __version__}
     for pkg in ("torch", "transformers", "tokenizers", "numpy", "pandas", "scipy"):
         try:
@@ -259,21 +259,62 @@ def _truncated(answers: dict) -> int:
     return sum(bool(getattr(a, "truncated", False)) for a in answers.values())
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What a run needs before any model: its suite (which may hold what reading the data
+    found), its sampled pairs, the run folder and the cache file, all checked."""
+
+    suite: Suite
+    pairs: list[Pair]
+    out: Path
+    cache_path: Path
+
+
+def prepare(config: RunConfig, *, check_models: bool = True) -> Prepared:
+    """Check ``config`` and sample its pairs, before any model is loaded."""
+    suite = get_suite(config.suite, config.options)
+    out, cache_path = _check(config, suite, config.models if check_models else ())
+    pairs = suite.sampled_pairs(config.data, config.limit, config.seed)
+    if not pairs:
+        raise _no_pairs(suite, config.data)
+    return Prepared(suite, pairs, out, cache_path)
+
+
+def cannot_answer(suite: Suite, pairs: Sequence[Pair], subject: Subject) -> str | None:
+    """Why ``subject`` cannot answer what ``suite`` asks (read off the requests of the first
+    pair, without computing anything), or None if it can."""
+    pair = pairs[0]
+    try:
+        requests = []
+        for example in (pair.original, pair.intervened):
+            requests.append(suite.request(example, subject))
+            requests += suite.extra_requests(example, subject).values()
+        subject.check_accepts(requests)
+    except UsageError as err:
+        return str(err)
+    return None
+
+
 def run(
     config: RunConfig,
     *,
     progress: ProgressFactory | None = None,
     subjects: Sequence[Subject] | None = None,
     log: Callable[[str], None] = lambda msg: None,
+    prepared: Prepared | None = None,
 ) -> Run:
-    """Run ``config`` (``subjects`` overrides ``config.models``: library use, tests); the
-    run folder is written by :func:`faithprobe.report.write_run`."""
+    """Run ``config`` (``subjects`` overrides ``config.models``: library use, tests;
+    ``prepared``: what :func:`prepare` made of ``config`` already); the run folder is
+    written by :func:`faithprobe.report.write_run`."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
-    suite = get_suite(config.suite, config.options)
-    out, cache_path = _check(config, suite, config.models if subjects is None else ())
-    pairs = suite.sampled_pairs(config.data, config.limit, config.seed)
-    if not pairs:
-        raise _no_pairs(suite, config.data)
+    if prepared is None:
+        prepared = prepare(config, check_models=subjects is None)
+    suite, pairs, out, cache_path = (
+        prepared.suite,
+        prepared.pairs,
+        prepared.out,
+        prepared.cache_path,
+    )
     cache = AnswerCache(cache_path if config.cache else None)
     rows, info = [], []
     with ExitStack() as stack:
@@ -317,7 +358,7 @@ def run(
         "executor": executor,
         "data": str(config.data) if config.data else None,
         "cache": str(cache_path) if config.cache else None,
-        "versions": _versions(),
+        "versions": package_versions(),
         "subjects": info,
         "pair_models": pool.info(),
         "started": started,

@@ -69,6 +69,9 @@ class SuiteEntry:
     suite: str  # "package.module:Class" of the Suite subclass
     report: str  # "package.module:Class" of its report view
     options: type = NoOptions  # a frozen dataclass of options.option fields
+    # "package.module:function" reading the suite's metrics.json into the headline effects
+    # of the faithfulness card (faithprobe.metrics.verdict.Effect); "" for none
+    headline: str = ""
 
 
 def _discover(registry: Registry) -> None:

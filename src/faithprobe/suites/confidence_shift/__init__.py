@@ -68,5 +68,6 @@ SUITE = SuiteEntry(
     "answering system evaluated on perturbed instances",
     suite="faithprobe.suites.confidence_shift.suite:ConfidenceShiftSuite",
     report="faithprobe.suites.confidence_shift.report:ConfidenceShiftReport",
+    headline="faithprobe.suites.confidence_shift.headline:headline",
     options=ConfidenceShiftOptions,
 )

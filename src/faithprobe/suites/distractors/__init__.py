@@ -9,4 +9,5 @@ SUITE = SuiteEntry(
     "information processing in pre-trained language models",
     suite="faithprobe.suites.distractors.suite:DistractorsSuite",
     report="faithprobe.suites.distractors.report:DistractorsReport",
+    headline="faithprobe.suites.distractors.headline:headline",
 )

@@ -11,5 +11,6 @@ SUITE = SuiteEntry(
     "intervention on question answering",
     suite="faithprobe.suites.faithfulness.suite:FaithfulnessSuite",
     report="faithprobe.suites.faithfulness.report:FaithfulnessReport",
+    headline="faithprobe.suites.faithfulness.headline:headline",
     options=FaithfulnessOptions,
 )

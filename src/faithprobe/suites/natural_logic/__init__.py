@@ -11,5 +11,6 @@ SUITE = SuiteEntry(
     "logic features in transformer-based NLI models",
     suite="faithprobe.suites.natural_logic.suite:NaturalLogicSuite",
     report="faithprobe.suites.natural_logic.report:NaturalLogicReport",
+    headline="faithprobe.suites.natural_logic.headline:headline",
     options=NaturalLogicOptions,
 )

@@ -41,5 +41,6 @@ SUITE = SuiteEntry(
     "'understand' language?",
     suite="faithprobe.suites.right_reasons.suite:RightReasonsSuite",
     report="faithprobe.suites.right_reasons.report:RightReasonsReport",
+    headline="faithprobe.suites.right_reasons.headline:headline",
     options=RightReasonsOptions,
 )

@@ -1,0 +1,117 @@
+"""The faithfulness card: an audit folder's ``index.html`` and its console summary, views of
+the audit's ``metrics.json`` (:mod:`faithprobe.audit.card`) and ``run.json``.
+
+The page is one self-contained file (inline CSS shared with the suite reports, no scripts,
+no external resources), rendered with autoescaping, laid out to be read at 1280 px without
+scrolling sideways: fixed-layout tables that wrap long names. Each step links to its suite's
+full report under ``suites/``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from faithprobe.atomic import write_text
+from faithprobe.metrics.verdict import Region
+
+from .html import environment
+from .tables import DASH, fmt_general
+
+TEMPLATE = "card.html.j2"
+
+
+def interval_text(value: Any, low: Any, high: Any) -> str:
+    """``0.42 [0.30, 0.55]``, with a dash for what is missing."""
+    if value is None:
+        return DASH
+    return f"{fmt_general(value)} [{fmt_general(low)}, {fmt_general(high)}]"
+
+
+def region_text(region: Mapping[str, Any]) -> str:
+    return Region(**region).text()
+
+
+def step_effects(metrics: Mapping[str, Any], step: str) -> list[dict]:
+    """The effects of ``step``, one entry per effect with a cell per model."""
+    rows: dict[str, dict] = {}
+    for e in metrics["effects"]:
+        if e["step"] != step:
+            continue
+        row = rows.setdefault(
+            e["key"],
+            {"title": e["title"], "reading": e["reading"], "region": region_text(e["region"]),
+             "cells": {}},
+        )  # fmt: skip
+        row["cells"][e["subject"]] = {
+            "text": interval_text(e["value"], e["ci_low"], e["ci_high"]),
+            "verdict": e["verdict"],
+            "n": e["n"],
+        }
+    return list(rows.values())
+
+
+def _difference_text(d: Mapping[str, Any]) -> str:
+    return f"{d['title']}: {d['b']} − {d['a']} = {fmt_general(d['difference'])}"
+
+
+def render_card(metrics: Mapping[str, Any], run: Mapping[str, Any]) -> str:
+    steps = []
+    for s in metrics["steps"]:
+        steps.append(
+            {
+                **s,
+                "options_text": ", ".join(f"{k}={v}" for k, v in (s.get("options") or {}).items()),
+                "effects": step_effects(metrics, s["step"]),
+                "differences": [
+                    _difference_text(d)
+                    for d in metrics["differences"]
+                    if d["step"] == s["step"] and d["supported"]
+                ],
+            }
+        )
+    context = {
+        "title": "faithprobe faithfulness card",
+        "budget": metrics["budget"],
+        "seed": metrics["seed"],
+        "finished": run.get("finished", DASH),
+        "rule": metrics["rule"],
+        "models": metrics["models"],
+        "steps": steps,
+        "summary": metrics["summary"],
+        "command": run.get("command") or DASH,
+        "data_dir": run.get("data_dir") or "none (steps that read data were skipped)",
+        "versions": sorted((str(k), str(v)) for k, v in (run.get("versions") or {}).items()),
+        "schema_version": metrics["schema_version"],
+    }
+    return environment().get_template(TEMPLATE).render(**context)
+
+
+def write_card(folder: Path) -> Path:
+    """``index.html`` of the audit folder ``folder`` from its metrics.json and run.json."""
+    folder = Path(folder)
+    metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    write_text(folder / "index.html", render_card(metrics, run))
+    return folder / "index.html"
+
+
+def card_rows(metrics: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The card as a console table: a row per step (its verdict per model, or why it was
+    skipped) followed by a row per headline effect (estimate [95% CI] and verdict)."""
+    names = [m["name"] for m in metrics["models"]]
+    header = ["step / effect", "faithful if", *names]
+    rows = []
+    for s in metrics["steps"]:
+        if s["status"] != "ran":
+            rows.append([s["step"], "", *[f"skipped: {s['reason']}"] + [""] * (len(names) - 1)])
+            continue
+        rows.append([s["step"], "", *[s["verdicts"].get(n, "not run") for n in names]])
+        for e in step_effects(metrics, s["step"]):
+            cells = [
+                f"{c['text']} {c['verdict']}" if (c := e["cells"].get(n)) else DASH for n in names
+            ]
+            rows.append([f"  {e['title']}", e["region"], *cells])
+    return header, rows

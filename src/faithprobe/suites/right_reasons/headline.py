@@ -1,0 +1,56 @@
+"""The right-reasons suite's headline effects for the faithfulness card: F1 lost when a
+comparison or coreference question is turned into its counterfactual (a model that reads
+for the right reasons loses nothing), and how often its saliency follows the partition the
+answer depends on, against a random partition of the same sizes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from faithprobe.metrics.verdict import Effect, Region
+
+# F1 a faithful reader may lose on the counterfactual (points of F1 / 100)
+TOLERATED_F1_LOSS = 0.05
+
+
+def headline(metrics: Mapping[str, Any]) -> list[Effect]:
+    out = []
+    for test in metrics.get("tests", []):
+        if test["metric"] != "f1":
+            continue
+        where = f"{test['dataset']}, {test['variant']}"
+        out.append(
+            Effect(
+                suite="right-reasons",
+                key=f"f1_loss_{test['dataset']}_{test['variant']}",
+                title=f"F1 lost on the counterfactual ({where})",
+                subject=test["subject"],
+                value=test["difference"],
+                ci_low=test["ci_low"],
+                ci_high=test["ci_high"],
+                n=test["n"],
+                region=Region("at_most", TOLERATED_F1_LOSS),
+                reading=f"og − cf, per-passage means; bootstrap over passages; {test['test']}",
+            )
+        )
+    for row in metrics.get("alignment", []):
+        if row.get("control") is None:
+            continue
+        where = f"{row['dataset']}, {row['variant']}, {row['method']}"
+        out.append(
+            Effect(
+                suite="right-reasons",
+                key=f"alignment_{row['dataset']}_{row['variant']}_{row['method']}",
+                title=f"saliency aligned with the answer's partition ({where})",
+                subject=row["model"],
+                value=row["aligned"],
+                ci_low=row["aligned_ci_low"],
+                ci_high=row["aligned_ci_high"],
+                n=row["n"],
+                region=Region("at_least", round(float(row["control"]), 3)),
+                reading="share of aligned instances (Wilson); the edge is the random-partition "
+                f"control's rate, {row['control']:.3g}",
+            )
+        )
+    return out
