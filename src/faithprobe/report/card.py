@@ -10,6 +10,7 @@ full report under ``suites/``.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -34,12 +35,45 @@ def region_text(region: Mapping[str, Any]) -> str:
     return Region(**region).text()
 
 
+GLYPH_WIDTH = 150  # px of the interval drawing in each cell
+
+
+def _finite(*xs: Any) -> bool:
+    return all(isinstance(x, int | float) and math.isfinite(x) for x in xs)
+
+
+def _glyphs(row: dict, effects: list[Mapping[str, Any]]) -> None:
+    """Give each model's cell of ``row`` an interval drawing on one scale shared by the
+    row's models: the faithful region shaded, its edge, the interval and the estimate (in
+    px of :data:`GLYPH_WIDTH`). Rows with a missing or unbounded number get none."""
+    edge = effects[0]["region"]["bound"]
+    points = [edge] + [e[k] for e in effects for k in ("value", "ci_low", "ci_high")]
+    if not _finite(*points):
+        return
+    lo, hi = min(points), max(points)
+    pad = (hi - lo) * 0.06 or 0.05
+    lo, hi = lo - pad, hi + pad
+
+    def x(v: float) -> float:
+        return round((v - lo) / (hi - lo) * GLYPH_WIDTH, 1)
+
+    at_most = effects[0]["region"]["side"] == "at_most"
+    region = (0.0, x(edge)) if at_most else (x(edge), float(GLYPH_WIDTH))
+    for e in effects:
+        row["cells"][e["subject"]]["glyph"] = {
+            "region_x": region[0], "region_w": round(region[1] - region[0], 1),
+            "edge": x(edge), "low": x(e["ci_low"]), "high": x(e["ci_high"]), "value": x(e["value"]),
+        }  # fmt: skip
+
+
 def step_effects(metrics: Mapping[str, Any], step: str) -> list[dict]:
     """The effects of ``step``, one entry per effect with a cell per model."""
     rows: dict[str, dict] = {}
+    found: dict[str, list] = {}
     for e in metrics["effects"]:
         if e["step"] != step:
             continue
+        found.setdefault(e["key"], []).append(e)
         row = rows.setdefault(
             e["key"],
             {"title": e["title"], "reading": e["reading"], "region": region_text(e["region"]),
@@ -49,7 +83,10 @@ def step_effects(metrics: Mapping[str, Any], step: str) -> list[dict]:
             "text": interval_text(e["value"], e["ci_low"], e["ci_high"]),
             "verdict": e["verdict"],
             "n": e["n"],
+            "glyph": None,
         }
+    for key, row in rows.items():
+        _glyphs(row, found[key])
     return list(rows.values())
 
 
