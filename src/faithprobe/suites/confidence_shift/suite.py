@@ -8,13 +8,23 @@ another instance's right choice) -- in several trials with different draws. A mo
 uses the prompt becomes uncertain (confidences near 1/n); one that does not keeps picking
 the old answer (the *pseudo-correct* choice) with its old confidence.
 
+Prompts: each format is put to the model as its community scores it (option ``rule``,
+default ``standard``): Social IQA and prompt/choices files as ``"Q: <prompt>\\nA:"``,
+HellaSwag as lm-eval's cleaned query with the endings as its continuation (see
+:mod:`faithprobe.datasets.multiple_choice` and :data:`faithprobe.prompts.FRAMES`); ``rule=qa``
+keeps the raw text in the Q/A frame for every format, and ``template`` sets one frame for all.
+
 Scores: a causal LM scores each choice by its log-likelihood after the prompt (the prompt
 is computed once per instance, see :mod:`faithprobe.subjects.hf_causal`); option
-``normalisation`` decides whether a choice's score is the summed log-probability (``sum``,
-the default, lm-eval's ``acc``) or the mean per token (``mean``). The prediction is the
+``normalisation`` decides how the summed log-probability becomes the choice's score
+(:mod:`~faithprobe.suites.confidence_shift.normalisation`: ``sum``, lm-eval's ``acc``;
+``per-token``; ``per-char``, lm-eval's ``acc_norm``; ``per-byte``). The prediction is the
 top-scoring choice and the confidences are the softmax over the scores, both under the
-chosen normalisation (the results table also keeps the raw sums and token counts). A
-multiple-choice classifier scores each choice as one unit, so both normalisations agree.
+chosen normalisation (the results table also keeps the raw sums and token counts, and
+``accuracy_by_normalisation`` gives the original accuracy under every normalisation).
+
+``probes=none`` runs the original instances only (one pair per instance whose "intervened"
+input is the original itself, ``probe`` ``"original"``): accuracies without the probes.
 
 A model that can only write (a chat-only endpoint; or any model with ``answer=letter``)
 is shown the choices as ``A. …``, ``B. …`` and asked for a letter
@@ -40,9 +50,9 @@ from scipy.special import softmax
 from faithprobe.datasets import read_choices
 from faithprobe.errors import UsageError
 from faithprobe.examples import ChoiceExample
-from faithprobe.expectations import Behaviour
+from faithprobe.expectations import ANSWER_UNCHANGED, Behaviour
 from faithprobe.interventions import Pair, get
-from faithprobe.prompts import ChoicePrompt, LetterPrompt, command_line_template
+from faithprobe.prompts import FRAMES, QUESTION, ChoicePrompt, LetterPrompt, command_line_template
 from faithprobe.requests import (
     CandidateScoreRequest,
     CandidateScores,
@@ -53,15 +63,10 @@ from faithprobe.seeding import hash_rank
 from faithprobe.suite import Suite
 from faithprobe.suites.confidence_shift import PROBES, ConfidenceShiftOptions
 from faithprobe.suites.confidence_shift import metrics as m
+from faithprobe.suites.confidence_shift.normalisation import choice_scores
 
 LETTER_MAX_NEW_TOKENS = 8
-
-
-def _scores(answer: CandidateScores, normalisation: str) -> np.ndarray:
-    logprobs = np.asarray(answer.logprobs, dtype=float)
-    if normalisation == "mean":
-        return logprobs / np.maximum(np.asarray(answer.n_tokens, dtype=float), 1)
-    return logprobs
+ORIGINAL = m.ORIGINAL  # the probe of an original-only pair (probes=none)
 
 
 def input_key(example: ChoiceExample) -> str:
@@ -77,7 +82,9 @@ class ConfidenceShiftSuite(Suite):
 
     def __init__(self, options: ConfidenceShiftOptions | None = None) -> None:
         super().__init__(options)
-        self.prompt = ChoicePrompt(command_line_template(self.options.template))
+        template = self.options.template
+        fixed = None if template == "auto" else ChoicePrompt(command_line_template(template))
+        self.frames = {f: fixed or ChoicePrompt(t) for f, t in FRAMES.items()}
         self.letters = LetterPrompt()
 
     def pairs(self, data: Path | None, seed: int) -> list[Pair]:
@@ -86,7 +93,11 @@ class ConfidenceShiftSuite(Suite):
                 "the confidence-shift suite needs --data: a Social IQA, HellaSwag or "
                 "prompt/choices/label jsonl file"
             )
-        pool = sorted(read_choices(data, self.options.format), key=lambda e: e.id)
+        pool = sorted(
+            read_choices(data, self.options.format, self.options.rule), key=lambda e: e.id
+        )
+        if not self.options.probe_names:
+            return [Pair(e, e, ORIGINAL, ANSWER_UNCHANGED, f"{e.id}/{ORIGINAL}") for e in pool]
         out = []
         for probe in self.options.probe_names:
             name, params = PROBES[probe]
@@ -122,7 +133,8 @@ class ConfidenceShiftSuite(Suite):
         if self.by_letter(subject):
             prompt = self.letters.render(example.prompt, example.choices)
             return GenerationRequest(prompt, LETTER_MAX_NEW_TOKENS, ("\n",), chat=True)
-        return CandidateScoreRequest(self.prompt.render(example.prompt), example.choices)
+        frame = self.frames[example.features.get("frame", QUESTION)]
+        return CandidateScoreRequest(frame.render(example.prompt), example.choices)
 
     def _read(self, answer, example: ChoiceExample) -> dict:
         """Prediction and confidences of one answer (letters: no confidences)."""
@@ -131,7 +143,10 @@ class ConfidenceShiftSuite(Suite):
             return {"mode": "letter", "reply": answer.text, "abstained": choice is None,
                     "prediction": -1 if choice is None else choice, "confidences": None,
                     "logprobs": None, "n_tokens": None, "maxprob": float("nan")}  # fmt: skip
-        conf = softmax(_scores(answer, self.options.normalisation))
+        scores = choice_scores(
+            answer.logprobs, answer.n_tokens, example.choices, self.options.normalisation
+        )
+        conf = softmax(scores)
         return {"mode": "scores", "reply": None, "abstained": False,
                 "prediction": int(np.argmax(conf)), "confidences": conf.tolist(),
                 "logprobs": list(answer.logprobs), "n_tokens": list(answer.n_tokens),
@@ -145,12 +160,12 @@ class ConfidenceShiftSuite(Suite):
             o, x = pair.original, pair.intervened
             ro, rx = self._read(answers[o.id], o), self._read(answers[x.id], x)
             pred_o, pred_x = ro["prediction"], rx["prediction"]
-            pseudo = int(x.features["pseudo_label"])
+            pseudo = int(x.features.get("pseudo_label", o.label))
             out.append(
                 {
                     "pair_id": pair.id,
                     "probe": pair.intervention,
-                    "trial": int(x.features["trial"]),
+                    "trial": int(x.features.get("trial", 0)),
                     "donor_id": x.features.get("donor_id"),
                     "input_key": input_key(x),
                     "n_choices": len(o.choices),
@@ -185,23 +200,28 @@ class ConfidenceShiftSuite(Suite):
     def behaviour(self, pair: Pair, row: Mapping[str, Any]) -> Behaviour:
         """The choices as indices (as text), the gold being the pseudo-correct choice: the
         expectation is met when the model does not keep it on top (an abstention, -1,
-        meets it)."""
+        meets it). An original-only pair's gold is the right answer (met when chosen)."""
         return Behaviour(
             str(row["original_prediction"]), str(row["prediction"]), str(row["pseudo_label"])
         )
 
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
         """Accuracies and abstentions for every subject; the confidence statistics for the
-        subjects that gave choice scores (letter answers carry no confidences)."""
+        rows that carry confidences (choice scores; letters only with their log-probs);
+        accuracy by normalisation for the subjects that gave choice scores."""
         scored = results
         if "answer_mode" in results and len(results):
             scored = results[results["answer_mode"] == "scores"]
+        confident = m.with_confidences(results)
         return {
             "abstentions": m.abstentions(results),
             "original_accuracy": m.original_accuracy(results),
+            "accuracy_by_normalisation": m.accuracy_by_normalisation(scored),
             "pseudo_accuracy": m.pseudo_accuracy(results),
-            "shift_types": m.shift_counts(scored),
-            "confidence_profile": m.confidence_profile(scored),
-            "maxprob_detection": m.maxprob_detection(scored, seed),
+            "shift_types": m.shift_counts(confident),
+            "pooled_shifts": m.pooled_shifts(confident),
+            "confidence_profile": m.confidence_profile(confident),
+            "probe_contrasts": m.probe_contrasts(confident),
+            "maxprob_detection": m.maxprob_detection(confident, seed),
             "dataset": m.dataset_breakdown(results),
         }
