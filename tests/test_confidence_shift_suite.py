@@ -14,7 +14,13 @@ from faithprobe.errors import UsageError
 from faithprobe.examples import ChoiceExample
 from faithprobe.prompts import LetterPrompt
 from faithprobe.report import run_to_folder as run
-from faithprobe.requests import CandidateScoreRequest, Generation, GenerationRequest
+from faithprobe.requests import (
+    CandidateScoreRequest,
+    Generation,
+    GenerationRequest,
+    LetterChoice,
+    LetterChoiceRequest,
+)
 from faithprobe.runner import RunConfig
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.hf_causal import HFCausalLM
@@ -325,3 +331,45 @@ def test_probes_none_runs_the_originals_only(tmp_path, tiny_llama, tiny_tokenize
     assert metrics["pseudo_accuracy"] == [] and metrics["shift_types"] == []
     assert metrics["options"]["probes"] == "none"
     assert (folder / "report.html").is_file()
+
+
+class LetterScorer(LetterWriter):
+    """LetterWriter behind an endpoint that gives the letters' log-probabilities: sure of
+    its letter with the question, even among the letters without it."""
+
+    accepts = frozenset({"letter-choice", "generation"})
+    fingerprint = "letter-scorer-1"
+
+    def answer(self, requests, progress=None):
+        assert all(isinstance(r, LetterChoiceRequest) and r.letters == "ABC" for r in requests)
+        replies = super().answer(
+            [GenerationRequest(r.prompt, r.max_new_tokens, r.stop, chat=True) for r in requests]
+        )
+        out = []
+        for reply in replies:
+            sure = LetterPrompt.parse(reply.text, ("x", "y", "z"))
+            logprobs = tuple(
+                float(np.log(1 / 3)) if sure is None else (-0.05 if i == sure else -4.0)
+                for i in range(3)
+            )
+            out.append(LetterChoice(reply.text, reply.n_tokens, (*logprobs[:2], None)
+                                    if sure == 0 else logprobs))  # fmt: skip
+        return out
+
+
+def test_letter_log_probabilities_give_chat_models_shift_types_and_maxprob(tmp_path, siqa_file):
+    config = RunConfig(suite="confidence-shift", data=siqa_file, out=tmp_path / "run",
+                       cache_dir=tmp_path / "cache", options={"trials": "2"})  # fmt: skip
+    out = run(config, subjects=[LetterScorer()])
+    res = pd.read_parquet(out / "results.parquet")
+    assert set(res["answer_mode"]) == {"letter"} and res["confidences"].notna().all()
+    nq = res[res["probe"] == "no_question"].iloc[0]
+    assert list(nq["confidences"]) == pytest.approx([1 / 3] * 3) and nq["abstained"]
+    sure = res[res["original_reply"] == "A"].iloc[0]  # C absent from the top k: probability 0
+    assert sure["original_confidences"][2] == 0 and sure["original_maxprob"] > 0.9
+    assert 0.9 < sure["original_letter_mass"] < 1
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert {r["probe"] for r in metrics["shift_types"]} == set(DEFAULT_PROBES)
+    assert {r["probe"] for r in metrics["maxprob_detection"]} == set(DEFAULT_PROBES)
+    assert metrics["accuracy_by_normalisation"] == []  # no choice scores
+    assert {r["probe"] for r in metrics["abstentions"]} >= {"original", "no_question"}

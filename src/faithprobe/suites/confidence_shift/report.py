@@ -169,8 +169,10 @@ def abstention_table(metrics: Mapping[str, Any]) -> Table | None:
         display,
         note="Models that cannot score choices (chat-only endpoints, or -o answer=letter) "
         "are shown the choices as A/B/C… and asked for a letter; a reply naming none is an "
-        "abstention (counted as wrong in the accuracies). Such models have no confidences, "
-        "so the shift, confidence and MaxProb tables leave them out.",
+        "abstention (counted as wrong in the accuracies). Where the endpoint gives the "
+        "letters' top_logprobs, their probabilities at the letter's position, renormalised "
+        "over the letters, are the model's confidences and it enters the shift, confidence "
+        "and MaxProb tables; otherwise those tables leave it out.",
     )
 
 

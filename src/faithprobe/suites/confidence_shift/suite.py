@@ -29,8 +29,14 @@ input is the original itself, ``probe`` ``"original"``): accuracies without the 
 A model that can only write (a chat-only endpoint; or any model with ``answer=letter``)
 is shown the choices as ``A. …``, ``B. …`` and asked for a letter
 (:class:`~faithprobe.prompts.LetterPrompt`); a reply naming no choice is an abstention,
-counted as wrong and reported (``abstentions``). Its rows carry no confidences, so the
-shift types, confidence profile and MaxProb detector are computed for scoring models only.
+counted as wrong and reported (``abstentions``). Where the model answers letter-choice
+requests (an OpenAI-compatible endpoint giving ``top_logprobs``), its confidences are the
+letters' probabilities at the reply's first token, renormalised over the letters (a letter
+outside the endpoint's top k counts as 0; ``letter_mass`` keeps how much of that token's
+probability the letters hold), so the shift types, confidence profile and MaxProb detector
+cover it too; without them (a local model asked by letter, an endpoint giving no
+alternatives, a first token with no letter among them) its rows carry no confidences and
+those statistics leave them out.
 
 See :mod:`faithprobe.suites.confidence_shift.metrics` for the statistics, including how the
 shift type of an instance is decided.
@@ -52,12 +58,21 @@ from faithprobe.errors import UsageError
 from faithprobe.examples import ChoiceExample
 from faithprobe.expectations import ANSWER_UNCHANGED, Behaviour
 from faithprobe.interventions import Pair, get
-from faithprobe.prompts import FRAMES, QUESTION, ChoicePrompt, LetterPrompt, command_line_template
+from faithprobe.prompts import (
+    FRAMES,
+    LETTERS,
+    QUESTION,
+    ChoicePrompt,
+    LetterPrompt,
+    command_line_template,
+)
 from faithprobe.requests import (
     CandidateScoreRequest,
     CandidateScores,
     Generation,
     GenerationRequest,
+    LetterChoice,
+    LetterChoiceRequest,
 )
 from faithprobe.seeding import hash_rank
 from faithprobe.suite import Suite
@@ -66,6 +81,18 @@ from faithprobe.suites.confidence_shift import metrics as m
 from faithprobe.suites.confidence_shift.normalisation import choice_scores
 
 LETTER_MAX_NEW_TOKENS = 8
+LETTER_KINDS = frozenset({LetterChoiceRequest.kind, GenerationRequest.kind})
+
+
+def letter_confidences(answer: LetterChoice) -> tuple[list[float] | None, float]:
+    """The letters' probabilities renormalised over the letters (absent ones 0), and the
+    share of the token's probability they hold; (None, NaN) without any letter's."""
+    if answer.logprobs is None or all(v is None for v in answer.logprobs):
+        return None, float("nan")
+    p = np.asarray([0.0 if v is None else np.exp(v) for v in answer.logprobs])
+    return (p / p.sum()).tolist(), float(p.sum())
+
+
 ORIGINAL = m.ORIGINAL  # the probe of an original-only pair (probes=none)
 
 
@@ -127,22 +154,32 @@ class ConfidenceShiftSuite(Suite):
         if self.options.answer != "auto":
             return self.options.answer == "letter"
         accepts = subject.accepts if subject is not None else {CandidateScoreRequest.kind}
-        return CandidateScoreRequest.kind not in accepts and GenerationRequest.kind in accepts
+        return CandidateScoreRequest.kind not in accepts and bool(LETTER_KINDS & accepts)
 
     def request(self, example: ChoiceExample, subject=None):
         if self.by_letter(subject):
             prompt = self.letters.render(example.prompt, example.choices)
+            if subject is not None and LetterChoiceRequest.kind in subject.accepts:
+                letters = LETTERS[: len(example.choices)]
+                return LetterChoiceRequest(prompt, letters, LETTER_MAX_NEW_TOKENS, ("\n",))
             return GenerationRequest(prompt, LETTER_MAX_NEW_TOKENS, ("\n",), chat=True)
         frame = self.frames[example.features.get("frame", QUESTION)]
         return CandidateScoreRequest(frame.render(example.prompt), example.choices)
 
     def _read(self, answer, example: ChoiceExample) -> dict:
-        """Prediction and confidences of one answer (letters: no confidences)."""
-        if isinstance(answer, Generation):
+        """Prediction and confidences of one answer (letters: the reply's choice, and
+        confidences only from the letters' log-probabilities)."""
+        if isinstance(answer, Generation | LetterChoice):
             choice = self.letters.parse(answer.text, example.choices)
+            conf, mass = (None, float("nan"))
+            if isinstance(answer, LetterChoice):
+                conf, mass = letter_confidences(answer)
+            logprobs = None if conf is None else [np.nan if v is None else v
+                                                  for v in answer.logprobs]  # fmt: skip
             return {"mode": "letter", "reply": answer.text, "abstained": choice is None,
-                    "prediction": -1 if choice is None else choice, "confidences": None,
-                    "logprobs": None, "n_tokens": None, "maxprob": float("nan")}  # fmt: skip
+                    "prediction": -1 if choice is None else choice, "confidences": conf,
+                    "logprobs": logprobs, "n_tokens": None, "letter_mass": mass,
+                    "maxprob": float("nan") if conf is None else max(conf)}  # fmt: skip
         scores = choice_scores(
             answer.logprobs, answer.n_tokens, example.choices, self.options.normalisation
         )
@@ -150,7 +187,7 @@ class ConfidenceShiftSuite(Suite):
         return {"mode": "scores", "reply": None, "abstained": False,
                 "prediction": int(np.argmax(conf)), "confidences": conf.tolist(),
                 "logprobs": list(answer.logprobs), "n_tokens": list(answer.n_tokens),
-                "maxprob": float(conf.max())}  # fmt: skip
+                "letter_mass": float("nan"), "maxprob": float(conf.max())}  # fmt: skip
 
     def rows(
         self, pairs: Sequence[Pair], subject, answers: dict[str, CandidateScores]
@@ -193,6 +230,8 @@ class ConfidenceShiftSuite(Suite):
                     "pseudo_correct": pred_x == pseudo,
                     "original_maxprob": ro["maxprob"],
                     "maxprob": rx["maxprob"],
+                    "original_letter_mass": ro["letter_mass"],
+                    "letter_mass": rx["letter_mass"],
                 }
             )
         return out
