@@ -5,18 +5,20 @@ SmolLM2-135M, converted safetensors folder) in this one process, same torch thre
 
 * lm-eval: a local task (``benchmarks/lm_eval_tasks``: lm-eval's own ``social_iqa`` prompt
   ``"Q: {{context}} {{question}}\\nA:"``, target delimiter ``" "``, choices answerA..C,
-  metric ``acc``) loaded through ``TaskManager(include_path=...)``, its ``hf`` model on the
+  metrics ``acc`` and ``acc_norm``) loaded through ``TaskManager(include_path=...)``, its ``hf`` model on the
   folder (float32, cpu), run by ``lm_eval.simple_evaluate`` with ``log_samples=True``;
 * ours: ``HFCausalLM.answer`` over
   ``CandidateScoreRequest(ChoicePrompt().render(prompt), choices)`` for the examples of
-  ``read_socialiqa``, no answer cache; prediction = argmax of the summed log-probs.
+  ``read_socialiqa``, no answer cache; prediction = argmax of the summed log-probs (``acc``)
+  and of the confidence-shift suite's ``per-char`` scores (``acc_norm``).
 
 The instances are scored in ``--rounds`` contiguous chunks, the two sides taking turns to
 go first, so that on a shared machine both see the same load. Scoring time is the wall
 clock of the scoring call only (lm-eval's ``loglikelihood``,
 tokenisation included; our ``answer``, tokenisation included); the end-to-end
 times add task building / reading and metrics, the totals add model loading too. Reports
-both accuracies (must agree within 0.2 points, or one instance on a small ``--limit``),
+both accuracies, ``acc`` and ``acc_norm`` (each must agree within 0.2 points, or one
+instance on a small ``--limit``; instances whose ``acc_norm`` differs are counted),
 the instances whose predicted choice differs, the largest per-choice |log-prob difference|,
 how many (context, choice) pairs the two tokenise differently, instances/s of each and
 their ratio ours / lm-eval (target >= 1.5x). Needs ``pip install '.[bench]'``. Usage:
@@ -46,6 +48,7 @@ from faithprobe.requests import CandidateScoreRequest  # noqa: E402
 from faithprobe.subjects.batching import length_sorted_batches  # noqa: E402
 from faithprobe.subjects.embedded import converted  # noqa: E402
 from faithprobe.subjects.hf_causal import HFCausalLM  # noqa: E402
+from faithprobe.suites.confidence_shift.normalisation import choice_scores  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 TASKS_DIR = HERE / "lm_eval_tasks"
@@ -215,6 +218,10 @@ def main() -> None:
     ours_preds = [argmax(lp) for lp in ours_logprobs]
     golds = [ex.label for ex in examples]
     ours_acc = sum(p == g for p, g in zip(ours_preds, golds, strict=True)) / n
+    ours_norm_correct = [
+        argmax(list(choice_scores(lp, [1] * len(lp), ex.choices, "per-char"))) == ex.label
+        for lp, ex in zip(ours_logprobs, examples, strict=True)
+    ]
     ours_e2e += time.perf_counter() - start
 
     if sorted(samples) != list(range(n)):
@@ -224,9 +231,12 @@ def main() -> None:
     lm_preds = [argmax(lp) for lp in lm_logprobs]
     if [int(s["target"]) for s in logged] != golds:
         raise SystemExit("lm-eval's gold choices differ from faithprobe's")
-    ours = {"acc": ours_acc, "preds": ours_preds, "logprobs": ours_logprobs}
+    ours = {"acc": ours_acc, "preds": ours_preds, "logprobs": ours_logprobs,
+            "acc_norm": sum(ours_norm_correct) / n}  # fmt: skip
+    lm_norm_correct = [bool(s["acc_norm"]) for s in logged]
     theirs = {
         "acc": lm_correct / n,
+        "acc_norm": sum(lm_norm_correct) / n,
         "acc_from_samples": sum(int(s["acc"]) for s in logged) / n,
         "preds": lm_preds,
         "logprobs": lm_logprobs,
@@ -262,6 +272,11 @@ def main() -> None:
         "acc_gap_points": round(100 * gap, 4),
         "lm_eval_acc_reported_equals_samples": abs(theirs["acc"] - theirs["acc_from_samples"])
         < 1e-9,
+        "lm_eval_acc_norm": round(theirs["acc_norm"], 6),
+        "ours_acc_norm_per_char": round(ours["acc_norm"], 6),
+        "acc_norm_differing_instances": sum(
+            a != b for a, b in zip(ours_norm_correct, lm_norm_correct, strict=True)
+        ),
         "differing_predictions": len(differ),
         "differing_instances": differ[:50],
         "max_abs_logprob_diff": max(diffs),
@@ -304,6 +319,9 @@ def main() -> None:
     tolerance = max(0.002, 1 / n)  # 0.2 points, or one instance on a small --limit
     if abs(gap) > tolerance + 1e-12:
         raise SystemExit(f"accuracies differ by {100 * gap:+.2f} points (limit 0.2)")
+    norm_gap = ours["acc_norm"] - theirs["acc_norm"]
+    if abs(norm_gap) > tolerance + 1e-12:
+        raise SystemExit(f"acc_norm differs by {100 * norm_gap:+.2f} points (limit 0.2)")
 
 
 if __name__ == "__main__":

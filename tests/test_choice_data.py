@@ -67,9 +67,12 @@ def test_hellaswag_and_generic_formats_are_detected(tmp_path):
             {"ind": 8, "ctx": "A dog runs.", "endings": ["a", "b", "c", "d"], "label": 0},
         ],
     )  # fmt: skip
-    items = read_choices(hs)
+    items = read_choices(hs, rule="qa")  # the raw text: ctx, or ctx_a + ctx_b
     assert [i.id for i in items] == ["hellaswag-7", "hellaswag-8"]
     assert items[0].prompt == "A man sits. he" and items[0].label == 2
+    assert items[0].features["frame"] == "question"
+    with pytest.raises(DataError, match="record line 1: field 'activity_label': missing"):
+        read_choices(hs)  # the standard rule needs HellaSwag's own fields
     gen = _write_jsonl(
         tmp_path / "g.jsonl", [{"id": "q1", "prompt": "2+2?", "choices": ["3", "4"], "label": 1}]
     )
@@ -79,9 +82,44 @@ def test_hellaswag_and_generic_formats_are_detected(tmp_path):
 def test_out_of_range_label_is_a_data_error(tmp_path):
     hs = _write_jsonl(tmp_path / "hs.jsonl", [{"ctx": "c", "endings": ["a", "b"], "label": 5}])
     with pytest.raises(DataError, match=r"record line 1: field 'label': expected a choice index"):
-        read_hellaswag(hs)
+        read_hellaswag(hs, rule="qa")
     with pytest.raises(DataError, match="not a multiple-choice file"):
         read_choices(_write_jsonl(tmp_path / "z.jsonl", [{"text": "t"}]))
+
+
+HELLASWAG = Path(__file__).parent / "data" / "hellaswag_val_tiny.jsonl"
+
+
+def test_hellaswag_standard_rule_is_lm_evals_preprocessing():
+    """The query and choices lm-evaluation-harness builds for HellaSwag (its own
+    ``process_docs``, run here on the same records) are what the standard rule reads."""
+    utils = pytest.importorskip("lm_eval.tasks.hellaswag.utils")
+    datasets = pytest.importorskip("datasets")
+    records = [json.loads(line) for line in HELLASWAG.read_text().splitlines()]
+    docs = utils.process_docs(datasets.Dataset.from_list(records))
+    items = read_choices(HELLASWAG)
+    assert [i.prompt for i in items] == [d["query"] for d in docs]
+    assert [list(i.choices) for i in items] == [d["choices"] for d in docs]
+    assert [i.label for i in items] == [d["gold"] for d in docs]
+    assert all(i.features["frame"] == "continuation" for i in items)
+    # what the rule does, spelled out on the fixture: activity label, ctx_b capitalised (the
+    # rest of it lower-cased, as str.capitalize does), WikiHow markers gone
+    assert items[0].prompt == "Roof shingle removal: A man is sitting on a roof. He"
+    assert items[1].prompt == (
+        "Home and Garden: How to start a kitchen garden. Choose a sunny spot. Most vegetables "
+        "need six hours of sun a day."
+    )
+    assert items[2].prompt.endswith("Then kai hands her a pick and she")
+    assert not any("[" in c for i in items for c in (i.prompt, *i.choices))
+
+
+def test_hellaswag_markers_are_cleaned_like_lm_eval():
+    utils = pytest.importorskip("lm_eval.tasks.hellaswag.utils")
+    from faithprobe.datasets.multiple_choice import hellaswag_clean
+
+    for text in ("[header] How to x [title] Do y. [step] Then z.", " a  [b] c [title]",
+                 "[substeps] Pick one.", "no markers", "  [title] x [title] y  "):  # fmt: skip
+        assert hellaswag_clean(text) == utils.preprocess(text), text
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data/socialiqa not present")

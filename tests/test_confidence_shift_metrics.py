@@ -140,3 +140,40 @@ def test_repeated_identical_trials_enter_the_shift_test_once():
     table["input_key"] = "same"
     shifts = m.instance_shifts(table)
     assert shifts.loc[0, "n_samples"] == 2 and shifts.loc[0, "distinct_trials"] == 1
+
+
+def test_no_question_tests_rest_on_two_samples_and_the_pooled_test_decides_over_instances():
+    """A model that becomes agnostic without the question: per instance the 2 samples of
+    No-Question (df = 1) cannot show the move, so every instance is "hybrid"; pooled over
+    50 instances the move is clear and the probe is random-like."""
+    rng = np.random.default_rng(1)
+    orig = [[0.8, 0.2, 0.0]] * 50
+    pert = [[[1 / 3, 1 / 3 + e, 1 / 3 - e]] * 5 for e in rng.normal(0, 0.01, 50)]
+    table = _table(orig, pert, trials=5, probe="no_question")
+    table["input_key"] = table["original_id"]  # every trial the same input
+    (counts,) = m.shift_counts(table)
+    assert counts["hybrid"] == 50
+    assert counts["samples_per_test"] == 2 and counts["min_samples"] == 2 and counts["df"] == 1
+    (pooled,) = m.pooled_shifts(table)
+    assert pooled["shift_type"] == "random-like"
+    assert pooled["n_instances"] == 50 and pooled["df"] == 49
+    assert pooled["change"]["p_value"] < 1e-6 and pooled["vs_agnostic"]["p_value"] > 0.1
+    assert pooled["change"]["difference"] == pytest.approx((2 / 3 - 0.2) / 2, abs=0.01)
+
+
+def test_no_question_vs_wrong_question_pseudo_confidence_is_a_paired_test():
+    rng = np.random.default_rng(2)
+    orig = [[0.8, 0.1, 0.1]] * 40
+    nq = [[0.6 + e, 0.2 - e / 2, 0.2 - e / 2] for e in rng.normal(0, 0.02, 40)]
+    wq = [[0.5 + e, 0.25 - e / 2, 0.25 - e / 2] for e in rng.normal(0, 0.02, 40)]
+    table = pd.concat(
+        [_table(orig, nq, probe="no_question"), _table(orig, wq, probe="wrong_question")]
+    )
+    (row,) = m.probe_contrasts(table)
+    assert (row["first"], row["second"]) == ("no_question", "wrong_question")
+    assert row["first_confidence"]["value"] == pytest.approx(0.6, abs=0.01)
+    assert row["second_confidence"]["value"] == pytest.approx(0.5, abs=0.01)
+    assert row["difference"]["difference"] == pytest.approx(0.1, abs=0.01)
+    assert row["difference"]["p_value"] < 1e-6 and row["n_instances"] == 40
+    # only one of the two probes: no contrast
+    assert m.probe_contrasts(table[table["probe"] == "no_question"]) == []

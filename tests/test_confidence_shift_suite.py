@@ -1,6 +1,7 @@
 """The confidence-shift suite end to end: tiny causal LM, a small Social IQA-shaped file."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -8,10 +9,18 @@ import pytest
 from typer.testing import CliRunner
 
 from faithprobe.cli import app
+from faithprobe.datasets import read_choices
 from faithprobe.errors import UsageError
+from faithprobe.examples import ChoiceExample
 from faithprobe.prompts import LetterPrompt
 from faithprobe.report import run_to_folder as run
-from faithprobe.requests import CandidateScoreRequest, Generation, GenerationRequest
+from faithprobe.requests import (
+    CandidateScoreRequest,
+    Generation,
+    GenerationRequest,
+    LetterChoice,
+    LetterChoiceRequest,
+)
 from faithprobe.runner import RunConfig
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.hf_causal import HFCausalLM
@@ -71,8 +80,11 @@ def test_cli_run_writes_every_table_of_the_method(tmp_path, siqa_file, model_dir
         "original_accuracy",
         "pseudo_accuracy",
         "shift_types",
+        "pooled_shifts",
         "confidence_profile",
+        "probe_contrasts",
         "maxprob_detection",
+        "accuracy_by_normalisation",
         "dataset",
     ):
         assert (out / "tables" / f"{name}.md").is_file(), name
@@ -82,10 +94,17 @@ def test_cli_run_writes_every_table_of_the_method(tmp_path, siqa_file, model_dir
     shifts = {r["probe"]: r for r in metrics["shift_types"]}
     # No-Question repeats one input: one distinct trial per instance
     assert shifts["no_question"]["distinct_trials"] == 1
+    assert shifts["no_question"]["samples_per_test"] == 2 and shifts["no_question"]["df"] == 1
+    assert 2 < shifts["wrong_question"]["samples_per_test"] <= 6  # 2 wrong choices x 3 trials
+    (contrast,) = metrics["probe_contrasts"]
+    assert contrast["n_instances"] == 10
+    assert {r["probe"] for r in metrics["pooled_shifts"]} == set(shifts)
     html = (out / "report.html").read_text()
     for section in ("accuracy", "shifts", "confidence", "maxprob", "dataset", "examples"):
         assert f'<section id="{section}">' in html
     assert "<script" not in html
+    assert "samples per test (df)" in html and "pooled over instances" in html
+    assert "Table 2, column 5" in html
 
     res = runner.invoke(app, ["report", str(out)])
     assert res.exit_code == 0, res.output
@@ -112,25 +131,54 @@ def test_results_do_not_depend_on_batch_size(tmp_path, siqa_file, tiny_llama, ti
     assert diff.abs().max() < 1e-5
 
 
-def test_mean_normalisation_divides_by_token_counts(
-    tmp_path, siqa_file, tiny_llama, tiny_tokenizer
+LENGTHS = {
+    "per-token": lambda row: np.asarray(row["n_tokens"], float),
+    "per-char": lambda row: np.asarray([len(c) for c in row["choices"]], float),
+    "per-byte": lambda row: np.asarray([len(c.encode()) for c in row["choices"]], float),
+}
+
+
+@pytest.mark.parametrize("normalisation", list(LENGTHS))
+def test_normalisations_divide_by_tokens_characters_or_bytes(
+    tmp_path, siqa_file, tiny_llama, tiny_tokenizer, normalisation
 ):
     subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny")
     folder = run(
         RunConfig(
             suite="confidence-shift",
             data=siqa_file,
-            out=tmp_path / "mean",
+            out=tmp_path / normalisation,
             cache=False,
             limit=3,
-            options={"trials": "1", "normalisation": "mean"},
+            options={"trials": "1", "normalisation": normalisation},
         ),
         subjects=[subject],
     )
-    row = pd.read_parquet(folder / "results.parquet").iloc[0]
-    scores = np.asarray(row["logprobs"]) / np.asarray(row["n_tokens"])
+    results = pd.read_parquet(folder / "results.parquet")
+    row = results.iloc[0]
+    scores = np.asarray(row["logprobs"]) / LENGTHS[normalisation](row)
     expected = np.exp(scores - scores.max())
     assert list(row["confidences"]) == pytest.approx(list(expected / expected.sum()))
+    # every normalisation's original accuracy is in metrics.json, the chosen one equal to
+    # the headline accuracy, and shown in the report
+    metrics = json.loads((folder / "metrics.json").read_text())
+    by = {r["normalisation"]: r for r in metrics["accuracy_by_normalisation"]}
+    assert set(by) == {"sum", "per-token", "per-char", "per-byte"}
+    assert by[normalisation]["value"] == metrics["original_accuracy"][0]["value"]
+    assert (folder / "tables" / "accuracy_by_normalisation.md").is_file()
+    assert "acc_norm" in (folder / "report.html").read_text()
+
+
+def test_per_char_differs_from_per_token_on_choices_of_unequal_length():
+    """A sum of -6 over 3 tokens and 4 characters against -4 over 1 token and 8
+    characters: per token the first wins, per character the second."""
+    from faithprobe.suites.confidence_shift.normalisation import choice_scores
+
+    lp, nt, ch = (-6.0, -4.0), (3, 1), ("abcd", "abcdefgh")
+    assert list(choice_scores(lp, nt, ch, "per-token")) == [-2.0, -4.0]
+    assert list(choice_scores(lp, nt, ch, "per-char")) == [-1.5, -0.5]
+    assert list(choice_scores(lp, nt, ("éé", "abcdefgh"), "per-byte")) == [-1.5, -0.5]
+    assert list(choice_scores(lp, nt, ch, "sum")) == [-6.0, -4.0]
 
 
 def test_bad_options_and_missing_data_are_usage_errors(siqa_file):
@@ -140,6 +188,10 @@ def test_bad_options_and_missing_data_are_usage_errors(siqa_file):
         get_suite("confidence-shift", {"trials": "many"})
     with pytest.raises(UsageError, match="normalisation"):
         get_suite("confidence-shift", {"normalisation": "max"})
+    with pytest.raises(UsageError, match="'per-token'.*acc_norm is 'per-char'"):
+        get_suite("confidence-shift", {"normalisation": "mean"})
+    with pytest.raises(UsageError, match="rule must be one of standard, qa"):
+        get_suite("confidence-shift", {"rule": "lm-eval"})
     with pytest.raises(UsageError, match="unknown probes"):
         get_suite("confidence-shift", {"probes": "no_question,typo"})
     with pytest.raises(UsageError, match="needs --data"):
@@ -150,7 +202,8 @@ def test_bad_options_and_missing_data_are_usage_errors(siqa_file):
 
 def test_command_line_templates_turn_backslash_n_into_newlines():
     typed = "Q: {prompt}" + "\\" + "nA:"  # what a shell passes for 'Q: {prompt}\nA:'
-    assert get_suite("confidence-shift", {"template": typed}).prompt.template == "Q: {prompt}\nA:"
+    frames = get_suite("confidence-shift", {"template": typed}).frames
+    assert {f.template for f in frames.values()} == {"Q: {prompt}\nA:"}
     nl = get_suite("natural-logic", {"template": "{premise}" + "\\" + "n{hypothesis}?"})
     assert nl.prompt.render("P", "H") == "P\nH?"
 
@@ -229,3 +282,94 @@ def test_answer_option_forces_letters_or_scores(siqa_file):
     assert isinstance(forced, GenerationRequest) and forced.prompt.startswith("Question: ")
     with pytest.raises(UsageError, match="answer must be one of"):
         get_suite("confidence-shift", {"answer": "guess"})
+
+
+# -- formats as their communities score them ----------------------------------------------
+
+HELLASWAG = Path(__file__).parent / "data" / "hellaswag_val_tiny.jsonl"
+
+
+def test_hellaswag_is_scored_as_a_continuation_and_the_old_rule_stays_an_option():
+    def roof(suite):  # HellaSwag's ind 24, as the suite reads it
+        return next(p.original for p in suite.pairs(HELLASWAG, 0) if p.original.id.endswith("-24"))
+
+    standard = roof(get_suite("confidence-shift"))
+    request = get_suite("confidence-shift").request(standard)
+    assert request.context == "Roof shingle removal: A man is sitting on a roof. He"
+    assert request.filled(request.candidates[3])[0] == (
+        "Roof shingle removal: A man is sitting on a roof. He starts pulling up roofing on a roof."
+    )
+    old = get_suite("confidence-shift", {"rule": "qa"})
+    request = old.request(roof(old))
+    assert request.context == "Q: A man is sitting on a roof. he\nA:"
+    # an explicit template frames every format
+    fixed = get_suite("confidence-shift", {"template": "Context: {prompt}\\nEnding:"})
+    assert fixed.request(standard).context.startswith("Context: Roof shingle removal: ")
+    # Social IQA keeps lm-eval's Q/A frame under the standard rule
+    siqa = ChoiceExample("s", "Kai ran. Why?", ("a", "b"), 0, {"frame": "question"})
+    assert get_suite("confidence-shift").request(siqa).context == "Q: Kai ran. Why?\nA:"
+
+
+def test_probes_none_runs_the_originals_only(tmp_path, tiny_llama, tiny_tokenizer):
+    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny")
+    folder = run(
+        RunConfig(suite="confidence-shift", data=HELLASWAG, out=tmp_path / "none",
+                  cache=False, options={"probes": "none", "normalisation": "per-char"}),
+        subjects=[subject],
+    )  # fmt: skip
+    results = pd.read_parquet(folder / "results.parquet")
+    assert len(results) == 4 and set(results["probe"]) == {"original"}
+    assert (results["prediction"] == results["original_prediction"]).all()
+    assert (results["expectation_met"] == results["original_correct"]).all()
+    examples = sorted(read_choices(HELLASWAG), key=lambda e: e.id)
+    direct = subject.answer([get_suite("confidence-shift").request(e) for e in examples])
+    got = results.sort_values("original_id")["original_logprobs"]
+    for lp, want in zip(got, direct, strict=True):  # scored as lm-eval's continuation
+        assert list(lp) == pytest.approx(list(want.logprobs), abs=1e-5)
+    metrics = json.loads((folder / "metrics.json").read_text())
+    assert metrics["original_accuracy"][0]["n"] == 4
+    assert metrics["pseudo_accuracy"] == [] and metrics["shift_types"] == []
+    assert metrics["options"]["probes"] == "none"
+    assert (folder / "report.html").is_file()
+
+
+class LetterScorer(LetterWriter):
+    """LetterWriter behind an endpoint that gives the letters' log-probabilities: sure of
+    its letter with the question, even among the letters without it."""
+
+    accepts = frozenset({"letter-choice", "generation"})
+    fingerprint = "letter-scorer-1"
+
+    def answer(self, requests, progress=None):
+        assert all(isinstance(r, LetterChoiceRequest) and r.letters == "ABC" for r in requests)
+        replies = super().answer(
+            [GenerationRequest(r.prompt, r.max_new_tokens, r.stop, chat=True) for r in requests]
+        )
+        out = []
+        for reply in replies:
+            sure = LetterPrompt.parse(reply.text, ("x", "y", "z"))
+            logprobs = tuple(
+                float(np.log(1 / 3)) if sure is None else (-0.05 if i == sure else -4.0)
+                for i in range(3)
+            )
+            out.append(LetterChoice(reply.text, reply.n_tokens, (*logprobs[:2], None)
+                                    if sure == 0 else logprobs))  # fmt: skip
+        return out
+
+
+def test_letter_log_probabilities_give_chat_models_shift_types_and_maxprob(tmp_path, siqa_file):
+    config = RunConfig(suite="confidence-shift", data=siqa_file, out=tmp_path / "run",
+                       cache_dir=tmp_path / "cache", options={"trials": "2"})  # fmt: skip
+    out = run(config, subjects=[LetterScorer()])
+    res = pd.read_parquet(out / "results.parquet")
+    assert set(res["answer_mode"]) == {"letter"} and res["confidences"].notna().all()
+    nq = res[res["probe"] == "no_question"].iloc[0]
+    assert list(nq["confidences"]) == pytest.approx([1 / 3] * 3) and nq["abstained"]
+    sure = res[res["original_reply"] == "A"].iloc[0]  # C absent from the top k: probability 0
+    assert sure["original_confidences"][2] == 0 and sure["original_maxprob"] > 0.9
+    assert 0.9 < sure["original_letter_mass"] < 1
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert {r["probe"] for r in metrics["shift_types"]} == set(DEFAULT_PROBES)
+    assert {r["probe"] for r in metrics["maxprob_detection"]} == set(DEFAULT_PROBES)
+    assert metrics["accuracy_by_normalisation"] == []  # no choice scores
+    assert {r["probe"] for r in metrics["abstentions"]} >= {"original", "no_question"}

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -390,3 +391,80 @@ def test_redacted_commands_keep_their_shape():
         "#REDACTED --base-url http://h:8000/v1 --data a:b:c.jsonl"
     )
     assert "sk-1" not in command and ":p@" not in command
+
+
+# -- letter choices: the letters' log-probabilities from top_logprobs ----------------------
+
+
+def test_chat_top_logprobs_are_the_local_models_most_likely_tokens(
+    tiny_chat_llama, tiny_chat_server
+):
+    import openai
+    import torch
+
+    client = openai.OpenAI(api_key="none", base_url=tiny_chat_server.url, max_retries=0)
+    messages = [{"role": "user", "content": "Where does Alice live?"}]
+    response = client.chat.completions.create(
+        model=tiny_chat_server.model_name, messages=messages, max_tokens=4, temperature=0,
+        logprobs=True, top_logprobs=5,
+    )  # fmt: skip
+    content = response.choices[0].logprobs.content
+    ids = tiny_chat_llama.chat_ids(messages)
+    tokens, _ = tiny_chat_llama.greedy(ids, 4)
+    assert len(content) == len(tokens) > 0
+    with torch.no_grad():
+        logits = tiny_chat_llama.model(torch.tensor([ids + tokens])).logits[0]
+    for j, entry in enumerate(content):
+        want = torch.log_softmax(logits[len(ids) + j - 1].float(), -1).topk(5)
+        got = entry.top_logprobs
+        assert [a.token for a in got] == [tiny_chat_llama.decode([i]) for i in want.indices]
+        assert [a.logprob for a in got] == pytest.approx(want.values.tolist(), abs=1e-5)
+        assert got[0].logprob == pytest.approx(entry.logprob, abs=1e-5)  # greedy: the top one
+    with pytest.raises(openai.BadRequestError, match="top_logprobs must be at most 20"):
+        client.chat.completions.create(model=tiny_chat_server.model_name, messages=messages,
+                                       logprobs=True, top_logprobs=21, temperature=0)  # fmt: skip
+    with pytest.raises(openai.BadRequestError, match="top_logprobs needs logprobs"):
+        client.chat.completions.create(model=tiny_chat_server.model_name, messages=messages,
+                                       top_logprobs=3, temperature=0)  # fmt: skip
+
+
+def _token(text, logprob=-1.0, top=()):
+    alternatives = [SimpleNamespace(token=t, logprob=v) for t, v in top]
+    return SimpleNamespace(token=text, logprob=logprob, top_logprobs=alternatives)
+
+
+def test_letter_logprobs_are_read_at_the_first_letter_position():
+    from faithprobe.subjects.openai_compat import letter_logprobs
+
+    tokens = [
+        _token(" ", top=[(" ", -0.1), ("B", -3.0)]),  # white space: skipped
+        _token("(", top=[("(", -0.1)]),  # an opening bracket: skipped
+        _token("B", top=[("B", -0.5), (" B", -1.5), ("A", -2.0), ("The", -0.9), ("D", -4.0)]),
+        _token(")", top=[(")", -0.1)]),
+    ]
+    a, b, c = letter_logprobs(tokens, "ABC")
+    assert a == pytest.approx(-2.0) and c is None  # C is not among the alternatives
+    assert b == pytest.approx(np.logaddexp(-0.5, -1.5))  # "B" and " B" are one letter
+    assert letter_logprobs([_token("B")], "ABC") is None  # no alternatives given
+    assert letter_logprobs([], "ABC") is None
+
+
+def test_a_chat_endpoint_answers_letter_choices_with_the_letters_log_probabilities(
+    tiny_chat_llama, tiny_chat_server
+):
+    from faithprobe.requests import LetterChoiceRequest
+    from faithprobe.subjects.openai_compat import letter_logprobs
+
+    prompt = "Question: Where?\nA. Paris\nB. Rome\nC. Oslo\nAnswer with the letter."
+    request = LetterChoiceRequest(prompt, "ABC", 6, ("\n",), top_logprobs=20)
+    (got,) = remote(tiny_chat_server, api="chat").answer([request])
+    (generated,) = tiny_chat_llama.answer([GenerationRequest(prompt, 6, ("\n",), chat=True)])
+    assert (got.text, got.n_tokens) == (generated.text, generated.n_tokens)
+    import openai
+
+    client = openai.OpenAI(api_key="none", base_url=tiny_chat_server.url, max_retries=0)
+    response = client.chat.completions.create(
+        model=tiny_chat_server.model_name, messages=[{"role": "user", "content": prompt}],
+        max_tokens=6, temperature=0, logprobs=True, top_logprobs=20,
+    )  # fmt: skip
+    assert got.logprobs == letter_logprobs(response.choices[0].logprobs.content, "ABC")

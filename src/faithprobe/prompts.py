@@ -1,10 +1,16 @@
 """How a multiple-choice instance is put to a model, shared by every backend, the training
 recipe and the benchmarks so that all of them see the same text.
 
-The default follows the lm-evaluation-harness convention for Social IQA: the context is
-``"Q: <prompt>\\nA:"`` and each choice is scored as ``" " + choice`` after it. A probe that
-removes the question empties ``<prompt>``; the frame stays, as the [CLS]/[SEP] frame stays
-for an encoder.
+An instance's ``features["frame"]`` says how its community scores it (see
+:mod:`faithprobe.datasets.multiple_choice`), and :data:`FRAMES` gives the template of each:
+
+* ``question`` follows the lm-evaluation-harness convention for Social IQA: the context is
+  ``"Q: <prompt>\\nA:"`` and each choice is scored as ``" " + choice`` after it;
+* ``continuation`` (HellaSwag and other sentence-completion sets) is the prompt alone, each
+  choice scored as ``" " + choice`` right after it, as lm-eval scores HellaSwag.
+
+A probe that removes the question empties ``<prompt>``; the frame stays, as the [CLS]/[SEP]
+frame stays for an encoder.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ from dataclasses import dataclass
 from faithprobe.errors import UsageError
 
 DEFAULT_TEMPLATE = "Q: {prompt}\nA:"
+QUESTION, CONTINUATION = "question", "continuation"  # an instance's features["frame"]
+FRAMES = {QUESTION: DEFAULT_TEMPLATE, CONTINUATION: "{prompt}"}
 
 
 def command_line_template(text: str) -> str:

@@ -78,6 +78,20 @@ class Generation(_JSONAnswer):
     truncated: bool = False
 
 
+@dataclass(frozen=True)
+class LetterChoice(_JSONAnswer):
+    """A chat model's reply naming a choice by letter (cut and stripped as a
+    :class:`Generation` is), and the log-probability of each letter at the reply's first
+    token that is not white space or an opening bracket: None for a letter not among the
+    endpoint's most likely tokens there; ``logprobs`` is None when the endpoint gave no
+    alternatives (``top_logprobs``)."""
+
+    text: str
+    n_tokens: int
+    logprobs: tuple[float | None, ...] | None = None
+    truncated: bool = False
+
+
 # Which text of a (question, context) pair a token belongs to: the tokenizer's sequence id.
 # Shared by token saliency (faithprobe.attribution) and the representation analysis.
 QUESTION, CONTEXT = 0, 1
@@ -220,6 +234,24 @@ class GenerationRequest(_Keyed):
             return _key(fingerprint, self.kind, self)
         plain = {k: v for k, v in asdict(self).items() if k != "chat"}
         return _digest([fingerprint, self.kind, plain])  # as before ``chat`` existed
+
+
+@dataclass(frozen=True)
+class LetterChoiceRequest(_Keyed):
+    """Ask a chat model for the letter of one of ``letters`` (``prompt`` lists the choices
+    by letter, one user message) greedily, at most ``max_new_tokens`` tokens cut at the
+    first ``stop`` string, and for the ``top_logprobs`` most likely tokens at the letter's
+    position, from which each letter's log-probability is read; answered with a
+    :class:`LetterChoice`."""
+
+    prompt: str
+    letters: str
+    max_new_tokens: int = 8
+    stop: tuple[str, ...] = ("\n",)
+    top_logprobs: int = 20
+
+    kind = "letter-choice"
+    answer = LetterChoice
 
 
 SALIENCY_METHODS = ("ig", "occlusion")

@@ -3,8 +3,21 @@
 * Social IQA: ``<split>.jsonl`` (``context``, ``question``, ``answerA``..``answerC``) with
   the 1-based labels in ``<split>-labels.lst`` beside it. The prompt is the context and the
   question joined by a space.
-* HellaSwag, original jsonl: ``ctx`` (or ``ctx_a`` + ``ctx_b``), ``endings``, ``label``.
+* HellaSwag, original jsonl (``ind``, ``activity_label``, ``ctx_a``, ``ctx_b``, ``ctx``,
+  ``endings``, ``label``, ...). Read by one of two rules (:data:`RULES`):
+
+  - ``standard`` (default): as lm-evaluation-harness scores HellaSwag -- the prompt is
+    ``activity_label + ": " + ctx_a + " " + ctx_b.capitalize()`` and every text is cleaned
+    of the WikiHow markers by :func:`hellaswag_clean` (lm-eval's ``preprocess``); the
+    endings continue the prompt's sentence, so the examples are marked
+    ``features["frame"] = "continuation"`` (scored right after the prompt, no Q/A frame);
+  - ``qa``: the raw ``ctx`` (or ``ctx_a`` + ``ctx_b``) and endings, markers left in, framed
+    as a question like every other format (faithprobe's rule before the standard one).
 * Generic jsonl: ``prompt``, ``choices``, ``label`` (0-based), optional ``id``.
+
+Social IQA and generic examples are questions (``features["frame"] = "question"``): lm-eval
+scores Social IQA as ``"Q: <context> <question>\nA:"`` + ``" " + answer``, which is the
+frame :mod:`faithprobe.prompts` puts around a question.
 
 :func:`read_choices` tells the three apart by the fields of the first record. Ids are
 ``socialiqa-<split>-<line>`` for Social IQA; otherwise the record's own (``id``, or
@@ -13,13 +26,21 @@ HellaSwag's ``ind``), or ``<file stem>-<line>`` if it has none.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from faithprobe.datasets.jsonl import field, iter_records, read_text, string_list
-from faithprobe.errors import DataError, excerpt
+from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.examples import ChoiceExample
+from faithprobe.prompts import CONTINUATION, QUESTION
 
 SOCIALIQA_ANSWERS = ("answerA", "answerB", "answerC")
+RULES = {
+    "standard": "each format as its community scores it (HellaSwag: lm-eval's cleaned "
+    "query, endings as continuations)",
+    "qa": "the raw text of every format, framed as a question",
+}
+_WIKIHOW_MARKER = re.compile(r"\[.*?\]")
 
 
 def _label(path: Path, line: int, value, n_choices: int, name: str = "label") -> int:
@@ -72,22 +93,47 @@ def read_socialiqa(path: str | Path, labels: str | Path | None = None) -> list[C
                 prompt=f"{context} {question}".strip(),
                 choices=choices,
                 label=int(raw) - 1,
-                features={"source": "socialiqa", "line": line},
+                features={"source": "socialiqa", "line": line, "frame": QUESTION},
             )
         )
     return items
 
 
-def read_hellaswag(path: str | Path) -> list[ChoiceExample]:
+def hellaswag_clean(text: str) -> str:
+    """HellaSwag text as lm-evaluation-harness cleans it before scoring (its
+    ``tasks/hellaswag/utils.py: preprocess``): stripped, " [title]" made a sentence break,
+    the other WikiHow markers (``[header]``, ``[step]``, ...) removed, double spaces made
+    single."""
+    text = text.strip().replace(" [title]", ". ")
+    return _WIKIHOW_MARKER.sub("", text).replace("  ", " ")
+
+
+def _hellaswag_text(path: Path, line: int, record: dict, rule: str) -> tuple[str, list[str]]:
+    """The prompt and the endings of one HellaSwag record under ``rule``."""
+    endings = string_list(path, line, record, "endings")
+    if rule == "standard":
+        label = field(path, line, record, "activity_label", str)
+        a = field(path, line, record, "ctx_a", str)
+        b = field(path, line, record, "ctx_b", str)
+        query = hellaswag_clean(f"{label}: {a} {b.capitalize()}")
+        return query, [hellaswag_clean(e) for e in endings]
+    ctx = field(path, line, record, "ctx", str, required=False)
+    if ctx is None:
+        a = field(path, line, record, "ctx_a", str)
+        b = field(path, line, record, "ctx_b", str)
+        ctx = f"{a} {b}" if b else a
+    return ctx.strip(), endings
+
+
+def read_hellaswag(path: str | Path, rule: str = "standard") -> list[ChoiceExample]:
+    """HellaSwag's original jsonl, read by ``rule`` (see the module docstring)."""
     path = Path(path)
+    if rule not in RULES:
+        raise UsageError(f"unknown rule {excerpt(rule)}; known: {', '.join(RULES)}")
+    frame = CONTINUATION if rule == "standard" else QUESTION
     items, seen = [], set()
     for line, record in iter_records(path):
-        ctx = field(path, line, record, "ctx", str, required=False)
-        if ctx is None:
-            a = field(path, line, record, "ctx_a", str)
-            b = field(path, line, record, "ctx_b", str)
-            ctx = f"{a} {b}" if b else a
-        endings = string_list(path, line, record, "endings")
+        prompt, endings = _hellaswag_text(path, line, record, rule)
         if "label" not in record:
             raise DataError(
                 path, "missing (unlabelled split?)", record=f"line {line}", field="label"
@@ -97,10 +143,10 @@ def read_hellaswag(path: str | Path) -> list[ChoiceExample]:
         items.append(
             ChoiceExample(
                 id=_unique_id(path, line, item_id, seen),
-                prompt=ctx.strip(),
+                prompt=prompt,
                 choices=tuple(endings),
                 label=_label(path, line, record["label"], len(endings)),
-                features={"source": "hellaswag", "line": line},
+                features={"source": "hellaswag", "line": line, "frame": frame},
             )
         )
     return items
@@ -126,7 +172,7 @@ def read_choice_jsonl(path: str | Path) -> list[ChoiceExample]:
                 label=_label(
                     path, line, field(path, line, record, "label", (int, str)), len(choices)
                 ),
-                features={"source": path.stem, "line": line},
+                features={"source": path.stem, "line": line, "frame": QUESTION},
             )
         )
     return items
@@ -156,9 +202,14 @@ def detect_choice_format(path: str | Path) -> str:
     )
 
 
-def read_choices(path: str | Path, format: str = "auto") -> list[ChoiceExample]:
-    """Read any of the supported multiple-choice formats (``format="auto"`` detects it)."""
+def read_choices(
+    path: str | Path, format: str = "auto", rule: str = "standard"
+) -> list[ChoiceExample]:
+    """Read any of the supported multiple-choice formats (``format="auto"`` detects it) by
+    ``rule`` (:data:`RULES`; only HellaSwag reads differently under the two)."""
     name = detect_choice_format(path) if format == "auto" else format
     if name not in CHOICE_FORMATS:
         raise DataError(path, f"unknown format {excerpt(name)}; known: {', '.join(CHOICE_FORMATS)}")
+    if name == "hellaswag":
+        return read_hellaswag(path, rule)
     return CHOICE_FORMATS[name](path)

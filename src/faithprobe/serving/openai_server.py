@@ -9,7 +9,10 @@ tests, the embedded SmolLM2 with ``faithprobe serve``) through the part of the A
   and ``text_offset``; ``top_logprobs`` is not served), ``stop`` (cut at the first
   occurrence, as the OpenAI API does), ``usage``;
 - ``POST /v1/chat/completions``: ``messages`` in the tokenizer's chat template,
-  ``max_tokens`` or ``max_completion_tokens``, ``logprobs`` (per-token ``content``), ``usage``;
+  ``max_tokens`` or ``max_completion_tokens``, ``logprobs`` (per-token ``content``) with
+  ``top_logprobs`` (0 to 20: the most likely tokens at each reply position, with their
+  log-probabilities, as the OpenAI API gives them; the alternatives' text is each token
+  decoded alone), ``usage``;
 - ``GET /v1/models``.
 
 Decoding is always greedy, exactly as the model answers generation requests locally (a
@@ -63,6 +66,7 @@ from faithprobe.errors import UsageError
 FAULT_KINDS = ("429", "500", "drop", "slow")
 ROUTES = {"/v1/completions": "completions", "/v1/chat/completions": "chat"}
 NO_LIMIT = 10**9  # tokenizers without a length limit report a huge placeholder (1e30)
+MAX_TOP_LOGPROBS = 20  # the OpenAI API's bound
 
 
 @dataclass(frozen=True)
@@ -252,13 +256,14 @@ class OpenAIServer:
         messages = _messages(body)
         key = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
         requested, logprobs = _max_tokens(body, key), _flag(body, "logprobs")
+        top = _top_logprobs(body, logprobs)
         try:
             ids = self.subject.chat_ids(messages)
         except (UsageError, TemplateError) as err:  # no template, or one refusing the roles
             raise BadRequest(str(err)) from None
         ids = self._fitting(ids, "messages (in the chat template)")
         usage: Counter[str] = Counter()
-        reply = self._continue(ids, requested, usage, deadline)
+        reply = self._continue(ids, requested, usage, deadline, top)
         choice = {
             "index": 0,
             "message": {"role": "assistant", "content": reply.text},
@@ -267,9 +272,11 @@ class OpenAIServer:
         }
         if logprobs:
             content = [
-                {"token": t, "logprob": v, "bytes": list(t.encode()), "top_logprobs": []}
-                for t, v, _ in reply.pieces(0)
-            ]
+                {"token": t, "logprob": v, "bytes": list(t.encode()),
+                 "top_logprobs": [{"token": a, "logprob": w, "bytes": list(a.encode())}
+                                  for a, w in alternatives]}
+                for (t, v, _), alternatives in zip(reply.pieces(0), reply.top, strict=True)
+            ]  # fmt: skip
             choice["logprobs"] = {"content": content}
         return self._response("chat.completion", [choice], usage)
 
@@ -305,13 +312,18 @@ class OpenAIServer:
         finally:
             self._model_lock.release()
 
-    def _continue(self, ids: list[int], requested: int, usage: Counter, deadline: float) -> _Reply:
+    def _continue(
+        self, ids: list[int], requested: int, usage: Counter, deadline: float, top: int = 0
+    ) -> _Reply:
+        """The greedy reply to ``ids``, with the ``top`` most likely tokens at each of its
+        positions (none for ``top=0``)."""
         max_tokens = self._token_cap(len(ids), requested)
         with self._model_until(deadline):
             tokens, ended = (
                 self.subject.greedy(ids, max_tokens, deadline) if max_tokens else ([], False)
             )
             logprobs = self.subject.token_logprobs(ids + tokens)
+            alternatives = top_tokens(self.subject, ids + tokens, len(ids), top)
         usage["prompt_tokens"] += len(ids)
         usage["completion_tokens"] += len(tokens) + ended
         texts, offsets = _token_texts(self.subject.decode, tokens)
@@ -322,6 +334,7 @@ class OpenAIServer:
             logprobs=logprobs[len(ids) :],
             prompt_logprobs=logprobs[: len(ids)],
             finish_reason="stop" if ended else "length",
+            top=alternatives,
         )
 
     def _response(self, obj: str, choices: list[dict], usage: Counter) -> dict:
@@ -351,6 +364,24 @@ def context_length(subject) -> int | None:
         if isinstance(value, int) and 0 < value < NO_LIMIT:
             return value
     return None
+
+
+def top_tokens(subject, ids: list[int], start: int, k: int) -> list[list[tuple[str, float]]]:
+    """For each position from ``start`` on, the ``k`` most likely tokens given the tokens
+    before it (text, natural-log probability), most likely first, from one forward pass;
+    empty lists for ``k=0``."""
+    if not k:
+        return [[] for _ in ids[start:]]
+    import torch
+
+    tokens = torch.tensor([ids], dtype=torch.long, device=subject.device)
+    with torch.inference_mode():
+        logits = subject.model(input_ids=tokens).logits[0, start - 1 : len(ids) - 1].float()
+        values, indices = torch.log_softmax(logits, dim=-1).topk(k, dim=-1)
+    return [
+        [(subject.decode([i]), v) for i, v in zip(row_ids, row_values, strict=True)]
+        for row_ids, row_values in zip(indices.tolist(), values.tolist(), strict=True)
+    ]
 
 
 # -- reading a request's fields: a malformed one is a 400 naming it ----------------------
@@ -417,6 +448,17 @@ def _max_tokens(body: dict, key: str) -> int:
     return _integer(body, key, 16)
 
 
+def _top_logprobs(body: dict, logprobs: bool) -> int:
+    """How many alternatives per reply token ``body`` asks for (``top_logprobs``, which the
+    OpenAI API allows only with ``logprobs``)."""
+    top = _integer(body, "top_logprobs", 0)
+    if top > MAX_TOP_LOGPROBS:
+        raise BadRequest(f"top_logprobs must be at most {MAX_TOP_LOGPROBS}, not {top}")
+    if top and not logprobs:
+        raise BadRequest("top_logprobs needs logprobs: true")
+    return top
+
+
 def _stop(body: dict) -> list[str]:
     stop = body.get("stop")
     stops = [stop] if isinstance(stop, str) else stop
@@ -459,6 +501,7 @@ class _Reply:
     logprobs: list[float]
     prompt_logprobs: list[float | None]
     finish_reason: str
+    top: list[list[tuple[str, float]]]  # each reply token's most likely alternatives
 
     def cut_at_stop(self, stop: list[str]) -> None:
         """Cut at the first occurrence of a stop string (OpenAI semantics)."""
@@ -469,7 +512,7 @@ class _Reply:
         keep = sum(1 for o in self.offsets if o < cut)
         self.text = self.text[:cut]
         self.texts, self.offsets = self.texts[:keep], self.offsets[:keep]
-        self.logprobs = self.logprobs[:keep]
+        self.logprobs, self.top = self.logprobs[:keep], self.top[:keep]
         self.finish_reason = "stop"
 
     def pieces(self, start: int) -> list[tuple[str, float | None, int]]:

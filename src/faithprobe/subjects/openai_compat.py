@@ -6,8 +6,16 @@ Talks to the endpoint with the official ``openai`` client (sync client, a thread
 - ``completions`` (default): the legacy ``/v1/completions`` with ``echo`` and ``logprobs``
   (as vLLM, llama.cpp and faithprobe's own test server serve it) and ``/v1/chat/completions``.
   Answers candidate-score and generation requests.
-- ``chat``: ``/v1/chat/completions`` only. Answers chat generation requests only; anything
-  else fails before the first HTTP request, naming what is missing.
+- ``chat``: ``/v1/chat/completions`` only. Answers chat generation and letter-choice
+  requests only; anything else fails before the first HTTP request, naming what is missing.
+
+**Letter choices** (:class:`~faithprobe.requests.LetterChoiceRequest`, both APIs) are a
+greedy chat completion with ``logprobs=true, top_logprobs=k``: the reply is cut as a
+generation is, and each letter's log-probability is read at the reply's first token that is
+not white space or an opening bracket, from that position's ``top_logprobs``: every
+alternative whose text, stripped of white space and of ``()[]*.:``, is the letter counts
+towards it (" B" and "B" alike, their probabilities added). A letter outside the top k gets
+None; an endpoint that returns no alternatives gives ``logprobs=None``.
 
 **Candidate scores.** Each candidate is one completions request on the filled text (the
 context, the separating space, the candidate; a causal model cannot see the suffix) with
@@ -54,6 +62,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
+import numpy as np
+
 from faithprobe.errors import ModelError, UsageError
 from faithprobe.requests import (
     Answer,
@@ -61,6 +71,8 @@ from faithprobe.requests import (
     CandidateScores,
     Generation,
     GenerationRequest,
+    LetterChoice,
+    LetterChoiceRequest,
     Request,
     stop_index,
 )
@@ -129,10 +141,9 @@ class OpenAISubject(Subject):
         self.name = name or f"openai:{model}"
         self.api = endpoint.api
         self.kind = f"openai-{endpoint.api}"
-        self.accepts = (
-            frozenset({GenerationRequest.kind})
-            if endpoint.api == "chat"
-            else frozenset({CandidateScoreRequest.kind, GenerationRequest.kind})
+        chat = {GenerationRequest.kind, LetterChoiceRequest.kind}
+        self.accepts = frozenset(
+            chat if endpoint.api == "chat" else chat | {CandidateScoreRequest.kind}
         )
         url = endpoint.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         self.base_url = public_url(url)
@@ -208,6 +219,8 @@ class OpenAISubject(Subject):
             return self._score(request, abort)
         if isinstance(request, GenerationRequest):
             return self._generate(request, abort)
+        if isinstance(request, LetterChoiceRequest):
+            return self._letters(request, abort)
         raise TypeError(f"{self.name}: cannot answer {type(request).__name__}")
 
     def _score(self, request: CandidateScoreRequest, abort: threading.Event) -> CandidateScores:
@@ -257,26 +270,19 @@ class OpenAISubject(Subject):
             raise ValueError(f"max_new_tokens must be >= 0, got {request.max_new_tokens}")
         if request.max_new_tokens == 0:
             return Generation("", 0)
-        settings = {"model": self.model, "max_tokens": request.max_new_tokens, "temperature": 0}
         if request.chat:
-            response = self._call(
-                self._client.chat.completions.create,
-                abort,
-                messages=[{"role": "user", "content": request.prompt}],
-                logprobs=True,
-                **settings,
-            )
-            choice = response.choices[0]
-            text = choice.message.content or ""
-            tokens = choice.logprobs.content if choice.logprobs else None
+            response, tokens = self._chat(request.prompt, request.max_new_tokens, abort)
+            text = response.choices[0].message.content or ""
             offsets = _cumulative([t.token for t in tokens]) if tokens else None
         else:
             response = self._call(
                 self._client.completions.create,
                 abort,
+                model=self.model,
                 prompt=request.prompt,
+                max_tokens=request.max_new_tokens,
+                temperature=0,
                 logprobs=1,
-                **settings,
             )
             choice = response.choices[0]
             text = choice.text or ""
@@ -284,6 +290,32 @@ class OpenAISubject(Subject):
             offsets = [o - found[0] for o in found] if found else None
         fallback = response.usage.completion_tokens if response.usage else 0
         return _cut(text, request.stop, offsets, fallback)
+
+    def _chat(self, prompt: str, max_tokens: int, abort: threading.Event, top: int = 0):
+        """A greedy chat completion of ``prompt`` as one user message, and its reply's
+        token log-probabilities (with ``top`` alternatives each), None if it gave none."""
+        extra = {"top_logprobs": top} if top else {}
+        response = self._call(
+            self._client.chat.completions.create,
+            abort,
+            model=self.model,
+            messages=[{"role": "user", "content": prompt}],
+            max_tokens=max_tokens,
+            temperature=0,
+            logprobs=True,
+            **extra,
+        )
+        logprobs = response.choices[0].logprobs
+        return response, (logprobs.content if logprobs else None)
+
+    def _letters(self, request: LetterChoiceRequest, abort: threading.Event) -> LetterChoice:
+        response, tokens = self._chat(
+            request.prompt, request.max_new_tokens, abort, request.top_logprobs
+        )
+        offsets = _cumulative([t.token for t in tokens]) if tokens else None
+        fallback = response.usage.completion_tokens if response.usage else 0
+        reply = _cut(response.choices[0].message.content or "", request.stop, offsets, fallback)
+        return LetterChoice(reply.text, reply.n_tokens, letter_logprobs(tokens, request.letters))
 
     # -- HTTP, retries, usage ------------------------------------------------------------
 
@@ -353,6 +385,26 @@ class OpenAISubject(Subject):
     def _redact(self, text: str) -> str:
         key = self._client.api_key
         return text.replace(key, "<redacted>") if isinstance(key, str) and key else text
+
+
+_LETTER_WRAP = "()[]*.:"  # what may stand around a letter in one token
+
+
+def letter_logprobs(tokens, letters: str) -> tuple[float | None, ...] | None:
+    """Each letter's log-probability at the first reply token that is not white space or
+    an opening bracket, summed over the alternatives (``top_logprobs``) that spell it; None
+    for a letter not among them; None for all when there are no alternatives there."""
+    first = next((t for t in tokens or () if t.token.strip().lstrip("([*")), None)
+    if first is None or not first.top_logprobs:
+        return None
+    found: dict[str, float] = {}
+    for alternative in first.top_logprobs:
+        letter = alternative.token.strip().strip(_LETTER_WRAP)
+        if len(letter) == 1 and letter in letters:
+            before = found.get(letter)
+            lp = alternative.logprob
+            found[letter] = lp if before is None else float(np.logaddexp(before, lp))
+    return tuple(found.get(letter) for letter in letters)
 
 
 def _cumulative(pieces: list[str]) -> list[int]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from faithprobe.datasets.multiple_choice import RULES
 from faithprobe.errors import UsageError, excerpt
 from faithprobe.options import option
-from faithprobe.prompts import DEFAULT_TEMPLATE
 from faithprobe.suite import SuiteEntry
 
 # probe -> (registered intervention, its parameters)
@@ -18,7 +18,15 @@ PROBES = {
     "no_right_answer": ("no_right_answer", {}),
 }
 DEFAULT_PROBES = ("no_question", "wrong_question", "no_right_answer")
+NO_PROBES = "none"  # -o probes=none: the original instances only
 ANSWER_MODES = ("auto", "scores", "letter")
+# how a choice's summed token log-probability becomes its score (see normalisation.py)
+NORMALISATIONS = {
+    "sum": "summed log-probability of the choice's tokens (lm-eval's acc)",
+    "per-token": "summed log-probability / the choice's token count",
+    "per-char": "summed log-probability / the choice's length in characters (lm-eval's acc_norm)",
+    "per-byte": "summed log-probability / the choice's length in UTF-8 bytes (lm-eval's acc_bytes)",
+}
 
 
 @dataclass(frozen=True)
@@ -26,12 +34,23 @@ class ConfidenceShiftOptions:
     """The options of the ``confidence-shift`` suite (``-o KEY=VALUE``)."""
 
     trials: int = option(5, "trials per probe (different draws), averaged per instance")
-    normalisation: str = option("sum", "choice score: 'sum' of token log-probs or their 'mean'")
+    normalisation: str = option(
+        "sum",
+        "choice score: 'sum' of its token log-probs (lm-eval acc), 'per-token' (their mean), "
+        "'per-char' (sum / characters, lm-eval acc_norm) or 'per-byte' (sum / UTF-8 bytes)",
+    )
     probes: str = option(
-        ",".join(DEFAULT_PROBES), "comma-separated probes from: " + ", ".join(PROBES)
+        ",".join(DEFAULT_PROBES),
+        "comma-separated probes from: " + ", ".join(PROBES) + "; 'none': originals only",
+    )
+    rule: str = option(
+        "standard",
+        "how each format is put to the model: 'standard' (as its community scores it: "
+        "HellaSwag as lm-eval's cleaned continuation, Social IQA 'Q: …\\nA:') or 'qa' "
+        "(raw text in the Q/A frame for every format)",
     )
     template: str = option(
-        DEFAULT_TEMPLATE, "how the prompt is put to the model ({prompt}; \\n ok)"
+        "auto", "the prompt's frame ({prompt}; \\n ok); 'auto': the rule's frame per format"
     )
     format: str = option("auto", "data format: auto, socialiqa, hellaswag, choice-jsonl")
     answer: str = option(
@@ -43,13 +62,23 @@ class ConfidenceShiftOptions:
     def __post_init__(self) -> None:
         if self.trials < 1:
             raise UsageError(f"trials must be at least 1, got {self.trials}")
-        if self.normalisation not in ("sum", "mean"):
+        if self.normalisation == "mean":  # its old name; 'mean' alone says too little
             raise UsageError(
-                f"normalisation must be 'sum' or 'mean', got {excerpt(self.normalisation)}"
+                "normalisation 'mean' is now 'per-token' (mean log-prob per token); "
+                "lm-eval's acc_norm is 'per-char'"
+            )
+        if self.normalisation not in NORMALISATIONS:
+            raise UsageError(
+                f"normalisation must be one of {', '.join(NORMALISATIONS)}, got "
+                f"{excerpt(self.normalisation)}"
             )
         unknown = sorted(set(self.probe_names) - set(PROBES))
-        if unknown or not self.probe_names:
-            raise UsageError(f"unknown probes {unknown}; known: {', '.join(PROBES)}")
+        if unknown or not (self.probe_names or self.probes.strip() == NO_PROBES):
+            raise UsageError(
+                f"unknown probes {unknown}; known: {', '.join(PROBES)} (or '{NO_PROBES}')"
+            )
+        if self.rule not in RULES:
+            raise UsageError(f"rule must be one of {', '.join(RULES)}, got {excerpt(self.rule)}")
         if self.answer not in ANSWER_MODES:
             raise UsageError(
                 f"answer must be one of {', '.join(ANSWER_MODES)}, got {excerpt(self.answer)}"
@@ -57,7 +86,10 @@ class ConfidenceShiftOptions:
 
     @property
     def probe_names(self) -> tuple[str, ...]:
-        """The probes ``probes`` names (comma-separated), in the order given."""
+        """The probes ``probes`` names (comma-separated), in the order given; none for
+        ``none``."""
+        if self.probes.strip() == NO_PROBES:
+            return ()
         return tuple(p.strip() for p in self.probes.split(",") if p.strip())
 
 

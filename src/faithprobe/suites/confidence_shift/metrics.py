@@ -30,6 +30,22 @@ Then *random-like*: differs from before, not from 1/n (the model became uncertai
 cannot be run and the instance is *undetermined*; with zero variance the test is exact
 (p = 1 if the mean equals the reference, else 0).
 
+**How many samples a test has.** An instance with n choices has n - 1 incorrect choices per
+distinct trial, so its tests have (n - 1) x distinct trials samples. No-Question repeats
+one input, so on Social IQA its tests rest on 2 samples (df = 1): they reject rarely, and
+"hybrid" (neither rejects) is nearly forced whatever the model does. ``shift_types`` reports
+the samples behind each probe's tests; ``pooled_shifts`` is the alternative that does not
+run out of samples: one decision per probe from the same two tests run over instances
+(each instance's mean change of its incorrect choices' confidences, and their mean minus
+1/n; df = instances - 1), which says what the probe does to the model as a whole rather
+than to each instance.
+
+**No-Question vs Wrong-Question** (the method's Table 2, column 5): the per-instance mean
+confidence of the pseudo-correct choice under each of the two probes, paired over the
+instances that have both, with a t-test of the difference (``probe_contrasts``). Both
+probes keep the choices and the old answer's slot, so the difference is what keeping an
+unrelated question does beside removing the question.
+
 **MaxProb detector**: instances are split in half by a seeded hash of their id; the
 threshold is the mean MaxProb over the first half's original and perturbed inputs; on the
 second half "MaxProb above the threshold => original" is scored over both inputs of every
@@ -46,9 +62,12 @@ import pandas as pd
 from scipy import stats
 
 from faithprobe.metrics.intervals import LEVEL, clustered_mean, wilson
+from faithprobe.suites.confidence_shift import NORMALISATIONS
+from faithprobe.suites.confidence_shift.normalisation import choice_scores
 
 SHIFT_ALPHA = 0.10
 SHIFT_TYPES = ("random-like", "hybrid", "conservative", "deviated", "undetermined")
+ORIGINAL = "original"  # the "probe" of original-only rows (probes=none): no probe at all
 PROBE_ORDER = ("no_question", "wrong_question", "wrong_question_disjoint", "no_right_answer")
 PROBE_TITLES = {
     "no_question": "No-Question",
@@ -56,6 +75,8 @@ PROBE_TITLES = {
     "wrong_question_disjoint": "Wrong-Question (no shared word)",
     "no_right_answer": "No-Right-Answer",
 }
+# pairs of probes whose pseudo-correct confidences are compared (the method's Table 2, col. 5)
+CONTRASTS = (("no_question", "wrong_question"),)
 Z = stats.norm.ppf(0.5 + LEVEL / 2)
 
 
@@ -93,17 +114,19 @@ def classify_shift(before, after, n_choices: int, alpha: float = SHIFT_ALPHA) ->
         raise ValueError(f"after has {after.shape[1]} choices per trial, before {len(before)}")
     p_before = one_sample_p((after - before).ravel(), 0.0)
     p_agnostic = one_sample_p(after.ravel(), 1.0 / n_choices)
-    n = after.size
+    return ShiftDecision(shift_kind(p_before, p_agnostic, alpha), p_before, p_agnostic, after.size)
+
+
+def shift_kind(p_before: float, p_agnostic: float, alpha: float = SHIFT_ALPHA) -> str:
+    """The shift type the two tests' p-values decide (undetermined if either is NaN)."""
     if np.isnan(p_before) or np.isnan(p_agnostic):
-        return ShiftDecision("undetermined", p_before, p_agnostic, n)
-    moved, off_agnostic = p_before < alpha, p_agnostic < alpha
-    kind = {
+        return "undetermined"
+    return {
         (True, False): "random-like",
         (False, True): "conservative",
         (False, False): "hybrid",
         (True, True): "deviated",
-    }[(moved, off_agnostic)]
-    return ShiftDecision(kind, p_before, p_agnostic, n)
+    }[(p_before < alpha, p_agnostic < alpha)]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -121,12 +144,21 @@ def _mean_se(x) -> dict:
 
 
 def _probes(results: pd.DataFrame) -> list[str]:
-    present = set(results["probe"])
+    present = set(results["probe"]) - {ORIGINAL}
     return [p for p in PROBE_ORDER if p in present] + sorted(present - set(PROBE_ORDER))
 
 
 def _subjects(results: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(results["subject"]))
+
+
+def with_confidences(results: pd.DataFrame) -> pd.DataFrame:
+    """The rows with confidences on both inputs (every scoring subject's; a letter-writing
+    subject's where its endpoint gave the letters' log-probabilities)."""
+    if results.empty:
+        return results
+    keep = results["confidences"].notna() & results["original_confidences"].notna()
+    return results[keep]
 
 
 def _originals(rows: pd.DataFrame) -> pd.DataFrame:
@@ -238,7 +270,8 @@ def t_test(differences) -> dict:
 def instance_shifts(results: pd.DataFrame, alpha: float = SHIFT_ALPHA) -> pd.DataFrame:
     """The shift type of every (subject, probe, instance), with both p-values."""
     records = []
-    for (subject, probe, instance), rows in results.groupby(
+    probed = results[results["probe"] != ORIGINAL]
+    for (subject, probe, instance), rows in probed.groupby(
         ["subject", "probe", "original_id"], sort=False
     ):
         first = rows.iloc[0]
@@ -258,6 +291,8 @@ def instance_shifts(results: pd.DataFrame, alpha: float = SHIFT_ALPHA) -> pd.Dat
                 "p_vs_agnostic": d.p_vs_agnostic,
                 "n_samples": d.n_samples,
                 "distinct_trials": len(distinct),
+                "mean_change": float((after - before).mean()),
+                "mean_vs_agnostic": float(after.mean() - 1.0 / n),
             }
         )
     return pd.DataFrame(records)
@@ -276,38 +311,122 @@ def shift_counts(results: pd.DataFrame, alpha: float = SHIFT_ALPHA) -> list[dict
                 row[kind] = int(counts.get(kind, 0))
                 row[f"{kind}_share"] = row[kind] / total if total else float("nan")
             row["distinct_trials"] = float(s["distinct_trials"].mean()) if total else None
+            samples = s["n_samples"]
+            row["samples_per_test"] = float(samples.mean()) if total else None
+            row["min_samples"] = int(samples.min()) if total else None
+            row["df"] = float(samples.mean() - 1) if total else None
             out.append(row)
+    return out
+
+
+def pooled_shifts(results: pd.DataFrame, alpha: float = SHIFT_ALPHA) -> list[dict]:
+    """One shift type per (subject, probe) from the two tests run over instances (see the
+    module docstring): each instance's mean change of its incorrect choices' confidences
+    against 0, and their mean minus 1/n against 0; df = instances - 1."""
+    shifts = instance_shifts(results, alpha)
+    out = []
+    for subject in _subjects(results):
+        for probe in _probes(results[results["subject"] == subject]):
+            s = shifts[(shifts["subject"] == subject) & (shifts["probe"] == probe)]
+            change, agnostic = t_test(s["mean_change"]), t_test(s["mean_vs_agnostic"])
+            out.append(
+                {
+                    "subject": subject,
+                    "probe": probe,
+                    "shift_type": shift_kind(change["p_value"], agnostic["p_value"], alpha),
+                    "alpha": alpha,
+                    "change": change,
+                    "vs_agnostic": agnostic,
+                    "n_instances": len(s),
+                    "df": len(s) - 1,
+                }
+            )
+    return out
+
+
+def _at(conf, index) -> float:
+    return float(np.asarray(conf, dtype=float)[int(index)])
+
+
+def _pseudo_confidence(rows: pd.DataFrame) -> pd.Series:
+    """Per instance, the mean over trials of the pseudo-correct choice's confidence."""
+    values = [_at(c, i) for c, i in zip(rows["confidences"], rows["pseudo_label"], strict=True)]
+    return pd.Series(values, index=rows.index).groupby(rows["original_id"]).mean()
+
+
+def probe_contrasts(results: pd.DataFrame) -> list[dict]:
+    """For each pair of :data:`CONTRASTS` present: the per-instance mean pseudo-correct
+    confidence under the first and the second probe, and a paired t-test of first - second
+    over the instances that have both (the method's Table 2, column 5, for the pair
+    No-Question / Wrong-Question)."""
+    out = []
+    for subject in _subjects(results):
+        sub = results[results["subject"] == subject]
+        present = set(_probes(sub))
+        for first, second in CONTRASTS:
+            if not {first, second} <= present:
+                continue
+            a = _pseudo_confidence(sub[sub["probe"] == first])
+            b = _pseudo_confidence(sub[sub["probe"] == second])
+            a, b = a.align(b, join="inner")
+            out.append(
+                {
+                    "subject": subject,
+                    "first": first,
+                    "second": second,
+                    "first_confidence": _mean_se(a),
+                    "second_confidence": _mean_se(b),
+                    "difference": t_test(a - b),
+                    "n_instances": len(a),
+                }
+            )
+    return out
+
+
+def accuracy_by_normalisation(results: pd.DataFrame) -> list[dict]:
+    """Original accuracy of every scoring subject under every normalisation (lm-eval
+    reports ``acc`` and ``acc_norm`` side by side), from the raw summed log-probabilities and
+    token counts the results table keeps; Wilson intervals over instances."""
+    out = []
+    for subject in _subjects(results):
+        orig = _originals(results[results["subject"] == subject])
+        for how in NORMALISATIONS:
+            correct = [
+                int(np.argmax(choice_scores(lp, nt, ch, how))) == int(label)
+                for lp, nt, ch, label in zip(
+                    orig["original_logprobs"], orig["original_n_tokens"],
+                    orig["original_choices"], orig["label"], strict=True,
+                )
+            ]  # fmt: skip
+            n, k = len(correct), int(sum(correct))
+            lo, hi = wilson(k, n)
+            out.append({"subject": subject, "normalisation": how,
+                        "value": k / n if n else float("nan"), "ci_low": lo, "ci_high": hi,
+                        "n": n})  # fmt: skip
     return out
 
 
 def confidence_profile(results: pd.DataFrame) -> list[dict]:
     """Mean variance of the choice confidences and mean confidence of the correct choice
     (before) and of the pseudo-correct choice (after), per probe, with paired t-tests."""
-
-    def at(conf, index) -> float:
-        return float(np.asarray(conf, dtype=float)[int(index)])
-
     out = []
     for subject in _subjects(results):
         sub = results[results["subject"] == subject]
         for probe in _probes(sub):
             rows = sub[sub["probe"] == probe].copy()
             rows["variance_after"] = [float(np.var(c)) for c in rows["confidences"]]
-            rows["pseudo_confidence"] = [
-                at(c, i) for c, i in zip(rows["confidences"], rows["pseudo_label"], strict=True)
-            ]
             orig = _originals(rows)
             var_before = pd.Series([float(np.var(c)) for c in orig["original_confidences"]],
                                    index=orig.index)  # fmt: skip
             conf_before = pd.Series(
                 [
-                    at(c, i)
+                    _at(c, i)
                     for c, i in zip(orig["original_confidences"], orig["label"], strict=True)
                 ],
                 index=orig.index,
             )
             var_after = _per_instance(rows, "variance_after").reindex(orig.index)
-            conf_after = _per_instance(rows, "pseudo_confidence").reindex(orig.index)
+            conf_after = _pseudo_confidence(rows).reindex(orig.index)
             row = {"subject": subject, "probe": probe}
             for name, before, after in (
                 ("variance", var_before, var_after),

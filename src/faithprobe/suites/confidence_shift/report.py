@@ -33,6 +33,7 @@ from faithprobe.report.views import (
     metric_frame,
     pick_ids,
 )
+from faithprobe.suites.confidence_shift import NORMALISATIONS
 from faithprobe.suites.confidence_shift.metrics import PROBE_TITLES, SHIFT_TYPES
 
 if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn (new_figure)
@@ -110,6 +111,38 @@ def accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
+def normalisation_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "accuracy_by_normalisation", BY_SUBJECT)
+    if data.empty:
+        return None
+    chosen = (metrics.get("options") or {}).get("normalisation")
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "normalisation": [
+                f"{n}{' (used)' if n == chosen else ''}" for n in data["normalisation"]
+            ],
+            "choice score": data["normalisation"].map(NORMALISATIONS),
+            "accuracy [95% CI]": [
+                f"{f3(r['value'])} [{f3(r['ci_low'])}, {f3(r['ci_high'])}]"
+                for r in data.to_dict("records")
+            ],
+            "instances": data["n"].map(fmt_count),
+        }
+    )
+    return Table(
+        "accuracy_by_normalisation",
+        "Original accuracy under each choice-score normalisation",
+        data,
+        display,
+        note="The same log-probabilities, the top choice picked by each score: 'sum' is "
+        "lm-eval's acc, 'per-char' its acc_norm (sum / characters), 'per-byte' its acc_bytes; "
+        "'per-token' (the mean per token) depends on the tokenizer and is none of them. "
+        "Read it to compare with a published acc or acc_norm; the run's confidences use the "
+        "normalisation marked 'used'. Wilson intervals over instances.",
+    )
+
+
 def abstention_table(metrics: Mapping[str, Any]) -> Table | None:
     data = metric_frame(metrics, "abstentions", BY_SUBJECT)
     if data.empty:
@@ -136,8 +169,10 @@ def abstention_table(metrics: Mapping[str, Any]) -> Table | None:
         display,
         note="Models that cannot score choices (chat-only endpoints, or -o answer=letter) "
         "are shown the choices as A/B/C… and asked for a letter; a reply naming none is an "
-        "abstention (counted as wrong in the accuracies). Such models have no confidences, "
-        "so the shift, confidence and MaxProb tables leave them out.",
+        "abstention (counted as wrong in the accuracies). Where the endpoint gives the "
+        "letters' top_logprobs, their probabilities at the letter's position, renormalised "
+        "over the letters, are the model's confidences and it enters the shift, confidence "
+        "and MaxProb tables; otherwise those tables leave it out.",
     )
 
 
@@ -186,6 +221,11 @@ def shift_table(metrics: Mapping[str, Any]) -> Table | None:
             },
             "instances": data["n"].map(fmt_count),
             "distinct trials": data["distinct_trials"].map(lambda x: fmt_general(x, ".2f")),
+            "samples per test (df)": [
+                f"{fmt_general(r.get('samples_per_test'), '.3g')} "
+                f"({fmt_general(r.get('df'), '.3g')})"
+                for r in data.to_dict("records")
+            ],
         }
     )
     alpha = data["alpha"].iloc[0]
@@ -197,7 +237,42 @@ def shift_table(metrics: Mapping[str, Any]) -> Table | None:
         note=f"t-tests at α = {alpha:g} on the incorrect choices' confidences: after vs "
         "before (paired) and after vs 1/n. Random-like: moved, now near 1/n; conservative: "
         "did not move, away from 1/n; hybrid: neither test rejects; deviated: both reject. "
-        "Trials with an identical input count once.",
+        "Trials with an identical input count once, so a test has (choices - 1) × distinct "
+        "trials samples: read a probe with df = 1 (No-Question: one distinct input) as "
+        "nearly untestable per instance, where 'hybrid' says little; the pooled table "
+        "below decides over instances instead.",
+    )
+
+
+def pooled_shift_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "pooled_shifts", BY_SUBJECT)
+    if data.empty:
+        return None
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "probe": data["probe"].map(_probe),
+            "shift type": data["shift_type"],
+            "mean change": data["change.difference"].map(f3),
+            "p (change)": data["change.p_value"].map(lambda x: fmt_general(x, ".3g")),
+            "mean − 1/n": data["vs_agnostic.difference"].map(f3),
+            "p (vs 1/n)": data["vs_agnostic.p_value"].map(lambda x: fmt_general(x, ".3g")),
+            "instances (df)": [
+                f"{fmt_count(n)} ({fmt_count(d)})"
+                for n, d in zip(data["n_instances"], data["df"], strict=True)
+            ],  # fmt: skip
+        }
+    )
+    alpha = data["alpha"].iloc[0]
+    return Table(
+        "pooled_shifts",
+        "Shift type pooled over instances (one decision per probe)",
+        data,
+        display,
+        note=f"The same two tests at α = {alpha:g}, run over instances: each instance's mean "
+        "change of its incorrect choices' confidences (after − before) and their mean minus "
+        "1/n. Read it as what the probe does to the model as a whole; unlike the per-instance "
+        "types it has instances − 1 degrees of freedom even for No-Question.",
     )
 
 
@@ -227,6 +302,35 @@ def profile_table(metrics: Mapping[str, Any]) -> Table | None:
         note="Means over instances ± SE [95% CI]; p: paired t-test after vs before. "
         "For No-Right-Answer the pseudo-correct choice is the donor answer in the old "
         "right answer's slot.",
+    )
+
+
+def contrast_table(metrics: Mapping[str, Any]) -> Table | None:
+    rows = list(metrics.get("probe_contrasts") or [])
+    if not rows:
+        return None
+    data = order_rows(pd.json_normalize(rows), subject_order(metrics), BY_SUBJECT)
+    display = pd.DataFrame(
+        {
+            "subject": [r["subject"] for r in rows],
+            "probes": [f"{_probe(r['first'])} vs {_probe(r['second'])}" for r in rows],
+            "conf. pseudo-correct, first": [estimate_text(r["first_confidence"]) for r in rows],
+            "conf. pseudo-correct, second": [estimate_text(r["second_confidence"]) for r in rows],
+            "difference": [f3(r["difference"]["difference"]) for r in rows],
+            "p": [_p(r["difference"]) for r in rows],
+            "instances": [fmt_count(r["n_instances"]) for r in rows],
+        }
+    )
+    display = order_rows(display, subject_order(metrics), BY_SUBJECT)
+    return Table(
+        "probe_contrasts",
+        "No-Question vs Wrong-Question: confidence of the pseudo-correct choice",
+        data,
+        display,
+        note="Per-instance mean over trials, paired over the instances that have both probes; "
+        "p: paired t-test of first − second (the method's Table 2, column 5). A positive "
+        "difference means the model keeps the old answer more confidently with no question "
+        "than with an unrelated one.",
     )
 
 
@@ -290,10 +394,13 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
     }
     for t in (
         accuracy_table(metrics),
+        normalisation_table(metrics),
         pseudo_accuracy_table(metrics),
         abstention_table(metrics),
         shift_table(metrics),
+        pooled_shift_table(metrics),
         profile_table(metrics),
+        contrast_table(metrics),
         maxprob_table(metrics),
         dataset_table(metrics),
     ):
@@ -470,20 +577,31 @@ class ConfidenceShiftReport(ReportView):
     @staticmethod
     def sections(tables: Mapping[str, Table], metrics: Mapping[str, Any]) -> list[Section]:
         options = metrics.get("options") or {}
+        how = options.get("normalisation", DASH)
         lead = (
-            f"{options.get('trials', DASH)} trials per probe; choice scores: "
-            f"{options.get('normalisation', DASH)} of token log-probabilities; confidences: "
-            "softmax over the choices' scores."
+            f"{options.get('trials', DASH)} trials per probe; prompt rule: "
+            f"{options.get('rule', DASH)}; choice scores: {how} "
+            f"({NORMALISATIONS.get(how, how)}); confidences: softmax over the choices' scores."
         )
         return [
             Section(
                 "accuracy",
                 "Accuracy and pseudo-accuracy",
-                [tables.get("original_accuracy"), tables.get("pseudo_accuracy")],
+                [
+                    tables.get("original_accuracy"),
+                    tables.get("accuracy_by_normalisation"),
+                    tables.get("pseudo_accuracy"),
+                ],
                 lead=lead,
             ),
-            Section("shifts", "Shift types", [tables.get("shift_types")]),
-            Section("confidence", "Confidence and variance", [tables.get("confidence_profile")]),
+            Section(
+                "shifts", "Shift types", [tables.get("shift_types"), tables.get("pooled_shifts")]
+            ),
+            Section(
+                "confidence",
+                "Confidence and variance",
+                [tables.get("confidence_profile"), tables.get("probe_contrasts")],
+            ),
             Section("maxprob", "MaxProb detection", [tables.get("maxprob_detection")]),
             Section("dataset", "Dataset", [tables.get("dataset")]),
         ]

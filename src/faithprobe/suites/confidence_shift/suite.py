@@ -8,19 +8,35 @@ another instance's right choice) -- in several trials with different draws. A mo
 uses the prompt becomes uncertain (confidences near 1/n); one that does not keeps picking
 the old answer (the *pseudo-correct* choice) with its old confidence.
 
+Prompts: each format is put to the model as its community scores it (option ``rule``,
+default ``standard``): Social IQA and prompt/choices files as ``"Q: <prompt>\\nA:"``,
+HellaSwag as lm-eval's cleaned query with the endings as its continuation (see
+:mod:`faithprobe.datasets.multiple_choice` and :data:`faithprobe.prompts.FRAMES`); ``rule=qa``
+keeps the raw text in the Q/A frame for every format, and ``template`` sets one frame for all.
+
 Scores: a causal LM scores each choice by its log-likelihood after the prompt (the prompt
 is computed once per instance, see :mod:`faithprobe.subjects.hf_causal`); option
-``normalisation`` decides whether a choice's score is the summed log-probability (``sum``,
-the default, lm-eval's ``acc``) or the mean per token (``mean``). The prediction is the
+``normalisation`` decides how the summed log-probability becomes the choice's score
+(:mod:`~faithprobe.suites.confidence_shift.normalisation`: ``sum``, lm-eval's ``acc``;
+``per-token``; ``per-char``, lm-eval's ``acc_norm``; ``per-byte``). The prediction is the
 top-scoring choice and the confidences are the softmax over the scores, both under the
-chosen normalisation (the results table also keeps the raw sums and token counts). A
-multiple-choice classifier scores each choice as one unit, so both normalisations agree.
+chosen normalisation (the results table also keeps the raw sums and token counts, and
+``accuracy_by_normalisation`` gives the original accuracy under every normalisation).
+
+``probes=none`` runs the original instances only (one pair per instance whose "intervened"
+input is the original itself, ``probe`` ``"original"``): accuracies without the probes.
 
 A model that can only write (a chat-only endpoint; or any model with ``answer=letter``)
 is shown the choices as ``A. …``, ``B. …`` and asked for a letter
 (:class:`~faithprobe.prompts.LetterPrompt`); a reply naming no choice is an abstention,
-counted as wrong and reported (``abstentions``). Its rows carry no confidences, so the
-shift types, confidence profile and MaxProb detector are computed for scoring models only.
+counted as wrong and reported (``abstentions``). Where the model answers letter-choice
+requests (an OpenAI-compatible endpoint giving ``top_logprobs``), its confidences are the
+letters' probabilities at the reply's first token, renormalised over the letters (a letter
+outside the endpoint's top k counts as 0; ``letter_mass`` keeps how much of that token's
+probability the letters hold), so the shift types, confidence profile and MaxProb detector
+cover it too; without them (a local model asked by letter, an endpoint giving no
+alternatives, a first token with no letter among them) its rows carry no confidences and
+those statistics leave them out.
 
 See :mod:`faithprobe.suites.confidence_shift.metrics` for the statistics, including how the
 shift type of an instance is decided.
@@ -40,28 +56,44 @@ from scipy.special import softmax
 from faithprobe.datasets import read_choices
 from faithprobe.errors import UsageError
 from faithprobe.examples import ChoiceExample
-from faithprobe.expectations import Behaviour
+from faithprobe.expectations import ANSWER_UNCHANGED, Behaviour
 from faithprobe.interventions import Pair, get
-from faithprobe.prompts import ChoicePrompt, LetterPrompt, command_line_template
+from faithprobe.prompts import (
+    FRAMES,
+    LETTERS,
+    QUESTION,
+    ChoicePrompt,
+    LetterPrompt,
+    command_line_template,
+)
 from faithprobe.requests import (
     CandidateScoreRequest,
     CandidateScores,
     Generation,
     GenerationRequest,
+    LetterChoice,
+    LetterChoiceRequest,
 )
 from faithprobe.seeding import hash_rank
 from faithprobe.suite import Suite
 from faithprobe.suites.confidence_shift import PROBES, ConfidenceShiftOptions
 from faithprobe.suites.confidence_shift import metrics as m
+from faithprobe.suites.confidence_shift.normalisation import choice_scores
 
 LETTER_MAX_NEW_TOKENS = 8
+LETTER_KINDS = frozenset({LetterChoiceRequest.kind, GenerationRequest.kind})
 
 
-def _scores(answer: CandidateScores, normalisation: str) -> np.ndarray:
-    logprobs = np.asarray(answer.logprobs, dtype=float)
-    if normalisation == "mean":
-        return logprobs / np.maximum(np.asarray(answer.n_tokens, dtype=float), 1)
-    return logprobs
+def letter_confidences(answer: LetterChoice) -> tuple[list[float] | None, float]:
+    """The letters' probabilities renormalised over the letters (absent ones 0), and the
+    share of the token's probability they hold; (None, NaN) without any letter's."""
+    if answer.logprobs is None or all(v is None for v in answer.logprobs):
+        return None, float("nan")
+    p = np.asarray([0.0 if v is None else np.exp(v) for v in answer.logprobs])
+    return (p / p.sum()).tolist(), float(p.sum())
+
+
+ORIGINAL = m.ORIGINAL  # the probe of an original-only pair (probes=none)
 
 
 def input_key(example: ChoiceExample) -> str:
@@ -77,7 +109,9 @@ class ConfidenceShiftSuite(Suite):
 
     def __init__(self, options: ConfidenceShiftOptions | None = None) -> None:
         super().__init__(options)
-        self.prompt = ChoicePrompt(command_line_template(self.options.template))
+        template = self.options.template
+        fixed = None if template == "auto" else ChoicePrompt(command_line_template(template))
+        self.frames = {f: fixed or ChoicePrompt(t) for f, t in FRAMES.items()}
         self.letters = LetterPrompt()
 
     def pairs(self, data: Path | None, seed: int) -> list[Pair]:
@@ -86,7 +120,11 @@ class ConfidenceShiftSuite(Suite):
                 "the confidence-shift suite needs --data: a Social IQA, HellaSwag or "
                 "prompt/choices/label jsonl file"
             )
-        pool = sorted(read_choices(data, self.options.format), key=lambda e: e.id)
+        pool = sorted(
+            read_choices(data, self.options.format, self.options.rule), key=lambda e: e.id
+        )
+        if not self.options.probe_names:
+            return [Pair(e, e, ORIGINAL, ANSWER_UNCHANGED, f"{e.id}/{ORIGINAL}") for e in pool]
         out = []
         for probe in self.options.probe_names:
             name, params = PROBES[probe]
@@ -116,26 +154,40 @@ class ConfidenceShiftSuite(Suite):
         if self.options.answer != "auto":
             return self.options.answer == "letter"
         accepts = subject.accepts if subject is not None else {CandidateScoreRequest.kind}
-        return CandidateScoreRequest.kind not in accepts and GenerationRequest.kind in accepts
+        return CandidateScoreRequest.kind not in accepts and bool(LETTER_KINDS & accepts)
 
     def request(self, example: ChoiceExample, subject=None):
         if self.by_letter(subject):
             prompt = self.letters.render(example.prompt, example.choices)
+            if subject is not None and LetterChoiceRequest.kind in subject.accepts:
+                letters = LETTERS[: len(example.choices)]
+                return LetterChoiceRequest(prompt, letters, LETTER_MAX_NEW_TOKENS, ("\n",))
             return GenerationRequest(prompt, LETTER_MAX_NEW_TOKENS, ("\n",), chat=True)
-        return CandidateScoreRequest(self.prompt.render(example.prompt), example.choices)
+        frame = self.frames[example.features.get("frame", QUESTION)]
+        return CandidateScoreRequest(frame.render(example.prompt), example.choices)
 
     def _read(self, answer, example: ChoiceExample) -> dict:
-        """Prediction and confidences of one answer (letters: no confidences)."""
-        if isinstance(answer, Generation):
+        """Prediction and confidences of one answer (letters: the reply's choice, and
+        confidences only from the letters' log-probabilities)."""
+        if isinstance(answer, Generation | LetterChoice):
             choice = self.letters.parse(answer.text, example.choices)
+            conf, mass = (None, float("nan"))
+            if isinstance(answer, LetterChoice):
+                conf, mass = letter_confidences(answer)
+            logprobs = None if conf is None else [np.nan if v is None else v
+                                                  for v in answer.logprobs]  # fmt: skip
             return {"mode": "letter", "reply": answer.text, "abstained": choice is None,
-                    "prediction": -1 if choice is None else choice, "confidences": None,
-                    "logprobs": None, "n_tokens": None, "maxprob": float("nan")}  # fmt: skip
-        conf = softmax(_scores(answer, self.options.normalisation))
+                    "prediction": -1 if choice is None else choice, "confidences": conf,
+                    "logprobs": logprobs, "n_tokens": None, "letter_mass": mass,
+                    "maxprob": float("nan") if conf is None else max(conf)}  # fmt: skip
+        scores = choice_scores(
+            answer.logprobs, answer.n_tokens, example.choices, self.options.normalisation
+        )
+        conf = softmax(scores)
         return {"mode": "scores", "reply": None, "abstained": False,
                 "prediction": int(np.argmax(conf)), "confidences": conf.tolist(),
                 "logprobs": list(answer.logprobs), "n_tokens": list(answer.n_tokens),
-                "maxprob": float(conf.max())}  # fmt: skip
+                "letter_mass": float("nan"), "maxprob": float(conf.max())}  # fmt: skip
 
     def rows(
         self, pairs: Sequence[Pair], subject, answers: dict[str, CandidateScores]
@@ -145,12 +197,12 @@ class ConfidenceShiftSuite(Suite):
             o, x = pair.original, pair.intervened
             ro, rx = self._read(answers[o.id], o), self._read(answers[x.id], x)
             pred_o, pred_x = ro["prediction"], rx["prediction"]
-            pseudo = int(x.features["pseudo_label"])
+            pseudo = int(x.features.get("pseudo_label", o.label))
             out.append(
                 {
                     "pair_id": pair.id,
                     "probe": pair.intervention,
-                    "trial": int(x.features["trial"]),
+                    "trial": int(x.features.get("trial", 0)),
                     "donor_id": x.features.get("donor_id"),
                     "input_key": input_key(x),
                     "n_choices": len(o.choices),
@@ -178,6 +230,8 @@ class ConfidenceShiftSuite(Suite):
                     "pseudo_correct": pred_x == pseudo,
                     "original_maxprob": ro["maxprob"],
                     "maxprob": rx["maxprob"],
+                    "original_letter_mass": ro["letter_mass"],
+                    "letter_mass": rx["letter_mass"],
                 }
             )
         return out
@@ -185,23 +239,28 @@ class ConfidenceShiftSuite(Suite):
     def behaviour(self, pair: Pair, row: Mapping[str, Any]) -> Behaviour:
         """The choices as indices (as text), the gold being the pseudo-correct choice: the
         expectation is met when the model does not keep it on top (an abstention, -1,
-        meets it)."""
+        meets it). An original-only pair's gold is the right answer (met when chosen)."""
         return Behaviour(
             str(row["original_prediction"]), str(row["prediction"]), str(row["pseudo_label"])
         )
 
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
         """Accuracies and abstentions for every subject; the confidence statistics for the
-        subjects that gave choice scores (letter answers carry no confidences)."""
+        rows that carry confidences (choice scores; letters only with their log-probs);
+        accuracy by normalisation for the subjects that gave choice scores."""
         scored = results
         if "answer_mode" in results and len(results):
             scored = results[results["answer_mode"] == "scores"]
+        confident = m.with_confidences(results)
         return {
             "abstentions": m.abstentions(results),
             "original_accuracy": m.original_accuracy(results),
+            "accuracy_by_normalisation": m.accuracy_by_normalisation(scored),
             "pseudo_accuracy": m.pseudo_accuracy(results),
-            "shift_types": m.shift_counts(scored),
-            "confidence_profile": m.confidence_profile(scored),
-            "maxprob_detection": m.maxprob_detection(scored, seed),
+            "shift_types": m.shift_counts(confident),
+            "pooled_shifts": m.pooled_shifts(confident),
+            "confidence_profile": m.confidence_profile(confident),
+            "probe_contrasts": m.probe_contrasts(confident),
+            "maxprob_detection": m.maxprob_detection(confident, seed),
             "dataset": m.dataset_breakdown(results),
         }
