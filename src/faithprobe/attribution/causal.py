@@ -36,6 +36,9 @@ result depends on neither the batch size nor the other inputs beyond rounding.
 
 from __future__ import annotations
 
+import inspect
+from functools import cached_property
+
 import torch
 
 from faithprobe.attribution.answering import SaliencyAnswerer
@@ -100,9 +103,15 @@ class CausalLMInput(Attributor):
         )
 
     def _next_logprobs(self, ids: torch.Tensor) -> torch.Tensor:
-        """Log-probabilities [rows, vocabulary] of the token after each row of ``ids``."""
-        logits = self.model(input_ids=ids.to(self._device)).logits[:, -1].float()
+        """Log-probabilities [rows, vocabulary] of the token after each row of ``ids`` (the
+        vocabulary projection only at the last position, where the model can skip it)."""
+        last = {"logits_to_keep": 1} if self._takes_logits_to_keep else {}
+        logits = self.model(input_ids=ids.to(self._device), **last).logits[:, -1].float()
         return torch.log_softmax(logits, dim=-1)
+
+    @cached_property
+    def _takes_logits_to_keep(self) -> bool:
+        return "logits_to_keep" in inspect.signature(self.model.forward).parameters
 
     @property
     def _device(self) -> torch.device:

@@ -1,6 +1,6 @@
-"""The ``right-reasons`` suite: for comparison and coreference questions, does an
-extractive QA model use what a careful reader would -- checked by counterfactuals and by
-saliency -- and do the two agree?
+"""The ``right-reasons`` suite: for comparison and coreference questions, does a QA model
+(extractive, or a causal LM answering by generation) use what a careful reader would --
+checked by counterfactuals and by saliency -- and do the two agree?
 
 Method: Ray Choudhury, Rogers & Augenstein, "Machine reading, fast and slow: when do models
 'understand' language?".
@@ -32,19 +32,29 @@ that cannot be made is still a pair, marked ``dropped`` with the reason and sent
 model (as in the ``faithfulness`` suite). ``--limit N`` keeps N original items with all
 their variants.
 
-**Requests.** Every original and counterfactual gets a
-:class:`~faithprobe.requests.SpanAnswerRequest`; every *original* also gets one
-:class:`~faithprobe.requests.SaliencyRequest` per method of ``saliency`` (default
-``ig,occlusion``; ``ig_steps`` interpolation points, default 50) when the subject answers
-saliency requests (the method computes saliency on the original only) -- except originals
-none of whose counterfactuals could be made, where alignment is undefined.
+**Requests.** An extractive QA model gets a
+:class:`~faithprobe.requests.SpanAnswerRequest` per original and counterfactual; a causal LM
+answers by generation, prompted as in the ``faithfulness`` suite (options ``template``,
+``max_new_tokens``, ``chat``; :mod:`faithprobe.qa.asking`). Every *original* also gets one
+saliency request per method of ``saliency`` (default ``ig,occlusion``; ``ig_steps``
+interpolation points, default 50) when the subject gives saliency (the method computes
+saliency on the original only): a :class:`~faithprobe.requests.SaliencyRequest` (the
+predicted answer start) for an extractive QA model, a
+:class:`~faithprobe.requests.PromptSaliencyRequest` (the first token of the generated answer,
+attributed to the prompt's question and context tokens: :mod:`faithprobe.attribution.
+causal`) for a local causal LM -- except originals none of whose counterfactuals could be
+made, where alignment is undefined. Integrated Gradients is read under each summary of
+``ig_summaries`` (``l2``, ``l1``, ``dot``; :mod:`faithprobe.attribution.
+integrated_gradients`), each a *scorer* of its own (``ig-l2``, ...), from one computation.
 
 **Rows and metrics.** One row per (pair, subject): the original's and the
 counterfactual's prediction, EM and F1 (each against its own gold), and per saliency
-method the partition test of the original (:mod:`faithprobe.metrics.alignment`: positive =
+scorer the partition test of the original (:mod:`faithprobe.metrics.alignment`: positive =
 the comparative's words in the question, or the answer cluster's mentions in the context,
 see :mod:`faithprobe.attribution.partitions`), whether the instance is aligned, and the
-random-partition control. Metrics: :mod:`faithprobe.suites.right_reasons.metrics`.
+random-partition control; whether the two answers are the same (``same_answer``); for a
+causal LM its raw replies (``og_generation``, ``cf_generation``). Metrics:
+:mod:`faithprobe.suites.right_reasons.metrics`.
 """
 
 from __future__ import annotations
