@@ -271,6 +271,10 @@ def test_without_saliency_there_is_no_alignment_table():
 
     rows = pd.DataFrame([{"subject": "s", "dataset": "d", "variant": "CF", "pair_id": "p",
                           "passage_id": "x", "dropped_reason": None, "og_em": 1.0, "cf_em": 0.0,
-                          "og_f1": 1.0, "cf_f1": 0.5}])  # fmt: skip
+                          "og_f1": 1.0, "cf_f1": 0.5, "same_answer": True}])  # fmt: skip
     metrics = right_reasons_metrics(rows, (), seed=0)
     assert metrics["alignment"] == [] and len(metrics["scores"]) == 4
+    assert [c["value"] for c in metrics["consistency"]] == [1.0]
+    # a results table from before the column: no consistency, the rest as before
+    older = right_reasons_metrics(rows.drop(columns="same_answer"), (), seed=0)
+    assert older["consistency"] == [] and len(older["scores"]) == 4

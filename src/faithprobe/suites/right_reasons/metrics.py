@@ -89,7 +89,10 @@ def consistency(answered: pd.DataFrame, seed: int) -> list[dict]:
     got the same answer (``same_answer``, after SQuAD normalisation), with a 95%
     cluster-bootstrap interval over passages. The counterfactual's gold differs from the
     original's, so a consistent pair has at most one side right: a high rate explains og and
-    cf scores near each other (and near half, for two-entity comparisons)."""
+    cf scores near each other (and near half, for two-entity comparisons). Empty for a
+    results table written before the column existed."""
+    if "same_answer" not in answered:
+        return []
     out = []
     for key, rows in answered.groupby(KEYS, sort=True):
         est = clustered_mean(
