@@ -238,6 +238,8 @@ def test_alignment_scores_by_hand():
             "both_correct": [True, True, False, True, False],
             "aligned": [True, False, False, True, False],
             "control_aligned": [False, False, False, True, False],
+            "passed": [True, False, True, True, True],
+            "control_passed": [False, False, False, True, True],
         }
     )
     table = alignment_scores(frame).set_index("method")
@@ -245,6 +247,14 @@ def test_alignment_scores_by_hand():
     assert (ig["n"], ig["aligned"], ig["control"], ig["both_correct"]) == (4, 0.5, 0.25, 0.75)
     assert (ig["aligned_ci_low"], ig["aligned_ci_high"]) == pytest.approx(wilson(2, 4))
     assert (ig["control_ci_low"], ig["control_ci_high"]) == pytest.approx(wilson(1, 4))
+    # significance rates: of the real partition and of the random one (the sanity check)
+    assert (ig["significant"], ig["control_significant"]) == (0.75, 0.25)
+    assert (ig["control_significant_ci_low"], ig["control_significant_ci_high"]) == (
+        pytest.approx(wilson(1, 4))
+    )
+    # exact McNemar: 2 instances pass real only, none random only -> p = 2 * 0.5**2
+    assert ig["significance_p"] == pytest.approx(0.5)
+    assert ig["alignment_p"] == pytest.approx(1.0)  # 1 discordant pair: p = 1
     occ = table.loc["occlusion"]
     assert (occ["n"], occ["aligned"], occ["both_correct"]) == (1, 0.0, 0.0)
     assert np.isclose(occ["aligned_ci_low"], 0.0)

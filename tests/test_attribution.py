@@ -41,7 +41,10 @@ def test_ig_completeness(random_qa, tiny_pair_tokenizer):
     assert result.offsets[target][0] == 1  # the predicted start lies in the context
     torch.testing.assert_close(torch.tensor(result.saliency), attributions.norm(dim=-1))
     assert result.method == "integrated-gradients"
-    assert result.settings["n_steps"] == 100 and result.settings["baseline"] == "mask"
+    assert (
+        result.settings["n_steps"] == 100
+        and result.settings["baseline"] == tiny_pair_tokenizer.mask_token
+    )
 
 
 def test_results_do_not_depend_on_batch_size(random_qa, tiny_pair_tokenizer):

@@ -165,7 +165,7 @@ def test_greedy_text_is_batch_size_invariant(model_name, request, tiny_tokenizer
 
 def test_mixed_request_kinds_keep_their_order(tiny_llama, tiny_tokenizer):
     subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="t", batch_size=4)
-    assert subject.accepts == {"candidate-scores", "generation"}
+    assert subject.accepts == {"candidate-scores", "generation", "prompt-saliency"}
     requests = [
         GenerationRequest("Alice lives in", 5),
         CandidateScoreRequest("Alice lives in", ("Paris", "Rome")),

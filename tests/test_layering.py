@@ -44,7 +44,10 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "faithprobe.generators",
         "faithprobe.qa.deletions",  # the deletion variants every QA client shares
     ),
-    "requests": ("faithprobe.requests",),
+    "requests": (
+        "faithprobe.requests",
+        "faithprobe.qa.asking",  # the requests a QA question is asked as, its answer read
+    ),
     "subjects": (
         "faithprobe.subjects",
         "faithprobe.attribution",

@@ -110,20 +110,31 @@ def test_cli_run_writes_results_metrics_tables_and_reruns_from_the_cache(
     # both expectations (other entity, new entity): the counterfactual answered exactly right
     assert answered["expectation_met"].astype(bool).equals(answered["cf_em"] == 1)
     assert results.loc[results["dropped_reason"].notna(), "expectation_met"].isna().all()
-    for method in ("ig", "occlusion"):
-        assert answered[f"{method}_aligned"].notna().all()
-        assert answered[f"{method}_control_aligned"].notna().all()
-        assert (answered[f"{method}_n_positive"] >= 1).all()
+    scorers = ("ig-l2", "ig-l1", "ig-dot", "occlusion")
+    for scorer in scorers:
+        assert answered[f"{scorer}_aligned"].notna().all()
+        assert answered[f"{scorer}_control_aligned"].notna().all()
+        assert (answered[f"{scorer}_n_positive"] >= 1).all()
+    # the three IG summaries read one answer: same partitions, different decisions possible
+    assert answered["ig-l2_n_negative"].equals(answered["ig-dot_n_negative"])
     assert answered["og_f1"].between(0, 1).all() and answered["cf_f1"].between(0, 1).all()
     metrics = json.loads((first / "metrics.json").read_text())
-    assert {r["method"] for r in metrics["alignment"]} == {"ig", "occlusion"}
+    assert {r["method"] for r in metrics["alignment"]} == set(scorers)
+    for r in metrics["alignment"]:
+        assert 0 <= r["control_significant"] <= 1 and 0 <= r["significance_p"] <= 1
+    # answer consistency: per (subject, dataset, variant), the share of same answers
+    same = answered.groupby(["dataset", "variant"])["same_answer"].mean()
+    assert {(r["dataset"], r["variant"]): r["value"] for r in metrics["consistency"]} == (
+        pytest.approx(same.to_dict())
+    )
     assert {(r["metric"], r["side"]) for r in metrics["scores"]} == {
         (m, s) for m in ("em", "f1") for s in ("og", "cf")
     }
     assert metrics["tests"] and metrics["sizes"]
-    for table in ("scores", "alignment", "sizes"):
+    for table in ("scores", "consistency", "alignment", "sizes"):
         assert (first / "tables" / f"{table}.csv").is_file()
-    assert (first / "report.html").is_file()
+    html = (first / "report.html").read_text()
+    assert "Answer consistency" in html and "random significant" in html
     # 4 originals x (1 span + 2 saliency) + the answered counterfactuals
     (subject,) = json.loads((first / "run.json").read_text())["subjects"]
     assert subject["computed_requests"] == 4 * 3 + len(answered)
@@ -260,6 +271,10 @@ def test_without_saliency_there_is_no_alignment_table():
 
     rows = pd.DataFrame([{"subject": "s", "dataset": "d", "variant": "CF", "pair_id": "p",
                           "passage_id": "x", "dropped_reason": None, "og_em": 1.0, "cf_em": 0.0,
-                          "og_f1": 1.0, "cf_f1": 0.5}])  # fmt: skip
+                          "og_f1": 1.0, "cf_f1": 0.5, "same_answer": True}])  # fmt: skip
     metrics = right_reasons_metrics(rows, (), seed=0)
     assert metrics["alignment"] == [] and len(metrics["scores"]) == 4
+    assert [c["value"] for c in metrics["consistency"]] == [1.0]
+    # a results table from before the column: no consistency, the rest as before
+    older = right_reasons_metrics(rows.drop(columns="same_answer"), (), seed=0)
+    assert older["consistency"] == [] and len(older["scores"]) == 4

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import MISSING, asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 
 from faithprobe.examples import NLI_LABELS
 
@@ -106,15 +106,20 @@ class TokenSaliency:
     """Saliency of every token of one input's first window (see
     :mod:`faithprobe.attribution.base`).
 
-    ``offsets`` per token: None for a special token, else ``(sequence, start, end)`` with
-    ``sequence`` :data:`QUESTION` (0) or :data:`CONTEXT` (1) and character offsets into
-    ``request.question`` / ``request.context`` (:data:`Offset`). ``target`` is the token
-    index of the predicted answer start and ``target_logit`` its start logit on the input.
-    ``delta`` is Integrated Gradients' convergence delta (sum of attributions minus
-    F(input) - F(baseline)); None for methods without one. Nested fields (the request,
-    offsets, settings) need their own JSON round trip, hence ``from_json`` here."""
+    ``offsets`` per token: None for a token outside the question and the context (a special
+    token; a prompt's template), else ``(sequence, start, end)`` with ``sequence``
+    :data:`QUESTION` (0) or :data:`CONTEXT` (1) and character offsets into the question /
+    the context (:data:`Offset`). ``target``: for an extractive QA model the token index of
+    the predicted answer start, ``target_logit`` its start logit; for a causal LM
+    (:class:`PromptSaliencyRequest`) the vocabulary id of the first token of its greedy
+    answer, ``target_logit`` that token's log-probability. ``delta`` is Integrated
+    Gradients' convergence delta (sum of attributions minus F(input) - F(baseline)); None
+    for methods without one. ``summaries``: per-token saliency under each summary of the
+    embedding dimensions' attributions (Integrated Gradients: ``l2``, the one
+    ``saliency`` holds, ``l1`` and ``dot``; empty for Occlusion). Nested fields (the
+    request, offsets, settings) need their own JSON round trip, hence ``from_json`` here."""
 
-    request: SaliencyRequest
+    request: SaliencyRequest | PromptSaliencyRequest
     tokens: tuple[str, ...]
     offsets: tuple[Offset, ...]
     saliency: tuple[float, ...]
@@ -124,6 +129,7 @@ class TokenSaliency:
     settings: dict
     truncated: bool
     delta: float | None = None
+    summaries: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
     def spans(self, sequence: int) -> tuple[tuple[int, int] | None, ...]:
         """Per token its (start, end) in the question (``sequence=0``) or the context
@@ -137,7 +143,13 @@ class TokenSaliency:
     @classmethod
     def from_json(cls, text: str) -> TokenSaliency:
         data = json.loads(text)
-        data["request"] = SaliencyRequest(**data["request"])
+        request = data["request"]
+        if "prompt" in request:
+            spans = {k: tuple(request[k]) for k in ("question", "context")}
+            data["request"] = PromptSaliencyRequest(**{**request, **spans})
+        else:
+            data["request"] = SaliencyRequest(**request)
+        data["summaries"] = {k: tuple(v) for k, v in data.get("summaries", {}).items()}
         data["offsets"] = tuple(None if o is None else tuple(o) for o in data["offsets"])
         data["tokens"], data["saliency"] = tuple(data["tokens"]), tuple(data["saliency"])
         return cls(**data)
@@ -255,6 +267,9 @@ class LetterChoiceRequest(_Keyed):
 
 
 SALIENCY_METHODS = ("ig", "occlusion")
+# how Integrated Gradients' per-dimension attributions become one number per token
+# (faithprobe.attribution.integrated_gradients); the first is TokenSaliency.saliency
+IG_SUMMARIES = ("l2", "l1", "dot")
 
 
 @dataclass(frozen=True)
@@ -274,12 +289,45 @@ class SaliencyRequest(_Keyed):
     answer = TokenSaliency
 
     def __post_init__(self) -> None:
-        if self.method not in SALIENCY_METHODS:
-            raise ValueError(
-                f"saliency method must be one of {', '.join(SALIENCY_METHODS)}, got {self.method!r}"
-            )
-        if self.n_steps < 1:
-            raise ValueError(f"n_steps must be >= 1, got {self.n_steps}")
+        _check_saliency(self.method, self.n_steps)
+
+
+@dataclass(frozen=True)
+class PromptSaliencyRequest(_Keyed):
+    """Which tokens of the question and the context in ``prompt`` does a causal LM's answer
+    depend on? ``question`` and ``context`` are their character spans in ``prompt``
+    (:meth:`~faithprobe.qa.prompt.QAPrompt.render_with_spans`); with ``chat`` the prompt is
+    one user message in the subject's chat format, as for a :class:`GenerationRequest`.
+    Answered with a :class:`TokenSaliency` whose offsets are into the question and the
+    context, like a :class:`SaliencyRequest`'s, by ``method`` (``"ig"`` with ``n_steps``
+    or ``"occlusion"``): the attributed quantity is the log-probability of the first token
+    of the model's greedy answer (:mod:`faithprobe.attribution.causal`)."""
+
+    prompt: str
+    question: tuple[int, int]
+    context: tuple[int, int]
+    method: str = "ig"
+    n_steps: int = 50
+    chat: bool = False
+
+    kind = "prompt-saliency"
+    answer = TokenSaliency
+
+    def __post_init__(self) -> None:
+        _check_saliency(self.method, self.n_steps)
+        for name in ("question", "context"):
+            start, end = getattr(self, name)
+            if not 0 <= start <= end <= len(self.prompt):
+                raise ValueError(f"{name} span {(start, end)} is not within the prompt")
+
+
+def _check_saliency(method: str, n_steps: int) -> None:
+    if method not in SALIENCY_METHODS:
+        raise ValueError(
+            f"saliency method must be one of {', '.join(SALIENCY_METHODS)}, got {method!r}"
+        )
+    if n_steps < 1:
+        raise ValueError(f"n_steps must be >= 1, got {n_steps}")
 
 
 def stop_index(text: str, stop: Sequence[str]) -> int | None:
@@ -298,5 +346,6 @@ Request = (
     | SpanAnswerRequest
     | GenerationRequest
     | SaliencyRequest
+    | PromptSaliencyRequest
 )
 Answer = CandidateScores | SpanAnswer | Generation | TokenSaliency

@@ -1,4 +1,4 @@
-"""Token saliency for extractive QA models: the common base of the methods.
+"""Token saliency: the common base of the methods, and the extractive QA model's side.
 
 The request and the result (:class:`~faithprobe.requests.SaliencyRequest`,
 :class:`~faithprobe.requests.TokenSaliency`) live with the other typed requests, so the
@@ -35,12 +35,20 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import torch
 
 from faithprobe.errors import ModelError
-from faithprobe.requests import CONTEXT, QUESTION, Offset, SaliencyRequest, TokenSaliency
+from faithprobe.requests import (
+    CONTEXT,
+    QUESTION,
+    Offset,
+    PromptSaliencyRequest,
+    SaliencyRequest,
+    TokenSaliency,
+)
 from faithprobe.subjects.bounds import model_max_length
 from faithprobe.subjects.hf_encoder import uses_token_types
 from faithprobe.subjects.qa_windows import (
@@ -56,7 +64,7 @@ class EncodedInput:
     """The first window of a request: ids and token types of shape [1, length] (types None
     if the model takes none), per token its offset, and whether the context was cut."""
 
-    request: SaliencyRequest
+    request: SaliencyRequest | PromptSaliencyRequest
     ids: torch.Tensor
     types: torch.Tensor | None
     offsets: tuple[Offset, ...]
@@ -64,8 +72,12 @@ class EncodedInput:
 
 
 class Attributor(ABC):
-    """Token saliency of an extractive QA model (``AutoModelForQuestionAnswering``, float32,
-    with a fast tokenizer that has a mask token)."""
+    """Token saliency of one model (float32, with a fast tokenizer for character offsets).
+
+    The method (Integrated Gradients, Occlusion) is one mixin, the model's side -- how a
+    request is encoded, the token a baseline puts in place of the attributed ones, the
+    attributed function and its target -- another: :class:`ExtractiveQAInput` here, a
+    causal LM's in :mod:`faithprobe.attribution.causal`."""
 
     method: str
 
@@ -75,18 +87,13 @@ class Attributor(ABC):
                 f"saliency needs a fast (Rust) tokenizer for character offsets, but "
                 f"{type(tokenizer).__name__} is a slow one"
             )
-        if tokenizer.mask_token_id is None:
-            raise ModelError(
-                f"saliency replaces tokens by the mask token, but {type(tokenizer).__name__} "
-                "has none"
-            )
         dtype = next(model.parameters()).dtype
         if dtype != torch.float32:
             raise ModelError(f"saliency runs in float32, but the model's weights are {dtype}")
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.max_length = model_max_length(model, tokenizer, max_length)
-        self._token_types = uses_token_types(model)
+        self.baseline_id = self._baseline_id()
 
     @property
     @abstractmethod
@@ -94,18 +101,41 @@ class Attributor(ABC):
         """The method's settings that can change its results (batch sizes cannot)."""
 
     @abstractmethod
-    def _saliency(self, enc: EncodedInput, target: int) -> tuple[torch.Tensor, float | None]:
-        """Per-token saliency of shape [length] and the convergence delta (or None)."""
+    def _saliency(
+        self, enc: EncodedInput, target: int
+    ) -> tuple[torch.Tensor, float | None, dict[str, torch.Tensor]]:
+        """Per-token saliency of shape [length], the convergence delta (or None) and the
+        saliency under each summary the method has (empty if it has none)."""
 
-    def attribute(self, inputs: Sequence[SaliencyRequest]) -> list[TokenSaliency]:
+    @abstractmethod
+    def _baseline_id(self) -> int:
+        """The token a baseline puts in place of every attributed token."""
+
+    @abstractmethod
+    def encode(self, request) -> EncodedInput:
+        """The input a request is attributed on."""
+
+    @abstractmethod
+    def pick_target(self, enc: EncodedInput) -> tuple[int, float]:
+        """What is attributed on the actual input, and its value there."""
+
+    @abstractmethod
+    def target_logit(
+        self, ids: torch.Tensor, types: torch.Tensor | None, target: int
+    ) -> torch.Tensor:
+        """The attributed function: one value per row of ``ids``."""
+
+    def input_settings(self) -> dict[str, Any]:
+        """The model side's settings that can change its results."""
+        return {"max_length": self.max_length}
+
+    def attribute(self, inputs: Sequence) -> list[TokenSaliency]:
         """One :class:`TokenSaliency` per request, in order."""
         results = []
         for request in inputs:
             enc = self.encode(request)
-            with torch.no_grad():
-                logits = self.start_logits(enc.ids, enc.types)[0]
-            target = self.target(enc, logits)
-            saliency, delta = self._saliency(enc, target)
+            target, value = self.pick_target(enc)
+            saliency, delta, summaries = self._saliency(enc, target)
             results.append(
                 TokenSaliency(
                     request=request,
@@ -113,14 +143,45 @@ class Attributor(ABC):
                     offsets=enc.offsets,
                     saliency=tuple(saliency.tolist()),
                     target=target,
-                    target_logit=float(logits[target]),
+                    target_logit=value,
                     method=self.method,
-                    settings={"max_length": self.max_length, **self.settings},
+                    settings={**self.input_settings(), **self.settings},
                     truncated=enc.truncated,
                     delta=delta,
+                    summaries={k: tuple(v.tolist()) for k, v in summaries.items()},
                 )
             )
         return results
+
+    def baseline_ids(self, enc: EncodedInput) -> torch.Tensor:
+        """The input ids with every attributed token (one with an offset) replaced by
+        :attr:`baseline_id`; the others (special tokens, a prompt's template) kept."""
+        keep = torch.tensor([[o is None for o in enc.offsets]])
+        return enc.ids.masked_fill(~keep, self.baseline_id)
+
+
+class ExtractiveQAInput(Attributor):
+    """The extractive QA model's side (``AutoModelForQuestionAnswering``, a tokenizer with
+    a mask token): the first window, the mask-token baseline, the predicted start's logit
+    (module docstring)."""
+
+    def _baseline_id(self) -> int:
+        if self.tokenizer.mask_token_id is None:
+            raise ModelError(
+                f"saliency replaces tokens by the mask token, but "
+                f"{type(self.tokenizer).__name__} has none"
+            )
+        return self.tokenizer.mask_token_id
+
+    @cached_property
+    def _token_types(self) -> bool:
+        return uses_token_types(self.model)
+
+    def pick_target(self, enc: EncodedInput) -> tuple[int, float]:
+        with torch.no_grad():
+            logits = self.start_logits(enc.ids, enc.types)[0]
+        target = self.target(enc, logits)
+        return target, float(logits[target])
 
     def encode(self, request: SaliencyRequest) -> EncodedInput:
         """The request's first window (see the module docstring)."""
@@ -161,11 +222,6 @@ class Attributor(ABC):
             tuple(merged),
             len(windows) > 1,
         )
-
-    def baseline_ids(self, enc: EncodedInput) -> torch.Tensor:
-        """The input ids with every non-special token replaced by the mask token."""
-        keep = torch.tensor([[o is None for o in enc.offsets]])
-        return enc.ids.masked_fill(~keep, self.tokenizer.mask_token_id)
 
     def start_logits(self, ids: torch.Tensor, types: torch.Tensor | None) -> torch.Tensor:
         """Start logits [rows, length] of unpadded rows (so no attention mask is needed)."""

@@ -1,16 +1,24 @@
 """Integrated Gradients on the word-embedding layer (Captum's ``LayerIntegratedGradients``).
 
 Token ids are discrete, so the path from baseline to input runs through the output of the
-word-embedding layer: the input's word embeddings and the baseline's (every non-special
-token replaced by the mask token, see :mod:`faithprobe.attribution.base`) are interpolated
-at ``n_steps`` points (Gauss-Legendre, Captum's default), positions and token types are
-added by the model as usual, and the gradient of the target start logit is integrated
-along the path. Special tokens have the same embedding in input and baseline, so their
-attribution is exactly zero.
+word-embedding layer: the input's word embeddings and the baseline's (every attributed
+token replaced by the baseline token, see :mod:`faithprobe.attribution.base`) are
+interpolated at ``n_steps`` points (Gauss-Legendre, Captum's default), positions and token
+types are added by the model as usual, and the gradient of the target is integrated along
+the path. Tokens kept in the baseline (special tokens, a prompt's template) have the same
+embedding in input and baseline, so their attribution is exactly zero.
 
-The attribution of a token is a vector over the embedding dimensions; its saliency is the
-L2 norm of that vector (the usual summary for embeddings, sign-free). The raw vectors sum to
-F(input) - F(baseline) up to Captum's convergence delta, which the result keeps.
+**Summaries.** The attribution of a token is a vector over the embedding dimensions
+(the embedding difference times the path-averaged gradient, dimension by dimension). How
+that vector becomes one number per token is a choice the method compares (Ray Choudhury,
+Rogers & Augenstein), so every summary is kept (``TokenSaliency.summaries``):
+
+* ``l2`` -- its Euclidean norm: sign-free, the default (``saliency`` holds it);
+* ``l1`` -- the sum of its absolute values: sign-free, less dominated by a few dimensions;
+* ``dot`` -- the sum of its values, i.e. the dot product of the embedding difference
+  (input minus baseline) with the path-averaged gradient: signed (negative: the token
+  argued against the target), and over all tokens it sums to F(input) - F(baseline) up to
+  Captum's convergence delta, which the result keeps.
 
 The ``n_steps`` interpolated inputs are run ``internal_batch_size`` at a time, which bounds
 memory and changes nothing but rounding.
@@ -23,10 +31,21 @@ from typing import Any
 import torch
 from captum.attr import LayerIntegratedGradients
 
-from faithprobe.attribution.base import Attributor, EncodedInput
+from faithprobe.attribution.base import Attributor, EncodedInput, ExtractiveQAInput
+from faithprobe.requests import IG_SUMMARIES
+
+SUMMARIES = {
+    "l2": lambda a: a.norm(dim=-1),
+    "l1": lambda a: a.abs().sum(dim=-1),
+    "dot": lambda a: a.sum(dim=-1),
+}
+assert tuple(SUMMARIES) == IG_SUMMARIES  # the names requests and options know
+PRIMARY = IG_SUMMARIES[0]
 
 
-class IntegratedGradients(Attributor):
+class IntegratedGradientsMethod(Attributor):
+    """Integrated Gradients, for any model side (module docstring)."""
+
     method = "integrated-gradients"
 
     def __init__(
@@ -47,13 +66,13 @@ class IntegratedGradients(Attributor):
         return {
             "n_steps": self.n_steps,
             "integration": "gausslegendre",
-            "baseline": "mask",
+            "baseline": self.tokenizer.convert_ids_to_tokens(self.baseline_id),
             "layer": "word_embeddings",
-            "summary": "l2",
+            "summary": PRIMARY,
         }
 
     def token_attributions(self, enc: EncodedInput, target: int) -> tuple[torch.Tensor, float]:
-        """The raw attributions [length, embedding dim] before the L2 summary, and the
+        """The raw attributions [length, embedding dim] before a summary, and the
         convergence delta."""
         attributions, delta = self._ig.attribute(
             enc.ids,
@@ -63,8 +82,13 @@ class IntegratedGradients(Attributor):
             internal_batch_size=self.internal_batch_size,
             return_convergence_delta=True,
         )
-        return attributions[0].detach(), float(delta[0])
+        return attributions[0].detach().float(), float(delta[0])
 
-    def _saliency(self, enc: EncodedInput, target: int) -> tuple[torch.Tensor, float]:
+    def _saliency(self, enc: EncodedInput, target: int):
         attributions, delta = self.token_attributions(enc, target)
-        return attributions.norm(dim=-1), delta
+        summaries = {name: summary(attributions) for name, summary in SUMMARIES.items()}
+        return summaries[PRIMARY], delta, summaries
+
+
+class IntegratedGradients(IntegratedGradientsMethod, ExtractiveQAInput):
+    """Integrated Gradients of an extractive QA model's predicted start logit."""

@@ -31,6 +31,12 @@ instance (:func:`~faithprobe.seeding.rng_for` on the run seed and the instance i
 model and method sees the same draw for an instance). An alignment rate not above the
 control's says the partitions mean nothing to the model.
 
+**Significance rate.** Besides alignment, the share of instances whose positive partition
+passes the test at all, and the share whose random partition does: the random partition's
+rate is the method's sanity check (a calibrated test passes about ``alpha`` of them; a rate
+as high as the real partitions' says the heuristic partition is no more salient than
+chance). Real and random are compared by an exact McNemar test, paired by instance.
+
 Tables: :func:`instance_alignment_rows` adds the per-instance decisions to a results table;
 :func:`alignment_scores` aggregates them per (dataset, model, method).
 """
@@ -156,20 +162,51 @@ def instance_alignment_rows(
     )
 
 
+RATES = (
+    ("aligned", "aligned"),
+    ("control", "control_aligned"),
+    ("significant", "passed"),
+    ("control_significant", "control_passed"),
+)
+# (test column, the two paired rates it compares)
+TESTS = (
+    ("alignment_p", "aligned", "control_aligned"),
+    ("significance_p", "passed", "control_passed"),
+)
+
+
+def mcnemar_exact(a: pd.Series, b: pd.Series) -> float:
+    """Two-sided exact McNemar test of paired booleans ``a`` and ``b`` (the same instances):
+    a binomial test of the discordant pairs at 1/2. 1.0 when there is none."""
+    a, b = a.astype(bool), b.astype(bool)
+    only_a, only_b = int((a & ~b).sum()), int((~a & b).sum())
+    if only_a + only_b == 0:
+        return 1.0
+    return float(stats.binomtest(only_a, only_a + only_b, 0.5).pvalue)
+
+
 def alignment_scores(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per (dataset, model, method): ``n`` instances, ``aligned`` (share of aligned
-    instances) and ``control`` (the random-partition control's alignment rate), each with a
-    Wilson 95% interval (instances taken as independent), and ``both_correct`` (share with
-    both answers exactly right: the ceiling of the alignment rate). ``frame`` is
+    """Per (dataset, model, method): ``n`` instances and, each with a Wilson 95% interval
+    (instances taken as independent), ``aligned`` (share of aligned instances),
+    ``control`` (the random-partition control's alignment rate), ``significant`` (share
+    whose positive partition passed the saliency test, whatever the answers) and
+    ``control_significant`` (share whose random partition passed it: the method's sanity
+    check -- a rate near ``alpha`` says the test is calibrated, one near ``significant``
+    that the real partitions are no more salient than chance); ``both_correct`` (share with
+    both answers exactly right: the ceiling of the alignment rate); and the exact McNemar
+    tests of real against random partitions, paired by instance: ``alignment_p`` (aligned
+    vs control) and ``significance_p`` (significant vs control_significant). ``frame`` is
     :func:`instance_alignment_rows`'s output (or any frame with its boolean columns)."""
     out = []
     for keys, rows in frame.groupby(GROUPS, sort=True):
         n = len(rows)
         record = dict(zip(GROUPS, keys, strict=True)) | {"n": n}
-        for name, column in (("aligned", "aligned"), ("control", "control_aligned")):
+        for name, column in RATES:
             k = int(rows[column].sum())
             lo, hi = wilson(k, n)
             record |= {name: k / n, f"{name}_ci_low": lo, f"{name}_ci_high": hi}
         record["both_correct"] = float(rows["both_correct"].mean())
+        for name, real, control in TESTS:
+            record[name] = mcnemar_exact(rows[real], rows[control])
         out.append(record)
     return pd.DataFrame(out)

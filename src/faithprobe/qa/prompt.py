@@ -5,12 +5,19 @@ conversation's earlier turns, one ``Q:``/``A:`` pair of lines each. A template w
 ``{history}`` gets the turns before the question instead, as extractive models do
 (:func:`~faithprobe.qa.questions.history_question`). A literal ``\\n`` typed on the
 command line is a newline. The default asks for a few words from the text or "unknown".
+
+:class:`QAPromptOptions` declares the options that choose how a language model is asked
+(template, answer length, chat), once for every suite that asks QA questions.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from faithprobe.errors import UsageError, excerpt
 from faithprobe.examples import QAExample
+from faithprobe.options import option
 from faithprobe.prompts import command_line_template
 from faithprobe.qa.questions import history_question
 
@@ -18,6 +25,10 @@ UNKNOWN_INSTRUCTION = (
     'Answer with a few words from the text. If the text does not give the answer, answer "unknown".'
 )
 DEFAULT_TEMPLATE = "{context}\n\n" + UNKNOWN_INSTRUCTION + "\n\n{history}Q: {question}\nA:"
+DEFAULT_MAX_NEW_TOKENS = 24
+_SLOT = re.compile(r"\{(context|question|history)\}")
+
+Span = tuple[int, int]
 
 
 class QAPrompt:
@@ -31,13 +42,41 @@ class QAPrompt:
         self.template = template
 
     def render(self, example: QAExample) -> str:
+        return self.render_with_spans(example)[0]
+
+    def render_with_spans(self, example: QAExample) -> tuple[str, Span, Span]:
+        """The prompt, and where the example's question and its context are in it (the
+        first ``{question}`` and ``{context}`` slot; the question's span is of the question
+        alone, without the history turns a template without ``{history}`` puts before
+        it): what saliency of a prompt maps back to the question's and context's words."""
         question = example.question
         if "{history}" in self.template:
             history = "".join(f"Q: {q}\nA: {a}\n" for q, a in example.history)
         else:
             history, question = "", history_question(example)
-        return (
-            self.template.replace("{history}", history)
-            .replace("{question}", question)
-            .replace("{context}", example.context)
-        )
+        fill = {"history": history, "question": question, "context": example.context}
+        parts, spans, at = [], {}, 0
+        for piece in _SLOT.split(self.template):  # text, slot name, text, slot name, ...
+            text = fill[piece] if len(parts) % 2 else piece
+            if len(parts) % 2 and piece not in spans:
+                spans[piece] = (at, at + len(text))
+            parts.append(text)
+            at += len(text)
+        q_start, q_end = spans["question"]
+        q_start = q_end - len(example.question)  # past the history turns before it
+        return "".join(parts), (q_start, q_end), spans["context"]
+
+
+@dataclass(frozen=True)
+class QAPromptOptions:
+    """How a language model is asked a QA question: the options every QA suite shares
+    (``-o KEY=VALUE``; a suite's options dataclass inherits them)."""
+
+    template: str = option(DEFAULT_TEMPLATE, "LM prompt ({context}, {question}, {history})")
+    max_new_tokens: int = option(DEFAULT_MAX_NEW_TOKENS, "LM answer length cap (tokens)")
+    chat: bool = option(False, "ask LMs for answers as a chat message (their chat template)")
+
+    def __post_init__(self) -> None:
+        if self.max_new_tokens < 1:
+            raise UsageError(f"max_new_tokens must be 1 or more, got {self.max_new_tokens}")
+        QAPrompt(self.template)  # raises UsageError if a slot is missing

@@ -24,6 +24,7 @@ REQUEST_BACKENDS = {
     "span-answer": "an extractive question-answering model (hf-qa:)",
     "saliency": "an extractive question-answering model (hf-qa:)",
     "generation": "a causal language model (hf-causal:, embedded, openai:)",
+    "prompt-saliency": "a local causal language model (hf-causal:, embedded, gguf:)",
 }
 
 

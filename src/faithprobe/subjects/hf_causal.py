@@ -58,6 +58,7 @@ from faithprobe.requests import (
     CandidateScores,
     Generation,
     GenerationRequest,
+    PromptSaliencyRequest,
     stop_index,
 )
 from faithprobe.subjects.bounds import CHARS_PER_TOKEN, cut_for_tokens, special_frame
@@ -178,7 +179,17 @@ class HFCausalLM(HFSubject):
     def _steps(self, kind: str):
         if kind == GenerationRequest.kind:
             return self._encode_generation, self._generation_cost, self._generate_batch
+        if kind == PromptSaliencyRequest.kind:  # a TokenSaliency says itself if it was cut
+            return lambda request: (request, False), lambda _request: (1, 1), self._saliency
         return super()._steps(kind)
+
+    @cached_property
+    def _saliency(self):
+        """Answers prompt-saliency requests (:mod:`faithprobe.attribution.causal`; Captum is
+        imported on first use)."""
+        from faithprobe.attribution.causal import causal_saliency
+
+        return causal_saliency(self.model, self.tokenizer, batch_size=self.batch_size)
 
     def _encode_generation(self, request: GenerationRequest) -> tuple[tuple, bool]:
         if request.max_new_tokens < 0:

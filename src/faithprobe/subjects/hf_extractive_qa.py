@@ -68,7 +68,7 @@ from faithprobe.subjects.qa_windows import (
 )
 
 if TYPE_CHECKING:
-    from faithprobe.attribution import Attributor
+    from faithprobe.attribution.answering import SaliencyAnswerer
 
 DEFAULT_MAX_ANSWER_TOKENS = 30
 
@@ -117,7 +117,7 @@ class HFExtractiveQA(HFEncoderClassifier):
         self.doc_stride = doc_stride
         self.max_answer_tokens = max_answer_tokens
         self.null_threshold = float(null_threshold)
-        self._attributors: dict[tuple[str, int], Attributor] = {}
+        self._saliency: SaliencyAnswerer | None = None
 
     def _fingerprint_extras(self) -> str:
         settings = {
@@ -148,27 +148,17 @@ class HFExtractiveQA(HFEncoderClassifier):
             return lambda request: (request, False), lambda _request: (1, 1), self._saliency_batch
         return super()._steps(kind)
 
-    def _attributor(self, request: SaliencyRequest) -> Attributor:
-        key = (request.method, request.n_steps if request.method == "ig" else 0)
-        if key not in self._attributors:
+    def _saliency_batch(self, batch: list[SaliencyRequest]) -> list[TokenSaliency]:
+        if self._saliency is None:
             # imported on first use: faithprobe.attribution loads Captum
             from faithprobe.attribution import IntegratedGradients, Occlusion
+            from faithprobe.attribution.answering import SaliencyAnswerer
 
-            common = {"max_length": self.max_length}
-            self._attributors[key] = (
-                IntegratedGradients(
-                    self.model, self.tokenizer, n_steps=request.n_steps,
-                    internal_batch_size=self.batch_size, **common,
-                )
-                if request.method == "ig"
-                else Occlusion(self.model, self.tokenizer, batch_size=self.batch_size, **common)
+            self._saliency = SaliencyAnswerer(
+                self.model, self.tokenizer, ig=IntegratedGradients, occlusion=Occlusion,
+                batch_size=self.batch_size, max_length=self.max_length,
             )  # fmt: skip
-        return self._attributors[key]
-
-    def _saliency_batch(self, batch: list[SaliencyRequest]) -> list[TokenSaliency]:
-        # the base class answers under inference mode; Integrated Gradients needs gradients
-        with torch.inference_mode(False), torch.enable_grad():
-            return [self._attributor(r).attribute([r])[0] for r in batch]
+        return self._saliency(batch)
 
     # -- scoring -----------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from types import MappingProxyType
 from faithprobe.requests import (
     CandidateScoreRequest,
     GenerationRequest,
+    PromptSaliencyRequest,
     SaliencyRequest,
     SpanAnswerRequest,
     TextPairRequest,
@@ -47,8 +48,14 @@ class Identity:
 HF_CAUSAL = Identity(
     "hf-causal",
     "causal-v2",  # v2: packed scoring (rounding moves within 1e-4)
-    frozenset({CandidateScoreRequest.kind, GenerationRequest.kind}),
-    MappingProxyType({GenerationRequest.kind: "generation-v2"}),  # bump when generation changes
+    frozenset({CandidateScoreRequest.kind, GenerationRequest.kind, PromptSaliencyRequest.kind}),
+    MappingProxyType(
+        {
+            GenerationRequest.kind: "generation-v2",  # bump when generation changes
+            # bump when faithprobe.attribution (causal.py) changes what it returns
+            PromptSaliencyRequest.kind: "prompt-saliency-v1",
+        }
+    ),
 )
 HF_MASKED = Identity("hf-masked", "masked-v1")
 HF_MULTIPLE_CHOICE = Identity("multiple-choice", "mc-v1")
@@ -57,8 +64,8 @@ HF_EXTRACTIVE_QA = Identity(
     "extractive-qa",
     "qa-v1",
     frozenset({SpanAnswerRequest.kind, SaliencyRequest.kind}),
-    # bump saliency-v1 when faithprobe.attribution changes what it returns
-    MappingProxyType({SaliencyRequest.kind: "saliency-v1"}),
+    # bump when faithprobe.attribution changes what it returns (v2: IG summaries l1, dot)
+    MappingProxyType({SaliencyRequest.kind: "saliency-v2"}),
 )
 
 # The ``--model`` backend prefixes whose fingerprint is their folder's under their identity,

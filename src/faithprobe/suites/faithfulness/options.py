@@ -11,39 +11,33 @@ from dataclasses import dataclass
 from faithprobe.datasets.squad import RATIONALES
 from faithprobe.errors import UsageError, excerpt
 from faithprobe.options import option
-from faithprobe.qa.prompt import DEFAULT_TEMPLATE, QAPrompt
+from faithprobe.qa.prompt import QAPromptOptions
 from faithprobe.sentences import DEFAULT_SPLITTER, SPLITTERS
 
-DEFAULT_MAX_NEW_TOKENS = 24
 NEGATE_MODES = ("", "rule")
 PREDICATE_ARGUMENT = "predicate-argument"
 PROBES = ("", PREDICATE_ARGUMENT)
 
 
 @dataclass(frozen=True)
-class FaithfulnessOptions:
-    template: str = option(DEFAULT_TEMPLATE, "LM prompt ({context}, {question}, {history})")
-    max_new_tokens: int = option(DEFAULT_MAX_NEW_TOKENS, "LM answer length cap (tokens)")
+class FaithfulnessOptions(QAPromptOptions):
     edits: str = option("", "negation edit file (JSON lines): adds NEG pairs")
     negate: str = option("", "'rule': negate yes/no items without an edit by rule")
     probe: str = option("", "'predicate-argument': the generated probe instead of --data")
     augment: str = option("", "model writing TS-R+Aug/OS-R+Aug sentences (e.g. embedded)")
-    chat: bool = option(False, "ask LMs for answers as a chat message (their chat template)")
     splitter: str = option(DEFAULT_SPLITTER, "sentence splitter: spacy or pysbd")
     rationale: str = option("sentence", "SQuAD-format rationale: sentence or answer (span)")
     history_turns: int = option(2, "CoQA: previous turns (with gold answers) before a question")
     heldout_of: str = option("", "model from `train qa`: only its held-out documents of --data")
 
     def __post_init__(self) -> None:
-        if self.max_new_tokens < 1:
-            raise UsageError(f"max_new_tokens must be 1 or more, got {self.max_new_tokens}")
+        super().__post_init__()
         if self.probe not in PROBES:
             raise UsageError(
                 f"probe must be {excerpt(PREDICATE_ARGUMENT)} or empty, got {excerpt(self.probe)}"
             )
         if self.negate not in NEGATE_MODES:
             raise UsageError(f"negate must be 'rule' or empty, got {excerpt(self.negate)}")
-        QAPrompt(self.template)  # raises UsageError if a slot is missing
         if self.splitter not in SPLITTERS:
             raise UsageError(
                 f"splitter must be one of {', '.join(SPLITTERS)}, got {excerpt(self.splitter)}"

@@ -72,17 +72,11 @@ from faithprobe.expectations import Behaviour
 from faithprobe.interventions import Pair
 from faithprobe.interventions.deletion import Augmenter
 from faithprobe.metrics import qa as m
-from faithprobe.qa.answers import extract_answer, is_unknown
+from faithprobe.qa.asking import QAAsker
 from faithprobe.qa.deletions import deletion_pair, variant_pairs
-from faithprobe.qa.prompt import QAPrompt
-from faithprobe.qa.questions import YES_NO, history_question, is_yes_no, passage_id
+from faithprobe.qa.questions import is_yes_no, passage_id
 from faithprobe.requests import (
-    CandidateScoreRequest,
-    CandidateScores,
-    Generation,
     GenerationRequest,
-    SpanAnswer,
-    SpanAnswerRequest,
 )
 from faithprobe.sentences import DEFAULT_SPLITTER
 from faithprobe.suite import Suite, sample_items
@@ -98,7 +92,7 @@ class FaithfulnessSuite(Suite):
 
     def __init__(self, options: FaithfulnessOptions | None = None) -> None:
         super().__init__(options)
-        self.prompt = QAPrompt(self.options.template)
+        self.asker = QAAsker.from_options(self.options)
 
     # -- data ----------------------------------------------------------------------------
 
@@ -149,46 +143,7 @@ class FaithfulnessSuite(Suite):
     # -- asking subjects -----------------------------------------------------------------
 
     def request(self, example: QAExample, subject=None):
-        accepts = subject.accepts if subject is not None else {"generation", "candidate-scores"}
-        if SpanAnswerRequest.kind in accepts:
-            return SpanAnswerRequest(history_question(example), example.context)
-        if not {GenerationRequest.kind, CandidateScoreRequest.kind} <= set(accepts):
-            raise UsageError(
-                f"{subject.name} answers neither span-answer nor generation and "
-                "candidate-score requests"
-            )
-        prompt = self.prompt.render(example)
-        if is_yes_no(example):
-            return CandidateScoreRequest(prompt, YES_NO)
-        o = self.options
-        return GenerationRequest(prompt, o.max_new_tokens, ("\n",), chat=o.chat)
-
-    @staticmethod
-    def _prediction(answer) -> dict:
-        if isinstance(answer, SpanAnswer):
-            return {
-                "prediction": answer.text,
-                "predicted_unknown": answer.start < 0,
-                "span_score": answer.score,
-                "null_score": answer.null_score,
-            }
-        if isinstance(answer, Generation):
-            text = extract_answer(answer.text)
-            return {
-                "generation": answer.text,
-                "prediction": text,
-                "predicted_unknown": bool(text) and is_unknown(text),  # "" is empty%
-                "n_tokens": answer.n_tokens,
-            }
-        if isinstance(answer, CandidateScores):
-            yes, no = answer.logprobs
-            return {
-                "prediction": "yes" if yes >= no else "no",
-                "predicted_unknown": False,
-                "yes_logprob": yes,
-                "no_logprob": no,
-            }
-        raise TypeError(f"unexpected answer {answer!r}")
+        return self.asker.request(example, subject)
 
     def rows(self, pairs: Sequence[Pair], subject, answers: dict) -> list[dict]:
         out = []
@@ -218,7 +173,7 @@ class FaithfulnessSuite(Suite):
                 **probes.probe_columns(pair),
             }
             if not dropped:
-                row.update(self._prediction(answers[x.id]))
+                row.update(self.asker.prediction(answers[x.id]))
             out.append(row)
         return _with_scores(out, [p.dropped for p in pairs])
 

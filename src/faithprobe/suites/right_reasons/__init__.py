@@ -1,5 +1,5 @@
 """The ``right-reasons`` suite (Ray Choudhury, Rogers & Augenstein): comparison and
-coreference counterfactuals against saliency, for extractive QA models."""
+coreference counterfactuals against saliency, for extractive QA models and causal LMs."""
 
 from __future__ import annotations
 
@@ -7,22 +7,41 @@ from dataclasses import dataclass
 
 from faithprobe.errors import UsageError
 from faithprobe.options import option
-from faithprobe.requests import SALIENCY_METHODS
+from faithprobe.qa.prompt import QAPromptOptions
+from faithprobe.requests import IG_SUMMARIES, SALIENCY_METHODS
 from faithprobe.suite import SuiteEntry
 
 
 @dataclass(frozen=True)
-class RightReasonsOptions:
-    """The options of the ``right-reasons`` suite (``-o KEY=VALUE``)."""
+class Scorer:
+    """One way of scoring saliency for alignment: a method's answer (``ig``,
+    ``occlusion``) read under one summary (Integrated Gradients: ``l2``, ``l1``, ``dot``;
+    None: the method's own saliency). ``name`` labels its columns and rows."""
+
+    name: str
+    method: str
+    summary: str | None
+
+
+@dataclass(frozen=True)
+class RightReasonsOptions(QAPromptOptions):
+    """The options of the ``right-reasons`` suite (``-o KEY=VALUE``); a causal LM is asked
+    by ``template``, ``max_new_tokens`` and ``chat``, as in the ``faithfulness`` suite."""
 
     coreference: bool = option(False, "--data: coreference questions (automatic for Quoref)")
     resolver: str = option("", "spaCy coreference pipeline (default: the fallback rule)")
     counterfactuals: str = option("", "coreference counterfactuals (JSON lines) to import")
     saliency: str = option(",".join(SALIENCY_METHODS), "saliency methods: ig, occlusion")
     ig_steps: int = option(50, "Integrated Gradients interpolation points")
+    ig_summaries: str = option(",".join(IG_SUMMARIES), "IG token summaries: l2, l1, dot")
     heldout_of: str = option("", "model from `train qa`: only its held-out documents of --data")
 
     def __post_init__(self) -> None:
+        super().__post_init__()
+        if bad := [s for s in self.summaries if s not in IG_SUMMARIES]:
+            raise UsageError(f"ig_summaries: unknown {bad}; choose from {', '.join(IG_SUMMARIES)}")
+        if "ig" in self.methods and not self.summaries:
+            raise UsageError("ig_summaries: name at least one summary for saliency=ig")
         if bad := [s for s in self.methods if s not in SALIENCY_METHODS]:
             raise UsageError(f"saliency: unknown {bad}; choose from {', '.join(SALIENCY_METHODS)}")
         if self.ig_steps < 1:
@@ -31,12 +50,37 @@ class RightReasonsOptions:
     @property
     def methods(self) -> tuple[str, ...]:
         """The saliency methods ``saliency`` names (comma-separated; empty: none)."""
-        return tuple(s.strip() for s in self.saliency.split(",") if s.strip())
+        return _names(self.saliency)
+
+    @property
+    def summaries(self) -> tuple[str, ...]:
+        """The Integrated Gradients summaries ``ig_summaries`` names."""
+        return _names(self.ig_summaries)
+
+    @property
+    def scorers(self) -> tuple[Scorer, ...]:
+        """Every (method, summary) alignment is computed for: ``ig-<summary>`` per summary,
+        ``occlusion``."""
+        return tuple(
+            scorer
+            for method in self.methods
+            for scorer in (
+                [Scorer(f"ig-{s}", "ig", s) for s in self.summaries]
+                if method == "ig"
+                else [Scorer(method, method, None)]
+            )
+        )
+
+
+def _names(text: str) -> tuple[str, ...]:
+    """The comma-separated names of ``text`` (empty: none)."""
+    return tuple(s.strip() for s in text.split(",") if s.strip())
 
 
 SUITE = SuiteEntry(
     name="right-reasons",
-    description="extractive QA: comparison and coreference counterfactuals vs saliency",
+    description="QA (extractive or generated): comparison and coreference counterfactuals "
+    "vs saliency",
     method="Ray Choudhury, Rogers & Augenstein, Machine reading, fast and slow: when do models "
     "'understand' language?",
     suite="faithprobe.suites.right_reasons.suite:RightReasonsSuite",

@@ -8,8 +8,14 @@
   difference with a bootstrap interval and a Wilcoxon signed-rank test over passages
   (:func:`~faithprobe.metrics.intervals.paired_difference`). A model that reads for the
   right reasons loses nothing on the counterfactual.
+* ``consistency``: per (subject, dataset, variant) how often the original and the
+  counterfactual got the same answer, with a cluster-bootstrap interval over passages.
 * ``alignment``: per (dataset, model, method) the share of aligned instances and of the
-  random-partition control (:func:`~faithprobe.metrics.alignment.alignment_scores`). An
+  random-partition control, the share whose real and whose random partition passed the
+  saliency test (the random one's *significance rate* is the method's sanity check), and
+  exact McNemar tests of real vs random
+  (:func:`~faithprobe.metrics.alignment.alignment_scores`), per scorer (a saliency method
+  under one summary: ``ig-l2``, ``ig-l1``, ``ig-dot``, ``occlusion``). An
   original with both a CF and a CF-ood pair counts once per variant (``variant`` column),
   since its alignment depends on the counterfactual's exact match.
 * ``sizes`` and ``drops``: per (dataset, variant) the items, answered and dropped pairs (for
@@ -78,6 +84,24 @@ def scores(answered: pd.DataFrame, seed: int) -> tuple[list[dict], list[dict]]:
     return estimates, tests
 
 
+def consistency(answered: pd.DataFrame, seed: int) -> list[dict]:
+    """Per (subject, dataset, variant) the share of pairs whose original and counterfactual
+    got the same answer (``same_answer``, after SQuAD normalisation), with a 95%
+    cluster-bootstrap interval over passages. The counterfactual's gold differs from the
+    original's, so a consistent pair has at most one side right: a high rate explains og and
+    cf scores near each other (and near half, for two-entity comparisons). Empty for a
+    results table written before the column existed."""
+    if "same_answer" not in answered:
+        return []
+    out = []
+    for key, rows in answered.groupby(KEYS, sort=True):
+        est = clustered_mean(
+            rows["same_answer"].astype(float), rows["passage_id"], seed=seed, proportion=True
+        )
+        out.append({**dict(zip(KEYS, key, strict=True)), **est.as_dict()})
+    return out
+
+
 def alignment(answered: pd.DataFrame, methods: Sequence[str]) -> list[dict]:
     """:func:`alignment_scores` per variant, over the rows that have a method's decision
     (``<method>_aligned``), with the variant as a column."""
@@ -94,6 +118,10 @@ def alignment(answered: pd.DataFrame, methods: Sequence[str]) -> list[dict]:
                     "method": method,
                     "aligned": rows[column].astype(bool) if len(rows) else [],
                     "control_aligned": rows[f"{method}_control_aligned"].astype(bool)
+                    if len(rows)
+                    else [],
+                    "passed": rows[f"{method}_passed"].astype(bool) if len(rows) else [],
+                    "control_passed": rows[f"{method}_control_passed"].astype(bool)
                     if len(rows)
                     else [],
                     "both_correct": (rows["og_em"] == 1) & (rows["cf_em"] == 1),
@@ -113,7 +141,8 @@ def alignment(answered: pd.DataFrame, methods: Sequence[str]) -> list[dict]:
 
 def right_reasons_metrics(results: pd.DataFrame, methods: Sequence[str], seed: int) -> dict:
     if results.empty:
-        return {"sizes": [], "drops": [], "scores": [], "tests": [], "alignment": []}
+        return {"sizes": [], "drops": [], "scores": [], "tests": [], "consistency": [],
+                "alignment": []}  # fmt: skip
     answered = results[results["dropped_reason"].isna()]
     estimates, tests = scores(answered, seed) if len(answered) else ([], [])
     return {
@@ -121,5 +150,6 @@ def right_reasons_metrics(results: pd.DataFrame, methods: Sequence[str], seed: i
         "drops": drops(results),
         "scores": estimates,
         "tests": tests,
+        "consistency": consistency(answered, seed) if len(answered) else [],
         "alignment": alignment(answered, methods),
     }

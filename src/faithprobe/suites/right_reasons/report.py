@@ -63,36 +63,31 @@ def scores_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
+def _rate(record: Mapping[str, Any], name: str) -> str:
+    """``name`` of an alignment record (a share with ``<name>_ci_low``/``_ci_high``)."""
+    return percent_text(
+        {"value": record[name], "ci_low": record[f"{name}_ci_low"],
+         "ci_high": record[f"{name}_ci_high"]}
+    )  # fmt: skip
+
+
 def alignment_table(metrics: Mapping[str, Any]) -> Table | None:
     data = pd.DataFrame(metrics.get("alignment") or [])
     if data.empty:
         return None
+    records = data.to_dict("records")
     display = pd.DataFrame(
         {
             "model": data["model"],
             "dataset": data["dataset"],
             "variant": data["variant"],
             "method": data["method"],
-            "aligned (%)": [
-                percent_text(
-                    {
-                        "value": r["aligned"],
-                        "ci_low": r["aligned_ci_low"],
-                        "ci_high": r["aligned_ci_high"],
-                    }
-                )
-                for r in data.to_dict("records")
-            ],  # fmt: skip
-            "random control (%)": [
-                percent_text(
-                    {
-                        "value": r["control"],
-                        "ci_low": r["control_ci_low"],
-                        "ci_high": r["control_ci_high"],
-                    }
-                )
-                for r in data.to_dict("records")
-            ],  # fmt: skip
+            "aligned (%)": [_rate(r, "aligned") for r in records],
+            "random control (%)": [_rate(r, "control") for r in records],
+            "p (aligned)": data["alignment_p"].map(lambda p: fmt_general(p, ".2g")),
+            "significant (%)": [_rate(r, "significant") for r in records],
+            "random significant (%)": [_rate(r, "control_significant") for r in records],
+            "p (significant)": data["significance_p"].map(lambda p: fmt_general(p, ".2g")),
             "both correct (%)": data["both_correct"].map(fmt_percent),
             "n": data["n"].map(fmt_count),
         }
@@ -105,8 +100,40 @@ def alignment_table(metrics: Mapping[str, Any]) -> Table | None:
         note="Aligned: original and counterfactual both exactly right and the positive "
         "partition significantly more salient than the negative one (Student's one-tailed "
         "t-test, alpha 0.05, saliency of the original). Random control: the same with "
-        "partitions of the same sizes drawn at random. Wilson 95% intervals; 'both correct' "
-        "is the ceiling of the alignment rate.",
+        "partitions of the same sizes drawn at random. Significant: the partition test "
+        "passed, whatever the answers; random significant is the method's sanity check -- "
+        "about 5% if the test is calibrated, and a rate as high as the real partitions' says "
+        "the heuristic partition is no more salient than chance. p: exact McNemar test of "
+        "real vs random, paired by instance. Methods: ig-l2/ig-l1/ig-dot are Integrated "
+        "Gradients with token attributions summarised by the L2 norm, the L1 norm or the "
+        "signed sum (dot product) over embedding dimensions. Wilson 95% intervals; 'both "
+        "correct' is the ceiling of the alignment rate.",
+    )
+
+
+def consistency_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = pd.DataFrame(metrics.get("consistency") or [])
+    if data.empty:
+        return None
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "dataset": data["dataset"],
+            "variant": data["variant"],
+            "same answer (%)": [percent_text(r) for r in data.to_dict("records")],
+            "n": data["n"].map(fmt_count),
+        }
+    )
+    return Table(
+        "consistency",
+        "Answer consistency: og and cf answered the same",
+        data,
+        order_rows(display, subject_order(metrics), ORDERING),
+        note="Share of pairs whose original and counterfactual got the same (normalised) "
+        "answer, with a 95% bootstrap interval over passages. The counterfactual's gold is "
+        "the other entity (or the new person), so a consistent pair has at most one side "
+        "right: a high rate means the model ignores the change, and og and cf scores then "
+        "stay near each other.",
     )
 
 
@@ -130,6 +157,7 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
         tables["summary"] = Table("summary", "Headline", scores.data, scores.display, scores.note)
     for t in (
         scores,
+        consistency_table(metrics),
         alignment_table(metrics),
         _counts(metrics, "sizes", "sizes", "Pairs per dataset and variant"),
         _counts(metrics, "drops", "drops", "Variants dropped, by reason"),
@@ -200,7 +228,12 @@ class RightReasonsReport(ReportView):
             "antonym."
         )
         return [
-            Section("scores", "Counterfactuals", [tables.get("scores")], lead=lead),
+            Section(
+                "scores",
+                "Counterfactuals",
+                [tables.get("scores"), tables.get("consistency")],
+                lead=lead,
+            ),
             Section("alignment", "Saliency and alignment", [tables.get("alignment")]),
             Section(
                 "drops",

@@ -1,6 +1,6 @@
-"""The ``right-reasons`` suite: for comparison and coreference questions, does an
-extractive QA model use what a careful reader would -- checked by counterfactuals and by
-saliency -- and do the two agree?
+"""The ``right-reasons`` suite: for comparison and coreference questions, does a QA model
+(extractive, or a causal LM answering by generation) use what a careful reader would --
+checked by counterfactuals and by saliency -- and do the two agree?
 
 Method: Ray Choudhury, Rogers & Augenstein, "Machine reading, fast and slow: when do models
 'understand' language?".
@@ -32,19 +32,29 @@ that cannot be made is still a pair, marked ``dropped`` with the reason and sent
 model (as in the ``faithfulness`` suite). ``--limit N`` keeps N original items with all
 their variants.
 
-**Requests.** Every original and counterfactual gets a
-:class:`~faithprobe.requests.SpanAnswerRequest`; every *original* also gets one
-:class:`~faithprobe.requests.SaliencyRequest` per method of ``saliency`` (default
-``ig,occlusion``; ``ig_steps`` interpolation points, default 50) when the subject answers
-saliency requests (the method computes saliency on the original only) -- except originals
-none of whose counterfactuals could be made, where alignment is undefined.
+**Requests.** An extractive QA model gets a
+:class:`~faithprobe.requests.SpanAnswerRequest` per original and counterfactual; a causal LM
+answers by generation, prompted as in the ``faithfulness`` suite (options ``template``,
+``max_new_tokens``, ``chat``; :mod:`faithprobe.qa.asking`). Every *original* also gets one
+saliency request per method of ``saliency`` (default ``ig,occlusion``; ``ig_steps``
+interpolation points, default 50) when the subject gives saliency (the method computes
+saliency on the original only): a :class:`~faithprobe.requests.SaliencyRequest` (the
+predicted answer start) for an extractive QA model, a
+:class:`~faithprobe.requests.PromptSaliencyRequest` (the first token of the generated answer,
+attributed to the prompt's question and context tokens: :mod:`faithprobe.attribution.
+causal`) for a local causal LM -- except originals none of whose counterfactuals could be
+made, where alignment is undefined. Integrated Gradients is read under each summary of
+``ig_summaries`` (``l2``, ``l1``, ``dot``; :mod:`faithprobe.attribution.
+integrated_gradients`), each a *scorer* of its own (``ig-l2``, ...), from one computation.
 
 **Rows and metrics.** One row per (pair, subject): the original's and the
 counterfactual's prediction, EM and F1 (each against its own gold), and per saliency
-method the partition test of the original (:mod:`faithprobe.metrics.alignment`: positive =
+scorer the partition test of the original (:mod:`faithprobe.metrics.alignment`: positive =
 the comparative's words in the question, or the answer cluster's mentions in the context,
 see :mod:`faithprobe.attribution.partitions`), whether the instance is aligned, and the
-random-partition control. Metrics: :mod:`faithprobe.suites.right_reasons.metrics`.
+random-partition control; whether the two answers are the same (``same_answer``); for a
+causal LM its raw replies (``og_generation``, ``cf_generation``). Metrics:
+:mod:`faithprobe.suites.right_reasons.metrics`.
 """
 
 from __future__ import annotations
@@ -77,8 +87,10 @@ from faithprobe.interventions import comparative as cmp
 from faithprobe.interventions.coreference import NAME as COREF_CF
 from faithprobe.metrics import qa as m
 from faithprobe.metrics.alignment import instance_alignment_rows
+from faithprobe.qa.answers import normalize_answer
+from faithprobe.qa.asking import QAAsker
 from faithprobe.qa.questions import passage_id
-from faithprobe.requests import SaliencyRequest, SpanAnswerRequest
+from faithprobe.requests import PromptSaliencyRequest, SaliencyRequest
 from faithprobe.suite import Suite, sample_items
 from faithprobe.suites.right_reasons import RightReasonsOptions
 from faithprobe.suites.right_reasons import metrics as rr
@@ -125,6 +137,7 @@ class RightReasonsSuite(Suite):
 
     def __init__(self, options: RightReasonsOptions | None = None) -> None:
         super().__init__(options)
+        self.asker = QAAsker.from_options(self.options)
         self.selection: dict[str, dict[str, int]] = {}
         self.seed = 0
 
@@ -211,21 +224,34 @@ class RightReasonsSuite(Suite):
 
     # -- asking subjects -----------------------------------------------------------------
 
-    def request(self, example: QAExample, subject=None) -> SpanAnswerRequest:
-        if subject is not None and SpanAnswerRequest.kind not in subject.accepts:
-            raise UsageError(f"{subject.name} does not answer span-answer requests (hf-qa:)")
-        return SpanAnswerRequest(example.question, example.context)
+    def request(self, example: QAExample, subject=None):
+        """A span-answer request for an extractive QA model, a generation request (the
+        ``faithfulness`` suite's prompt) for a causal LM (:class:`~faithprobe.qa.asking.
+        QAAsker`)."""
+        return self.asker.request(example, subject)
 
-    def extra_requests(self, example: QAExample, subject=None) -> dict[str, SaliencyRequest]:
-        """Saliency of an original input, per method, for subjects that give it."""
+    def extra_requests(
+        self, example: QAExample, subject=None
+    ) -> dict[str, SaliencyRequest | PromptSaliencyRequest]:
+        """Saliency of an original input, per method, for subjects that give it: a
+        :class:`SaliencyRequest` for an extractive QA model, a :class:`PromptSaliencyRequest`
+        of the prompt it answers from for a causal LM."""
         original = example.features.get("variant") == ORIGINAL
-        if not original or subject is None or SaliencyRequest.kind not in subject.accepts:
+        if not original or subject is None or example.features.get(NO_SALIENCY):
             return {}
-        if example.features.get(NO_SALIENCY):
+        steps, accepts = self.options.ig_steps, subject.accepts
+        if self.asker.extractive(accepts) and SaliencyRequest.kind in accepts:
+            return {
+                method: SaliencyRequest(example.question, example.context, method, steps)
+                for method in self.options.methods
+            }
+        if self.asker.extractive(accepts) or PromptSaliencyRequest.kind not in accepts:
             return {}
-        steps = self.options.ig_steps
+        prompt, question, context = self.asker.prompt.render_with_spans(example)
         return {
-            method: SaliencyRequest(example.question, example.context, method, steps)
+            method: PromptSaliencyRequest(
+                prompt, question, context, method, steps, chat=self.asker.chat
+            )
             for method in self.options.methods
         }
 
@@ -252,31 +278,38 @@ class RightReasonsSuite(Suite):
                 "cf_generated": None if dropped else x.features.get("generated"),
             }
             for side, example in (("og", o), ("cf", None if dropped else x)):
-                prediction = answers[example.id].text if example is not None else None
+                read = {} if example is None else self.asker.prediction(answers[example.id])
+                prediction = read.get("prediction")
                 row[f"{side}_prediction"] = prediction
+                row[f"{side}_generation"] = read.get("generation")
                 row[f"{side}_em"] = (
                     None if example is None else m.exact_match(prediction, example.answers)
                 )
                 row[f"{side}_f1"] = None if example is None else m.f1(prediction, example.answers)
+            row["same_answer"] = (
+                None if dropped else same_answer(row["og_prediction"], row["cf_prediction"])
+            )
             out.append(row)
         return self._with_alignment(out, pairs, answers)
 
     def _with_alignment(self, rows: list[dict], pairs: Sequence[Pair], answers: dict) -> list[dict]:
-        """Per saliency method the partition test of the original, the aligned flag and the
-        random control (:func:`~faithprobe.metrics.alignment.instance_alignment_rows`), as
-        ``<method>_<column>``; None where there is no saliency or the pair was dropped."""
+        """Per saliency scorer (a method under one summary, :attr:`RightReasonsOptions.
+        scorers`) the partition test of the original, the aligned flag and the random
+        control (:func:`~faithprobe.metrics.alignment.instance_alignment_rows`), as
+        ``<scorer>_<column>``; None where there is no saliency or the pair was dropped."""
         partitions = _word_partitions([p.original for p in pairs])
-        for method in self.options.methods:
+        for scorer in self.options.scorers:
             tested = []
             for row, pair in zip(rows, pairs, strict=True):
-                ts = answers.get((pair.original.id, method))
+                ts = answers.get((pair.original.id, scorer.method))
                 if ts is None or pair.dropped is not None:
                     continue
                 words, sequence = partitions[pair.original.id]
                 tokens = token_partition(words, ts.spans(sequence))
+                saliency = ts.saliency if scorer.summary is None else ts.summaries[scorer.summary]
                 tested.append((row, {
                     "id": pair.original.id, "og_em": row["og_em"], "cf_em": row["cf_em"],
-                    "saliency": ts.saliency, "positive": tokens.positive,
+                    "saliency": saliency, "positive": tokens.positive,
                     "negative": tokens.negative,
                 }))  # fmt: skip
             decided = (
@@ -286,12 +319,12 @@ class RightReasonsSuite(Suite):
             )
             for (row, _), result in zip(tested, decided.to_dict("records"), strict=True):
                 for column in ALIGNMENT_COLUMNS:
-                    row[f"{method}_{column}"] = result[column]
-                row[f"{method}_n_positive"] = len(result["positive"])
-                row[f"{method}_n_negative"] = len(result["negative"])
+                    row[f"{scorer.name}_{column}"] = result[column]
+                row[f"{scorer.name}_n_positive"] = len(result["positive"])
+                row[f"{scorer.name}_n_negative"] = len(result["negative"])
             for row in rows:
                 for column in (*ALIGNMENT_COLUMNS, "n_positive", "n_negative"):
-                    row.setdefault(f"{method}_{column}", None)
+                    row.setdefault(f"{scorer.name}_{column}", None)
         return rows
 
     def behaviour(self, pair: Pair, row: dict) -> Behaviour | None:
@@ -311,8 +344,14 @@ class RightReasonsSuite(Suite):
                 for d, reasons in sorted(self.selection.items())
                 for r, c in sorted(reasons.items())
             ],
-            **rr.right_reasons_metrics(results, self.options.methods, seed),
+            **rr.right_reasons_metrics(results, [c.name for c in self.options.scorers], seed),
         }
+
+
+def same_answer(og: str | None, cf: str | None) -> bool:
+    """Whether the original and the counterfactual got the same answer (SQuAD
+    normalisation; two empty answers are the same)."""
+    return normalize_answer(og or "") == normalize_answer(cf or "")
 
 
 def _skip_saliency_where_all_dropped(pairs: list[Pair]) -> list[Pair]:
