@@ -144,9 +144,13 @@ def test_the_four_intervention_conditions(grid_dir):
     # I3: same context, other pair with the same relation (leq): none singular
     assert _alts(grid, "swap_pair_keep", base) == []
 
+    # I1 as the method built it (option i1=leq-geq): leq <-> geq only
+    assert _alts(grid, "swap_pair_reverse", base) == ["nlixy-c0002-i0002r"]
+
     base = "nlixy-c0002-i0003"  # none, up: non-entailment
     assert _alts(grid, "swap_context_flip", base) == []  # "none" is never entailment
     assert _alts(grid, "swap_pair_flip", base) == ["nlixy-c0002-i0002"]
+    assert _alts(grid, "swap_pair_reverse", base) == []  # a none pair is never swapped
     assert _alts(grid, "swap_pair_keep", base) == ["nlixy-c0002-i0003r"]  # none <-> none
 
     base = "nlixy-c0004-i0004"  # rice/food, leq, up (mass)
@@ -291,6 +295,43 @@ def test_limit_keeps_a_prefix_of_the_seed_set(grid_dir):
     assert len(ids) == len(set(ids))
 
 
+def test_option_i1_leq_geq_keeps_only_directional_swaps(
+    tmp_path, grid_dir, tiny_llama, tiny_tokenizer
+):
+    with pytest.raises(UsageError, match="i1 must be all or leq-geq"):
+        get_suite("natural-logic", {"i1": "none"})
+    pairs = {
+        i1: [p for p in get_suite("natural-logic", {"i1": i1}).pairs(grid_dir, 0)]
+        for i1 in ("all", "leq-geq")
+    }
+    rel = lambda p: (p.original.features["relation"], p.intervened.features["relation"])  # noqa: E731
+    i1_all = [p.id for p in pairs["all"] if p.intervention == "I1"]
+    i1_dir = [p.id for p in pairs["leq-geq"] if p.intervention == "I1"]
+    assert i1_dir == [p.id for p in pairs["all"] if p.intervention == "I1" and "none" not in rel(p)]
+    assert 0 < len(i1_dir) < len(i1_all)
+    others = lambda ps: [p.id for p in ps if p.intervention != "I1"]  # noqa: E731
+    assert others(pairs["all"]) == others(pairs["leq-geq"])  # the other sets are untouched
+
+    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny")
+    config = RunConfig(
+        suite="natural-logic",
+        data=grid_dir,
+        out=tmp_path / "i1",
+        cache=False,
+        options={"i1": "leq-geq", "challenge": "none"},
+    )
+    out = write_run(run(config, subjects=[subject]))
+    metrics = json.loads((out / "metrics.json").read_text())
+    sizes = {r["set"]: r for r in metrics["set_sizes"]}
+    assert sizes["I1"]["intervention"] == "swap_pair_reverse"
+    assert sizes["I1"]["pairs"] == len(i1_dir) and sizes["I1"]["method_size"] == 22640
+    assert sizes["I0"]["intervention"] == "swap_context_flip"
+    res = pd.read_parquet(out / "results.parquet")
+    assert set(res.loc[res["set"] == "I1", "feature_swap"]) == {"swap_pair_reverse"}
+    assert "swap_pair_reverse" in (out / "tables" / "set_sizes.csv").read_text()
+    assert "swap_pair_reverse" in (out / "report.html").read_text()
+
+
 def test_content_free_calibration_shifts_the_log_odds(
     tmp_path, grid_dir, tiny_llama, tiny_tokenizer
 ):
@@ -332,3 +373,14 @@ def test_shared_nli_xy_gives_the_methods_count_and_challenge_sets():
     names = [p.name for p in challenge_files(SHARED_NLI_XY)]
     assert names[:3] == ["help_test.tsv", "monotonicity_fragments_easy_test.tsv", "MED.tsv"]
     assert sum(len(read_nli(p)) for p in challenge_files(SHARED_NLI_XY)) == 17502
+
+
+@pytest.mark.skipif(not SHARED_NLI_XY.is_dir(), reason="../shared/data/nli-xy not present")
+def test_shared_nli_xy_i1_leq_geq_gives_the_methods_i1_size_in_expectation():
+    """The expected I1 size over all seed sets of N = 400: the mean number of alternatives
+    per base x 400. The method reports 22,640; swaps to and from none pairs give 31,698."""
+    grid = read_nli_xy(SHARED_NLI_XY)
+    for swap, expected in (("swap_pair_reverse", 22623), ("swap_pair_flip", 31698)):
+        intervention = get(swap)
+        total = sum(len(intervention.apply(e, seed=0, pool=grid).examples) for e in grid.examples)
+        assert round(total * 400 / len(grid.examples)) == expected

@@ -69,8 +69,9 @@ def _pairs(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def set_sizes(results: pd.DataFrame) -> list[dict]:
-    """Per set: pairs, bases with at least one pair, distinct alternatives, the method's
-    size (pairs are the same for every subject, so the first subject's are counted)."""
+    """Per set: the intervention that built it (option ``i1`` chooses I1's), pairs, bases
+    with at least one pair, distinct alternatives, the method's size (pairs are the same for
+    every subject, so the first subject's are counted)."""
     pairs = _pairs(results)
     if pairs.empty:
         return []
@@ -85,6 +86,7 @@ def set_sizes(results: pd.DataFrame) -> list[dict]:
                 "title": spec["title"],
                 "effect": spec["effect"],
                 "feature": spec["feature"],
+                "intervention": s["feature_swap"].iloc[0] if len(s) else None,
                 "pairs": len(s),
                 "bases": int(s["original_id"].nunique()),
                 "seed_set": n_seed,
