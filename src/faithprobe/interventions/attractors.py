@@ -14,7 +14,14 @@ import numpy as np
 
 from faithprobe.examples import ClozeExample, Outcome
 from faithprobe.expectations import ANSWER_UNCHANGED
-from faithprobe.generators.stories import FILLERS, NAMES, POSITIONS, UNRELATED, Story
+from faithprobe.generators.stories import (
+    FILLERS,
+    NAMES,
+    NEUTRAL_SENTENCES,
+    POSITIONS,
+    UNRELATED,
+    Story,
+)
 from faithprobe.interventions import register
 
 HOLDS = "the key entity, its critical fact, the query and the gold target"
@@ -117,21 +124,15 @@ _register_attractor("T", "attractors.target", "words of the target's class (T-ty
 _register_attractor("unrelated", "attractors.unrelated", "unrelated properties")
 
 
-@register(
-    "filler",
-    family="attractors",
-    changes="inserts n unrelated properties as a relative clause between the key entity "
-    "and its critical fact",
-    holds=HOLDS,
-    expectation=ANSWER_UNCHANGED,
-)
-def add_filler(example: ClozeExample, rng: np.random.Generator, *, n: int) -> Outcome:
-    story = Story.from_features(example.features)
-    filler = tuple(rng.choice(np.array(FILLERS, dtype=object), n, replace=False))
-    edited = story.with_(filler=filler)
+def _draw(rng: np.random.Generator, pool: tuple[str, ...], n: int) -> tuple[str, ...]:
+    return tuple(rng.choice(np.array(pool, dtype=object), n, replace=False))
+
+
+def _retold(example: ClozeExample, edited: Story, tag: str) -> Outcome:
+    """``example`` told as ``edited`` (no attractor added), id suffixed with ``tag``."""
     return Outcome.kept(
         ClozeExample(
-            id=f"{example.id}|filler{n}",
+            id=f"{example.id}|{tag}",
             context=edited.render_context(),
             target=example.target,
             candidates=example.candidates,
@@ -139,3 +140,31 @@ def add_filler(example: ClozeExample, rng: np.random.Generator, *, n: int) -> Ou
             features={**edited.to_features(), "base_id": _root(example)},
         )
     )
+
+
+def _register_retelling(name: str, part: str, pool: tuple[str, ...], tag: str, changes: str):
+    """Register ``name``: the story's ``part`` set to n phrases drawn from ``pool``, no
+    attractor added; the new item's id ends in ``|{tag}{n}``."""
+
+    @register(name, family="attractors", changes=changes, holds=HOLDS, expectation=ANSWER_UNCHANGED)
+    def retell(example: ClozeExample, rng: np.random.Generator, *, n: int) -> Outcome:
+        story = Story.from_features(example.features)
+        return _retold(example, story.with_(**{part: _draw(rng, pool, n)}), f"{tag}{n}")
+
+
+_register_retelling(
+    "filler",
+    "filler",
+    FILLERS,
+    "filler",
+    "inserts n unrelated properties as a relative clause between the key entity and its "
+    "critical fact",
+)
+_register_retelling(
+    "padding",
+    "padding",
+    NEUTRAL_SENTENCES,
+    "pad",
+    "adds n neutral filler sentences after the critical fact, and no attractor (the method's "
+    "control for length and distance at n = 0)",
+)
