@@ -28,6 +28,7 @@ import numpy as np
 
 from faithprobe.errors import UsageError
 from faithprobe.examples import ClozeExample
+from faithprobe.generators.attractor_sets import variant_count, variant_id
 from faithprobe.generators.stories import (
     ATTRACTOR_TYPES,
     ITEM_SETS,
@@ -38,7 +39,6 @@ from faithprobe.generators.stories import (
     base_story,
 )
 from faithprobe.interventions import get as get_intervention
-from faithprobe.interventions.attractors import variant_count, variant_id
 from faithprobe.options import option
 from faithprobe.seeding import rng_for
 

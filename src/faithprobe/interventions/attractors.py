@@ -8,18 +8,17 @@ does not change: a model that uses the critical fact keeps choosing the target.
 from __future__ import annotations
 
 import itertools
-from math import comb
 
 import numpy as np
 
 from faithprobe.examples import ClozeExample, Outcome
 from faithprobe.expectations import ANSWER_UNCHANGED
+from faithprobe.generators.attractor_sets import attractor_pool, variant_count, variant_id
 from faithprobe.generators.stories import (
     FILLERS,
     NAMES,
     NEUTRAL_SENTENCES,
     POSITIONS,
-    UNRELATED,
     Story,
 )
 from faithprobe.interventions import register
@@ -28,28 +27,10 @@ HOLDS = "the key entity, its critical fact, the query and the gold target"
 TOO_FEW = "fewer than n attractors of the type are left to add"
 
 
-def _pool(story: Story, attractor_type: str) -> list[str]:
-    spec = story.spec
-    if attractor_type == "B":
-        return [b for b in spec.backgrounds if b != story.background]
-    if attractor_type == "T":
-        return [t for t in spec.targets if t != story.target]
-    return [u for u in UNRELATED if u not in story.filler]
-
-
-def variant_count(story: Story, attractor_type: str, n: int) -> int:
-    """How many variants adding ``n`` attractors of ``attractor_type`` to ``story`` makes
-    (:func:`_combinations`), known without drawing or rendering them."""
-    pool = comb(len(_pool(story, attractor_type)), n)
-    if attractor_type != "unrelated":
-        return pool
-    return min(comb(len(story.spec.pairs) - 1, n), pool)
-
-
 def _combinations(story: Story, attractor_type: str, n: int, rng: np.random.Generator):
     """All n-subsets of the related pool; for unrelated attractors (a larger pool), as many
     randomly drawn subsets as a related type has, so the three types are balanced."""
-    pool = _pool(story, attractor_type)
+    pool = attractor_pool(story, attractor_type)
     if attractor_type != "unrelated":
         return list(itertools.combinations(pool, n))
     every = list(itertools.combinations(pool, n))
@@ -94,11 +75,6 @@ def _variants(
             )
         )
     return out
-
-
-def variant_id(base_id: str, attractor_type: str, setting: str, position: str, n: int, k: int):
-    """The id of the ``k``-th variant with ``n`` attractors added to the item ``base_id``."""
-    return f"{base_id}|{attractor_type}|{setting}|{position}|n{n}|{k}"
 
 
 def _root(example: ClozeExample) -> str:
