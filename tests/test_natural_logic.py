@@ -19,7 +19,12 @@ from faithprobe.requests import CandidateScoreRequest, TextPairRequest
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.suite import get_suite
-from faithprobe.suites.natural_logic.metrics import causal_effects, effect_pair, ranking
+from faithprobe.suites.natural_logic.metrics import (
+    causal_effects,
+    effect_pair,
+    ranking,
+    subject_differences,
+)
 
 HEADER_C = "source\tcontext\tintervened\tmonotonicity\toperator\tdistractor operator\t" \
     "singular\tmass\tplural\tplace\n"  # fmt: skip
@@ -208,6 +213,30 @@ def test_bootstrap_degenerate_cases_and_ranking():
     assert ranks[("m", "insertion")]["sensitivity_rank"] == 1
 
 
+def test_subject_differences_pair_the_bootstrap_over_shared_bases():
+    """The HELP contrast: two models on the same pairs, A flips every label-changing pair's
+    prediction and B half of them; both keep label-preserving predictions."""
+    rng = np.random.default_rng(2)
+    half = {f"b{i}": [int(rng.random() < 0.5) for _ in range(6)] for i in range(40)}
+    a = pd.concat(
+        [_synthetic({b: [1] * 6 for b in half}, "I1"), _synthetic({b: [0] * 4 for b in half}, "I3")]
+    )
+    b = pd.concat([_synthetic(half, "I1"), _synthetic({b: [0] * 4 for b in half}, "I3")])
+    results = pd.concat([a.assign(subject="with-help"), b.assign(subject="without")])
+    (tce, dce) = [d for d in subject_differences(results, seed=0) if d["feature"] == "insertion"]
+    assert (tce["quantity"], tce["subject_a"], tce["subject_b"]) == ("TCE", "with-help", "without")
+    assert tce["value"] == pytest.approx(1 - sum(map(sum, half.values())) / 240)
+    assert 0 < tce["ci_low"] < tce["value"] < tce["ci_high"] and tce["p_value"] < 0.01
+    assert dce["value"] == 0 and dce["p_value"] == 1.0
+    from faithprobe.suites.natural_logic.report import build_tables
+
+    metrics = {"subject_differences": [tce, dce], "subjects": [{"name": "with-help"}]}
+    table = build_tables(metrics)["subject_differences"]
+    assert list(table.display["A"]) == ["with-help"] * 2 and "excludes 0" in table.note
+    same = subject_differences(pd.concat([a, a.assign(subject="twin")]), seed=0)
+    assert all(d["value"] == 0 and d["ci_low"] == d["ci_high"] == 0 for d in same)
+
+
 def test_nli_loaders_collapse_labels_and_name_bad_records(tmp_path, grid_dir):
     ex = read_nli(grid_dir / "help_test.tsv")
     assert [e.label for e in ex] == ["entailment", "non-entailment", "non-entailment"]
@@ -330,6 +359,7 @@ def test_option_i1_leq_geq_keeps_only_directional_swaps(
     assert set(res.loc[res["set"] == "I1", "feature_swap"]) == {"swap_pair_reverse"}
     assert "swap_pair_reverse" in (out / "tables" / "set_sizes.csv").read_text()
     assert "swap_pair_reverse" in (out / "report.html").read_text()
+    assert metrics["subject_differences"] == []  # one subject: nothing to compare
 
 
 def test_content_free_calibration_shifts_the_log_odds(
@@ -384,3 +414,14 @@ def test_shared_nli_xy_i1_leq_geq_gives_the_methods_i1_size_in_expectation():
         intervention = get(swap)
         total = sum(len(intervention.apply(e, seed=0, pool=grid).examples) for e in grid.examples)
         assert round(total * 400 / len(grid.examples)) == expected
+
+
+def test_the_intervention_registry_loads_in_a_fresh_interpreter():
+    """Discovering the interventions first (as a natural-logic run does) once failed: the
+    attractor interventions and the distractors generator imported each other."""
+    import subprocess
+    import sys
+
+    code = "from faithprobe.interventions import get; get('swap_pair_flip'); print('ok')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-500:]

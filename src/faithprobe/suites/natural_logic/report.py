@@ -131,6 +131,34 @@ def ranking_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
+def differences_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "subject_differences", BY_SUBJECT)
+    if data.empty:
+        return None
+    display = pd.DataFrame(
+        {
+            "feature": data["feature"],
+            "effect": data["quantity"],
+            "A": data["subject_a"],
+            "B": data["subject_b"],
+            "A − B [95% CI]": [_ci(r) for r in data.to_dict("records")],
+            "p": data["p_value"].map(f3),
+            "bases": data["n_bases"].map(fmt_count),
+        }
+    )
+    return Table(
+        "subject_differences",
+        "Do the models differ? TCE and DCE of A minus B",
+        data,
+        display,
+        note="Read a positive TCE difference as A more sensitive to the feature than B, a "
+        "negative DCE difference as A more robust; the models differ at the 95% level when "
+        "the interval excludes 0 (paired bootstrap resampling the base examples both "
+        "answered; p two-sided). This is the method's HELP contrast when A and B are one "
+        "recipe trained without and with HELP.",
+    )
+
+
 def _accuracy_display(data: pd.DataFrame, first: str) -> pd.DataFrame:
     records = data.to_dict("records")
     return pd.DataFrame(
@@ -184,7 +212,14 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
         tables["summary"] = Table(
             "summary", "Headline", effects.data, effects.display, effects.note
         )
-    for t in (sizes_table(metrics), effects, ranking_table(metrics), *accuracy_tables(metrics)):
+    tables_in_order = (
+        sizes_table(metrics),
+        effects,
+        ranking_table(metrics),
+        differences_table(metrics),
+        *accuracy_tables(metrics),
+    )
+    for t in tables_in_order:
         if t is not None:
             tables[t.name] = t
     return tables
@@ -313,7 +348,11 @@ class NaturalLogicReport(ReportView):
         )
         return [
             Section("sets", "Intervention sets", [tables.get("set_sizes")], lead=lead),
-            Section("effects", "Causal effects", [tables.get("effects"), tables.get("ranking")]),
+            Section(
+                "effects",
+                "Causal effects",
+                [tables.get("effects"), tables.get("ranking"), tables.get("subject_differences")],
+            ),
             Section(
                 "accuracy",
                 "Accuracy",

@@ -252,6 +252,7 @@ class NaturalLogicSuite(Suite):
             "set_sizes": m.set_sizes(results),
             "effects": effects,
             "ranking": m.ranking(effects),
+            "subject_differences": m.subject_differences(results, seed),
             "base_accuracy": m.base_accuracy(results),
             "challenge_accuracy": m.challenge_accuracy(results),
         }
