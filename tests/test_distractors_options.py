@@ -122,7 +122,15 @@ def test_shared_competent_set_counts_the_items_every_model_passes():
     counted = {r["subject"]: r for r in m.competent_set(results, shared=True)}
     assert counted["s1"]["n_own_competent"] == 3 and counted["s1"]["n_counted"] == 2
     assert counted["s2"]["rule"] == "shared" and counted["s2"]["n_counted"] == 2
-    assert {t["subject"] for t in m.tests(results, shared=True)} == {"s1", "s2"}
+    tests = m.tests(results, shared=True)
+    assert {t["subject"] for t in tests} == {"s1", "s2"}
+    one = next(t for t in tests if t["name"] == "one related attractor (single)")
+    # padded n = 0 (a right, b wrong) against n = 1 after and between (one right, one wrong)
+    assert one["comparison"] == "accuracy at n=0 (padded) − accuracy at n=1"
+    assert one["difference"] == pytest.approx(((1 - 0.5) + (0 - 0.5)) / 2) and one["n"] == 2
+    bare = m.tests(results[results["n_padding"] == 0])
+    one = next(t for t in bare if t["name"] == "one related attractor (single)")
+    assert one["comparison"].startswith("competent base (1.0)")
 
 
 def test_run_with_filler_and_shared_competence(tmp_path, tiny_llama, tiny_tokenizer):

@@ -199,17 +199,24 @@ def _per_base(df: pd.DataFrame) -> pd.Series:
     return df.groupby("original_id")["correct"].mean()
 
 
-def _comparisons(rows: pd.DataFrame) -> Iterable[tuple[str, str, pd.Series, pd.Series]]:
-    """(name, comparison, a, b): per-base-item accuracies to compare, paired by base item."""
+def _comparisons(
+    rows: pd.DataFrame, padded: pd.DataFrame
+) -> Iterable[tuple[str, str, pd.Series, pd.Series]]:
+    """(name, comparison, a, b): per-base-item accuracies to compare, paired by base item.
+    The n = 0 side of "one related attractor" is the padded items' accuracy when ``padded``
+    holds any, else 1 (the competent base item)."""
     related = rows[rows["attractor_type"].isin(["B", "T"])]
     for setting, part in rows.groupby("setting", sort=True):
         rel = part[part["attractor_type"].isin(["B", "T"])]
         one = rel[rel["n_attractors"] == 1]
-        ones = pd.Series(1.0, index=one["original_id"].unique())
+        if padded.empty:
+            zero, what = pd.Series(1.0, index=one["original_id"].unique()), "competent base (1.0)"
+        else:
+            zero, what = _per_base(padded), "accuracy at n=0 (padded)"
         yield (
             f"one related attractor ({setting})",
-            "competent base (1.0) − accuracy at n=1",
-            ones,
+            f"{what} − accuracy at n=1",
+            zero,
             _per_base(one),
         )
         yield (
@@ -237,10 +244,12 @@ def tests(results: pd.DataFrame, seed: int = 0, shared: bool = False) -> list[di
     items all subjects pass) without filler, with BH q-values per subject."""
     ids = competent_ids(results, shared)
     rows = _keep(results[(results["n_attractors"] > 0) & (results["n_filler"] == 0)], ids)
+    zero = _keep(zero_rows(results), ids)
+    padded = zero[zero["intervention"] != "none"]  # empty unless the run has padded items
     out = []
     for subject, part in rows.groupby("subject", sort=True):
         found = []
-        for name, comparison, a, b in _comparisons(part):
+        for name, comparison, a, b in _comparisons(part, padded[padded["subject"] == subject]):
             found.append(
                 {
                     "subject": subject,
