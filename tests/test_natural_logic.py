@@ -19,7 +19,12 @@ from faithprobe.requests import CandidateScoreRequest, TextPairRequest
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.suite import get_suite
-from faithprobe.suites.natural_logic.metrics import causal_effects, effect_pair, ranking
+from faithprobe.suites.natural_logic.metrics import (
+    causal_effects,
+    effect_pair,
+    ranking,
+    subject_differences,
+)
 
 HEADER_C = "source\tcontext\tintervened\tmonotonicity\toperator\tdistractor operator\t" \
     "singular\tmass\tplural\tplace\n"  # fmt: skip
@@ -144,9 +149,13 @@ def test_the_four_intervention_conditions(grid_dir):
     # I3: same context, other pair with the same relation (leq): none singular
     assert _alts(grid, "swap_pair_keep", base) == []
 
+    # I1 as the method built it (option i1=leq-geq): leq <-> geq only
+    assert _alts(grid, "swap_pair_reverse", base) == ["nlixy-c0002-i0002r"]
+
     base = "nlixy-c0002-i0003"  # none, up: non-entailment
     assert _alts(grid, "swap_context_flip", base) == []  # "none" is never entailment
     assert _alts(grid, "swap_pair_flip", base) == ["nlixy-c0002-i0002"]
+    assert _alts(grid, "swap_pair_reverse", base) == []  # a none pair is never swapped
     assert _alts(grid, "swap_pair_keep", base) == ["nlixy-c0002-i0003r"]  # none <-> none
 
     base = "nlixy-c0004-i0004"  # rice/food, leq, up (mass)
@@ -202,6 +211,30 @@ def test_bootstrap_degenerate_cases_and_ranking():
     assert ranks[("m", "context")]["robustness_rank"] == 1
     assert ranks[("n", "context")]["robustness_rank"] == 2
     assert ranks[("m", "insertion")]["sensitivity_rank"] == 1
+
+
+def test_subject_differences_pair_the_bootstrap_over_shared_bases():
+    """The HELP contrast: two models on the same pairs, A flips every label-changing pair's
+    prediction and B half of them; both keep label-preserving predictions."""
+    rng = np.random.default_rng(2)
+    half = {f"b{i}": [int(rng.random() < 0.5) for _ in range(6)] for i in range(40)}
+    a = pd.concat(
+        [_synthetic({b: [1] * 6 for b in half}, "I1"), _synthetic({b: [0] * 4 for b in half}, "I3")]
+    )
+    b = pd.concat([_synthetic(half, "I1"), _synthetic({b: [0] * 4 for b in half}, "I3")])
+    results = pd.concat([a.assign(subject="with-help"), b.assign(subject="without")])
+    (tce, dce) = [d for d in subject_differences(results, seed=0) if d["feature"] == "insertion"]
+    assert (tce["quantity"], tce["subject_a"], tce["subject_b"]) == ("TCE", "with-help", "without")
+    assert tce["value"] == pytest.approx(1 - sum(map(sum, half.values())) / 240)
+    assert 0 < tce["ci_low"] < tce["value"] < tce["ci_high"] and tce["p_value"] < 0.01
+    assert dce["value"] == 0 and dce["p_value"] == 1.0
+    from faithprobe.suites.natural_logic.report import build_tables
+
+    metrics = {"subject_differences": [tce, dce], "subjects": [{"name": "with-help"}]}
+    table = build_tables(metrics)["subject_differences"]
+    assert list(table.display["A"]) == ["with-help"] * 2 and "excludes 0" in table.note
+    same = subject_differences(pd.concat([a, a.assign(subject="twin")]), seed=0)
+    assert all(d["value"] == 0 and d["ci_low"] == d["ci_high"] == 0 for d in same)
 
 
 def test_nli_loaders_collapse_labels_and_name_bad_records(tmp_path, grid_dir):
@@ -291,6 +324,44 @@ def test_limit_keeps_a_prefix_of_the_seed_set(grid_dir):
     assert len(ids) == len(set(ids))
 
 
+def test_option_i1_leq_geq_keeps_only_directional_swaps(
+    tmp_path, grid_dir, tiny_llama, tiny_tokenizer
+):
+    with pytest.raises(UsageError, match="i1 must be all or leq-geq"):
+        get_suite("natural-logic", {"i1": "none"})
+    pairs = {
+        i1: [p for p in get_suite("natural-logic", {"i1": i1}).pairs(grid_dir, 0)]
+        for i1 in ("all", "leq-geq")
+    }
+    rel = lambda p: (p.original.features["relation"], p.intervened.features["relation"])  # noqa: E731
+    i1_all = [p.id for p in pairs["all"] if p.intervention == "I1"]
+    i1_dir = [p.id for p in pairs["leq-geq"] if p.intervention == "I1"]
+    assert i1_dir == [p.id for p in pairs["all"] if p.intervention == "I1" and "none" not in rel(p)]
+    assert 0 < len(i1_dir) < len(i1_all)
+    others = lambda ps: [p.id for p in ps if p.intervention != "I1"]  # noqa: E731
+    assert others(pairs["all"]) == others(pairs["leq-geq"])  # the other sets are untouched
+
+    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny")
+    config = RunConfig(
+        suite="natural-logic",
+        data=grid_dir,
+        out=tmp_path / "i1",
+        cache=False,
+        options={"i1": "leq-geq", "challenge": "none"},
+    )
+    out = write_run(run(config, subjects=[subject]))
+    metrics = json.loads((out / "metrics.json").read_text())
+    sizes = {r["set"]: r for r in metrics["set_sizes"]}
+    assert sizes["I1"]["intervention"] == "swap_pair_reverse"
+    assert sizes["I1"]["pairs"] == len(i1_dir) and sizes["I1"]["method_size"] == 22640
+    assert sizes["I0"]["intervention"] == "swap_context_flip"
+    res = pd.read_parquet(out / "results.parquet")
+    assert set(res.loc[res["set"] == "I1", "feature_swap"]) == {"swap_pair_reverse"}
+    assert "swap_pair_reverse" in (out / "tables" / "set_sizes.csv").read_text()
+    assert "swap_pair_reverse" in (out / "report.html").read_text()
+    assert metrics["subject_differences"] == []  # one subject: nothing to compare
+
+
 def test_content_free_calibration_shifts_the_log_odds(
     tmp_path, grid_dir, tiny_llama, tiny_tokenizer
 ):
@@ -332,3 +403,25 @@ def test_shared_nli_xy_gives_the_methods_count_and_challenge_sets():
     names = [p.name for p in challenge_files(SHARED_NLI_XY)]
     assert names[:3] == ["help_test.tsv", "monotonicity_fragments_easy_test.tsv", "MED.tsv"]
     assert sum(len(read_nli(p)) for p in challenge_files(SHARED_NLI_XY)) == 17502
+
+
+@pytest.mark.skipif(not SHARED_NLI_XY.is_dir(), reason="../shared/data/nli-xy not present")
+def test_shared_nli_xy_i1_leq_geq_gives_the_methods_i1_size_in_expectation():
+    """The expected I1 size over all seed sets of N = 400: the mean number of alternatives
+    per base x 400. The method reports 22,640; swaps to and from none pairs give 31,698."""
+    grid = read_nli_xy(SHARED_NLI_XY)
+    for swap, expected in (("swap_pair_reverse", 22623), ("swap_pair_flip", 31698)):
+        intervention = get(swap)
+        total = sum(len(intervention.apply(e, seed=0, pool=grid).examples) for e in grid.examples)
+        assert round(total * 400 / len(grid.examples)) == expected
+
+
+def test_the_intervention_registry_loads_in_a_fresh_interpreter():
+    """Discovering the interventions first (as a natural-logic run does) once failed: the
+    attractor interventions and the distractors generator imported each other."""
+    import subprocess
+    import sys
+
+    code = "from faithprobe.interventions import get; get('swap_pair_flip'); print('ok')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-500:]

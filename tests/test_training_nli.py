@@ -136,8 +136,14 @@ def test_exactly_the_overlapping_pairs_are_removed(trained, data):
     assert t["read"] == n_rows
     assert t["removed_overlapping"] == len(GRID_TWINS) + len(HELP_PAIRS) == 4
     assert t["files"] == [
-        {"path": str(data["train"].resolve()), "read": n_rows, "removed_overlapping": 4}
+        {
+            "path": str(data["train"].resolve()),
+            "role": "train",
+            "read": n_rows,
+            "removed_overlapping": 4,
+        }
     ]
+    assert t["extra_removed_overlapping"] == 0
     assert t["held_out"] + t["used"] == n_rows - 4
     assert any("Removed 4 of 55" in line for line in logs)
     sources = summary["exclude"]["sources"]
@@ -198,6 +204,41 @@ def test_without_exclude_a_warning_is_given_and_recorded(data, base, tmp_path):
     assert any(line.startswith("warning: no --exclude") for line in logs)
     assert "warning" in summary["exclude"] and summary["train"]["removed_overlapping"] == 0
     assert summary["heldout_accuracy"] is None and summary["train"]["used"] == 55
+
+
+def test_extra_files_are_trained_on_but_their_evaluated_pairs_are_removed(data, base, tmp_path):
+    """The HELP contrast: HELP's TSVs sit beside the NLI-XY folder (``../help/*.tsv``), so
+    as --train they are excluded whole; as --extra only their evaluated pairs go."""
+    import shutil
+
+    xy = shutil.copytree(data["xy"], tmp_path / "nli-xy")
+    (tmp_path / "help").mkdir()
+    fresh = [("every cat ran home", "every animal ran home"), ("no rose slept", "no flower slept")]
+    rows = [(p, h, "entailment") for p, h in [GRID_TWINS[0], HELP_PAIRS[1], *fresh]]
+    extra = _tsv(tmp_path / "help" / "leskexppmb_and.tsv", rows)
+
+    as_train = train_nli(
+        _config(data, base, tmp_path / "a", train=(data["train"], extra), exclude=(xy,)),
+        progress=False,
+    )
+    assert as_train["train"]["files"][1]["removed_overlapping"] == 4
+    assert str(extra.resolve()) in as_train["exclude"]["sources"][0]["files"]
+
+    logs = []
+    summary = train_nli(
+        _config(data, base, tmp_path / "b", extra_train=(extra,), exclude=(xy,)),
+        progress=False,
+        log=logs.append,
+    )
+    t = summary["train"]
+    assert [f["role"] for f in t["files"]] == ["train", "extra"]
+    assert t["files"][1]["read"] == 4 and t["files"][1]["removed_overlapping"] == 2
+    assert t["extra_removed_overlapping"] == 2 and t["removed_overlapping"] == 4 + 2
+    assert t["held_out"] + t["used"] == len(_train_rows()) - 4 + 2
+    (source,) = summary["exclude"]["sources"]
+    assert source["not_excluded_trained_on"] == [str(extra.resolve())]
+    assert str(extra.resolve()) not in source["files"]
+    assert any("--extra leskexppmb_and.tsv: 2 of 4 examples kept" in line for line in logs)
 
 
 def test_an_interrupted_run_resumes_from_its_checkpoint(data, base, tmp_path, monkeypatch):

@@ -11,6 +11,12 @@ Related (B, T) attractors are enumerated exhaustively: every n-subset of the oth
 of the class (C(5, n) for six-pair sets, C(3, n) for sports). Unrelated attractors are drawn
 as the same number of subsets, so types are balanced. Filler levels > 0 add items with
 0..3 attractors after a filler clause; the 0-attractor filler items measure filler alone.
+
+``filler_sentences`` > 0 adds, per base item, one no-attractor copy padded with that many
+neutral sentences after the critical fact (intervention ``padding``): the method's n = 0
+condition, as long as an item with attractors after the fact, so the n = 0 accuracy is not
+1 by construction and the drop to n = 1 is not a length effect. With it at 0 (the default)
+the dataset is exactly what it was before the option existed.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import numpy as np
 
 from faithprobe.errors import UsageError
 from faithprobe.examples import ClozeExample
+from faithprobe.generators.attractor_sets import variant_count, variant_id
 from faithprobe.generators.stories import (
     ATTRACTOR_TYPES,
     ITEM_SETS,
@@ -60,6 +67,9 @@ class DistractorConfig:
     )
     fillers: tuple[int, ...] = option((0,), "filler levels to include (0..3; 0 = none)")
     item_sets: tuple[str, ...] = option(tuple(ITEM_SETS), "item sets to include")
+    filler_sentences: int = option(
+        0, "neutral sentences padding a no-attractor copy of each base item (0..3; 0 = none)"
+    )
 
     def __post_init__(self) -> None:
         checks = {
@@ -78,6 +88,8 @@ class DistractorConfig:
             raise UsageError("counts must lie in 1..3")
         if any(not 0 <= f <= 3 for f in self.fillers):
             raise UsageError("fillers must lie in 0..3")
+        if not 0 <= self.filler_sentences <= 3:
+            raise UsageError("filler_sentences must lie in 0..3")
 
 
 def base_items(config: DistractorConfig, seed: int) -> list[ClozeExample]:
@@ -103,8 +115,17 @@ def base_items(config: DistractorConfig, seed: int) -> list[ClozeExample]:
     return items
 
 
+def padded(base: ClozeExample, config: DistractorConfig, seed: int) -> ClozeExample | None:
+    """The no-attractor copy of ``base`` padded with neutral sentences, if asked for."""
+    n = config.filler_sentences
+    return get_intervention("padding").apply(base, seed=seed, n=n).example if n else None
+
+
 def variants(base: ClozeExample, config: DistractorConfig, seed: int) -> Iterator[ClozeExample]:
     """Every condition of ``config`` applied to one base item."""
+    pad = padded(base, config, seed)
+    if pad is not None:
+        yield pad
     for n_filler in config.fillers:
         start = base
         if n_filler:
@@ -132,8 +153,9 @@ def generate(config: DistractorConfig, seed: int) -> list[ClozeExample]:
 class Planned:
     """A variant of :func:`generate` before it is built: its id, its design cell
     (setting, attractor type, attractors, filler level) and the intervention call that builds
-    it: ``(intervention, start item, params)``, which builds its siblings too. A filler item
-    without attractors is built at once (``built``): there is one per base item and level."""
+    it: ``(intervention, start item, params)``, which builds its siblings too. A filler or
+    padded item without attractors is built at once (``built``): there is one per base item
+    and level."""
 
     id: str
     cell: tuple
@@ -148,6 +170,11 @@ def plan(config: DistractorConfig, seed: int) -> tuple[list[ClozeExample], list[
     bases = base_items(config, seed)
     planned = []
     for base in bases:
+        pad = padded(base, config, seed)
+        if pad is not None:
+            f = pad.features
+            cell = (f["setting"], f["attractor_type"], 0, 0)
+            planned.append(Planned(pad.id, cell, built=pad))
         for n_filler in config.fillers:
             start = base
             if n_filler:

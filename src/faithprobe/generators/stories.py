@@ -18,6 +18,10 @@ Settings: ``single`` (attractors are further properties of the key entity) and `
 follow the critical fact), ``between`` (attractors stand between the key entity's first
 mention and the critical fact) and, in the multi setting, ``later`` (the queried entity is
 mentioned last, after the attractor entities).
+
+Padding: neutral sentences about nothing in the story, between the first sentence and the
+query, lengthen a no-attractor item the way attractors after the fact would, so that the
+n = 0 point is measured at a comparable distance (the method's filler control).
 """
 
 from __future__ import annotations
@@ -64,6 +68,16 @@ UNRELATED = (
     "wears glasses",
     "bakes cakes",
     "runs marathons",
+)
+# neutral sentences about nothing in the story: padding that lengthens a no-attractor item
+# as attractors would, without adding a competitor (the method's n = 0 control)
+NEUTRAL_SENTENCES = (
+    "The weather was mild that week.",
+    "The town had a small library.",
+    "It was a quiet afternoon.",
+    "The road out of town was long and straight.",
+    "A bus stopped at the corner.",
+    "The shops closed early on Sundays.",
 )
 FILLERS = (
     "sang in a choir",
@@ -216,6 +230,7 @@ class Story:
     others: tuple[str, ...] = ()
     position: str = "after"
     filler: tuple[str, ...] = ()
+    padding: tuple[str, ...] = ()  # neutral sentences after the first (no-attractor items)
 
     @property
     def spec(self) -> ItemSet:
@@ -235,13 +250,16 @@ class Story:
         d["others"] = list(self.others)
         d["filler"] = list(self.filler)
         d["n_attractors"] = len(self.attractors)
+        padding = d.pop("padding")  # only padded items carry it: other items stay as they were
+        if padding:
+            d["padding"] = list(padding)
         return d
 
     @classmethod
     def from_features(cls, features: dict[str, Any]) -> Story:
         names = {f for f in cls.__dataclass_fields__}
         kwargs = {k: v for k, v in features.items() if k in names}
-        for k in ("attractors", "others", "filler"):
+        for k in ("attractors", "others", "filler", "padding"):
             kwargs[k] = tuple(kwargs.get(k, ()))
         return cls(**kwargs)
 
@@ -306,7 +324,7 @@ class Story:
             else:  # later: the queried entity is mentioned last
                 first = f"{', '.join(clauses)}, and {e} {fact}."
         query = self.spec.query.format(e=self.entity, pos=possessive(self.gender))
-        return f"{first} {query}"
+        return " ".join([first, *self.padding, query])
 
 
 def base_story(item_set: str, pair_index: int, entity: str) -> Story:

@@ -8,41 +8,29 @@ does not change: a model that uses the critical fact keeps choosing the target.
 from __future__ import annotations
 
 import itertools
-from math import comb
 
 import numpy as np
 
 from faithprobe.examples import ClozeExample, Outcome
 from faithprobe.expectations import ANSWER_UNCHANGED
-from faithprobe.generators.stories import FILLERS, NAMES, POSITIONS, UNRELATED, Story
+from faithprobe.generators.attractor_sets import attractor_pool, variant_count, variant_id
+from faithprobe.generators.stories import (
+    FILLERS,
+    NAMES,
+    NEUTRAL_SENTENCES,
+    POSITIONS,
+    Story,
+)
 from faithprobe.interventions import register
 
 HOLDS = "the key entity, its critical fact, the query and the gold target"
 TOO_FEW = "fewer than n attractors of the type are left to add"
 
 
-def _pool(story: Story, attractor_type: str) -> list[str]:
-    spec = story.spec
-    if attractor_type == "B":
-        return [b for b in spec.backgrounds if b != story.background]
-    if attractor_type == "T":
-        return [t for t in spec.targets if t != story.target]
-    return [u for u in UNRELATED if u not in story.filler]
-
-
-def variant_count(story: Story, attractor_type: str, n: int) -> int:
-    """How many variants adding ``n`` attractors of ``attractor_type`` to ``story`` makes
-    (:func:`_combinations`), known without drawing or rendering them."""
-    pool = comb(len(_pool(story, attractor_type)), n)
-    if attractor_type != "unrelated":
-        return pool
-    return min(comb(len(story.spec.pairs) - 1, n), pool)
-
-
 def _combinations(story: Story, attractor_type: str, n: int, rng: np.random.Generator):
     """All n-subsets of the related pool; for unrelated attractors (a larger pool), as many
     randomly drawn subsets as a related type has, so the three types are balanced."""
-    pool = _pool(story, attractor_type)
+    pool = attractor_pool(story, attractor_type)
     if attractor_type != "unrelated":
         return list(itertools.combinations(pool, n))
     every = list(itertools.combinations(pool, n))
@@ -89,11 +77,6 @@ def _variants(
     return out
 
 
-def variant_id(base_id: str, attractor_type: str, setting: str, position: str, n: int, k: int):
-    """The id of the ``k``-th variant with ``n`` attractors added to the item ``base_id``."""
-    return f"{base_id}|{attractor_type}|{setting}|{position}|n{n}|{k}"
-
-
 def _root(example: ClozeExample) -> str:
     return example.features.get("base_id") or example.id
 
@@ -117,21 +100,15 @@ _register_attractor("T", "attractors.target", "words of the target's class (T-ty
 _register_attractor("unrelated", "attractors.unrelated", "unrelated properties")
 
 
-@register(
-    "filler",
-    family="attractors",
-    changes="inserts n unrelated properties as a relative clause between the key entity "
-    "and its critical fact",
-    holds=HOLDS,
-    expectation=ANSWER_UNCHANGED,
-)
-def add_filler(example: ClozeExample, rng: np.random.Generator, *, n: int) -> Outcome:
-    story = Story.from_features(example.features)
-    filler = tuple(rng.choice(np.array(FILLERS, dtype=object), n, replace=False))
-    edited = story.with_(filler=filler)
+def _draw(rng: np.random.Generator, pool: tuple[str, ...], n: int) -> tuple[str, ...]:
+    return tuple(rng.choice(np.array(pool, dtype=object), n, replace=False))
+
+
+def _retold(example: ClozeExample, edited: Story, tag: str) -> Outcome:
+    """``example`` told as ``edited`` (no attractor added), id suffixed with ``tag``."""
     return Outcome.kept(
         ClozeExample(
-            id=f"{example.id}|filler{n}",
+            id=f"{example.id}|{tag}",
             context=edited.render_context(),
             target=example.target,
             candidates=example.candidates,
@@ -139,3 +116,31 @@ def add_filler(example: ClozeExample, rng: np.random.Generator, *, n: int) -> Ou
             features={**edited.to_features(), "base_id": _root(example)},
         )
     )
+
+
+def _register_retelling(name: str, part: str, pool: tuple[str, ...], tag: str, changes: str):
+    """Register ``name``: the story's ``part`` set to n phrases drawn from ``pool``, no
+    attractor added; the new item's id ends in ``|{tag}{n}``."""
+
+    @register(name, family="attractors", changes=changes, holds=HOLDS, expectation=ANSWER_UNCHANGED)
+    def retell(example: ClozeExample, rng: np.random.Generator, *, n: int) -> Outcome:
+        story = Story.from_features(example.features)
+        return _retold(example, story.with_(**{part: _draw(rng, pool, n)}), f"{tag}{n}")
+
+
+_register_retelling(
+    "filler",
+    "filler",
+    FILLERS,
+    "filler",
+    "inserts n unrelated properties as a relative clause between the key entity and its "
+    "critical fact",
+)
+_register_retelling(
+    "padding",
+    "padding",
+    NEUTRAL_SENTENCES,
+    "pad",
+    "adds n neutral filler sentences after the critical fact, and no attractor (the method's "
+    "control for length and distance at n = 0)",
+)

@@ -14,6 +14,13 @@ keeps its prediction). The method's Table 4:
  I3    ``swap_pair_keep``       other pair, same relation and gold; same context
 =====  =======================  ==================================================
 
+``swap_pair_reverse`` is I1 as the method apparently built it: only swaps between the two
+directional relations (``leq`` <-> ``geq``), leaving out word pairs of relation ``none``
+(whose swap also flips the gold label). With it the expected I1 size for N = 400 bases
+(the mean over all seed sets) on the shared NLI-XY grid is 22,623, against the method's
+reported 22,640 (``swap_pair_flip``: 31,698); the natural-logic suite's option
+``i1=leq-geq`` selects it.
+
 Nothing is drawn at random: each returns *every* grid example meeting its condition (the
 method pairs each base example with all of them), in id order. An alternative whose
 premise and hypothesis are the very texts of the base (a duplicated context row) is left
@@ -43,6 +50,13 @@ def _same(key: str) -> Condition:
 
 def _differs(key: str) -> Condition:
     return lambda a, b: a.features[key] != b.features[key]
+
+
+DIRECTIONAL = ("leq", "geq")
+
+
+def _both_directional(a: NLIExample, b: NLIExample) -> bool:
+    return a.features["relation"] in DIRECTIONAL and b.features["relation"] in DIRECTIONAL
 
 
 def _label_differs(a: NLIExample, b: NLIExample) -> bool:
@@ -91,6 +105,13 @@ SWAPS = {
         "context_id",
         (_differs("insertion_id"), _differs("relation"), _label_differs),
         "the inserted word pair, to one of another relation, so the gold label flips",
+        "the context",
+        PREDICTION_CHANGES,
+    ),
+    "swap_pair_reverse": (
+        "context_id",
+        (_differs("insertion_id"), _differs("relation"), _both_directional, _label_differs),
+        "the inserted word pair, leq to geq or back, so the gold label flips",
         "the context",
         PREDICTION_CHANGES,
     ),

@@ -192,6 +192,14 @@ def train_nli_command(
         list[Path],
         typer.Option(help="NLI training file (MNLI-style or HELP TSV, jsonl); repeatable"),
     ],
+    extra: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="added training file, e.g. HELP's TSVs (the method's HELP contrast): trained "
+            "on like --train and not excluded as a challenge set of an --exclude folder, but "
+            "its pairs in the rest of the excluded data are removed and counted; repeatable"
+        ),
+    ] = None,
     exclude: Annotated[
         list[Path] | None,
         typer.Option(
@@ -220,6 +228,7 @@ def train_nli_command(
 
     cfg = NLITrainConfig(
         train=tuple(train),
+        extra_train=tuple(extra or ()),
         exclude=tuple(exclude or ()),
         dev=tuple(dev or ()),
         heldout=heldout,
@@ -232,7 +241,7 @@ def train_nli_command(
     _report(summary, "held-out accuracy", summary["heldout_accuracy"], t["used"], cfg.out)
     print(
         f"({t['read']} read, {t['removed_overlapping']} removed as overlapping the excluded "
-        f"data, {t['held_out']} held out)"
+        f"data ({t['extra_removed_overlapping']} of them from --extra), {t['held_out']} held out)"
     )
 
 

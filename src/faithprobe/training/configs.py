@@ -41,6 +41,8 @@ class NLITrainConfig(TrainSettings):
     """Everything that decides the trained model."""
 
     train: tuple[Path, ...]
+    # --extra: added training data (HELP), not excluded as a challenge set
+    extra_train: tuple[Path, ...] = ()
     exclude: tuple[Path, ...] = ()
     dev: tuple[Path, ...] = ()
     heldout: float = 0.1

@@ -9,7 +9,13 @@ The base is the embedded all-MiniLM-L6-v2 or any local encoder folder;
 is encoded by the backend's own :func:`~faithprobe.subjects.hf_pair_classifier.encode_pair`.
 
 **Data.** ``train`` files are anything :func:`faithprobe.datasets.nli.read_nli` reads
-(MNLI-style or HELP TSV, jsonl), labels collapsed to two classes.
+(MNLI-style or HELP TSV, jsonl), labels collapsed to two classes. ``--extra`` files
+(``extra_train``) are read and trained on the same way; they name added training data (the
+method's HELP contrast: the same recipe with and without HELP's TSVs), which an NLI-XY
+folder given to ``exclude`` would otherwise remove whole, since HELP's files are among the
+challenge sets found beside it. An ``--extra`` file is therefore never itself excluded as a challenge set; every pair of it that
+occurs in the rest of the excluded data (the grid, the other challenge sets) still is, and
+is counted per file.
 
 **Keeping evaluation data out.** Every ``exclude`` path is an NLI file or an NLI-XY folder
 (its :func:`~faithprobe.datasets.nli_xy.read_nli_xy` grid plus the challenge sets
@@ -73,15 +79,23 @@ def _read(path: Path, role: str) -> list[NLIExample]:
     return read_nli(path)
 
 
-def excluded_pairs(paths: tuple[Path, ...]) -> tuple[set[Key], list[dict[str, Any]]]:
-    """The pairs of every ``--exclude`` path, and a record of where they came from."""
+def excluded_pairs(
+    paths: tuple[Path, ...], trained_on: tuple[Path, ...] = ()
+) -> tuple[set[Key], list[dict[str, Any]]]:
+    """The pairs of every ``--exclude`` path, and a record of where they came from. A
+    challenge set found beside an NLI-XY folder that is one of ``trained_on`` (the
+    ``--extra`` files) is not excluded whole; the record names it."""
     from faithprobe.datasets.nli_xy import challenge_files, read_nli_xy
 
+    exempt = {Path(p).resolve() for p in trained_on}
     keys: set[Key] = set()
     sources = []
     for path in map(Path, paths):
+        kept_in: list[Path] = []
         if path.is_dir():
-            files = challenge_files(path)
+            found = challenge_files(path)
+            files = [f for f in found if f not in exempt]
+            kept_in = [f for f in found if f in exempt]
             examples = read_nli_xy(path).examples
             examples += [ex for f in files for ex in _read(f, "challenge")]
             kind = "NLI-XY folder: its grid and the challenge sets beside it"
@@ -98,6 +112,7 @@ def excluded_pairs(paths: tuple[Path, ...]) -> tuple[set[Key], list[dict[str, An
                 "files": [str(f.resolve()) for f in files],
                 "examples": len(examples),
                 "pairs": len(own),
+                **({"not_excluded_trained_on": [str(f) for f in kept_in]} if kept_in else {}),
             }
         )
     return keys, sources
@@ -154,24 +169,28 @@ def train_nli(cfg: NLITrainConfig, **options: Any) -> dict[str, Any]:
     ``restart``, ``keep_checkpoints``, ``progress``, ``log``)."""
     session = common.Session(cfg, **options)
     say = session.say
-    train_files = [(Path(p), _read(Path(p), "training")) for p in cfg.train]
+    train_files = [(Path(p), "train", _read(Path(p), "training")) for p in cfg.train]
+    train_files += [(Path(p), "extra", _read(Path(p), "--extra")) for p in cfg.extra_train]
     dev_files = [(Path(p), _read(Path(p), "dev")) for p in cfg.dev]
 
-    excluded, sources = excluded_pairs(cfg.exclude)
+    excluded, sources = excluded_pairs(cfg.exclude, trained_on=cfg.extra_train)
     if not cfg.exclude:
         say(f"warning: {NO_EXCLUDE_WARNING}")
     kept, file_records = [], []
-    for path, items in train_files:
+    for path, role, items in train_files:
         own = [ex for ex in items if _key(ex) not in excluded]
         kept += own
         file_records.append(
             {
                 "path": str(path.resolve()),
+                "role": role,
                 "read": len(items),
                 "removed_overlapping": len(items) - len(own),
             }
         )
-    n_read = sum(len(items) for _, items in train_files)
+        if role == "extra":
+            say(f"--extra {path.name}: {len(own)} of {len(items)} examples kept")
+    n_read = sum(len(items) for _, _, items in train_files)
     removed = n_read - len(kept)
     say(
         f"Removed {removed} of {n_read} training examples whose (premise, hypothesis) "
@@ -184,7 +203,8 @@ def train_nli(cfg: NLITrainConfig, **options: Any) -> dict[str, Any]:
         say("warning: --heldout 0 and no --dev: the trained model will not be scored")
 
     data = {
-        "train": [r["path"] for r in file_records],
+        "train": [r["path"] for r in file_records if r["role"] == "train"],
+        "extra": [r["path"] for r in file_records if r["role"] == "extra"],
         "exclude": [s["path"] for s in sources],
         "train_ids": common.ids_digest(ex.id for ex in train),
         "n_train": len(train),
@@ -247,6 +267,9 @@ def train_nli(cfg: NLITrainConfig, **options: Any) -> dict[str, Any]:
                 "files": file_records,
                 "read": n_read,
                 "removed_overlapping": removed,
+                "extra_removed_overlapping": sum(
+                    r["removed_overlapping"] for r in file_records if r["role"] == "extra"
+                ),
                 "held_out": len(held),
                 "used": len(train),
                 "label_balance": _balance(train),

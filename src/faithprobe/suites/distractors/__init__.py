@@ -1,6 +1,7 @@
 """The ``distractors`` suite (Pandia & Ettinger 2021): cloze accuracy under attractors."""
 
 from faithprobe.suite import SuiteEntry
+from faithprobe.suites.distractors.options import DistractorsOptions
 
 SUITE = SuiteEntry(
     name="distractors",
@@ -9,5 +10,6 @@ SUITE = SuiteEntry(
     "information processing in pre-trained language models",
     suite="faithprobe.suites.distractors.suite:DistractorsSuite",
     report="faithprobe.suites.distractors.report:DistractorsReport",
+    options=DistractorsOptions,
     headline="faithprobe.suites.distractors.headline:headline",
 )

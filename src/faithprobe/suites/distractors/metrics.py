@@ -4,7 +4,14 @@
 * relative probability: P(target | attractor context) / P(target | base context),
   aggregated as a geometric mean (the ratio is heavy-tailed; its log is averaged);
 * competence: the share of base items a model gets right; only those items count in the
-  competent views (the method's baseline-competence filter).
+  competent views (the method's baseline-competence filter). With ``shared`` the items
+  counted are those *every* subject of the run gets right, one item set for all models
+  (the method's filter); otherwise each subject's own.
+
+The ``main`` view is the method's Figure 1 condition, attractors after the critical fact;
+``pooled`` pools the positions. The n = 0 point of every curve is the padded no-attractor
+items (neutral sentences after the fact, suite option ``filler``) when the run has them,
+else the base items themselves (then 1 for competent items, by construction).
 
 Every number carries a 95% interval from :mod:`faithprobe.metrics.intervals` that resamples
 base items, since variants of one base item are not independent.
@@ -25,10 +32,12 @@ from faithprobe.metrics.intervals import (
 )
 
 CURVE = ["setting", "attractor_type", "n_attractors"]
-VIEWS = {
-    "main": [],
-    "by_position": ["position"],
-    "by_item_set": ["item_set"],
+# view -> (columns it splits by, the attractor positions it keeps; None: every position)
+VIEWS: dict[str, tuple[list[str], tuple[str, ...] | None]] = {
+    "main": ([], ("after",)),  # the method's Figure 1: attractors after the critical fact
+    "pooled": ([], None),
+    "by_position": (["position"], None),
+    "by_item_set": (["item_set"], None),
 }
 
 
@@ -66,33 +75,98 @@ def _curve_estimates(
     return out
 
 
-def estimates(results: pd.DataFrame, seed: int = 0) -> list[dict]:
+def _padding(results: pd.DataFrame) -> pd.Series:
+    """Neutral sentences padding each row's item (0 in results written before padding)."""
+    if "n_padding" in results.columns:
+        return results["n_padding"]
+    return pd.Series(0, index=results.index)
+
+
+def zero_rows(results: pd.DataFrame) -> pd.DataFrame:
+    """The n = 0 condition: the padded no-attractor items if the run has them, else the
+    base items (pairs of a base item with itself)."""
+    padded = results[
+        (results["n_attractors"] == 0) & (_padding(results) > 0) & (results["n_filler"] == 0)
+    ]
+    return padded if not padded.empty else results[results["intervention"] == "none"]
+
+
+def zero_point(results: pd.DataFrame) -> dict:
+    """What the n = 0 point of the curves measures."""
+    zero = zero_rows(results)
+    padding = sorted({int(k) for k in _padding(zero)})
+    return {
+        "items": "padded" if padding and padding[0] > 0 else "base",
+        "n_padding": padding[0] if padding else 0,
+        "n_items": int(zero["original_id"].nunique()),
+    }
+
+
+def competent_ids(results: pd.DataFrame, shared: bool = False) -> set[tuple[str, str]]:
+    """(subject, base item) pairs that count in the competent views: each subject's base
+    items it answers correctly, or (``shared``) the base items every subject answers
+    correctly, for every subject."""
     base = results[results["intervention"] == "none"]
+    ok = base[base["competent"]]
+    own = set(zip(ok["subject"], ok["original_id"], strict=True))
+    if not shared:
+        return own
+    subjects = list(base["subject"].unique())
+    every = set(base["original_id"])
+    for subject in subjects:
+        every &= set(ok.loc[ok["subject"] == subject, "original_id"])
+    return {(s, b) for s in subjects for b in every}
+
+
+def _keep(df: pd.DataFrame, ids: set[tuple[str, str]]) -> pd.DataFrame:
+    keep = [(s, b) in ids for s, b in zip(df["subject"], df["original_id"], strict=True)]
+    return df[np.asarray(keep, dtype=bool)]
+
+
+def estimates(results: pd.DataFrame, seed: int = 0, shared: bool = False) -> list[dict]:
+    ids = competent_ids(results, shared)
     variants = results[(results["n_attractors"] > 0)]
-    competent_ids = set(
-        zip(
-            base.loc[base["competent"], "subject"],
-            base.loc[base["competent"], "original_id"],
-            strict=True,
-        )
-    )
-
-    def competent(df: pd.DataFrame) -> pd.DataFrame:
-        keep = [
-            (s, b) in competent_ids for s, b in zip(df["subject"], df["original_id"], strict=True)
-        ]
-        return df[np.asarray(keep, dtype=bool)]
-
+    zero = zero_rows(results)
     out: list[dict] = []
     plain = variants[variants["n_filler"] == 0]
-    for view, extra in VIEWS.items():
-        out += _curve_estimates(competent(plain), competent(base), view, extra, 0, seed)
-    out += _curve_estimates(plain, base, "all_items", [], 0, seed)
+    for view, (extra, positions) in VIEWS.items():
+        rows = plain if positions is None else plain[plain["position"].isin(positions)]
+        out += _curve_estimates(_keep(rows, ids), _keep(zero, ids), view, extra, 0, seed)
+    out += _curve_estimates(plain, zero, "all_items", [], 0, seed)
     for n_filler in sorted(set(results["n_filler"]) - {0}):
         with_filler = results[results["n_filler"] == n_filler]
-        zero = with_filler[with_filler["n_attractors"] == 0]
+        zero_f = with_filler[with_filler["n_attractors"] == 0]
         more = with_filler[with_filler["n_attractors"] > 0]
-        out += _curve_estimates(competent(more), competent(zero), "filler", [], int(n_filler), seed)
+        out += _curve_estimates(
+            _keep(more, ids), _keep(zero_f, ids), "filler", [], int(n_filler), seed
+        )
+    return out
+
+
+def competent_set(results: pd.DataFrame, shared: bool = False) -> list[dict]:
+    """Per subject: the rule deciding which base items count, its own competent items and
+    the items counted under the rule."""
+    base = results[results["intervention"] == "none"]
+    ids = competent_ids(results, shared)
+    own = competent_ids(results, False)
+    out = []
+    for subject, part in base.groupby("subject", sort=True):
+        n_base = int(part["original_id"].nunique())
+        counted = sum(1 for s, _ in ids if s == subject)
+        lo, hi = wilson(counted, n_base)
+        out.append(
+            {
+                "subject": subject,
+                "rule": "shared" if shared else "each",
+                "n_base": n_base,
+                "n_own_competent": sum(1 for s, _ in own if s == subject),
+                "n_counted": counted,
+                "value": counted / n_base if n_base else float("nan"),
+                "ci_low": lo,
+                "ci_high": hi,
+                "method": "Wilson (base items are independent)",
+            }
+        )
     return out
 
 
@@ -125,17 +199,24 @@ def _per_base(df: pd.DataFrame) -> pd.Series:
     return df.groupby("original_id")["correct"].mean()
 
 
-def _comparisons(rows: pd.DataFrame) -> Iterable[tuple[str, str, pd.Series, pd.Series]]:
-    """(name, comparison, a, b): per-base-item accuracies to compare, paired by base item."""
+def _comparisons(
+    rows: pd.DataFrame, padded: pd.DataFrame
+) -> Iterable[tuple[str, str, pd.Series, pd.Series]]:
+    """(name, comparison, a, b): per-base-item accuracies to compare, paired by base item.
+    The n = 0 side of "one related attractor" is the padded items' accuracy when ``padded``
+    holds any, else 1 (the competent base item)."""
     related = rows[rows["attractor_type"].isin(["B", "T"])]
     for setting, part in rows.groupby("setting", sort=True):
         rel = part[part["attractor_type"].isin(["B", "T"])]
         one = rel[rel["n_attractors"] == 1]
-        ones = pd.Series(1.0, index=one["original_id"].unique())
+        if padded.empty:
+            zero, what = pd.Series(1.0, index=one["original_id"].unique()), "competent base (1.0)"
+        else:
+            zero, what = _per_base(padded), "accuracy at n=0 (padded)"
         yield (
             f"one related attractor ({setting})",
-            "competent base (1.0) − accuracy at n=1",
-            ones,
+            f"{what} − accuracy at n=1",
+            zero,
             _per_base(one),
         )
         yield (
@@ -158,16 +239,17 @@ def _comparisons(rows: pd.DataFrame) -> Iterable[tuple[str, str, pd.Series, pd.S
     )
 
 
-def tests(results: pd.DataFrame, seed: int = 0) -> list[dict]:
-    """Named paired tests on competent items without filler, with BH q-values per subject."""
-    base = results[results["intervention"] == "none"]
-    rows = results[(results["n_attractors"] > 0) & (results["n_filler"] == 0)]
+def tests(results: pd.DataFrame, seed: int = 0, shared: bool = False) -> list[dict]:
+    """Named paired tests on competent items (each subject's own or, with ``shared``, the
+    items all subjects pass) without filler, with BH q-values per subject."""
+    ids = competent_ids(results, shared)
+    rows = _keep(results[(results["n_attractors"] > 0) & (results["n_filler"] == 0)], ids)
+    zero = _keep(zero_rows(results), ids)
+    padded = zero[zero["intervention"] != "none"]  # empty unless the run has padded items
     out = []
     for subject, part in rows.groupby("subject", sort=True):
-        ok = set(base.loc[(base["subject"] == subject) & base["competent"], "original_id"])
-        part = part[part["original_id"].isin(ok)]
         found = []
-        for name, comparison, a, b in _comparisons(part):
+        for name, comparison, a, b in _comparisons(part, padded[padded["subject"] == subject]):
             found.append(
                 {
                     "subject": subject,
@@ -193,6 +275,7 @@ def dataset_breakdown(results: pd.DataFrame) -> dict:
     first = results[results["subject"] == results["subject"].iloc[0]]
     variants = first[first["intervention"] != "none"]
     cols = ["setting", "attractor_type", "n_attractors", "position", "n_filler"]
+    cols += ["n_padding"] if "n_padding" in variants.columns else []
     counts = variants.groupby(cols, sort=True).size().rename("count").reset_index()
     return {
         "n_pairs": int(len(variants)),

@@ -224,8 +224,9 @@ def build_plots(metrics: Mapping[str, Any], out_dir: Path) -> list[Plot]:
     subjects = subject_order(metrics)
     est = estimates_frame(metrics)
     titles = {
-        "accuracy": "Accuracy against number of attractors",
-        "relative_probability": "Relative probability of the target against attractors",
+        "accuracy": "Accuracy against number of attractors after the critical fact",
+        "relative_probability": "Relative probability of the target against attractors "
+        "after the critical fact",
         "accuracy_by_position": "Accuracy by attractor position",
         "relative_probability_by_position": "Relative probability by attractor position",
     }

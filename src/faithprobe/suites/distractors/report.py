@@ -101,7 +101,7 @@ class DistractorsReport(ReportView):
             Section(
                 "competence",
                 "Competence and dropped items",
-                [tables.get("competence")],
+                [tables.get("competent_set"), tables.get("competence")],
                 empty="No competence records.",
             ),
             Section("tests", "Tests", [tables.get("tests")], empty="No tests recorded."),

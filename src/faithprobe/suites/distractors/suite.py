@@ -9,6 +9,12 @@ target's candidate set, and only items the model gets right without attractors c
 
 Pairs: every variant is paired with its base item (intervention ``none`` pairs a base item
 with itself; those rows measure baseline competence).
+
+Options: ``filler=K`` adds to the generated items a no-attractor copy of each base item
+padded with K neutral sentences after the critical fact, which becomes the n = 0 point of
+the curves (the method's control for length and distance); ``competent=shared`` counts only
+the items every model of the run gets right without attractors, so all models' curves are
+estimated on one item set, as in the method.
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ NONE = "none"
 def _intervention_name(features: dict) -> str:
     n, setting = features["n_attractors"], features["setting"]
     if n == 0:
+        if features.get("padding"):
+            return f"padding[n={len(features['padding'])}]"
         return f"filler[n={len(features.get('filler', []))}]" if features.get("filler") else NONE
     name = INTERVENTION_FOR_TYPE.get(features["attractor_type"], "attractors.custom")
     return f"{name}[n={n},position={features['position']},setting={setting}]"
@@ -53,7 +61,7 @@ def _check_features(path: Path, item: ClozeExample) -> None:
     rules = {"base_id": (str, type(None)), "n_attractors": (int,)}
     if f.get("base_id") is not None:
         rules |= {"setting": (str,), "attractor_type": (str,), "position": (str,)}
-    optional = {"item_set": (str,), "attractors": (list,), "filler": (list,)}
+    optional = {"item_set": (str,), "attractors": (list,), "filler": (list,), "padding": (list,)}
     for name, kinds in (rules | {k: v for k, v in optional.items() if k in f}).items():
         field = f"features.{name}"
         if name not in f:
@@ -92,7 +100,8 @@ class DistractorsSuite(Suite):
 
     def __init__(self, options=None) -> None:
         super().__init__(options)
-        self.config = DistractorConfig()  # the generated items: the generator's defaults
+        # the generated items: the generator's defaults, padded n = 0 items if asked for
+        self.config = DistractorConfig(filler_sentences=self.options.filler)
 
     def pairs(self, data: Path | None, seed: int) -> list[Pair]:
         if data is None:
@@ -145,6 +154,7 @@ class DistractorsSuite(Suite):
             t_x = sx.logprobs[cands.index(x.target)]
             f = x.features
             is_base = pair.intervention == NONE
+            n_padding = len(f.get("padding", []))
             out.append(
                 {
                     "pair_id": pair.id,
@@ -152,8 +162,9 @@ class DistractorsSuite(Suite):
                     "setting": NONE if is_base else f.get("setting", NONE),
                     "attractor_type": NONE if is_base else f.get("attractor_type", NONE),
                     "n_attractors": int(f.get("n_attractors", 0)),
-                    "position": NONE if is_base else f.get("position", NONE),
+                    "position": NONE if is_base or n_padding else f.get("position", NONE),
                     "n_filler": len(f.get("filler", [])),
+                    "n_padding": n_padding,
                     "attractors": "; ".join(f.get("attractors", [])),
                     "original_context": o.context,
                     "context": x.context,
@@ -177,9 +188,12 @@ class DistractorsSuite(Suite):
         return Behaviour(row["original_prediction"], row["prediction"], row["target"])
 
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
+        shared = self.options.competent == "shared"
         return {
-            "estimates": m.estimates(results, seed),
+            "estimates": m.estimates(results, seed, shared=shared),
             "competence": m.competence(results),
-            "tests": m.tests(results, seed),
+            "competent_set": m.competent_set(results, shared=shared),
+            "zero_point": m.zero_point(results),
+            "tests": m.tests(results, seed, shared=shared),
             "dataset": m.dataset_breakdown(results),
         }

@@ -29,7 +29,7 @@ ATTRACTOR_TYPES = ("B", "T", "unrelated")
 POSITIONS = ("all", "after", "between", "later")
 N_ATTRACTORS = (0, 1, 2, 3)
 METRICS = ("accuracy", "relative_probability")
-VIEWS = ("main", "by_position", "by_item_set", "filler", "all_items")
+VIEWS = ("main", "pooled", "by_position", "by_item_set", "filler", "all_items")
 
 # Placeholder values that mean "not split along this dimension".
 GENERIC = ("all", "none")
@@ -56,7 +56,8 @@ EXTRA_DIMS = ("position", "item_set", "n_filler")
 
 METRIC_TITLES = {"accuracy": "Accuracy", "relative_probability": "Relative probability"}
 VIEW_TITLES = {
-    "main": "main view",
+    "main": "main view: attractors after the critical fact (the method's Figure 1)",
+    "pooled": "pooled over attractor positions",
     "by_position": "by attractor position",
     "by_item_set": "by item set",
     "filler": "by amount of filler",
@@ -136,7 +137,7 @@ def split_dims(df: pd.DataFrame) -> list[str]:
 
 
 def curve_table(
-    est: pd.DataFrame, metric: str, view: str, subjects: Sequence[str] = ()
+    est: pd.DataFrame, metric: str, view: str, subjects: Sequence[str] = (), zero_point: str = ""
 ) -> Table | None:
     """One row per curve (subject × setting × attractor type [× split]), one column per n."""
     rows = select(est, metric, view)
@@ -164,6 +165,9 @@ def curve_table(
     name = f"{metric}_{view}"
     title = f"{METRIC_TITLES.get(metric, metric)} — {VIEW_TITLES.get(view, view)}"
     note = "Columns: number of attractors. Cells: estimate [confidence interval]."
+    if view != "filler":
+        note += zero_point
+
     if metric == "relative_probability":
         note += (
             " Relative probability is P(target | attractors) / P(target | base), geometric mean."
@@ -216,15 +220,72 @@ def summary_table(metrics: Mapping[str, Any]) -> pd.DataFrame:
 # --------------------------------------------------------------------------- other tables
 
 
-def competence_table(metrics: Mapping[str, Any]) -> Table | None:
-    rows = list(metrics.get("competence", []))
+def _rate_frame(metrics: Mapping[str, Any], key: str) -> pd.DataFrame | None:
+    """``metrics[key]`` (rows with a rate and its interval) in reading order, or None."""
+    rows = list(metrics.get(key, []))
     if not rows:
         return None
-    data = order_rows(
+    return order_rows(
         _numeric(pd.DataFrame(rows), ["value", "ci_low", "ci_high"]),
         subject_order(metrics),
         ORDERING,
     )
+
+
+def zero_point_note(metrics: Mapping[str, Any]) -> str:
+    """How to read the n = 0 column, from ``metrics["zero_point"]``."""
+    zero = metrics.get("zero_point") or {}
+    if zero.get("items") == "padded":
+        return (
+            f" n=0: the no-attractor items padded with {zero.get('n_padding')} neutral "
+            "sentence(s) after the critical fact (option filler), as long as an item with "
+            "attractors; a drop from n=0 to n=1 is the attractors' effect, not length's."
+        )
+    return (
+        " n=0: the base items themselves, which competent views count only when answered "
+        "correctly (1.0 by construction; run with -o filler=K for an informative n=0)."
+    )
+
+
+def competent_set_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = _rate_frame(metrics, "competent_set")
+    if data is None:
+        return None
+    records = data.to_dict("records")
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "rule": data["rule"],
+            "base items": data["n_base"].map(fmt_count),
+            "own competent": data["n_own_competent"].map(fmt_count),
+            "counted": data["n_counted"].map(fmt_count),
+            "share counted": [
+                fmt_estimate(r.get("value"), r.get("ci_low"), r.get("ci_high")) for r in records
+            ],
+        }
+    ).fillna(DASH)
+    shared = set(data["rule"]) == {"shared"}
+    note = (
+        "Rule shared (-o competent=shared): every model is estimated on the same items, those "
+        "all models of the run answer correctly without attractors (the method's filter), so "
+        "their curves compare like for like."
+        if shared
+        else "Rule each (the default): every model is estimated on its own competent items; "
+        "run with -o competent=shared to compare models on one item set."
+    )
+    return Table(
+        name="competent_set",
+        title="Items counted in the competent views",
+        data=data,
+        display=display,
+        note=note,
+    )
+
+
+def competence_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = _rate_frame(metrics, "competence")
+    if data is None:
+        return None
     display = pd.DataFrame(
         {
             "subject": data.get("subject"),
@@ -309,14 +370,17 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
     subjects = subject_order(metrics)
     est = estimates_frame(metrics)
     summary = summary_table(metrics)
+    zero_note = zero_point_note(metrics)
     tables: dict[str, Table] = {
         "summary": Table(
             name="summary",
-            title="Headline: accuracy by number of attractors (main view)",
+            title="Headline: accuracy by number of attractors after the critical fact "
+            "(the method's Figure 1)",
             data=order_rows(est[est["view"] == "main"].drop(columns=["view"]), subjects, ORDERING),
             display=summary,
             note="Accuracy at 0–3 attractors as estimate [confidence interval]; "
-            "rel. prob.: mean relative probability of the target with one attractor.",
+            "rel. prob.: mean relative probability of the target with one attractor. The "
+            "pooled table pools every attractor position." + zero_note,
         )
     }
     views = [v for v in VIEWS if v in set(est["view"])]
@@ -325,10 +389,11 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
     metric_names += sorted(set(est["metric"].dropna()) - set(METRICS))
     for metric in metric_names:
         for view in views:
-            t = curve_table(est, metric, view, subjects)
+            t = curve_table(est, metric, view, subjects, zero_note)
             if t is not None:
                 tables[t.name] = t
-    for t in (competence_table(metrics), tests_table(metrics), dataset_table(metrics)):
+    others = (competent_set_table, competence_table, tests_table, dataset_table)
+    for t in (make(metrics) for make in others):
         if t is not None:
             tables[t.name] = t
     return tables

@@ -69,8 +69,9 @@ def _pairs(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def set_sizes(results: pd.DataFrame) -> list[dict]:
-    """Per set: pairs, bases with at least one pair, distinct alternatives, the method's
-    size (pairs are the same for every subject, so the first subject's are counted)."""
+    """Per set: the intervention that built it (option ``i1`` chooses I1's), pairs, bases
+    with at least one pair, distinct alternatives, the method's size (pairs are the same for
+    every subject, so the first subject's are counted)."""
     pairs = _pairs(results)
     if pairs.empty:
         return []
@@ -85,6 +86,7 @@ def set_sizes(results: pd.DataFrame) -> list[dict]:
                 "title": spec["title"],
                 "effect": spec["effect"],
                 "feature": spec["feature"],
+                "intervention": s["feature_swap"].iloc[0] if len(s) else None,
                 "pairs": len(s),
                 "bases": int(s["original_id"].nunique()),
                 "seed_set": n_seed,
@@ -118,20 +120,19 @@ def _ratio(a: float, b: float) -> float:
     return a / b
 
 
-def effect_pair(tce_pairs: pd.DataFrame, dce_pairs: pd.DataFrame, seed: int) -> dict:
-    """TCE, DCE, ratio and delta with a joint base-resampling bootstrap (module docstring)."""
-    bases = np.array(sorted(set(tce_pairs["original_id"]) | set(dce_pairs["original_id"])))
+def _replicates(
+    tce_pairs: pd.DataFrame, dce_pairs: pd.DataFrame, bases: np.ndarray, seed: int
+) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """Point estimates and bootstrap replicates of TCE, DCE, ratio and delta over ``bases``
+    (the resampled indices depend only on ``seed`` and the number of bases, so two subjects
+    with the same bases get the same resamples); no replicates for fewer than two bases."""
     ts, tn = _per_base(tce_pairs, bases)
     ds, dn = _per_base(dce_pairs, bases)
     tce = ts.sum() / tn.sum() if tn.sum() else float("nan")
     dce = ds.sum() / dn.sum() if dn.sum() else float("nan")
-    out = {"n_bases": len(bases), "n_tce_pairs": int(tn.sum()), "n_dce_pairs": int(dn.sum())}
     point = {"tce": tce, "dce": dce, "ratio": _ratio(tce, dce), "delta": tce - dce}
     if len(bases) < 2:
-        return {
-            **out,
-            **{k: {"value": v, "ci_low": None, "ci_high": None} for k, v in point.items()},
-        }
+        return point, {}
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(bases), size=(N_BOOT, len(bases)))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -143,10 +144,77 @@ def effect_pair(tce_pairs: pd.DataFrame, dce_pairs: pd.DataFrame, seed: int) -> 
             "ratio": np.where(d == 0, np.where(t > 0, np.inf, np.nan), t / d),
             "delta": t - d,
         }
+    return point, boot
+
+
+def _bases(*frames: pd.DataFrame) -> np.ndarray:
+    return np.array(sorted(set().union(*(set(f["original_id"]) for f in frames))))
+
+
+def effect_pair(tce_pairs: pd.DataFrame, dce_pairs: pd.DataFrame, seed: int) -> dict:
+    """TCE, DCE, ratio and delta with a joint base-resampling bootstrap (module docstring)."""
+    bases = _bases(tce_pairs, dce_pairs)
+    point, boot = _replicates(tce_pairs, dce_pairs, bases, seed)
+    out = {
+        "n_bases": len(bases),
+        "n_tce_pairs": int(tce_pairs["cp"].count()),
+        "n_dce_pairs": int(dce_pairs["cp"].count()),
+    }
+    if len(bases) < 2:
+        return {
+            **out,
+            **{k: {"value": v, "ci_low": None, "ci_high": None} for k, v in point.items()},
+        }
     for k, v in point.items():
         lo, hi = _quantiles(boot[k])
         out[k] = {"value": v, "ci_low": lo, "ci_high": hi}
     out["interval"] = f"percentile bootstrap over {len(bases)} base examples, {N_BOOT} resamples"
+    return out
+
+
+def subject_differences(results: pd.DataFrame, seed: int) -> list[dict]:
+    """Per feature and pair of subjects (A listed before B): TCE and DCE of A minus B, from
+    one bootstrap that resamples the shared base examples for both (paired: the subjects
+    answered the same pairs). Test: two-sided bootstrap p-value, twice the smaller share of
+    replicate differences on either side of 0. Models trained with and without HELP, say,
+    differ in sensitivity when the TCE difference's interval excludes 0."""
+    pairs = _pairs(results)
+    subjects = list(dict.fromkeys(pairs["subject"]))
+    out = []
+    for feature in FEATURES:
+        sets = _set_of(feature, "TCE"), _set_of(feature, "DCE")
+        rows = pairs[pairs["set"].isin(sets)]
+        bases = _bases(rows)
+        if len(bases) < 2:
+            continue
+        fits = {}
+        for subject in subjects:
+            own = rows[rows["subject"] == subject]
+            fits[subject] = _replicates(
+                own[own["set"] == sets[0]], own[own["set"] == sets[1]], bases, seed
+            )
+        for i, a in enumerate(subjects):
+            for b in subjects[i + 1 :]:
+                for quantity in ("tce", "dce"):
+                    diff = fits[a][1][quantity] - fits[b][1][quantity]
+                    diff = diff[~np.isnan(diff)]
+                    lo, hi = _quantiles(diff)
+                    p = min(1.0, 2 * min((diff <= 0).mean(), (diff >= 0).mean()))
+                    out.append(
+                        {
+                            "feature": feature,
+                            "quantity": quantity.upper(),
+                            "subject_a": a,
+                            "subject_b": b,
+                            "value": fits[a][0][quantity] - fits[b][0][quantity],
+                            "ci_low": lo,
+                            "ci_high": hi,
+                            "p_value": float(p),
+                            "n_bases": len(bases),
+                            "test": f"paired percentile bootstrap over {len(bases)} base "
+                            f"examples, {N_BOOT} resamples (two-sided)",
+                        }
+                    )
     return out
 
 

@@ -11,6 +11,9 @@ from faithprobe.options import option
 DEFAULT_TEMPLATE = "{premise}\nQuestion: {hypothesis} True or False?\nAnswer:"
 DEFAULT_LABEL_WORDS = "True,False"
 CALIBRATIONS = ("none", "content-free")
+# option i1 -> the intervention that builds set I1: every other relation, or leq <-> geq only
+# (the method's apparent definition, which reproduces its set size)
+I1_SWAPS = {"all": "swap_pair_flip", "leq-geq": "swap_pair_reverse"}
 
 
 def split_label_words(text: str) -> tuple[str, ...]:
@@ -29,6 +32,7 @@ class NaturalLogicOptions:
     template: str = option(DEFAULT_TEMPLATE, "LM prompt ({premise}, {hypothesis}; \\n ok)")
     label_words: str = option(DEFAULT_LABEL_WORDS, "LM answer words: entailment,non-entailment")
     calibration: str = option("none", "LM calibration: none or content-free")
+    i1: str = option("all", "I1 word-pair swaps: all (any other relation) or leq-geq (method's)")
 
     def __post_init__(self) -> None:
         if self.bases < 0:
@@ -37,3 +41,5 @@ class NaturalLogicOptions:
             raise UsageError(
                 f"calibration must be none or content-free, got {excerpt(self.calibration)}"
             )
+        if self.i1 not in I1_SWAPS:
+            raise UsageError(f"i1 must be {' or '.join(I1_SWAPS)}, got {excerpt(self.i1)}")

@@ -30,6 +30,10 @@ both ``N/A``, ``[MASK]`` or empty; their mean) are subtracted from every input's
 It uses no gold labels; classifiers are never calibrated. The raw p(entailment) is kept in
 the results.
 
+Option ``i1`` chooses how set I1 is built: ``all`` (default) swaps the word pair for one
+of any other relation that flips the gold label; ``leq-geq`` swaps only between ``leq`` and
+``geq``, the method's apparent definition, which reproduces its I1 size.
+
 ``--limit N`` keeps the first N bases of the seed set (a subset of the default run's) and
 at most N examples of each challenge set.
 """
@@ -53,7 +57,7 @@ from faithprobe.requests import CandidateScoreRequest, CandidateScores, TextPair
 from faithprobe.seeding import hash_rank
 from faithprobe.suite import Suite
 from faithprobe.suites.natural_logic import metrics as m
-from faithprobe.suites.natural_logic.options import split_label_words
+from faithprobe.suites.natural_logic.options import I1_SWAPS, split_label_words
 
 CHALLENGE = "none"  # the identity intervention of challenge-set pairs
 CALIBRATION = "calibration"  # pairs that only carry content-free inputs (no result rows)
@@ -97,6 +101,9 @@ class NaturalLogicSuite(Suite):
     def __init__(self, options=None) -> None:
         super().__init__(options)
         self.prompt = NLIPrompt(self.options.template, self.options.label_words)
+        # set -> the registered intervention that builds it (option i1 picks I1's)
+        self.swaps = {name: spec["intervention"] for name, spec in m.SETS.items()}
+        self.swaps["I1"] = I1_SWAPS[self.options.i1]
 
     # -- data ----------------------------------------------------------------------------
 
@@ -126,8 +133,8 @@ class NaturalLogicSuite(Suite):
         data = Path(data)
         grid = read_nli_xy(data)
         out = []
-        for set_name, spec in m.SETS.items():
-            intervention = get(spec["intervention"])
+        for set_name, swap in self.swaps.items():
+            intervention = get(swap)
             for base in self.seed_set(grid, seed):
                 for alt in intervention.apply(base, seed=seed, pool=grid).examples:
                     out.append(
@@ -212,7 +219,7 @@ class NaturalLogicSuite(Suite):
                 {
                     "pair_id": pair.id,
                     "set": pair.intervention,
-                    "feature_swap": spec.get("intervention", CHALLENGE),
+                    "feature_swap": self.swaps.get(pair.intervention, CHALLENGE),
                     "effect": spec.get("effect"),
                     "feature": spec.get("feature"),
                     "source": x.features.get("source"),
@@ -245,6 +252,7 @@ class NaturalLogicSuite(Suite):
             "set_sizes": m.set_sizes(results),
             "effects": effects,
             "ranking": m.ranking(effects),
+            "subject_differences": m.subject_differences(results, seed),
             "base_accuracy": m.base_accuracy(results),
             "challenge_accuracy": m.challenge_accuracy(results),
         }

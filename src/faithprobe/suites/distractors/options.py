@@ -1,0 +1,33 @@
+"""The options of the ``distractors`` suite, kept apart from the suite class so that
+``faithprobe list`` and the report read them without importing the suite's dependencies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from faithprobe.errors import UsageError, excerpt
+from faithprobe.options import option
+
+# option competent: which base items count in the competent views
+COMPETENT_RULES = {
+    "each": "each model's own competent items (base items it answers correctly)",
+    "shared": "the items every model of the run answers correctly without attractors",
+}
+
+
+@dataclass(frozen=True)
+class DistractorsOptions:
+    """``-o KEY=VALUE`` of ``faithprobe run distractors``."""
+
+    filler: int = option(
+        0, "neutral sentences padding the n = 0 items (0..3; 0 = the bare base items)"
+    )
+    competent: str = option("each", "items counted: each (model's own) or shared (all pass)")
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.filler <= 3:
+            raise UsageError(f"filler must lie in 0..3, got {self.filler}")
+        if self.competent not in COMPETENT_RULES:
+            raise UsageError(
+                f"competent must be {' or '.join(COMPETENT_RULES)}, got {excerpt(self.competent)}"
+            )
