@@ -85,7 +85,11 @@ STEPS: tuple[Step, ...] = (
         "right-reasons",
         "right-reasons",
         "Does the answer follow the comparison it depends on, for the right reasons?",
-        {"small": 40, "default": 150, "full": None},
+        {"small": 20, "default": 40, "full": None},
+        # saliency of a causal LM costs an IG pass per step over the prompt (about 3 CPU-s
+        # per step for the embedded model): the small budget compares answers only, the
+        # default one adds IG with 8 steps, the full one the suite's defaults
+        budget_options={"small": {"saliency": ""}, "default": {"saliency": "ig", "ig_steps": "8"}},
     ),
     Step(
         "natural-logic",

@@ -12,6 +12,7 @@ from faithprobe.metrics.verdict import Effect, Region
 
 # F1 a faithful reader may lose on the counterfactual (points of F1 / 100)
 TOLERATED_F1_LOSS = 0.05
+CARD_METHOD = "ig-l2"
 
 
 def headline(metrics: Mapping[str, Any]) -> list[Effect]:
@@ -34,8 +35,13 @@ def headline(metrics: Mapping[str, Any]) -> list[Effect]:
                 reading=f"og − cf, per-passage means; bootstrap over passages; {test['test']}",
             )
         )
-    for row in metrics.get("alignment", []):
-        if row.get("control") is None:
+    alignment = metrics.get("alignment", [])
+    methods = list(dict.fromkeys(row["method"] for row in alignment))
+    # one saliency method on the card: IG summarised by the l2 norm (the method's default)
+    # where it was asked, else the first; the suite's report compares them all
+    shown = [CARD_METHOD] if CARD_METHOD in methods else methods[:1]
+    for row in alignment:
+        if row["method"] not in shown or row.get("control") is None:
             continue
         where = f"{row['dataset']}, {row['variant']}, {row['method']}"
         out.append(
