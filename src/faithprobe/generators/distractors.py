@@ -38,10 +38,6 @@ from faithprobe.generators.stories import (
     Story,
     base_story,
 )
-
-# the module, not its names: when the interventions registry imports attractors first, its
-# import of generators.stories runs this module before attractors has defined them
-from faithprobe.interventions import attractors
 from faithprobe.interventions import get as get_intervention
 from faithprobe.options import option
 from faithprobe.seeding import rng_for
@@ -193,11 +189,11 @@ def plan(config: DistractorConfig, seed: int) -> tuple[list[ClozeExample], list[
                             call = (INTERVENTION_FOR_TYPE[kind], start, params)
                             planned += [
                                 Planned(
-                                    attractors.variant_id(start.id, kind, setting, position, n, k),
+                                    variant_id(start.id, kind, setting, position, n, k),
                                     (setting, kind, n, n_filler),
                                     call,
                                 )
-                                for k in range(attractors.variant_count(story, kind, n))
+                                for k in range(variant_count(story, kind, n))
                             ]
     return bases, planned
 
