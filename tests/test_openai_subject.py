@@ -296,7 +296,7 @@ def test_load_subject_and_the_cli_run_against_the_server(tiny_chat_server, tmp_p
     monkeypatch.setenv("FAITHPROBE_TEST_KEY", KEY)
     endpoint = EndpointConfig(tiny_chat_server.url, api="chat")
     subject = load_subject("openai:tiny", endpoint=endpoint)
-    assert isinstance(subject, OpenAISubject) and subject.accepts == {"generation"}
+    assert isinstance(subject, OpenAISubject) and subject.accepts == {"generation", "letter-choice"}
     with pytest.raises(ModelError, match="openai:MODEL"):
         load_subject("openai:")
     monkeypatch.setenv("OPENAI_BASE_URL", tiny_chat_server.url)
