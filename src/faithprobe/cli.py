@@ -110,6 +110,22 @@ def list_things() -> None:
         out_console.print(table)
 
 
+# options several commands share, declared once
+Seed = Annotated[int, typer.Option(help="seed for generation and sampling")]
+BatchSize = Annotated[int, typer.Option(min=1, help="items per forward pass")]
+Force = Annotated[
+    bool,
+    typer.Option("--force", help="replace an --out folder that is not a faithprobe run folder"),
+]
+NoCache = Annotated[
+    bool, typer.Option("--no-cache", help="do not read or write the persistent answer cache")
+]
+CacheDir = Annotated[
+    Path | None,
+    typer.Option(help="cache folder (default: $FAITHPROBE_CACHE_DIR or the user cache)"),
+]
+
+
 def _parse_options(items: list[str]) -> dict[str, str]:
     options = {}
     for item in items:
@@ -160,20 +176,12 @@ def run(
             "natural-logic: base examples, and examples per challenge set)",
         ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="seed for generation and sampling")] = 0,
-    batch_size: Annotated[int, typer.Option(min=1, help="items per forward pass")] = 16,
+    seed: Seed = 0,
+    batch_size: BatchSize = 16,
     out: Annotated[Path | None, typer.Option(help="run folder (default runs/SUITE-TIME)")] = None,
-    force: Annotated[
-        bool,
-        typer.Option("--force", help="replace an --out folder that is not a faithprobe run folder"),
-    ] = False,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="do not read or write the persistent answer cache")
-    ] = False,
-    cache_dir: Annotated[
-        Path | None,
-        typer.Option(help="cache folder (default: $FAITHPROBE_CACHE_DIR or the user cache)"),
-    ] = None,
+    force: Force = False,
+    no_cache: NoCache = False,
+    cache_dir: CacheDir = None,
     option: Annotated[
         list[str] | None,
         typer.Option(
@@ -299,8 +307,8 @@ def audit(
     budget: Annotated[
         str,
         typer.Option(
-            help="items per suite: 'small' (a first look, about 4 min for the embedded "
-            "model), 'default' (about 25 min), 'full' (every item: hours)"
+            help="items per suite: 'small' (a first look), 'default' (intervals that decide "
+            "most verdicts), 'full' (every item: hours); docs/audit.md lists the sizes"
         ),
     ] = "small",
     out: Annotated[Path | None, typer.Option(help="audit folder (default runs/audit-TIME)")] = None,
@@ -317,19 +325,11 @@ def audit(
             help="OLD NEW: show what changed between two audit folders (no models are run)"
         ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="seed for generation and sampling")] = 0,
-    batch_size: Annotated[int, typer.Option(min=1, help="items per forward pass")] = 16,
-    force: Annotated[
-        bool,
-        typer.Option("--force", help="replace an --out folder that is not a faithprobe folder"),
-    ] = False,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="do not read or write the persistent answer cache")
-    ] = False,
-    cache_dir: Annotated[
-        Path | None,
-        typer.Option(help="cache folder (default: $FAITHPROBE_CACHE_DIR or the user cache)"),
-    ] = None,
+    seed: Seed = 0,
+    batch_size: BatchSize = 16,
+    force: Force = False,
+    no_cache: NoCache = False,
+    cache_dir: CacheDir = None,
     base_url: Annotated[
         str | None, _endpoint_option("the endpoint's base URL (see `faithprobe run --help`)")
     ] = None,
@@ -390,10 +390,7 @@ def report(
     out: Annotated[
         Path | None, typer.Option(help="folder for a merged report (default: the first run folder)")
     ] = None,
-    force: Annotated[
-        bool,
-        typer.Option("--force", help="replace an --out folder that is not a faithprobe run folder"),
-    ] = False,
+    force: Force = False,
 ) -> None:
     """(Re)build the report of finished runs; several runs are merged to compare models."""
     from faithprobe.report import rebuild

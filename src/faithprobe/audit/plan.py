@@ -3,10 +3,8 @@
 A *step* is one run of one suite with fixed options (the faithfulness suite has two: the
 generated predicate–argument probe and deletion on SQuAD). A *budget* names how many items
 each step samples: ``small`` for a first look in a few minutes, ``default`` for numbers
-whose intervals decide most verdicts, ``full`` for every item the data holds. The expected
-times (:data:`BUDGETS`) were measured on a 2-core CPU machine with the embedded model,
-every answer computed (none cached); a second model adds about as much again per model and
-a 270M model about twice as much.
+whose intervals decide most verdicts, ``full`` for every item the data holds
+(docs/audit.md lists the sizes and the times measured so far).
 
 Steps that read data find it under a data folder laid out as the project's shared data
 (``--data-dir``, or ``$FAITHPROBE_DATA``); a step whose data is absent is skipped with the
@@ -29,15 +27,14 @@ DATA_ENV = "FAITHPROBE_DATA"
 class Budget:
     name: str
     description: str
-    expected: str  # measured wall time for the embedded model on 2 CPU cores
 
 
 BUDGETS = {
     b.name: b
     for b in (
-        Budget("small", "a first look: intervals wide, verdicts often inconclusive", "about 4 min"),
-        Budget("default", "intervals narrow enough to decide most verdicts", "about 25 min"),
-        Budget("full", "every item of every dataset (SQuAD generation alone: hours)", "hours"),
+        Budget("small", "a first look: intervals wide, verdicts often inconclusive"),
+        Budget("default", "intervals narrow enough to decide most verdicts"),
+        Budget("full", "every item of every dataset (SQuAD generation alone: hours)"),
     )
 }
 
