@@ -14,6 +14,7 @@ from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausa
 
 from faithprobe.requests import CandidateScoreRequest
 from faithprobe.subjects.hf_causal import HFCausalLM
+from faithprobe.subjects.packed_scoring import pack_groups
 
 TOLERANCE = 1e-4
 LONG = ("Helsinkiborough", "Quazzlefort")  # several tokens each
@@ -126,7 +127,7 @@ def test_a_truncated_context_with_many_candidates_is_split_over_rows(short):
     request = CandidateScoreRequest("the fish lives in France and" * 40, ("Helsinkiborough",) * 12)
     (ctx, cands), truncated = short._encode(request)
     assert truncated and len(ctx) + len(cands[0]) - 1 == short.max_length
-    assert len(short._pack_groups(cands)) == 2
+    assert len(pack_groups(cands, short.max_length)) == 2
     (answer,) = short.answer([request])
     assert answer.truncated
     assert _far([list(answer.logprobs)], [_full_forwards(short.model, ctx, cands)]) < TOLERANCE

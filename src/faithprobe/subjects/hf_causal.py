@@ -64,6 +64,15 @@ from faithprobe.requests import (
 from faithprobe.subjects.bounds import CHARS_PER_TOKEN, cut_for_tokens, special_frame
 from faithprobe.subjects.hf_base import HFSubject
 from faithprobe.subjects.identity import HF_CAUSAL
+from faithprobe.subjects.packed_scoring import (
+    block_mask,
+    candidate_starts,
+    fed_tokens,
+    pack_groups,
+    packed_rows,
+    per_request,
+    picks,
+)
 
 # Packed scoring is used only if it scores this probe within this of the per-candidate path:
 # far above float32 rounding (summed log-probs move by about 2e-4 at most on 12-token
@@ -222,8 +231,8 @@ class HFCausalLM(HFSubject):
     def _cost(self, encoded) -> tuple[int, int]:
         ctx, cands = encoded
         if self._packs:
-            groups = self._pack_groups(cands)
-            return len(ctx) + max(_fed(cands, group) for group in groups), len(groups)
+            groups = pack_groups(cands, self.max_length)
+            return len(ctx) + max(fed_tokens(cands, group) for group in groups), len(groups)
         return len(ctx) + max(len(c) for c in cands), len(cands)
 
     def _left_padded(self, contexts: list[list[int]]):
@@ -269,40 +278,24 @@ class HFCausalLM(HFSubject):
             shared = self._score_shared(probe)[0].logprobs
         return max(abs(a - b) for a, b in zip(packed, shared, strict=True)) < PACK_TOLERANCE
 
-    def _pack_groups(self, cands: list[list[int]]) -> list[list[int]]:
-        """The candidates' indices in packed rows: in order, each row feeding at most
-        ``max_length`` candidate tokens (all in one row without a limit), so a row is at
-        most twice what the model takes and a context is recomputed at most once per its
-        own length in candidate tokens."""
-        groups: list[list[int]] = [[]]
-        fed = 0
-        for j, tokens in enumerate(cands):
-            n = len(tokens) - 1
-            if groups[-1] and self.max_length is not None and fed + n > self.max_length:
-                groups.append([])
-                fed = 0
-            groups[-1].append(j)
-            fed += n
-        return groups
-
     def _score_packed(
         self, batch: list[tuple[list[int], list[list[int]]]]
     ) -> list[CandidateScores]:
         """One forward over rows ``context + cand_1[:-1] + cand_2[:-1] + ...`` (left-padded,
         no key/value cache): each candidate sees the context and its own earlier tokens
         (block mask) at the positions it would have right after the context."""
-        starts = _starts(batch)
+        starts = candidate_starts(batch)
         rows = [  # (context, [(candidate's index in the batch, its tokens)])
             (ctx, [(start + j, cands[j]) for j in group])
             for (ctx, cands), start in zip(batch, starts, strict=False)
-            for group in self._pack_groups(cands)
+            for group in pack_groups(cands, self.max_length)
         ]
-        ids, positions, segments = _packed_rows(rows, self._pad_id)
-        row, back, token, cand = _picks(rows)
+        ids, positions, segments = packed_rows(rows, self._pad_id)
+        row, back, token, cand = picks(rows)
         n_keep = -int(back.min())
         kwargs = {
             "input_ids": ids.to(self.device),
-            "attention_mask": _block_mask(segments.to(self.device), self.model.dtype),
+            "attention_mask": block_mask(segments.to(self.device), self.model.dtype),
             "position_ids": positions.to(self.device),
             "use_cache": False,
         }
@@ -312,7 +305,7 @@ class HFCausalLM(HFSubject):
         at = (row.to(self.device), (back + n_keep).to(self.device))
         picked = logits[(*at, token.to(self.device))] - logits.logsumexp(-1)[at]
         scores = torch.zeros(starts[-1], dtype=torch.float64, device=self.device)
-        return _per_request(batch, scores.index_add_(0, cand.to(self.device), picked.double()))
+        return per_request(batch, scores.index_add_(0, cand.to(self.device), picked.double()))
 
     def _score_shared(
         self, batch: list[tuple[list[int], list[list[int]]]]
@@ -354,7 +347,7 @@ class HFCausalLM(HFSubject):
                 picked = logp[j, torch.arange(len(rest), device=dev), rest]
                 scores[r] += float(picked.sum())
 
-        return _per_request(batch, scores)
+        return per_request(batch, scores)
 
     # -- generation --------------------------------------------------------------------
 
@@ -513,77 +506,6 @@ class HFCausalLM(HFSubject):
         )
         answer = kept.rstrip()
         return Generation(answer, n_tokens if answer else 0)
-
-
-def _fed(cands: list[list[int]], group) -> int:
-    """How many tokens the candidates ``group`` feed in a packed row: all but each one's last."""
-    return sum(len(cands[j]) - 1 for j in group)
-
-
-def _starts(batch: list[tuple[list[int], list[list[int]]]]) -> list[int]:
-    """Where each request's candidates start among the batch's candidates, and their total."""
-    starts = [0]
-    for _, cands in batch:
-        starts.append(starts[-1] + len(cands))
-    return starts
-
-
-def _per_request(batch, scores) -> list[CandidateScores]:
-    """The batch's candidate scores (in batch order) as one answer per request."""
-    scores = [float(s) for s in scores]
-    starts = _starts(batch)
-    return [
-        CandidateScores(tuple(scores[start:end]), tuple(len(t) for t in cands))
-        for (_, cands), start, end in zip(batch, starts, starts[1:], strict=False)
-    ]
-
-
-def _packed_rows(rows, pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Token ids, position ids and segments of packed rows (context, [(candidate, tokens)]),
-    left-padded: segment 0 is the context, ``k`` the row's ``k``-th candidate, -1 padding;
-    a candidate's positions continue the context's."""
-    seqs = []
-    for ctx, cands in rows:
-        ids, positions, segments = list(ctx), list(range(len(ctx))), [0] * len(ctx)
-        for k, (_, tokens) in enumerate(cands, start=1):
-            ids += tokens[:-1]
-            positions += range(len(ctx), len(ctx) + len(tokens) - 1)
-            segments += [k] * (len(tokens) - 1)
-        seqs.append((ids, positions, segments))
-    n = max(len(ids) for ids, _, _ in seqs)
-    out = [torch.full((len(rows), n), fill, dtype=torch.long) for fill in (pad_id, 0, -1)]
-    for r, seq in enumerate(seqs):
-        for tensor, values in zip(out, seq, strict=True):
-            tensor[r, n - len(values) :] = torch.tensor(values)
-    return out[0], out[1], out[2]
-
-
-def _block_mask(segments: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """The additive (rows, 1, n, n) attention mask of packed rows: a token sees the earlier
-    tokens of the context and of its own segment (padding sees earlier padding only, so no
-    row of the mask is empty)."""
-    n = segments.shape[1]
-    earlier = torch.ones(n, n, dtype=torch.bool, device=segments.device).tril()
-    keys, queries = segments[:, None, :], segments[:, :, None]
-    seen = earlier & ((keys == 0) | (keys == queries))
-    mask = torch.zeros(seen.shape, dtype=dtype, device=seen.device)
-    mask.masked_fill_(~seen, torch.finfo(dtype).min)
-    return mask[:, None]
-
-
-def _picks(rows) -> tuple[torch.Tensor, ...]:
-    """For each candidate token of packed rows: the row, the position whose logits predict
-    it counted from the row's end (-1 is the last), the token and the candidate's index. The
-    context's last position predicts every first token; a fed token predicts the next."""
-    picks = []
-    for r, (_, cands) in enumerate(rows):
-        context_end = -1 - sum(len(tokens) - 1 for _, tokens in cands)
-        fed = context_end + 1  # where the candidate's fed tokens start
-        for c, tokens in cands:
-            picks.append((r, context_end, tokens[0], c))
-            picks += [(r, fed + t, token, c) for t, token in enumerate(tokens[1:])]
-            fed += len(tokens) - 1
-    return tuple(torch.tensor(column) for column in zip(*picks, strict=True))
 
 
 MIN_SHARED = 32  # the fewest tokens a shared beginning must have to be run once for all
