@@ -23,6 +23,8 @@ from pathlib import Path
 
 from faithprobe.errors import UsageError
 from faithprobe.metrics.verdict import FAITHFUL, INCONCLUSIVE, UNFAITHFUL, Effect, intervals_differ
+from faithprobe.report.card import interval_text
+from faithprobe.report.tables import DASH
 
 RANK = {UNFAITHFUL: 0, INCONCLUSIVE: 1, FAITHFUL: 2}  # higher is better
 
@@ -98,9 +100,7 @@ def compare_audits(old_folder: Path, new_folder: Path) -> list[Change]:
 
 
 def _cell(e: Effect | None) -> str:
-    if e is None:
-        return "–"
-    return f"{e.value:.3g} [{e.ci_low:.3g}, {e.ci_high:.3g}] {e.verdict}"
+    return DASH if e is None else f"{interval_text(e.value, e.ci_low, e.ci_high)} {e.verdict}"
 
 
 def compare_rows(changes: Sequence[Change]) -> tuple[list[str], list[list[str]]]:

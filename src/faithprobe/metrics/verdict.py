@@ -84,7 +84,7 @@ class Effect:
         """The effect as ``metrics.json`` of an audit holds it (NaN as None)."""
         out = asdict(self)
         for k in ("value", "ci_low", "ci_high"):
-            out[k] = None if _missing(out[k]) else float(out[k])
+            out[k] = None if missing(out[k]) else float(out[k])
         out["region"] = {"side": self.region.side, "bound": self.region.bound}
         out["verdict"] = self.verdict
         return out
@@ -95,13 +95,14 @@ class Effect:
         return cls(**fields, region=Region(**record["region"]))
 
 
-def _missing(x: Any) -> bool:
+def missing(x: Any) -> bool:
+    """Whether a number from metrics.json is absent: null or NaN."""
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def verdict(value: float, ci_low: float, ci_high: float, region: Region) -> str:
     """:data:`RULE` for one interval: faithful, unfaithful or inconclusive."""
-    if any(_missing(x) for x in (value, ci_low, ci_high)):
+    if any(missing(x) for x in (value, ci_low, ci_high)):
         return INCONCLUSIVE
     inside = ci_high <= region.bound if region.side == "at_most" else ci_low >= region.bound
     outside = ci_low > region.bound if region.side == "at_most" else ci_high < region.bound
@@ -122,6 +123,6 @@ def intervals_differ(a: Effect, b: Effect) -> bool:
     """Whether two models' (or two audits') intervals of an effect do not overlap: the
     card's conservative reading of "the difference is supported" (two 95% intervals that do
     not overlap imply a difference at well below the 5% level for independent samples)."""
-    if any(_missing(x) for x in (a.ci_low, a.ci_high, b.ci_low, b.ci_high)):
+    if any(missing(x) for x in (a.ci_low, a.ci_high, b.ci_low, b.ci_high)):
         return False
     return a.ci_low > b.ci_high or b.ci_low > a.ci_high

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faithprobe.metrics.verdict import Effect, Region
+from faithprobe.metrics.verdict import Effect, Region, missing
 
 # pseudo-accuracy a faithful model keeps within this of chance (1/n)
 TOLERATED_EXCESS = 0.05
@@ -22,16 +22,12 @@ _PROBES = {
 }
 
 
-def _missing(x) -> bool:
-    return x is None or x != x
-
-
 def headline(metrics: Mapping[str, Any]) -> list[Effect]:
     out = []
     for row in metrics.get("pseudo_accuracy", []):
         chance = row["agnostic"]
         bounds = [
-            None if _missing(row[k]) else row[k] - chance for k in ("value", "ci_low", "ci_high")
+            None if missing(row[k]) else row[k] - chance for k in ("value", "ci_low", "ci_high")
         ]
         out.append(
             Effect(
