@@ -142,6 +142,10 @@ def test_card_page_is_escaped_and_links_every_report(finished):
         assert f'href="{s["report"]}"' in page
     assert str(escape(metrics["rule"])) in page
     assert "<script" not in page
+    verdicts = page.split('<section id="card">')[1].split("</section>")[0]
+    for s in metrics["steps"]:  # the verdict table says why a model was left out
+        for skip in s["skipped_models"]:
+            assert str(escape(skip["reason"])) in verdicts
 
 
 def test_a_rerun_answers_everything_from_the_cache(finished, data_dir, subjects, tmp_path):
@@ -166,6 +170,8 @@ def test_cli_audit_skips_steps_without_data(tmp_path, tiny_llama_dir):
         assert steps[name]["status"] == "skipped" and "--data-dir" in steps[name]["reason"]
     assert steps["distractors"]["status"] == steps["right-reasons"]["status"] == "ran"
     assert "faithfulness card" in res.output and "skipped: needs SQuAD" in res.output
+    verdicts = (out / "index.html").read_text().split('<section id="card">')[1]
+    assert str(escape(steps["natural-logic"]["reason"])) in verdicts.split("</section>")[0]
 
 
 @pytest.mark.parametrize(
