@@ -17,6 +17,7 @@ from faithprobe.interventions.deletion import AUGMENT_FAILED, FIRST_SENTENCE
 from faithprobe.qa.prompt import DEFAULT_TEMPLATE, UNKNOWN_INSTRUCTION
 from faithprobe.report import run_to_folder
 from faithprobe.requests import (
+    AnswerKindRequest,
     CandidateScoreRequest,
     Generation,
     GenerationRequest,
@@ -135,6 +136,11 @@ def test_requests_per_subject_kind():
         get_suite("faithfulness", {"template": "{context}"})
     with pytest.raises(UsageError, match="neither"):
         suite.request(ex, _Subject({"text-pair-classes"}))
+    # an extractive model with an answer-kind head is asked yes/no questions through it
+    headed = _Subject({"span-answer", "answer-kind"})
+    assert suite.request(ex, headed) == AnswerKindRequest(span.question, ex.context)
+    plain = QAExample("c-2", "Tom has a dog.", "What?", ("a dog",), answer_starts=(8,))
+    assert suite.request(plain, headed) == SpanAnswerRequest("What?", "Tom has a dog.")
 
 
 def _check_run(out, n_items=5):

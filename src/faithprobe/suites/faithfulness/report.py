@@ -95,8 +95,9 @@ def kind_table(metrics: Mapping[str, Any]) -> Table | None:
         data,
         display.drop(columns="dropped"),
         note="Language models decide yes/no questions by comparing the log-likelihoods of "
-        "' yes' and ' no' and so never abstain on them; extractive models can only answer "
-        "them with a span.",
+        "' yes' and ' no' and so never abstain on them; extractive models with an answer-kind "
+        "head (faithprobe train qa --answer-kind) answer them yes, no or unknown with it; "
+        "extractive models without an answer-kind head can only answer them with a span.",
     )
 
 
