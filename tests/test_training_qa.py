@@ -10,7 +10,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from conftest import check_resume, tiny_bert_config
+from conftest import CHAT_TEMPLATE, check_resume, tiny_bert_config
 from faithprobe.cli import app
 from faithprobe.datasets.qa import read_qa
 from faithprobe.datasets.splits import document_key, heldout_split_of, split_documents
@@ -335,11 +335,47 @@ def test_cli_trains_and_reports(squad_file, base, tmp_path):
             "--batch-size", "4", "--max-length", "64", "--splitter", "pysbd"]  # fmt: skip
     res = runner.invoke(app, [*args, "--strategy", "ot", "--out", str(tmp_path / "ot")])
     assert res.exit_code == 0, res.output
-    assert "OT:" in res.output and "OS    f1" in res.output
+    assert "OT:" in res.output and "span   OS    f1" in res.output
     res = runner.invoke(app, [*args, "--strategy", "both", "--out", str(tmp_path / "x")])
-    assert res.exit_code == 2 and "--strategy must be one of ot, ibt" in " ".join(
+    assert res.exit_code == 2 and "--strategy must be one of ot, ot-ts, ibt, ibt-aug" in " ".join(
         res.output.split()
     )
+    res = runner.invoke(app, [*args, "--strategy", "ibt", "--augment", "embedded",
+                              "--out", str(tmp_path / "y")])  # fmt: skip
+    assert res.exit_code == 2 and "augment is for the strategies ibt-aug" in res.output
+    res = runner.invoke(app, [*args, "--strategy", "ot", "--predicate-argument", "2",
+                              "--out", str(tmp_path / "z")])  # fmt: skip
+    assert res.exit_code == 2 and "answer-kind head" in res.output
+
+
+def test_ibt_aug_writes_its_sentences_through_the_answer_cache(
+    squad_file, base, tmp_path, tiny_llama, tiny_tokenizer, monkeypatch
+):
+    """A random tiny LM writes the sentences: none holds its answer, so every TS-R+Aug row
+    is skipped and counted; a second run finds the sentences in the cache."""
+    model_dir = tmp_path / "llama"
+    tiny_llama.save_pretrained(model_dir)
+    tiny_tokenizer.chat_template = CHAT_TEMPLATE
+    try:
+        tiny_tokenizer.save_pretrained(model_dir)
+    finally:
+        tiny_tokenizer.chat_template = None
+    monkeypatch.setenv("FAITHPROBE_CACHE_DIR", str(tmp_path / "cache"))
+    args = ["train", "qa", "--train", str(squad_file), "--base", str(base), "--max-steps", "1",
+            "--batch-size", "4", "--max-length", "64", "--splitter", "pysbd", "--strategy",
+            "ibt-aug", "--augment", str(model_dir), "--eval-limit", "2"]  # fmt: skip
+    for run, computed in (("first", 2), ("again", 0)):
+        res = CliRunner().invoke(app, [*args, "--out", str(tmp_path / run)])
+        assert res.exit_code == 0, res.output
+        summary = json.loads((tmp_path / run / "training.json").read_text())
+        (writer,) = summary["augment"]["subjects"]
+        # 2 distinct requests: the documents ask the same two questions (same answers)
+        assert writer["computed_requests"] == computed
+    assert (tmp_path / "cache" / "answers.sqlite").is_file()
+    assert summary["strategy_variants"] == ["OS", "TS", "TS-R+Aug", "OS-R+Aug"]
+    assert summary["train"]["rows_by_variant"] == {"OS": 9, "TS": 6}
+    skipped = {(r["variant"], r["reason"]): r["count"] for r in summary["train"]["skipped"]}
+    assert skipped[("TS-R+Aug", AUGMENT_FAILED)] == 6
 
 
 def test_mix_files_are_parsed_with_an_optional_count():
@@ -490,3 +526,26 @@ def test_an_interrupted_run_with_the_head_resumes(squad_file, base, tmp_path, mo
     )
     for name in straight:
         torch.testing.assert_close(resumed[name], straight[name], atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7])
+def test_the_predicate_argument_rows_are_none_of_the_probes_stories(seed):
+    """The stories ``--predicate-argument`` trains on (any training seed) and the ones
+    ``-o probe=predicate-argument`` asks about (any run seed) share no text and no colour."""
+    from faithprobe.generators.predicate_argument import COLOURS
+    from faithprobe.suites.faithfulness.probes import predicate_argument_pairs
+
+    cfg = QATrainConfig(out="x", train="x", strategy="ibt", answer_kind=True,
+                        predicate_argument=110, seed=seed)  # fmt: skip
+    items, _ = training_items(recipe._predicate_argument(cfg).chosen, "ibt", yes_no=True)
+    trained = {item.context.strip() for item in items}
+    assert len(trained) == 5 * 110  # every ordered colour pair of the training part
+    for run_seed in (0, 1, 7):
+        asked = predicate_argument_pairs(run_seed)
+        stories = {p.intervened.context.strip() for p in asked}
+        assert not trained & stories
+        assert not {p.intervened.features["story_id"] for p in asked} & {
+            item.id.rsplit("/", 3)[0] for item in items
+        }
+    words = {w.strip(".").lower() for text in trained for w in text.split()}
+    assert not words & set(COLOURS)
