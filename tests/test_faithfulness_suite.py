@@ -238,22 +238,10 @@ def test_cli_run(tmp_path, squad_file, tiny_llama, tiny_tokenizer):
     assert "EM" in res.output and "unk%" in res.output
 
 
-CHAT_TEMPLATE = (
-    "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
-    "{% if add_generation_prompt %}assistant:{% endif %}"
-)
-
-
-def test_cli_run_with_augmentation_and_chat(tmp_path, squad_file, tiny_llama, tiny_tokenizer):
+def test_cli_run_with_augmentation_and_chat(tmp_path, squad_file, tiny_chat_llama_dir):
     """A random tiny LM writes the +Aug sentences: they lack the answers, so every +Aug item
     is dropped and counted; the sentences come from the answer cache on a re-run."""
-    model_dir = tmp_path / "llama"
-    tiny_llama.save_pretrained(model_dir)
-    tiny_tokenizer.chat_template = CHAT_TEMPLATE
-    try:
-        tiny_tokenizer.save_pretrained(model_dir)
-    finally:
-        tiny_tokenizer.chat_template = None
+    model_dir = tiny_chat_llama_dir
     for attempt in ("first", "again"):
         out = tmp_path / attempt
         args = ["run", "faithfulness", "--data", squad_file, "--model", model_dir, "--out", out,

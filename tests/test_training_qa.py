@@ -10,7 +10,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from conftest import CHAT_TEMPLATE, check_resume, tiny_bert_config
+from conftest import check_resume, tiny_bert_config
 from faithprobe.cli import app
 from faithprobe.datasets.qa import read_qa
 from faithprobe.datasets.splits import document_key, heldout_split_of, split_documents
@@ -313,13 +313,18 @@ def test_training_lowers_the_loss_and_the_model_reloads(trained, examples, base)
     assert scores == {(v, m) for v in ("OS", "TS-R") for m in ("em", "f1", "unk")}
 
 
-def test_the_faithfulness_suite_evaluates_only_the_held_out_documents(trained, squad_file):
-    _, cfg = trained
-    split = heldout_split_of(cfg.out)
-    suite = get_suite("faithfulness", {"heldout_of": str(cfg.out), "splitter": "pysbd"})
-    pairs = suite.pairs(squad_file, seed=0)
+def _asks_the_held_out_documents_only(model: Path, data: Path, questions: int) -> None:
+    """The faithfulness suite with ``heldout_of=model`` asks the ``questions`` of ``data``'s
+    held-out documents and no others."""
+    split = heldout_split_of(model, data)
+    suite = get_suite("faithfulness", {"heldout_of": str(model), "splitter": "pysbd"})
+    pairs = suite.pairs(data, seed=0)
     assert {document_key(p.original) for p in pairs} == set(split.heldout)
-    assert len({p.original.id for p in pairs}) == 3
+    assert len({p.original.id for p in pairs}) == questions
+
+
+def test_the_faithfulness_suite_evaluates_only_the_held_out_documents(trained, squad_file):
+    _asks_the_held_out_documents_only(trained[1].out, squad_file, 3)
 
 
 def test_an_interrupted_run_resumes_from_its_checkpoint(squad_file, base, tmp_path, monkeypatch):
@@ -349,17 +354,11 @@ def test_cli_trains_and_reports(squad_file, base, tmp_path):
 
 
 def test_ibt_aug_writes_its_sentences_through_the_answer_cache(
-    squad_file, base, tmp_path, tiny_llama, tiny_tokenizer, monkeypatch
+    squad_file, base, tmp_path, tiny_chat_llama_dir, monkeypatch
 ):
     """A random tiny LM writes the sentences: none holds its answer, so every TS-R+Aug row
     is skipped and counted; a second run finds the sentences in the cache."""
-    model_dir = tmp_path / "llama"
-    tiny_llama.save_pretrained(model_dir)
-    tiny_tokenizer.chat_template = CHAT_TEMPLATE
-    try:
-        tiny_tokenizer.save_pretrained(model_dir)
-    finally:
-        tiny_tokenizer.chat_template = None
+    model_dir = tiny_chat_llama_dir
     monkeypatch.setenv("FAITHPROBE_CACHE_DIR", str(tmp_path / "cache"))
     args = ["train", "qa", "--train", str(squad_file), "--base", str(base), "--max-steps", "1",
             "--batch-size", "4", "--max-length", "64", "--splitter", "pysbd", "--strategy",
@@ -502,13 +501,26 @@ def test_the_head_counts_in_the_fingerprint(with_head, tmp_path):
     assert without.fingerprint != same and "answer-kind" not in without.accepts
 
 
-def test_negation_stories_are_evaluated_on_the_held_out_stories_only(with_head):
+def test_negation_stories_are_evaluated_on_the_held_out_stories_only(with_head, tmp_path):
     _, cfg, stories = with_head
-    split = heldout_split_of(cfg.out, stories)
-    suite = get_suite("faithfulness", {"heldout_of": str(cfg.out), "splitter": "pysbd"})
-    pairs = suite.pairs(stories, seed=0)
-    assert {document_key(p.original) for p in pairs} == set(split.heldout)
-    assert len({p.original.id for p in pairs}) == 2
+    _asks_the_held_out_documents_only(cfg.out, stories, 2)
+    # an edit file for every story: checked against all, applied to the held-out ones
+    edits = tmp_path / "edits.jsonl"
+    flip = {
+        "yes": ("made honey", "made no honey", "no"),
+        "no": ("made no honey", "made honey", "yes"),
+    }
+    lines = []
+    for ex in read_qa(stories):
+        original, replacement, answer = flip[ex.answer_type]
+        lines.append(json.dumps({"id": ex.id, "original": original, "replacement": replacement,
+                                 "answer": answer}))  # fmt: skip
+    edits.write_text("\n".join(lines) + "\n")
+    options = {"heldout_of": str(cfg.out), "splitter": "pysbd", "edits": str(edits)}
+    pairs = get_suite("faithfulness", options).pairs(stories, seed=0)
+    negated = {p.original.id for p in pairs if p.id.startswith("NEG:")}
+    held = {ex.id for ex in heldout_split_of(cfg.out, stories).part(read_qa(stories), "heldout")}
+    assert negated == held and len(held) == 2
 
 
 def test_an_interrupted_run_with_the_head_resumes(squad_file, base, tmp_path, monkeypatch):
