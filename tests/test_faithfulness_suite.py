@@ -312,3 +312,25 @@ def test_reinserted_names_what_replaced_the_support():
         "generated sentence",
         "nothing: the answer is still in the text",
     ]
+
+
+def test_an_item_ts_r_drops_is_dropped_by_aug_for_the_same_reason_unasked():
+    """The answer is its whole sentence: TS-R re-inserting it restores the text (dropped);
+    +Aug drops it the same way and asks no sentence for it (a sentence would not restore
+    the text, and none was asked)."""
+    from faithprobe.interventions.deletion import RESTORED
+    from faithprobe.qa.deletions import variant_pairs
+
+    ex = QAExample("r", "Tom lives in Rome. Paris", "Where?", ("Paris",), "span",
+                   answer_starts=(19,), rationale=((19, 24),))  # fmt: skip
+    pairs = variant_pairs(ex, splitter="pysbd")
+    assert {p.pair_id: p.dropped for p in pairs}["TS-R:r"] == RESTORED
+    asked = []
+
+    def generate(requests):
+        asked.extend(requests)
+        return [Generation("It is Paris.", 4) for _ in requests]
+
+    (aug,) = augmented_pairs(pairs, generate, splitter="pysbd")
+    assert (aug.pair_id, aug.dropped, asked) == ("TS-R+Aug:r", RESTORED, [])
+    assert aug.intervened.features["variant"] == "TS-R+Aug"

@@ -63,6 +63,7 @@ OT, the method's Tables 4–5 side by side, with a paired test over passages).
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,7 @@ import pandas as pd
 from faithprobe.datasets.qa import detect_qa_format, read_qa
 from faithprobe.datasets.splits import heldout_part
 from faithprobe.errors import UsageError
-from faithprobe.examples import UNKNOWN, QAExample
+from faithprobe.examples import UNKNOWN, Outcome, QAExample
 from faithprobe.expectations import Behaviour
 from faithprobe.interventions import Pair
 from faithprobe.interventions.deletion import Augmenter
@@ -241,6 +242,10 @@ def augmented_pairs(
     out = []
     for p in removals:
         variant = p.pair_id.split(":", 1)[0] + "+Aug"
+        if p.dropped:  # made again, a sentence would not restore the text as the answer did
+            same = Outcome.dropped(p.dropped).example_or_dropped(p.original, variant)
+            out.append(replace(p, intervened=same, pair_id=f"{variant}:{p.original.id}"))
+            continue
         out.append(
             deletion_pair(p.original, variant, p.intervention, splitter=splitter, augment=augmenter)
         )
