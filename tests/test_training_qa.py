@@ -110,6 +110,23 @@ def test_ibt_adds_ts_r_with_the_null_answer(examples):
     assert {i.question for i in items} == {ex.question for ex in examples[:3]}
 
 
+def test_ibt_noreinsert_puts_nothing_back(examples):
+    ibt, _ = training_items(examples[:3], "ibt", splitter="pysbd")
+    items, skipped = training_items(examples[:3], "ibt-noreinsert", splitter="pysbd")
+    gone = [i for i in items if i.variant == "TS-R-noreinsert"]
+    assert [(i.kind, i.answer) for i in gone] == [("unknown", None)] * 2
+    # the TS-R text without the re-inserted answer: no answer anywhere
+    assert gone[0].context == "Mara lives in Oslo. She works at the harbour."
+    assert "Finn" not in gone[0].context and "kayak" not in gone[1].context
+    bare = [i.context for i in ibt if i.variant == "TS-R"]
+    answers = ("Finn", "a red kayak")
+    assert [f"{i.context} {a}" for i, a in zip(gone, answers, strict=True)] == bare
+    assert [i.variant for i in items if i.variant != "TS-R-noreinsert"] == [
+        i.variant for i in ibt if i.variant != "TS-R"
+    ]
+    assert skipped == {("TS", WHOLE_STORY): 1, ("TS-R-noreinsert", FIRST_SENTENCE): 1}
+
+
 def _writer(sentences: dict[str, str]):
     """A stand-in sentence writer: answers each augmentation request by the answer quoted
     in its prompt, from ``sentences`` (answer -> sentence)."""
@@ -342,8 +359,10 @@ def test_cli_trains_and_reports(squad_file, base, tmp_path):
     assert res.exit_code == 0, res.output
     assert "OT:" in res.output and "span   OS    f1" in res.output
     res = runner.invoke(app, [*args, "--strategy", "both", "--out", str(tmp_path / "x")])
-    assert res.exit_code == 2 and "--strategy must be one of ot, ot-ts, ibt, ibt-aug" in " ".join(
-        res.output.split()
+    assert (
+        res.exit_code == 2
+        and "--strategy must be one of ot, ot-ts, ibt, ibt-aug, ibt-noreinsert"
+        in " ".join(res.output.split())
     )
     res = runner.invoke(app, [*args, "--strategy", "ibt", "--augment", "embedded",
                               "--out", str(tmp_path / "y")])  # fmt: skip

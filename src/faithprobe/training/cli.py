@@ -262,7 +262,8 @@ def train_qa_command(
             help="ot: the original stories (the method's OT); ot-ts: and the truncated "
             "ones (TS), what ot was before; ibt: and TS-R, the truncated story without the "
             "rationale (bare answer re-inserted), answer unknown; ibt-aug: as ibt with a "
-            "generated sentence in place of the bare answer (TS-R+Aug)"
+            "generated sentence in place of the bare answer (TS-R+Aug); ibt-noreinsert: as "
+            "ibt with nothing put back"
         ),
     ],
     train: Annotated[
@@ -337,7 +338,8 @@ def train_qa_command(
     flags: dict[str, Any],
 ) -> None:
     """Fine-tune an encoder for extractive QA with a null answer, by original (ot, ot-ts)
-    or intervention-based (ibt, ibt-aug) training (loadable by the hf-qa backend).
+    or intervention-based (ibt, ibt-aug, ibt-noreinsert) training (loadable by the hf-qa
+    backend).
 
     Runs resume from <out>/checkpoints after an interruption: run the same command again.
     """

@@ -17,13 +17,15 @@ DEFAULT_MC_LIMIT = 20000  # multiple-choice examples trained on unless --full
 DEFAULT_QA_LIMIT = 2500  # QA questions trained on unless --full
 # QA training strategies: the deletion variants each trains on (Chaturvedi et al.'s OT is OS
 # only; ``ot-ts`` is what ``ot`` meant before; TS-R / OS-R rows have the null answer, their
-# +Aug forms a generated sentence in place of the bare re-inserted answer). See
-# faithprobe.training.qa for the table.
+# +Aug forms a generated sentence in place of the bare re-inserted answer, their
+# NOREINSERT forms no answer put back at all). See faithprobe.training.qa for the table.
+NOREINSERT = "-noreinsert"
 STRATEGY_VARIANTS: dict[str, tuple[str, ...]] = {
     "ot": ("OS",),
     "ot-ts": ("OS", "TS"),
     "ibt": ("OS", "TS", "TS-R", "OS-R"),
     "ibt-aug": ("OS", "TS", "TS-R+Aug", "OS-R+Aug"),
+    "ibt-noreinsert": ("OS", "TS", f"TS-R{NOREINSERT}", f"OS-R{NOREINSERT}"),
 }
 STRATEGIES = tuple(STRATEGY_VARIANTS)
 AUGMENTED = ("ibt-aug",)  # strategies whose rows need generated sentences (--augment)

@@ -9,22 +9,21 @@ data. The training rows (:func:`training_items`) are made by the very deletions 
 ``faithfulness`` suite evaluates (:func:`faithprobe.qa.deletions.deletion_pair`), per
 strategy (:data:`~faithprobe.training.configs.STRATEGY_VARIANTS`):
 
-============  ======  =========  =======  ===========  =================================
-variant       ``ot``  ``ot-ts``  ``ibt``  ``ibt-aug``  target
-============  ======  =========  =======  ===========  =================================
-``OS``        yes     yes        yes      yes          the first gold answer's span
-``TS``        --      yes        yes      yes          the same span (skipped where TS
-                                                       is the whole story)
-``TS-R``      --      --         yes      --           null: the sentences holding the
-                                                       rationale are gone (the bare answer
-                                                       re-inserted at the end, as the
-                                                       suite does)
-``TS-R+Aug``  --      --         --       yes          null: as TS-R, with a generated
-                                                       sentence holding the answer in
-                                                       place of the bare answer
-``OS-R``      --      --         yes      --           null (HotpotQA, instead of TS and
-                                                       TS-R); ``ibt-aug``: ``OS-R+Aug``
-============  ======  =========  =======  ===========  =================================
+=====================  =======================  ============================================
+variant                strategies               target
+=====================  =======================  ============================================
+``OS``                 all                      the first gold answer's span
+``TS``                 all but ``ot``           the same span (skipped where TS is the whole
+                                                story)
+``TS-R``               ``ibt``                  null: the sentences holding the rationale are
+                                                gone (the bare answer re-inserted at the end,
+                                                as the suite does)
+``TS-R+Aug``           ``ibt-aug``              null: as TS-R, with a generated sentence
+                                                holding the answer in place of the bare answer
+``TS-R-noreinsert``    ``ibt-noreinsert``       null: as TS-R, with nothing put back
+``OS-R`` (HotpotQA)    ``ibt`` (and the other   null, instead of TS and TS-R (``OS-R+Aug``,
+                       two in their forms)      ``OS-R-noreinsert``)
+=====================  =======================  ============================================
 
 ``ot`` is the method's OT (the original stories only). ``ot-ts`` adds TS, the positive
 control IBT trains beside TS-R (same truncated text, rationale kept): it is what ``ot``
@@ -32,12 +31,14 @@ meant before, and ``training.json`` records the variants a strategy trained on
 (``strategy_variants``, and the rows per variant), so a model trained under the old
 meaning is not taken for the new one (its ``train.rows_by_variant`` holds TS).
 
-``ibt-aug`` is IBT without the appended-answer cue: an IBT model can learn "the answer
-alone at the end of the text -> unknown" rather than "no sentence supports it". Its TS-R
-rows carry a sentence the ``augment`` model writes (:func:`~faithprobe.suites.faithfulness.
-suite.augmented_pairs`, the suite's ``-o augment=`` code, through the answer cache, so the
-sentences the suite evaluates and the ones trained on come from one prompt and one model
-and are computed once); an item whose sentence lacks the answer is skipped and counted.
+``ibt-aug`` and ``ibt-noreinsert`` are IBT without the appended-answer cue: an IBT model
+can learn "the answer alone at the end of the text -> unknown" rather than "no sentence
+supports it". ``ibt-aug``'s TS-R rows carry a sentence the ``augment`` model writes
+(:func:`~faithprobe.suites.faithfulness.suite.augmented_pairs`, the suite's ``-o augment=``
+code, through the answer cache, so the sentences the suite evaluates and the ones trained
+on come from one prompt and one model and are computed once); an item whose sentence lacks
+the answer is skipped and counted. ``ibt-noreinsert`` puts nothing back: its TS-R rows hold
+no answer at all.
 
 Only questions with a span answer are trained on (yes/no and free-form CoQA answers have
 no span), unless ``answer_kind`` (below); every skip and every variant a deletion cannot
@@ -106,7 +107,13 @@ from faithprobe.qa.yes_no_head import answer_kind_request, asks_answer_kind, yes
 from faithprobe.requests import SpanAnswerRequest
 from faithprobe.sentences import DEFAULT_SPLITTER
 from faithprobe.training import common
-from faithprobe.training.configs import AUGMENTED, STRATEGIES, STRATEGY_VARIANTS, QATrainConfig
+from faithprobe.training.configs import (
+    AUGMENTED,
+    NOREINSERT,
+    STRATEGIES,
+    STRATEGY_VARIANTS,
+    QATrainConfig,
+)
 
 NOT_A_SPAN = "the gold answer is not a span of the text (yes/no, free-form or unknown)"
 NO_TARGET = "the gold answer is neither a span of the text nor yes/no (free-form or unknown)"
@@ -155,6 +162,9 @@ def _deletion_pairs(
         for variant, name in (HOTPOT_DELETIONS if is_hotpot(ex) else DELETIONS).items():
             if variant in wanted:
                 plain.append(deletion_pair(ex, variant, name, splitter=splitter))
+            elif variant + NOREINSERT in wanted:
+                plain.append(deletion_pair(ex, variant + NOREINSERT, name, splitter=splitter,
+                                           reinsert=False))  # fmt: skip
             elif f"{variant}+Aug" in wanted:
                 removals.append(deletion_pair(ex, variant, name, splitter=splitter))
     if removals:
