@@ -580,3 +580,38 @@ def test_the_predicate_argument_rows_are_none_of_the_probes_stories(seed):
         }
     words = {w.strip(".").lower() for text in trained for w in text.split()}
     assert not words & set(COLOURS)
+
+
+def test_the_head_learns_yes_no_beside_the_span_loss(tiny_pair_tokenizer):
+    """QAWithAnswerKind trains the head: on two yes/no questions (no span target) and a
+    span question, a few steps bring the head to the right kinds; a batch of yes/no rows
+    alone has a finite loss (no span target to average)."""
+    from transformers import BertForQuestionAnswering
+
+    from faithprobe.requests import ANSWER_KINDS
+    from faithprobe.subjects.hf_encoder import pad_rows
+    from faithprobe.training.answer_kind import QAWithAnswerKind
+
+    yes = QAExample("y", "Tom has a red ball.", "Is the ball red?", ("yes",), "yes",
+                    rationale=((0, 19),))  # fmt: skip
+    no = QAExample("n", "Tom has a blue ball.", "Is the ball red?", ("no",), "no",
+                   rationale=((0, 20),))  # fmt: skip
+    span = QAExample("s", "Tom has a blue ball.", "What does Tom have?", ("a blue ball",),
+                     answer_starts=(8,))  # fmt: skip
+    items, _ = training_items([yes, no, span], "ot", yes_no=True)
+    cfg = QATrainConfig(out="x", train="x", strategy="ot", max_length=64, answer_kind=True)
+    rows, labels, _, _ = encode_items(tiny_pair_tokenizer, items, cfg, True)
+    batch = pad_rows(rows, tiny_pair_tokenizer.pad_token_id)
+    batch.update({k: torch.tensor([lab[k] for lab in labels]) for k in labels[0]})
+    torch.manual_seed(0)
+    model = QAWithAnswerKind(BertForQuestionAnswering(tiny_bert_config(len(tiny_pair_tokenizer))))
+    only_yes_no = {k: v[:2] for k, v in batch.items()}
+    assert torch.isfinite(model(**only_yes_no)["loss"])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    for _ in range(30):
+        optimizer.zero_grad()
+        model(**batch)["loss"].backward()
+        optimizer.step()
+    model.eval()
+    kinds = [ANSWER_KINDS[i] for i in model(**batch)["kind_logits"].argmax(-1).tolist()]
+    assert kinds == ["yes", "no", "span"]
