@@ -19,7 +19,7 @@ from faithprobe.subjects.hf_causal import (
     PAD_SLACK,
     HFCausalLM,
     prefill_groups,
-    shared_prefixes,
+    shared_beginnings,
 )
 
 PROMPT = "Alice lives in"
@@ -311,8 +311,8 @@ def test_generations_are_the_same_at_batch_1_and_16(model_name, request, tiny_to
     for subject in (one, sixteen):
         subject._eos_ids = subject._eos_ids | {eos}
     requests = varied_requests(one)
-    shared, rows = shared_prefixes([one.prompt_ids(p) for p in qa_prompts()])[0]
-    assert shared >= MIN_SHARED and len(rows) >= 4  # the questions share the passage
+    beginnings = shared_beginnings([one.prompt_ids(p) for p in qa_prompts()])
+    assert max(map(len, beginnings)) >= MIN_SHARED  # the questions share the passage
     alone = one.answer(requests)
     assert sixteen.answer(requests) == alone
     steps = {g.n_tokens for g in alone}
@@ -320,24 +320,18 @@ def test_generations_are_the_same_at_batch_1_and_16(model_name, request, tiny_to
     assert sixteen._merges_caches  # the merged-cache path ran, not the one-batch fallback
 
 
-def test_shared_prefixes_group_prompts_that_begin_alike():
+def test_shared_beginnings_are_where_prompts_that_begin_alike_part():
     passage = list(range(100, 140))  # 40 tokens, more than MIN_SHARED
     a, b, c = passage + [1, 2], passage + [3], passage[:35] + [9, 9]
     short = [5, 6, 7]
-    groups = shared_prefixes([a, short, b, c, list(a)])
-    assert groups[0] == (35, [3, 0, 4, 2])  # 35 tokens once beat 40 once with c alone
-    assert groups[1] == (0, [1])
+    found = shared_beginnings([a, short, b, c, list(a), a + [4]])
+    # c and a part after 35 tokens; a, a and a + [4] after a[:-1] (each keeps a token of
+    # its own); a + [4] and b after the passage
+    assert sorted(map(len, found)) == [35, 40, 41]
+    assert all(passage[:35] == ids[:35] for ids in found)
     # every prompt keeps a token of its own, even a duplicate or a prefix of another
-    assert shared_prefixes([passage, passage, passage + [1]]) == [(39, [0, 1, 2])]
-    assert shared_prefixes([passage[:10], passage[:10] + [1]]) == [(0, [0, 1])]  # too short
-
-
-def test_shared_prefixes_keep_the_longer_beginning_when_that_saves_more():
-    passage = list(range(100, 180))  # 80 tokens
-    many = [passage + [k] for k in range(5)]
-    other = passage[:40] + [7]
-    groups = shared_prefixes([*many, other])
-    assert groups == [(80, [0, 1, 2, 3, 4]), (0, [5])]  # 80 x 4 saved, not 40 x 5
+    assert shared_beginnings([passage, passage, passage + [1]]) == [passage[:39]]
+    assert shared_beginnings([passage[:10], passage[:10] + [1]]) == []  # too short
 
 
 def test_prefill_groups_bound_the_padding():
