@@ -15,7 +15,8 @@ from faithprobe.errors import UsageError
 from faithprobe.requests import CandidateScoreRequest, Generation, GenerationRequest
 from faithprobe.subjects.fingerprint import fingerprint_module
 from faithprobe.subjects.hf_causal import (
-    MIN_SHARED,
+    MIN_SAVED,
+    PAD_FREE,
     PAD_SLACK,
     HFCausalLM,
     prefill_groups,
@@ -312,7 +313,7 @@ def test_generations_are_the_same_at_batch_1_and_16(model_name, request, tiny_to
         subject._eos_ids = subject._eos_ids | {eos}
     requests = varied_requests(one)
     beginnings = shared_beginnings([one.prompt_ids(p) for p in qa_prompts()])
-    assert max(map(len, beginnings)) >= MIN_SHARED  # the questions share the passage
+    assert beginnings  # the questions share the passage
     alone = one.answer(requests)
     assert sixteen.answer(requests) == alone
     steps = {g.n_tokens for g in alone}
@@ -320,18 +321,20 @@ def test_generations_are_the_same_at_batch_1_and_16(model_name, request, tiny_to
     assert sixteen._merges_caches  # the merged-cache path ran, not the one-batch fallback
 
 
-def test_shared_beginnings_are_where_prompts_that_begin_alike_part():
-    passage = list(range(100, 140))  # 40 tokens, more than MIN_SHARED
-    a, b, c = passage + [1, 2], passage + [3], passage[:35] + [9, 9]
-    short = [5, 6, 7]
-    found = shared_beginnings([a, short, b, c, list(a), a + [4]])
-    # c and a part after 35 tokens; a, a and a + [4] after a[:-1] (each keeps a token of
-    # its own); a + [4] and b after the passage
-    assert sorted(map(len, found)) == [35, 40, 41]
-    assert all(passage[:35] == ids[:35] for ids in found)
+def test_shared_beginnings_are_where_prompts_part_that_save_a_pass():
+    passage = list(range(100, 140))  # 40 tokens
+    questions = [passage + [k, 1, 2] for k in range(4)]  # part after the passage
+    near = [passage + [7] * (MIN_SAVED - 1) + [k] for k in (1, 2)]  # saves too little
+    far = [passage + [8] * MIN_SAVED + [k] for k in (1, 2)]  # saves enough
+    prompts = [*questions, *near, *far, [5, 6, 7], [5, 6, 8]]
+    assert shared_beginnings(prompts) == [passage, passage + [8] * MIN_SAVED]
+    # a passage already stored is read from there: only the far beginning is worth a pass
+    stored = {tuple(passage): 40}
+    known = lambda ids: stored.get(tuple(ids[:40]), 0)  # noqa: E731
+    assert shared_beginnings(prompts, known) == [passage + [8] * MIN_SAVED]
     # every prompt keeps a token of its own, even a duplicate or a prefix of another
     assert shared_beginnings([passage, passage, passage + [1]]) == [passage[:39]]
-    assert shared_beginnings([passage[:10], passage[:10] + [1]]) == []  # too short
+    assert shared_beginnings([passage[:10], passage[:10] + [1]]) == []  # saves too little
 
 
 def test_prefill_groups_bound_the_padding():
@@ -340,8 +343,9 @@ def test_prefill_groups_bound_the_padding():
     assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
     for g in groups:
         padded = max(lengths[i] for i in g) * len(g)
-        assert padded <= (1 + PAD_SLACK) * sum(lengths[i] for i in g)
-    assert groups[0] == [1, 2, 4]  # longest first, similar lengths together
+        assert padded <= (1 + PAD_SLACK) * sum(lengths[i] for i in g) + PAD_FREE
+    assert groups[0] == [1, 2, 4, 5]  # longest first, similar lengths together
+    assert groups[1:] == [[6], [0, 3, 7]]  # 49 with 5 would pad 44 of 98 tokens
 
 
 @pytest.mark.integration

@@ -49,7 +49,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cached_property
 
 import torch
@@ -506,21 +506,20 @@ class HFCausalLM(HFSubject):
         if not self._merges_caches:
             return (list(range(len(prompts))), *self._run_padded(prompts))
         prefixes = self.prefixes
-        todo = [(ids, None) for ids in shared_beginnings(prompts)]
+        todo = [(ids, None) for ids in shared_beginnings(prompts, prefixes.match)]
         todo += list(zip(prompts, range(len(prompts)), strict=True))
         order, parts = [], []
         while todo:
             ready = [t for t in todo if not any(_continues(t[0], o[0]) for o in todo)]
             todo = [t for t in todo if any(_continues(t[0], o[0]) for o in todo)]
-            rows = [  # (ids, prompt index or None, how many of its positions are stored)
-                (ids, index, prefixes.match(ids[:-1]))
-                for ids, index in ready
-                if index is not None or prefixes.match(ids) < len(ids)
-            ]
+            # (ids, prompt index or None, how many of its positions are stored)
+            rows = [(ids, index, prefixes.match(ids[:-1])) for ids, index in ready]
             for group in prefill_groups([len(ids) - start for ids, _, start in rows]):
                 members = [rows[i] for i in group]
                 logits, mask, cache = self._continued(members)
-                for j, (ids, _, start) in enumerate(members):
+                for j, (ids, index, start) in enumerate(members):
+                    if index is not None and not prefixes.max_bytes:
+                        continue  # a prompt is kept for later batches only
                     new = len(ids) - start
                     prefixes.insert(
                         ids,
@@ -649,21 +648,32 @@ class HFCausalLM(HFSubject):
         return Generation(answer, n_tokens if answer else 0)
 
 
-MIN_SHARED = 32  # the fewest tokens a beginning shared within a batch must have to be run first
+MIN_SAVED = 32  # the fewest prompt tokens a beginning run on its own must save
 
 
-def shared_beginnings(prompts: list[list[int]]) -> list[list[int]]:
-    """The beginnings, of at least :data:`MIN_SHARED` tokens, at which prompts that begin
-    alike part (the branching points of their prefix tree), each leaving every prompt that
-    continues it a token of its own: in sorted order, the common beginning of each two
-    neighbours, once each."""
+def shared_beginnings(
+    prompts: list[list[int]], known: Callable[[list[int]], int] = lambda ids: 0
+) -> list[list[int]]:
+    """The beginnings at which prompts that begin alike part (the branching points of their
+    prefix tree: in sorted order, the common beginning of each two neighbours, leaving each
+    prompt a token of its own) that are worth running once before the prompts that continue
+    them: those that save at least :data:`MIN_SAVED` tokens, (prompts continuing it - 1) x
+    the tokens it adds to what is read anyway -- the longest such beginning it continues, or
+    the ``known`` (stored) part of it. A beginning that saves less costs more as a pass of
+    its own than it saves."""
     ordered = sorted(prompts)
     found: dict[tuple[int, ...], None] = {}
     for a, b in zip(ordered, ordered[1:], strict=False):
         shared = min(common_length(a, b), len(a) - 1, len(b) - 1)
-        if shared >= MIN_SHARED:
+        if shared:
             found.setdefault(tuple(a[:shared]))
-    return [list(ids) for ids in found]
+    kept: list[list[int]] = []
+    for ids in sorted(map(list, found), key=len):
+        base = max([known(ids), *(len(k) for k in kept if _continues(ids, k))])
+        users = sum(_continues(p, ids) for p in prompts)
+        if (users - 1) * (len(ids) - base) >= MIN_SAVED:
+            kept.append(ids)
+    return kept
 
 
 def _continues(ids: list[int], other: list[int]) -> bool:
@@ -671,13 +681,15 @@ def _continues(ids: list[int], other: list[int]) -> bool:
     return len(other) < len(ids) and ids[: len(other)] == other
 
 
-PAD_SLACK = 1 / 8  # the most left padding a prefill group holds, as a share of its tokens
+PAD_SLACK = 1 / 8  # the most left padding a prefill group holds, as a share of its tokens,
+PAD_FREE = 32  # plus this many tokens: about what one more pass costs on a CPU
 
 
 def prefill_groups(lengths: list[int]) -> list[list[int]]:
     """The indices of prompts of ``lengths`` in groups to prefill together, longest first:
     a prompt joins the group before it unless padding it to that group's longest prompt
-    would make padding more than :data:`PAD_SLACK` of the group's tokens. One padded batch
+    would make padding more than :data:`PAD_SLACK` of the group's tokens plus
+    :data:`PAD_FREE`. One padded batch
     of prompts of very different lengths computes mostly padding (and attention over it);
     groups of similar lengths keep nearly all of a batch's speed-up over one prompt at a
     time."""
@@ -685,9 +697,8 @@ def prefill_groups(lengths: list[int]) -> list[list[int]]:
     groups: list[list[int]] = []
     tokens = 0
     for i in order:
-        if groups and lengths[groups[-1][0]] * (len(groups[-1]) + 1) <= (1 + PAD_SLACK) * (
-            tokens + lengths[i]
-        ):
+        padded = lengths[groups[-1][0]] * (len(groups[-1]) + 1) if groups else 0
+        if groups and padded <= (1 + PAD_SLACK) * (tokens + lengths[i]) + PAD_FREE:
             groups[-1].append(i)
             tokens += lengths[i]
         else:
