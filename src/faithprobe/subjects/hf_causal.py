@@ -19,10 +19,13 @@ A candidate's score is the summed natural-log probability of its tokens, tokeniz
 their own with the separating space (``" Paris"``) and appended to the context's tokens.
 
 Generation is greedy, by a small loop over the key/value cache rather than
-``model.generate``: prompts that begin alike run their beginning once, the rest is
-prefilled in groups of similar length, and a row leaves the batch once it is done
-(:meth:`HFCausalLM._greedy`); padding is masked and position ids are explicit as in scoring
-(so a request's text does not depend on its batch). The loop stops each row at its own
+``model.generate`` (:meth:`HFCausalLM._greedy_rows`): a prompt continues from the longest
+beginning of it read before, in this batch or an earlier one, whose keys and values are
+kept (:attr:`HFCausalLM.prefixes`, a :class:`~faithprobe.subjects.prefix_cache.PrefixCache`
+bounded by ``prefix_cache_bytes``); the rest is prefilled in groups of similar length, a row
+leaves the batch once it is done and the next prompts join it once half of it is; padding
+is masked and position ids are explicit as in scoring (so a request's text does not depend
+on its batch, or on what was read before it, bar rounding). The loop stops each row at its own
 ``max_new_tokens`` and stop strings, and ignores whatever sampling settings a checkpoint's
 ``generation_config`` carries. The answer's text is the continuation decoded (special tokens
 skipped), cut before the first stop string that begins after the answer has begun (a
@@ -552,13 +555,13 @@ class HFCausalLM(HFSubject):
         ``rows`` (ids, _, n) run as one left-padded batch, each after its first ``n``
         positions, whose keys and values come from :attr:`prefixes` (left-padded to the
         longest such beginning: a row is [padding, stored beginning, padding, the rest])."""
-        from transformers.cache_utils import DynamicCache
+        from faithprobe.subjects.growing_cache import growing_cache
 
         ids, mask, positions = self._left_padded([ids[n:] for ids, _, n in rows])
         starts = [n for _, _, n in rows]
         width = max(starts)
         if not width:
-            result = self._forward(ids, mask, positions, last_only=True)
+            result = self._forward(ids, mask, positions, growing_cache(), last_only=True)
             return result.logits[:, -1], mask, result.past_key_values
         stored = [self._prefixes.layers(ids, n) if n else None for ids, _, n in rows]
         shapes = next(layers for layers in stored if layers)
@@ -569,7 +572,7 @@ class HFCausalLM(HFSubject):
                 return shapes[k][part].new_zeros((1, heads, width, dim))
             return torch.nn.functional.pad(layers[k][part], (0, 0, width - n, 0))
 
-        cache = DynamicCache()
+        cache = growing_cache()
         for k in range(len(shapes)):
             keys, values = (
                 torch.cat(
@@ -713,8 +716,12 @@ def _merged(parts: list[tuple]) -> tuple:
     padding is masked out) and stacked, in the first group's cache."""
     from transformers.cache_utils import DynamicCache, DynamicLayer
 
+    from faithprobe.subjects.growing_cache import GrowingLayer
+
     for _, _, c in parts:
-        if type(c) is not DynamicCache or any(type(la) is not DynamicLayer for la in c.layers):
+        if type(c) is not DynamicCache or any(
+            type(la) not in (DynamicLayer, GrowingLayer) for la in c.layers
+        ):
             raise TypeError(f"cannot merge prefill groups' caches of type {type(c).__name__}")
     width = max(mask.shape[1] for _, mask, _ in parts)
 
