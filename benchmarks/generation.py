@@ -9,10 +9,12 @@ passage, and their deletion variants, come together); ``--items N`` takes them f
 limited to N items instead (the suite's seeded sample: fewer prompts share a passage).
 Both paths go through ``HFCausalLM.answer`` with the same model weights:
 
-* per-request: ``batch_size=1`` and ``prefix_cache_bytes=0`` -- the baseline, one request
-  at a time, each prompt read whole (one full prefill) and then decoded alone, nothing kept
-  from one request to the next: the computation before batched generation (whose batches
-  of 16 were no faster than this);
+* per-request: a second subject over the same weights with ``batch_size=1`` and
+  ``prefix_cache_bytes=0`` -- the baseline: one request at a time, each prompt read whole
+  (one full prefill) and then decoded alone, nothing kept from one request to the next, as
+  generation ran before it was batched (whose batches of 16 were no faster than this). It
+  runs today's code, so it decodes over the same in-place cache
+  (``subjects/growing_cache.py``), which only makes the baseline faster;
 * batched: the subject as ``load_subject`` builds it (``batch_size`` 16, faithprobe's
   default, and the default ``PREFIX_CACHE_BYTES`` of prompts' keys and values kept across
   batches and calls): every prompt continues from the longest beginning of it read before
