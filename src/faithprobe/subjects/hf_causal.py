@@ -418,7 +418,8 @@ class HFCausalLM(HFSubject):
         after the step under way (a prompt that joins after that, after its first token).
 
         Prompts join the batch in ``queue`` order, at most ``batch_size`` rows at a time and
-        ``max_batch_tokens`` prompt and new tokens per row (:meth:`_joining`), and are run by
+        rows x their longest prompt and new tokens within ``max_batch_tokens``
+        (:meth:`_joining`), and are run by
         :meth:`_prefill`; then each step feeds every unfinished row its last token over the
         shared key/value cache. A row leaves the batch (with its cache rows) as soon as it
         is finished, so a step costs what its live rows cost; once at most
@@ -522,7 +523,7 @@ class HFCausalLM(HFSubject):
                 logits, mask, cache = self._continued(members)
                 for j, (ids, index, start) in enumerate(members):
                     if index is not None and not prefixes.max_bytes:
-                        continue  # a prompt is kept for later batches only
+                        continue  # nothing in this batch continues a prompt: none to keep
                     new = len(ids) - start
                     prefixes.insert(
                         ids,
