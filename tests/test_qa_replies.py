@@ -42,6 +42,8 @@ YES_NO_REPLIES = [
     ("Perhaps he did.", "hedge", "Perhaps he did"),
     ("I'm not sure.", "hedge", "I'm not sure"),
     ("It might be blue.", "hedge", "It might be blue"),
+    ("He could have.", "hedge", "He could have"),
+    ("Sometimes.", "hedge", "Sometimes"),
     ("The car may or may not be blue.", "hedge", "The car may or may not be blue"),
     ("It is hard to say.", "hedge", "It is hard to say"),
     ("I'm sorry, but I can't help with that.", "refusal", "I'm sorry, but I can't help with that"),
@@ -73,6 +75,9 @@ SPAN_REPLIES = [
     ("None of them were red", "answer"),
     ("The Tomb of the Unknown Soldier", "answer"),
     ("He depends on his mother.", "answer"),  # "depends" is a hedge only at the start
+    ("He could be executed.", "answer"),  # "it/he might, could" is a hedge on yes/no only
+    ("Partly cloudy", "answer"),
+    ("A", "empty"),  # the article alone: nothing said (is_unknown("A") is true)
     ("unknown", "abstention"),
     ("The text does not mention it.", "abstention"),
     ("Cannot be determined from the passage.", "abstention"),

@@ -14,10 +14,12 @@ kind           the reply ...
                start, as :func:`~faithprobe.qa.answers.is_unknown` reads them, or one of
                ``ABSTENTION_PATTERNS`` anywhere)
 ``hedge``      neither commits nor abstains: ``HEDGE_PATTERNS`` anywhere, or it starts with
-               one of ``HEDGE_OPENINGS`` (also right after a yes/no word)
+               one of ``HEDGE_OPENINGS`` (also right after a yes/no word; on a yes/no
+               question also ``YES_NO_HEDGE_OPENINGS``: "It might", "Sometimes")
 ``refusal``    declines to answer without saying the text lacks it: ``REFUSAL_PATTERNS``
 ``other``      (yes/no questions) none of these ("The car was red.")
-``empty``      nothing once the format label and quotes are taken off (not an abstention)
+``empty``      nothing once the format label and quotes are taken off and it is normalised
+               ("", "A:", "The"): not an abstention
 ============== ============================================================================
 
 The rules are tried in this order, the first that matches wins: empty; an unknown phrasing
@@ -112,11 +114,15 @@ HEDGE_OPENINGS: tuple[str, ...] = (
     r"not sure",
     r"unsure",
     r"uncertain",
-    r"(?:it|he|she|they|this|that) (?:might|may|could)",
     r"(?:it|that) is possible",
     r"(?:not|no) necessarily",
     r"(?:it|that|this) depends",
     r"depends",
+)
+# at the start of a reply to a yes/no question only (an answer to another question may well
+# begin so: "He could be executed.", "Partly cloudy")
+YES_NO_HEDGE_OPENINGS: tuple[str, ...] = (
+    r"(?:it|he|she|they|this|that|there) (?:might|may|could)",
     r"sometimes",
     r"partly",
     r"partially",
@@ -140,6 +146,7 @@ _ABSTENTION = _any(ABSTENTION_PATTERNS)
 _REFUSAL = _any(REFUSAL_PATTERNS)
 _HEDGE = _any(HEDGE_PATTERNS)
 _HEDGE_OPENING = _start(HEDGE_OPENINGS)
+_YES_NO_HEDGE_OPENING = _start(HEDGE_OPENINGS + YES_NO_HEDGE_OPENINGS)
 _YES = _start(tuple(map(re.escape, YES_WORDS)))
 _NO = _start(tuple(map(re.escape, NO_WORDS)))
 
@@ -167,6 +174,7 @@ def read_reply(text: str, *, yes_no: bool) -> Reply:
         return Reply(EMPTY, answer)
     if _UNKNOWN_START.match(norm):
         return Reply(ABSTENTION, answer)
+    opening = _YES_NO_HEDGE_OPENING if yes_no else _HEDGE_OPENING
     if yes_no:
         if _HEDGE.match(norm):  # "yes and no", "not necessarily"
             return Reply(HEDGE, answer)
@@ -175,12 +183,12 @@ def read_reply(text: str, *, yes_no: bool) -> Reply:
                 rest = norm[found.end() :].strip()
                 if _UNKNOWN_START.match(rest):  # "No, I don't know."
                     return Reply(ABSTENTION, answer)
-                if _HEDGE_OPENING.match(rest) or _HEDGE.match(rest):  # "No, not necessarily."
+                if opening.match(rest) or _HEDGE.match(rest):  # "No, not necessarily."
                     return Reply(HEDGE, answer)
                 return Reply(label, label)
     for kind, pattern in ((ABSTENTION, _ABSTENTION), (REFUSAL, _REFUSAL), (HEDGE, _HEDGE)):
         if pattern.search(norm):
             return Reply(kind, answer)
-    if _HEDGE_OPENING.match(norm):
+    if opening.match(norm):
         return Reply(HEDGE, answer)
     return Reply(OTHER if yes_no else ANSWER, answer)
