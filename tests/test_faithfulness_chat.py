@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from conftest import _seeded
 from faithprobe.cli import app
+from faithprobe.errors import UsageError
 from faithprobe.report import run_to_folder
 from faithprobe.requests import CandidateScoreRequest, GenerationRequest
 from faithprobe.runner import RunConfig
@@ -97,8 +98,8 @@ def answered(out: Path) -> pd.DataFrame:
 
 
 def check_reply_kinds(rows: pd.DataFrame) -> None:
-    """Every row was generated and read as its reply's hand-read kind."""
-    assert set(rows["answer_mode"]) == {"generation"}
+    """Every row was generated in chat form and read as its reply's hand-read kind."""
+    assert set(rows["answer_mode"]) == {"chat"}
     want = [REPLIES[g][0 if yn else 1] for g, yn in zip(rows["generation"], rows["yes_no"],
                                                         strict=True)]  # fmt: skip
     assert rows["reply_kind"].tolist() == want
@@ -111,7 +112,8 @@ def test_requests_for_a_model_that_can_only_generate():
     suite = get_suite("faithfulness")
     ex = get_suite("faithfulness").read(STORIES)[0]
     chat_only = type("S", (), {"accepts": frozenset({"generation", "letter-choice"}), "name": "c"})
-    scoring = type("S", (), {"accepts": frozenset({"generation", "candidate-scores"}), "name": "s"})
+    scoring = type("S", (), {"accepts": frozenset({"generation", "candidate-scores"}), "name": "s",
+                             "has_chat_template": False})  # fmt: skip
     asked = suite.request(ex, chat_only)
     assert isinstance(asked, GenerationRequest) and asked.chat  # a chat endpoint: chat form
     assert asked.prompt == suite.asker.prompt.render(ex) and asked.stop == ("\n",)
@@ -120,6 +122,15 @@ def test_requests_for_a_model_that_can_only_generate():
     assert isinstance(generated, GenerationRequest) and not generated.chat
     chat = get_suite("faithfulness", {"yes_no": "generate", "chat": "true"}).request(ex, scoring)
     assert chat == asked
+    # chat=auto (the default): in chat form exactly when the model has a chat template
+    instruct = type("S", (), {**vars(scoring), "has_chat_template": True})
+    auto = get_suite("faithfulness", {"yes_no": "generate"})
+    assert auto.request(ex, instruct) == asked and not auto.request(ex, scoring).chat
+    plain = get_suite("faithfulness", {"yes_no": "generate", "chat": "false"})
+    assert not plain.request(ex, instruct).chat
+    assert plain.request(ex, chat_only).chat  # a chat endpoint has no other form
+    with pytest.raises(UsageError, match="chat must be one of auto, true, false"):
+        get_suite("faithfulness", {"chat": "maybe"})
 
 
 def test_negation_through_a_chat_endpoint(chat_server, replier, tmp_path):
@@ -148,7 +159,7 @@ def test_negation_through_a_chat_endpoint(chat_server, replier, tmp_path):
     assert neg["mod_no"]["value"] == pytest.approx(said_no.mean())
     # the kinds per variant, with counts and intervals, sum to the rows
     counted = pd.DataFrame(metrics["reply_kinds"])
-    assert set(counted["answer_mode"]) == {"generation"}
+    assert set(counted["answer_mode"]) == {"chat"}
     for (variant, kind), group in counted.groupby(["variant", "kind"]):
         (row,) = group.to_dict("records")
         of_variant = rows[rows["variant"] == variant]
@@ -158,7 +169,7 @@ def test_negation_through_a_chat_endpoint(chat_server, replier, tmp_path):
         assert row["ci_low"] <= row["value"] <= row["ci_high"]
     assert set(counted["kind"]) == {"yes", "no", "abstention", "hedge", "refusal", "other", "empty"}
     table = (out / "tables" / "reply_kinds.md").read_text()
-    for word in ("asked by", "generation", "abstention", "hedge", "refusal", "NEG"):
+    for word in ("asked by", "chat", "abstention", "hedge", "refusal", "NEG"):
         assert word in table
     assert '<section id="replies">' in (out / "report.html").read_text()
     # the local model asked the same way gives the same rows

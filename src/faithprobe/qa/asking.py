@@ -11,13 +11,14 @@ it (:class:`~faithprobe.requests.CandidateScoreRequest`) and answers the likelie
 cannot abstain; with ``yes_no=generate``, or when the model can only generate (a chat-only
 endpoint), it is asked like any other question. Every other question is generated greedily
 (:class:`~faithprobe.requests.GenerationRequest`, at most ``max_new_tokens``, cut at the
-first newline; as a chat message with ``chat``, and always for a model that can only
-generate, since such a model is a chat endpoint) and the reply is read by
+first newline; in chat form, through the model's chat template, when :meth:`QAAsker.chat_for`
+says so: with ``chat=auto`` (the default) for a model that has a template, and always for a
+model that can only generate, since such a model is a chat endpoint) and the reply is read by
 :func:`~faithprobe.qa.replies.read_reply` (generate-then-parse): its kind (yes, no, answer,
 abstention, hedge, refusal, other, empty) and the answer it gives.
 
 Every prediction says how it was obtained (``answer_mode``: ``log-likelihood``,
-``generation`` or ``span``) and how the reply was read (``reply_kind``: the kinds above;
+``generation``, ``chat`` (generated in chat form) or ``span``) and how the reply was read (``reply_kind``: the kinds above;
 ``yes``/``no`` for a scored yes/no question, ``answer``/``abstention`` for a span answer).
 
 It sits in the requests layer, beside the requests it builds, though it lives with the
@@ -46,7 +47,7 @@ from faithprobe.requests import (
 # what a subject is assumed to answer when the suite is asked without one
 LM_KINDS = frozenset({GenerationRequest.kind, CandidateScoreRequest.kind})
 # how a prediction was obtained (the ``answer_mode`` column)
-LOG_LIKELIHOOD, GENERATION, SPAN = "log-likelihood", "generation", "span"
+LOG_LIKELIHOOD, GENERATION, CHAT, SPAN = "log-likelihood", "generation", "chat", "span"
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ class QAAsker:
 
     prompt: QAPrompt
     max_new_tokens: int
-    chat: bool
+    chat: str  # QAPromptOptions.chat: auto, true or false
     yes_no: str = "auto"
 
     @classmethod
@@ -79,15 +80,26 @@ class QAAsker:
         scores = CandidateScoreRequest.kind in accepts
         if is_yes_no(example) and scores and self.yes_no == "auto":
             return CandidateScoreRequest(prompt, YES_NO)
-        chat = self.chat or not scores  # a model that can only generate is a chat endpoint
-        return GenerationRequest(prompt, self.max_new_tokens, ("\n",), chat=chat)
+        return GenerationRequest(prompt, self.max_new_tokens, ("\n",), chat=self.chat_for(subject))
+
+    def chat_for(self, subject=None) -> bool:
+        """Whether ``subject`` (None: a language model) generates in chat form: always if it
+        can only generate (a chat endpoint), else as ``chat`` says, ``auto`` meaning when it
+        has a chat template (an instruction-tuned model prompted plainly often replies with
+        nothing)."""
+        if subject is None:
+            return self.chat == "true"
+        if CandidateScoreRequest.kind not in subject.accepts:
+            return True
+        return {"true": True, "false": False}.get(self.chat, subject.has_chat_template)
 
     @staticmethod
-    def prediction(answer, yes_no: bool = False) -> dict:
+    def prediction(answer, yes_no: bool = False, chat: bool = False) -> dict:
         """The prediction (``prediction``, ``predicted_unknown``), how it was obtained and
         read (``answer_mode``, ``reply_kind``) and what it was read from (span and null
         scores; the generation and its length; the yes/no log-probs). ``yes_no``: the
-        question is a yes/no question (how a generated reply is read)."""
+        question is a yes/no question (how a generated reply is read); ``chat``: it was
+        generated in chat form (:meth:`chat_for`)."""
         if isinstance(answer, SpanAnswer):
             unknown = answer.start < 0
             return {
@@ -104,7 +116,7 @@ class QAAsker:
                 "generation": answer.text,
                 "prediction": reply.answer,
                 "predicted_unknown": reply.abstained,  # an empty reply is empty%, not unknown
-                "answer_mode": GENERATION,
+                "answer_mode": CHAT if chat else GENERATION,
                 "reply_kind": reply.kind,
                 "n_tokens": answer.n_tokens,
             }

@@ -260,7 +260,8 @@ def replies_table(metrics: Mapping[str, Any]) -> Table | None:
 REPLIES_NOTE = (
     "Count (percent [95% interval, bootstrap over passages or stories]) of the replies of "
     "each kind. asked by: log-likelihood = ' yes' and ' no' compared (a model that can "
-    "score; it cannot abstain), generation = the reply generated and read by the rules of "
+    "score; it cannot abstain), generation / chat = the reply generated (chat: in chat form, "
+    "through the model's chat template or a chat API) and read by the rules of "
     "faithprobe.qa.replies (models that can only generate, e.g. chat endpoints, or "
     "yes_no=generate), span = an extractive model's span or null answer. An abstention "
     "(the reply says the text does not give the answer) is scored as the answer 'unknown'; "

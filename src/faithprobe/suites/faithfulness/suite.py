@@ -151,6 +151,7 @@ class FaithfulnessSuite(Suite):
 
     def rows(self, pairs: Sequence[Pair], subject, answers: dict) -> list[dict]:
         out = []
+        chat = self.asker.chat_for(subject)
         for pair in pairs:
             o, x = pair.original, pair.intervened
             dropped = pair.dropped
@@ -179,7 +180,7 @@ class FaithfulnessSuite(Suite):
                 **probes.probe_columns(pair),
             }
             if not dropped:
-                row.update(self.asker.prediction(answers[x.id], is_yes_no(x)))
+                row.update(self.asker.prediction(answers[x.id], is_yes_no(x), chat))
             out.append(row)
         return _with_scores(out, [p.dropped for p in pairs])
 
