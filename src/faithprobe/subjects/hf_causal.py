@@ -115,6 +115,10 @@ class HFCausalLM(HFSubject):
         self._eos_ids = _eos_ids(model, tokenizer)
         self._frame = special_frame(tokenizer)
 
+    @property
+    def has_chat_template(self) -> bool:
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
     # -- tokenization ------------------------------------------------------------------
 
     def prompt_ids(self, text: str) -> list[int]:
