@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from transformers.cache_utils import DynamicLayer
 
-from faithprobe.subjects.growing_cache import ROOM, GrowingLayer
+from faithprobe.subjects.growing_cache import ROOM, GrowingLayer, aligned_cache
 
 
 def test_growing_layer_holds_what_a_dynamic_layer_holds():
@@ -39,3 +39,22 @@ def test_growing_layer_holds_what_a_dynamic_layer_holds():
     both(lambda layer: layer.batch_select_indices(torch.tensor([4, 1])))
     both(update(2, 2))
     assert grown.get_seq_length() == plain.get_seq_length() == 53
+
+
+def test_aligned_cache_is_padding_and_stacking_written_once():
+    torch.manual_seed(0)
+    a = [(torch.randn(2, 2, 5, 3), torch.randn(2, 2, 5, 3)) for _ in range(2)]  # 2 layers
+    b = [(torch.randn(1, 2, 8, 3), torch.randn(1, 2, 8, 3)) for _ in range(2)]
+    cache = aligned_cache([a, b], 8, room=4)
+
+    def padded(t):
+        return torch.nn.functional.pad(t, (0, 0, 8 - t.shape[2], 0))
+
+    for k, layer in enumerate(cache.layers):
+        assert isinstance(layer, GrowingLayer)
+        for got, part in ((layer.keys, 0), (layer.values, 1)):
+            assert torch.equal(got, torch.cat([padded(a[k][part]), padded(b[k][part])]))
+    new = torch.randn(3, 2, 4, 3)
+    keys, _ = cache.layers[0].update(new, new)  # fits in the room: written in place
+    assert keys.data_ptr() == cache.layers[0]._buffers[0].data_ptr()
+    assert torch.equal(keys[:, :, 8:], new) and keys.shape[2] == 12

@@ -72,3 +72,34 @@ def growing_cache() -> DynamicCache:
     cache = DynamicCache()
     cache.layer_class_to_replicate = GrowingLayer
     return cache
+
+
+def aligned_cache(
+    blocks: list[list[tuple[torch.Tensor, torch.Tensor]]], width: int, room: int = ROOM
+) -> DynamicCache:
+    """A :func:`growing_cache` holding ``blocks`` of rows one after another, each block's
+    keys and values (per layer, ``[rows, heads, positions, dim]``) at the right end of
+    ``width`` positions, zeros before them (left padding, for the mask to hide): what
+    padding each block and stacking them gives, written once into buffers with ``room``
+    positions to spare."""
+    cache = growing_cache()
+    for k in range(len(blocks[0])):
+        layer = GrowingLayer()
+        first = blocks[0][k][0]
+        layer.lazy_initialization(first, first)
+        rows = sum(block[k][0].shape[0] for block in blocks)
+        buffers = []
+        for part in (0, 1):
+            buffer = first.new_empty((rows, first.shape[1], width + room, first.shape[3]))
+            at = 0
+            for block in blocks:
+                states = block[k][part]
+                n, filled = states.shape[0], states.shape[2]
+                buffer[at : at + n, :, : width - filled] = 0
+                buffer[at : at + n, :, width - filled : width] = states
+                at += n
+            buffers.append(buffer)
+        layer._buffers = tuple(buffers)
+        layer.keys, layer.values = (b[:, :, :width] for b in buffers)
+        cache.layers.append(layer)
+    return cache

@@ -560,7 +560,7 @@ class HFCausalLM(HFSubject):
         ``rows`` (ids, _, n) run as one left-padded batch, each after its first ``n``
         positions, whose keys and values come from :attr:`prefixes` (left-padded to the
         longest such beginning: a row is [padding, stored beginning, padding, the rest])."""
-        from faithprobe.subjects.growing_cache import growing_cache
+        from faithprobe.subjects.growing_cache import ROOM, aligned_cache, growing_cache
 
         ids, mask, positions = self._left_padded([ids[n:] for ids, _, n in rows])
         starts = [n for _, _, n in rows]
@@ -570,22 +570,9 @@ class HFCausalLM(HFSubject):
             return result.logits[:, -1], mask, result.past_key_values
         stored = [self._prefixes.layers(ids, n) if n else None for ids, _, n in rows]
         shapes = next(layers for layers in stored if layers)
-
-        def padded(layers, n: int, k: int, part: int) -> torch.Tensor:
-            if layers is None:
-                heads, _, dim = shapes[k][part].shape[1:]
-                return shapes[k][part].new_zeros((1, heads, width, dim))
-            return torch.nn.functional.pad(layers[k][part], (0, 0, width - n, 0))
-
-        cache = growing_cache()
-        for k in range(len(shapes)):
-            keys, values = (
-                torch.cat(
-                    [padded(layers, n, k, part) for n, layers in zip(starts, stored, strict=True)]
-                )
-                for part in (0, 1)
-            )
-            cache.update(keys, values, k)
+        nothing = [(k[:, :, :0], v[:, :, :0]) for k, v in shapes]  # a row with no beginning
+        room = ids.shape[1] + ROOM  # the rest is written in place, then decoding steps
+        cache = aligned_cache([layers or nothing for layers in stored], width, room)
         past = torch.tensor([[0] * (width - n) + [1] * n for n in starts], device=self.device)
         mask = torch.cat([past.to(mask.dtype), mask], dim=1)
         positions = positions + torch.tensor(starts, device=self.device)[:, None]
@@ -718,10 +705,10 @@ def prefill_groups(lengths: list[int]) -> list[list[int]]:
 def _merged(parts: list[tuple]) -> tuple:
     """One left-padded batch from the (last logits, attention mask, key/value cache) of
     prefill groups: masks, keys and values padded on the left to the widest group (the
-    padding is masked out) and stacked, in the first group's cache."""
+    padding is masked out) and stacked, in a new cache that grows in place."""
     from transformers.cache_utils import DynamicCache, DynamicLayer
 
-    from faithprobe.subjects.growing_cache import GrowingLayer
+    from faithprobe.subjects.growing_cache import GrowingLayer, aligned_cache
 
     for _, _, c in parts:
         if type(c) is not DynamicCache or any(
@@ -729,20 +716,10 @@ def _merged(parts: list[tuple]) -> tuple:
         ):
             raise TypeError(f"cannot merge prefill groups' caches of type {type(c).__name__}")
     width = max(mask.shape[1] for _, mask, _ in parts)
-
-    def stacked(tensors, dim):
-        pad = [0, 0] * (tensors[0].dim() - 1 - dim)
-        return torch.cat(
-            [torch.nn.functional.pad(t, [*pad, width - t.shape[dim], 0]) for t in tensors]
-        )
-
     logits = torch.cat([logits for logits, _, _ in parts])
-    mask = stacked([mask for _, mask, _ in parts], 1)
-    cache = parts[0][2]
-    for k, layer in enumerate(cache.layers):
-        layer.keys = stacked([c.layers[k].keys for _, _, c in parts], 2)
-        layer.values = stacked([c.layers[k].values for _, _, c in parts], 2)
-    return logits, mask, cache
+    mask = torch.cat([torch.nn.functional.pad(m, [width - m.shape[1], 0]) for _, m, _ in parts])
+    layers = [[(la.keys, la.values) for la in c.layers] for _, _, c in parts]
+    return logits, mask, aligned_cache(layers, width)
 
 
 def _user(message: str) -> list[dict[str, str]]:
