@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from faithprobe.errors import ModelError
 from faithprobe.registry import Registry
@@ -27,7 +28,9 @@ from faithprobe.subjects.deferred import DeferredSubject
 from faithprobe.subjects.embedded import converted, embedded_model
 from faithprobe.subjects.gguf_models import ensure_converted, find_gguf
 from faithprobe.subjects.identity import DEFERRABLE, HF_CAUSAL, Identity
-from faithprobe.subjects.openai_compat import EndpointConfig
+
+if TYPE_CHECKING:
+    from faithprobe.subjects.openai_compat import EndpointConfig
 
 BACKENDS: Registry = Registry("model backend")
 BACKENDS.add(
@@ -232,6 +235,16 @@ def load_subject(
     except OSError as err:
         where = "folder" if path.exists() else "Hugging Face id (is the network reachable?)"
         raise ModelError(f"cannot load model {spec!r} as a {where}: {err}") from err
+
+
+def __getattr__(name: str):
+    """``EndpointConfig`` is imported on first use: its module imports numpy, which a
+    command that only lists or checks names has no need of."""
+    if name == "EndpointConfig":
+        from faithprobe.subjects.openai_compat import EndpointConfig
+
+        return EndpointConfig
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["BACKENDS", "EndpointConfig", "Subject", "check_model", "load_subject"]
