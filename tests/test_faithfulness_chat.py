@@ -56,12 +56,10 @@ class Replier(HFCausalLM):
     (then EOS), whoever asks: the server's greedy decoding and local generation alike. Its
     token log-probabilities are the tiny Llama's."""
 
-    def _greedy(self, batch, deadline=None):
-        out = []
-        for ids, max_new, _stop in batch:
+    def _greedy_rows(self, queue, deadline=None):
+        for g, (ids, max_new, _stop) in enumerate(queue):
             reply = self.tokenizer(reply_for(self.decode(ids)), add_special_tokens=False)
-            out.append([*reply.input_ids, self.tokenizer.eos_token_id][:max_new])
-        return out
+            yield g, [*reply.input_ids, self.tokenizer.eos_token_id][:max_new]
 
 
 @pytest.fixture(scope="module")
