@@ -9,18 +9,26 @@ passage, and their deletion variants, come together); ``--items N`` takes them f
 limited to N items instead (the suite's seeded sample: fewer prompts share a passage).
 Both paths go through ``HFCausalLM.answer`` with the same model weights:
 
-* per-request: ``batch_size=1``, one request at a time -- the baseline, the same
-  computation as before batched generation (whose batches of 16 were no faster: one padded
-  prefill for prompts of very different lengths, every row decoded to the batch's end);
-* batched: ``batch_size`` (default 16, faithprobe's default), i.e. length-sorted batches,
-  each prompt's beginning run once for the prompts that share it, the rest prefilled in
-  groups of similar length, and all decoded together, finished rows leaving the batch (see
-  ``HFCausalLM._greedy`` and ``_prefill``).
+* per-request: a second subject over the same weights with ``batch_size=1`` and
+  ``prefix_cache_bytes=0`` -- the baseline: one request at a time, each prompt read whole
+  (one full prefill) and then decoded alone, nothing kept from one request to the next, as
+  generation ran before it was batched (whose batches of 16 were no faster than this). It
+  runs today's code, so it decodes over the same in-place cache
+  (``subjects/growing_cache.py``), which only makes the baseline faster;
+* batched: the subject as ``load_subject`` builds it (``batch_size`` 16, faithprobe's
+  default, and the default ``PREFIX_CACHE_BYTES`` of prompts' keys and values kept across
+  batches and calls): every prompt continues from the longest beginning of it read before
+  (in this chunk or an earlier one), beginnings shared within a batch are read first, the
+  rest is prefilled in groups of similar length, and all rows decode together, a finished
+  row leaving the batch and the next prompts joining it once half of it is done (see
+  ``HFCausalLM._greedy_rows`` and ``_prefill``).
 
 Requests go in chunks of 64, as ``CachedSubject`` hands a suite run's requests to the model,
 and the two paths alternate chunk by chunk (who goes first alternates too), so both see the
-same machine load. Reports requests/s of each, their ratio (target >= 4x) and the number of
-requests whose generations (text and token count) differ (must be 0). Usage:
+same machine load; the batched subject keeps its prefix cache from chunk to chunk, as in a
+run. Reports requests/s of each, their ratio (target >= 4x), the prompt tokens each path
+read, and the number of requests whose generations (text and token count) differ (must be
+0). Usage:
 
     python benchmarks/generation.py [--data ../shared/data/squad/dev-v1.1.json]
         [--requests 200] [--model embedded] [--batch-size 16] [--json PATH]
@@ -60,6 +68,21 @@ def faithfulness_requests(data: Path, items: int | None, seed: int) -> list[Gene
     return list(dict.fromkeys(r for r in requests if isinstance(r, GenerationRequest)))
 
 
+def count_prompt_tokens(subject) -> list[int]:
+    """A list that the prompt tokens ``subject`` runs through the model (every forward but
+    a decoding step's) are added to."""
+    read = [0]
+    forward = subject._forward
+
+    def counting(ids, mask, positions, cache=None, last_only=False):
+        if ids.shape[1] > 1 or cache is None:
+            read[0] += int(mask[:, -ids.shape[1] :].sum())
+        return forward(ids, mask, positions, cache, last_only)
+
+    subject._forward = counting
+    return read
+
+
 def timed(subject, chunk) -> tuple[list, float]:
     start = time.perf_counter()
     answers = subject.answer(chunk)
@@ -82,7 +105,10 @@ def main() -> None:
 
     requests = faithfulness_requests(args.data, args.items, args.seed)[: args.requests]
     batched = load_subject(args.model, batch_size=args.batch_size)
-    single = type(batched)(batched.model, batched.tokenizer, name=batched.name, batch_size=1)
+    single = type(batched)(
+        batched.model, batched.tokenizer, name=batched.name, batch_size=1, prefix_cache_bytes=0
+    )
+    read = {"per_request": count_prompt_tokens(single), "batched": count_prompt_tokens(batched)}
     seconds = {"per_request": 0.0, "batched": 0.0}
     answers = {"per_request": [], "batched": []}
     paths = {"per_request": single, "batched": batched}
@@ -105,6 +131,8 @@ def main() -> None:
         "torch_threads": torch.get_num_threads(),
         "prompt_tokens_median": statistics.median(prompt_tokens),
         "prompt_tokens_max": max(prompt_tokens),
+        "prompt_tokens": sum(prompt_tokens),
+        **{f"{p}_prompt_tokens_read": n[0] for p, n in read.items()},
         "generated_tokens": sum(g.n_tokens for g in base),
         **{f"{p}_seconds": round(s, 2) for p, s in seconds.items()},
         **{f"{p}_requests_per_s": round(len(requests) / s, 2) for p, s in seconds.items()},

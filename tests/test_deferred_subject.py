@@ -3,6 +3,7 @@ identity come from its files, and must be what the loaded model reports."""
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import subprocess
@@ -11,7 +12,7 @@ import sys
 import pandas as pd
 import pytest
 
-from conftest import _seeded, tiny_bert_config
+from conftest import CHAT_TEMPLATE, _seeded, tiny_bert_config
 from faithprobe.report import run_to_folder
 from faithprobe.requests import CandidateScoreRequest
 from faithprobe.runner import RunConfig
@@ -52,10 +53,15 @@ def model_folders(
         model.save_pretrained(root / name)
         tokenizer.save_pretrained(root / name)
         folders[name] = root / name
+    chat = copy.deepcopy(tiny_tokenizer)
+    chat.chat_template = CHAT_TEMPLATE
+    tiny_llama.save_pretrained(root / "llama-chat")
+    chat.save_pretrained(root / "llama-chat")
+    folders["llama-chat"] = root / "llama-chat"
     return folders
 
 
-@pytest.mark.parametrize("name", ["llama", "gpt2", "bert-mlm"])
+@pytest.mark.parametrize("name", ["llama", "llama-chat", "gpt2", "bert-mlm"])
 def test_files_give_what_the_loaded_model_reports(model_folders, name):
     deferred = load_subject(str(model_folders[name]), defer=True)
     assert isinstance(deferred, DeferredSubject) and not deferred.loaded
@@ -64,6 +70,8 @@ def test_files_give_what_the_loaded_model_reports(model_folders, name):
     assert (deferred.name, deferred.kind) == (loaded.name, loaded.kind)
     assert deferred.accepts == loaded.accepts
     assert deferred.request_versions == loaded.request_versions
+    # -o chat=auto asks a model in chat form when it has a template: known before loading
+    assert deferred.has_chat_template == loaded.has_chat_template == (name == "llama-chat")
     for kind in loaded.accepts:
         assert deferred.cache_fingerprint(kind) == loaded.cache_fingerprint(kind)
     assert not deferred.loaded
@@ -88,7 +96,9 @@ def test_a_forced_backend_prefix_is_kept(model_folders):
 def test_embedded_files_give_the_loaded_fingerprint():
     deferred = load_subject("embedded", defer=True)
     assert not deferred.loaded
-    assert deferred.fingerprint == load_subject("embedded").fingerprint
+    loaded = load_subject("embedded")
+    assert deferred.fingerprint == loaded.fingerprint
+    assert deferred.has_chat_template and loaded.has_chat_template  # SmolLM2-Instruct
 
 
 def test_the_model_loads_once_on_the_first_miss(tiny_llama_dir):

@@ -201,6 +201,9 @@ def test_an_extractive_model_answers_yes_no_with_its_head(tmp_path, files, tiny_
     answered = res[res["dropped_reason"].isna()]
     yes_no = answered[answered["yes_no"]]
     assert set(yes_no["prediction"]) == {"yes"} and not yes_no["predicted_unknown"].any()
+    assert set(yes_no["answer_mode"]) == {"answer-kind head"} and set(yes_no["reply_kind"]) == {
+        "yes"
+    }
     assert yes_no["unknown_logprob"].notna().all() and yes_no["null_score"].isna().all()
     span = answered[~answered["yes_no"]]  # "What does Tom have?" is still asked for a span
     assert span["null_score"].notna().all() and span["unknown_logprob"].isna().all()
@@ -215,6 +218,7 @@ def test_an_extractive_model_answers_yes_no_with_its_head(tmp_path, files, tiny_
     res = pd.read_parquet(out / "results.parquet")
     yes_no = res[res["dropped_reason"].isna() & res["yes_no"]]
     assert yes_no["predicted_unknown"].all() and set(yes_no["prediction"]) == {"unknown"}
+    assert set(yes_no["reply_kind"]) == {"abstention"}
     tsr = yes_no[yes_no["variant"] == "TS-R"]
     assert len(tsr) and tsr["expectation_met"].all()  # abstaining is right once it is gone
 

@@ -107,6 +107,7 @@ class _Subject:
     def __init__(self, accepts):
         self.accepts = frozenset(accepts)
         self.name = "s"
+        self.has_chat_template = False
 
 
 def test_requests_per_subject_kind():
@@ -257,7 +258,7 @@ def test_cli_run_with_augmentation_and_chat(tmp_path, squad_file, tiny_chat_llam
     assert set(aug["dropped_reason"]) == {FIRST_SENTENCE, AUGMENT_FAILED}
     assert aug["drop_detail"].notna().sum() == 4
     metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["options"]["chat"] is True
+    assert metrics["options"]["chat"] == "true"
     sizes = {r["variant"]: r for r in metrics["sizes"]}
     assert sizes["TS-R+Aug"]["dropped"] == 5
 

@@ -15,11 +15,12 @@ from faithprobe.errors import UsageError
 from faithprobe.requests import CandidateScoreRequest, Generation, GenerationRequest
 from faithprobe.subjects.fingerprint import fingerprint_module
 from faithprobe.subjects.hf_causal import (
-    MIN_SHARED,
+    MIN_SAVED,
+    PAD_FREE,
     PAD_SLACK,
     HFCausalLM,
     prefill_groups,
-    shared_prefixes,
+    shared_beginnings,
 )
 
 PROMPT = "Alice lives in"
@@ -311,8 +312,8 @@ def test_generations_are_the_same_at_batch_1_and_16(model_name, request, tiny_to
     for subject in (one, sixteen):
         subject._eos_ids = subject._eos_ids | {eos}
     requests = varied_requests(one)
-    shared, rows = shared_prefixes([one.prompt_ids(p) for p in qa_prompts()])[0]
-    assert shared >= MIN_SHARED and len(rows) >= 4  # the questions share the passage
+    beginnings = shared_beginnings([one.prompt_ids(p) for p in qa_prompts()])
+    assert beginnings  # the questions share the passage
     alone = one.answer(requests)
     assert sixteen.answer(requests) == alone
     steps = {g.n_tokens for g in alone}
@@ -320,24 +321,20 @@ def test_generations_are_the_same_at_batch_1_and_16(model_name, request, tiny_to
     assert sixteen._merges_caches  # the merged-cache path ran, not the one-batch fallback
 
 
-def test_shared_prefixes_group_prompts_that_begin_alike():
-    passage = list(range(100, 140))  # 40 tokens, more than MIN_SHARED
-    a, b, c = passage + [1, 2], passage + [3], passage[:35] + [9, 9]
-    short = [5, 6, 7]
-    groups = shared_prefixes([a, short, b, c, list(a)])
-    assert groups[0] == (35, [3, 0, 4, 2])  # 35 tokens once beat 40 once with c alone
-    assert groups[1] == (0, [1])
+def test_shared_beginnings_are_where_prompts_part_that_save_a_pass():
+    passage = list(range(100, 140))  # 40 tokens
+    questions = [passage + [k, 1, 2] for k in range(4)]  # part after the passage
+    near = [passage + [7] * (MIN_SAVED - 1) + [k] for k in (1, 2)]  # saves too little
+    far = [passage + [8] * MIN_SAVED + [k] for k in (1, 2)]  # saves enough
+    prompts = [*questions, *near, *far, [5, 6, 7], [5, 6, 8]]
+    assert shared_beginnings(prompts) == [passage, passage + [8] * MIN_SAVED]
+    # a passage already stored is read from there: only the far beginning is worth a pass
+    stored = {tuple(passage): 40}
+    known = lambda ids: stored.get(tuple(ids[:40]), 0)  # noqa: E731
+    assert shared_beginnings(prompts, known) == [passage + [8] * MIN_SAVED]
     # every prompt keeps a token of its own, even a duplicate or a prefix of another
-    assert shared_prefixes([passage, passage, passage + [1]]) == [(39, [0, 1, 2])]
-    assert shared_prefixes([passage[:10], passage[:10] + [1]]) == [(0, [0, 1])]  # too short
-
-
-def test_shared_prefixes_keep_the_longer_beginning_when_that_saves_more():
-    passage = list(range(100, 180))  # 80 tokens
-    many = [passage + [k] for k in range(5)]
-    other = passage[:40] + [7]
-    groups = shared_prefixes([*many, other])
-    assert groups == [(80, [0, 1, 2, 3, 4]), (0, [5])]  # 80 x 4 saved, not 40 x 5
+    assert shared_beginnings([passage, passage, passage + [1]]) == [passage[:39]]
+    assert shared_beginnings([passage[:10], passage[:10] + [1]]) == []  # saves too little
 
 
 def test_prefill_groups_bound_the_padding():
@@ -346,8 +343,9 @@ def test_prefill_groups_bound_the_padding():
     assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
     for g in groups:
         padded = max(lengths[i] for i in g) * len(g)
-        assert padded <= (1 + PAD_SLACK) * sum(lengths[i] for i in g)
-    assert groups[0] == [1, 2, 4]  # longest first, similar lengths together
+        assert padded <= (1 + PAD_SLACK) * sum(lengths[i] for i in g) + PAD_FREE
+    assert groups[0] == [1, 2, 4, 5]  # longest first, similar lengths together
+    assert groups[1:] == [[6], [0, 3, 7]]  # 49 with 5 would pad 44 of 98 tokens
 
 
 @pytest.mark.integration

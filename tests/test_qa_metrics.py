@@ -11,6 +11,7 @@ from faithprobe.metrics.qa import (
     negation_accuracy,
     predicate_argument_accuracy,
     qa_scores,
+    reply_kind_shares,
     subject_differences,
 )
 from faithprobe.qa.answers import extract_answer, is_unknown, normalize_answer, yes_no_label
@@ -215,6 +216,57 @@ def test_negation_accuracy_hand_computed():
         assert row["label"] == label and row["n"] == 4 and row["n_unpaired"] == 1
         assert row["value"] == pytest.approx(k / 4)
         assert (row["ci_low"], row["ci_high"]) == pytest.approx(wilson(k, 4))
+
+
+def test_generated_replies_count_only_yes_or_no_as_answers():
+    """A chat model's hedge "No, not necessarily", abstention and refusal are neither yes nor
+    no: wrong on both sides and never counted as "no"."""
+    rows = [  # item, variant, gold, prediction as read, reply kind
+        ("i1", "original", "yes", "yes", "yes"),
+        ("i1", "negated", "no", "No, not necessarily", "hedge"),
+        ("i2", "original", "no", "no", "no"),
+        ("i2", "negated", "yes", "The story does not say", "abstention"),
+        ("i3", "original", "yes", "I cannot answer that", "refusal"),
+        ("i3", "negated", "no", "no", "no"),
+    ]
+    frame = pd.DataFrame(
+        [("m", i, v, p, [g], k, k == "abstention") for i, v, g, p, k in rows],
+        columns=["subject", "original_id", "variant", "prediction", "answers", "reply_kind",
+                 "predicted_unknown"],
+    )  # fmt: skip
+    table = negation_accuracy(frame)
+    want = {"org_acc": 2, "mod_acc": 1, "comb_acc": 0, "org_no": 1, "mod_no": 1}
+    for metric, k in want.items():
+        assert _get(table, metric=metric)["value"] == pytest.approx(k / 3), metric
+    # without the reply kinds the hedge would have been read as a "no"
+    plain = negation_accuracy(frame.drop(columns="reply_kind"))
+    assert _get(plain, metric="mod_no")["value"] == pytest.approx(2 / 3)
+
+
+def test_reply_kind_shares_hand_computed():
+    kinds = ["yes", "no", "no", "hedge", "abstention", "answer", "abstention"]
+    frame = pd.DataFrame(
+        {
+            "subject": ["m"] * 7,
+            "variant": ["OS"] * 5 + ["TS-R"] * 2,
+            "yes_no": [True] * 5 + [False] * 2,
+            "reply_kind": kinds,
+            "story": ["s1", "s1", "s2", "s2", "s3", "s1", "s2"],
+        }
+    )
+    frame.loc[7] = ["m", "OS", True, None, "s3"]  # no reply (a dropped pair): left out
+    table = reply_kind_shares(frame, ["variant"])
+    os_ = table[table["variant"] == "OS"]
+    assert list(os_["kind"]) == ["yes", "no", "abstention", "hedge", "refusal", "other", "empty"]
+    assert list(os_["count"]) == [1, 2, 1, 1, 0, 0, 0] and set(os_["n"]) == {5}
+    no = _get(table, variant="OS", kind="no")
+    assert no["value"] == pytest.approx(2 / 5)
+    assert (no["ci_low"], no["ci_high"]) == pytest.approx(wilson(2, 5))
+    ts_r = table[table["variant"] == "TS-R"]
+    assert list(ts_r["kind"]) == ["answer", "abstention", "hedge", "refusal", "empty"]
+    assert list(ts_r["count"]) == [1, 1, 0, 0, 0]
+    clustered = reply_kind_shares(frame, ["variant"], cluster="story", seed=1)
+    assert _get(clustered, variant="OS", kind="no")["n_clusters"] == 3
 
 
 def probe_frame():

@@ -1,12 +1,14 @@
 """The representation analysis: token alignment by character offsets on hand-made offset
 lists, cosines on hand-made tensors, the encoding against the extractive QA backend's, and
 end-to-end runs (library and command line) with two tiny random BERT QA models on a
-hand-made SQuAD-format file."""
+hand-made SQuAD-format file and a hand-written HotpotQA file (OS vs OS-R, the method's
+Table 9)."""
 
 from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -358,6 +360,53 @@ def test_model_arguments():
         parse_models(["OT=a", "OT=b"])
     with pytest.raises(ModelError, match="cannot load"):
         Encoder.load("X", "/nonexistent/model-folder")
+
+
+# -- HotpotQA: OS vs OS-R (the method's Table 9) ------------------------------------------
+
+HOTPOT = Path(__file__).parent / "data" / "hotpotqa_tiny.json"
+
+
+def test_hotpotqa_items_are_compared_without_their_supporting_facts(specs):
+    read = read_items(HOTPOT, limit=None)
+    assert [i.id for i in read.items] == [f"hotpot-h{k}" for k in range(1, 5)]
+    assert all(set(i.variants) == {"OS-R"} for i in read.items) and read.drops == []
+    analysis = analyze(AnalysisConfig(models=specs, data=HOTPOT, limit=None))
+    sims = analysis.similarities
+    assert len(sims) == 2 * 4 and set(sims["comparison"]) == {"OS vs OS-R"}
+    assert set(sims["variant"]) == {"OS-R"} and not sims["same_text"].any()
+    assert (sims["cls_cosine"] < 1 - 1e-4).all()
+    m = analysis.metrics
+    assert m["sizes"]["compared"] == {"OS vs OS-R": 4} and m["sizes"]["passages"] == 4
+    assert {(e["model"], e["comparison"]) for e in m["estimates"]} == {
+        ("OT", "OS vs OS-R"), ("IBT", "OS vs OS-R")
+    }  # fmt: skip
+    est = {(e["model"], e["measure"]): e for e in m["estimates"]}
+    ot = sims[sims["model"] == "OT"]
+    assert est[("OT", "shared_token_mean")]["mean"] == pytest.approx(ot["shared_token_mean"].mean())
+    assert [(d["comparison"], d["n"]) for d in m["differences"]] == [("OS vs OS-R", 4)] * 2
+    # the re-inserted answers ("Norway", "cello") are not paired: fewer context tokens shared
+    # than the intervened text has; h2 (yes/no) and h3 (answer still there) get none appended
+    by_item = ot.set_index("item_id")
+    for item in ("hotpot-h1", "hotpot-h4"):
+        row = by_item.loc[item]
+        assert row["n_shared_context_tokens"] < row["n_context_tokens_intervened"]
+    appended = {i.id: i.variants["OS-R"].features["appended"] for i in read.items}
+    assert appended == {"hotpot-h1": "Norway", "hotpot-h2": None, "hotpot-h3": None,
+                        "hotpot-h4": "cello"}  # fmt: skip
+
+
+def test_cli_on_hotpotqa_writes_the_os_r_comparison_only(model_folders, tmp_path):
+    out = tmp_path / "repr-hotpot"
+    args = ["analyze", "representations", "--data", str(HOTPOT), "--out", str(out),
+            "--model", f"OT={model_folders['OT']}", "--model", f"IBT={model_folders['IBT']}"]  # fmt: skip
+    result = CliRunner().invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    pngs = sorted(p.name for p in (out / "plots").glob("*.png"))
+    assert pngs == ["cls_os-os-r.png", "tokens_os-os-r.png"]
+    table = (out / "tables" / "shared_token_mean.md").read_text()
+    assert "OS vs OS-R" in table and "OS vs TS" not in table and "IBT" in table
+    assert "OS vs OS-R" in (out / "tables" / "differences.md").read_text()
 
 
 # -- command line ---------------------------------------------------------------------

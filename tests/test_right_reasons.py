@@ -205,7 +205,8 @@ def test_coreference_pairs_by_rule_and_imported(tmp_path):
     every = [*pairs.values(), by_id["CF:cf-1"]]
     asked = {e.id for p in every for e in (p.original, p.intervened)}
     answers = {i: SpanAnswer("Frankie", 0, 7, 1.0, 0.0) for i in asked}
-    rows = result_rows(suite, every, SimpleNamespace(name="s", fingerprint="f"), answers)
+    reader = SimpleNamespace(name="s", fingerprint="f", accepts={"span-answer"})
+    rows = result_rows(suite, every, reader, answers)
     made = {r["pair_id"]: (r["resolver"], r["cf_generated"]) for r in rows}
     assert made == {"CF:quoref-q1/cf": ("fallback-rule", True),
                     "CF:quoref-q2": ("fallback-rule", None),

@@ -148,9 +148,13 @@ def test_the_suite_asks_each_kind_of_subject_its_own_requests():
     original = pair.original
     extractive = SimpleNamespace(name="qa", accepts={"span-answer", "saliency"})
     causal = SimpleNamespace(
-        name="lm", accepts={"generation", "candidate-scores", "prompt-saliency"}
+        name="lm",
+        accepts={"generation", "candidate-scores", "prompt-saliency"},
+        has_chat_template=False,
     )
-    endpoint = SimpleNamespace(name="api", accepts={"generation", "candidate-scores"})
+    endpoint = SimpleNamespace(
+        name="api", accepts={"generation", "candidate-scores"}, has_chat_template=False
+    )
     assert {type(r) for r in suite.extra_requests(original, extractive).values()} == {
         SaliencyRequest
     }

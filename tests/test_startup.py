@@ -51,9 +51,10 @@ COMMANDS = [
 ]
 
 
-@pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
-def test_command_imports_no_heavy_library(args, tmp_path):
-    probe = PROBE.replace("json.loads(HEAVY)", repr(list(HEAVY)))
+def _heavy_imports(args: list[str], tmp_path, heavy: tuple[str, ...]) -> dict:
+    """What ``faithprobe ARGS`` returned and which of ``heavy`` it imported, run in a fresh
+    interpreter."""
+    probe = PROBE.replace("json.loads(HEAVY)", repr(list(heavy)))
     done = subprocess.run(
         [sys.executable, "-c", probe, *args],
         capture_output=True,
@@ -62,5 +63,19 @@ def test_command_imports_no_heavy_library(args, tmp_path):
         timeout=120,
     )
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result["heavy"] == [], f"faithprobe {' '.join(args)} imported {result['heavy']}"
     assert result["code"] in (0, 2), done.stderr
+    return result
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
+def test_command_imports_no_heavy_library(args, tmp_path):
+    heavy = _heavy_imports(args, tmp_path, HEAVY)["heavy"]
+    assert heavy == [], f"faithprobe {' '.join(args)} imported {heavy}"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["list"]], ids=" ".join)
+def test_listing_imports_not_even_numpy(args, tmp_path):
+    """``list`` describes every suite, intervention and generator with their options from
+    their registrations, whose modules import numpy only where they draw or compute."""
+    heavy = _heavy_imports(args, tmp_path, (*HEAVY, "numpy"))["heavy"]
+    assert heavy == [], f"faithprobe {' '.join(args)} imported {heavy}"

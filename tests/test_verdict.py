@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 
 from faithprobe.audit.card import headline_effects
+from faithprobe.metrics.alignment import alignment_scores
+from faithprobe.metrics.intervals import paired_proportion_difference
 from faithprobe.metrics.verdict import (
     FAITHFUL,
     INCONCLUSIVE,
@@ -132,15 +135,44 @@ def test_faithfulness_headline_reads_deletion_negation_and_the_probe():
     assert flips.key == "formatting_flips_space" and flips.verdict == FAITHFUL
 
 
-def test_right_reasons_headline_reads_f1_loss_and_alignment_against_the_control():
+def test_right_reasons_headline_reads_f1_loss_and_alignment_beyond_the_control():
     metrics = {
         "tests": [{"subject": "m", "dataset": "comparisons", "variant": "CF", "metric": "f1",
                    "n": 30, "difference": 0.02, "ci_low": -0.01, "ci_high": 0.04,
                    "test": "Wilcoxon"}],
         "alignment": [{"dataset": "comparisons", "variant": "CF", "model": "m", "method": "ig",
-                       "n": 30, "aligned": 0.2, "aligned_ci_low": 0.1,
-                       "aligned_ci_high": 0.35, "control": 0.4}],
+                       "n": 30, "aligned": 0.2, "control": 0.4, "both_correct": 0.5,
+                       "excess": -0.2, "excess_ci_low": -0.35, "excess_ci_high": -0.02}],
     }  # fmt: skip
     loss, aligned = headline_effects("right-reasons", metrics)
     assert loss.verdict == FAITHFUL
-    assert aligned.region == Region("at_least", 0.4) and aligned.verdict == UNFAITHFUL
+    assert aligned.value == -0.2 and aligned.region == Region("at_least", 0.05)
+    assert aligned.verdict == UNFAITHFUL
+
+
+def test_alignment_is_not_faithful_when_neither_partition_ever_aligns():
+    """No answer right: aligned and control are both 0. The card once read that as
+    'faithful' (a share of 0 is at least a control of 0); the paired excess over the
+    control cannot tell, and says so."""
+    none = pd.DataFrame(
+        {"dataset": "d", "model": "m", "method": "ig-l2", "aligned": [False] * 21,
+         "control_aligned": [False] * 21, "passed": [False] * 21,
+         "control_passed": [True] * 4 + [False] * 17, "both_correct": [False] * 21}
+    )  # fmt: skip
+    row = alignment_scores(none).iloc[0].to_dict() | {"variant": "CF"}
+    (effect,) = headline_effects("right-reasons", {"alignment": [row]})
+    assert effect.value == 0.0 and effect.ci_low < 0 < 0.05 < effect.ci_high
+    assert effect.verdict == INCONCLUSIVE
+
+
+def test_newcombe_paired_interval_matches_the_worked_example():
+    """Fagerland, Lydersen & Laake, *Statistical Analysis of Contingency Tables*, ch. 8:
+    complete response before and after consolidation therapy (Cavo et al., 2012),
+    59 / 6 / 16 / 80: -0.0621 (95% CI -0.1186 to -0.0046)."""
+    cells = {(True, True): 59, (True, False): 6, (False, True): 16, (False, False): 80}
+    a = [x for (x, _), k in cells.items() for _ in range(k)]
+    b = [y for (_, y), k in cells.items() for _ in range(k)]
+    diff, low, high = paired_proportion_difference(a, b)
+    assert (round(diff, 4), round(low, 4), round(high, 4)) == (-0.0621, -0.1186, -0.0046)
+    swapped = paired_proportion_difference(b, a)
+    assert swapped[0] == pytest.approx(-diff) and swapped[1] == pytest.approx(-high)

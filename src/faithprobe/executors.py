@@ -78,6 +78,7 @@ class _Replica:
             "name": s.name,
             "kind": s.kind,
             "accepts": s.accepts,
+            "has_chat_template": s.has_chat_template,
             "request_versions": dict(s.request_versions),
             "fingerprint": s.fingerprint,
             "describe": s.describe(),
@@ -99,6 +100,7 @@ class RaySubject(Subject):
         self.name = meta["name"]
         self.kind = meta["kind"]
         self.accepts = meta["accepts"]
+        self.has_chat_template = meta["has_chat_template"]
         self.request_versions = meta["request_versions"]
         self._fingerprint = meta["fingerprint"]
         self._describe = meta["describe"]

@@ -8,12 +8,16 @@ not depend on the order in which examples are processed, on batch size or on sha
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported on the first draw, not by what only lists names
+    import numpy as np
 
 
 def rng_for(seed: int, *keys: str) -> np.random.Generator:
     """A generator determined by ``seed`` and the string ``keys`` alone."""
+    import numpy as np
+
     digest = hashlib.sha256("\x1f".join([str(seed), *keys]).encode()).digest()
     return np.random.default_rng(int.from_bytes(digest[:16], "little"))
 

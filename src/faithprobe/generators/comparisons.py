@@ -30,14 +30,16 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 from itertools import product
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from faithprobe.datasets.comparisons import comparison
 from faithprobe.errors import UsageError
 from faithprobe.examples import QAExample
 from faithprobe.options import option
 from faithprobe.seeding import rng_for
+
+if TYPE_CHECKING:  # `faithprobe list` imports this module; numpy is imported where used
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -237,6 +239,8 @@ def _names_in_part(domain: Domain, part: str, rng: np.random.Generator) -> np.nd
 def generate(config: ComparisonConfig, seed: int) -> list[QAExample]:
     """Every (domain, pair, fact form, fitting question, condition) item of ``config.part``,
     in that order."""
+    import numpy as np
+
     items = []
     for name in config.domains:
         domain = DOMAINS[name]

@@ -24,8 +24,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import numpy as np
-
 from faithprobe.errors import UsageError
 from faithprobe.examples import ClozeExample
 from faithprobe.generators.attractor_sets import variant_count, variant_id
@@ -96,7 +94,8 @@ def base_items(config: DistractorConfig, seed: int) -> list[ClozeExample]:
         for i, (background, _) in enumerate(spec.pairs):
             rng = rng_for(seed, "distractors.names", set_name, background)
             picks = rng.choice(len(NAMES), size=config.names_per_pair, replace=False)
-            for j in np.sort(picks):
+            picks.sort()
+            for j in picks:
                 story = base_story(set_name, i, NAMES[j][0])
                 items.append(
                     ClozeExample(

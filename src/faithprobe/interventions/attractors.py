@@ -8,8 +8,7 @@ does not change: a model that uses the critical fact keeps choosing the target.
 from __future__ import annotations
 
 import itertools
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from faithprobe.examples import ClozeExample, Outcome
 from faithprobe.expectations import ANSWER_UNCHANGED
@@ -23,6 +22,10 @@ from faithprobe.generators.stories import (
 )
 from faithprobe.interventions import register
 
+if TYPE_CHECKING:  # `faithprobe list` imports this module; numpy is imported where used
+    import numpy as np
+
+
 HOLDS = "the key entity, its critical fact, the query and the gold target"
 TOO_FEW = "fewer than n attractors of the type are left to add"
 
@@ -35,7 +38,9 @@ def _combinations(story: Story, attractor_type: str, n: int, rng: np.random.Gene
         return list(itertools.combinations(pool, n))
     every = list(itertools.combinations(pool, n))
     size = variant_count(story, attractor_type, n)
-    return [every[i] for i in np.sort(rng.choice(len(every), size=size, replace=False))]
+    picks = rng.choice(len(every), size=size, replace=False)
+    picks.sort()
+    return [every[i] for i in picks]
 
 
 def _variants(
@@ -47,6 +52,8 @@ def _variants(
     n: int,
     position: str,
 ) -> list[ClozeExample]:
+    import numpy as np
+
     story = Story.from_features(example.features)
     if position not in POSITIONS[setting]:
         raise ValueError(f"position {position!r} does not exist in the {setting} setting")
@@ -101,6 +108,8 @@ _register_attractor("unrelated", "attractors.unrelated", "unrelated properties")
 
 
 def _draw(rng: np.random.Generator, pool: tuple[str, ...], n: int) -> tuple[str, ...]:
+    import numpy as np
+
     return tuple(rng.choice(np.array(pool, dtype=object), n, replace=False))
 
 

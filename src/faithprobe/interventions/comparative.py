@@ -30,13 +30,15 @@ A dropped example's :class:`~faithprobe.examples.Outcome` says why (one of
 from __future__ import annotations
 
 from dataclasses import replace
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from faithprobe.datasets.comparisons import comparison
 from faithprobe.examples import Outcome, QAExample
 from faithprobe.expectations import ANSWER_OTHER_ENTITY
 from faithprobe.interventions import register
+
+if TYPE_CHECKING:  # only annotations: `faithprobe list` imports this module, not numpy
+    import numpy as np
 
 IN_DISTRIBUTION: dict[str, tuple[str, ...]] = {
     "earlier": ("later",),

@@ -43,8 +43,7 @@ the text, and the rationale is the inserted sentence.
 from __future__ import annotations
 
 import re
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from faithprobe.coreference.selection import MULTI_SPAN, NOT_SPAN, span_problem
 from faithprobe.examples import Outcome, QAExample
@@ -53,11 +52,15 @@ from faithprobe.interventions import register
 from faithprobe.interventions.deletion import occurs, sentences_of
 from faithprobe.sentences import sentence_at
 
+if TYPE_CHECKING:  # only annotations: `faithprobe list` imports this module, not numpy
+    import numpy as np
+
 NAME = "coreference_counterfactual"
 QUESTION = re.compile(
     r"^What(?P<copula> is| was|'s) the (?:(?P<part>first|last|full) )?name of the "
     r"(?P<head>\w+) (?P<rel>who|that) (?P<clause>.+?)\s*\?\s*$"
 )
+
 PERSON_HEADS = ("person", "man", "woman", "boy", "girl", "character")
 FIRST_NAMES = (
     "Alex", "Avery", "Casey", "Dana", "Emerson", "Jordan", "Kendall", "Morgan",

@@ -31,13 +31,15 @@ from.
 from __future__ import annotations
 
 from collections.abc import Callable
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from faithprobe.datasets.nli_xy import NLIXYGrid
 from faithprobe.examples import NLIExample, Outcome
 from faithprobe.expectations import PREDICTION_CHANGES, PREDICTION_KEPT
 from faithprobe.interventions import register
+
+if TYPE_CHECKING:  # only annotations: `faithprobe list` imports this module, not numpy
+    import numpy as np
 
 FAMILY = "natural-logic"
 NO_ALTERNATIVE = "no other grid example meets the conditions"

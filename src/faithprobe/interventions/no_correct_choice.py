@@ -18,12 +18,14 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import lru_cache
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from faithprobe.examples import ChoiceExample, Outcome
 from faithprobe.expectations import NO_CHOICE_CORRECT
 from faithprobe.interventions import register
+
+if TYPE_CHECKING:  # only annotations: `faithprobe list` imports this module, not numpy
+    import numpy as np
 
 _WORD = re.compile(r"\w+")
 NO_DONOR = "no other instance of the pool qualifies as a donor"

@@ -51,7 +51,7 @@ import pandas as pd
 from scipy import stats
 
 from faithprobe.attribution.partitions import Partition
-from faithprobe.metrics.intervals import wilson
+from faithprobe.metrics.intervals import paired_proportion_difference, wilson
 from faithprobe.seeding import rng_for
 
 ALPHA = 0.05
@@ -195,7 +195,10 @@ def alignment_scores(frame: pd.DataFrame) -> pd.DataFrame:
     that the real partitions are no more salient than chance); ``both_correct`` (share with
     both answers exactly right: the ceiling of the alignment rate); and the exact McNemar
     tests of real against random partitions, paired by instance: ``alignment_p`` (aligned
-    vs control) and ``significance_p`` (significant vs control_significant). ``frame`` is
+    vs control) and ``significance_p`` (significant vs control_significant); and
+    ``excess`` (aligned minus control, how much more often the real partition aligns than
+    a random one, on the same instances) with Newcombe's paired 95% interval
+    (:func:`~faithprobe.metrics.intervals.paired_proportion_difference`). ``frame`` is
     :func:`instance_alignment_rows`'s output (or any frame with its boolean columns)."""
     out = []
     for keys, rows in frame.groupby(GROUPS, sort=True):
@@ -208,5 +211,7 @@ def alignment_scores(frame: pd.DataFrame) -> pd.DataFrame:
         record["both_correct"] = float(rows["both_correct"].mean())
         for name, real, control in TESTS:
             record[name] = mcnemar_exact(rows[real], rows[control])
+        excess = paired_proportion_difference(rows["aligned"], rows["control_aligned"])
+        record |= dict(zip(("excess", "excess_ci_low", "excess_ci_high"), excess, strict=True))
         out.append(record)
     return pd.DataFrame(out)

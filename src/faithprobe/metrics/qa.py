@@ -35,6 +35,9 @@ Results frame: one row per (subject, answered input). Columns:
 ``story_id``        predicate–argument only: the story (cluster of its questions)
 ``correct``         optional bool; missing means computed: for a yes/no gold,
                     ``yes_no_label(prediction) == gold``, otherwise EM > 0
+``reply_kind``      optional: how the reply was read (:mod:`faithprobe.qa.replies`); where
+                    given, only a ``yes``/``no`` reply has a yes/no label (a hedge such as
+                    "No, not necessarily" is neither yes nor no)
 (cluster column)    optional, named by ``cluster=``: rows sharing a value are resampled
                     together (e.g. a CoQA story, a SQuAD article)
 =================== ========================================================================
@@ -56,6 +59,7 @@ import pandas as pd
 from faithprobe.examples import UNKNOWN
 from faithprobe.metrics.intervals import Estimate, clustered_mean, paired_difference, wilson
 from faithprobe.qa.answers import is_unknown, normalize_answer, yes_no_label
+from faithprobe.qa.replies import NO, SPAN_KINDS, YES, YES_NO_KINDS
 
 
 def _tokens(text: str) -> list[str]:
@@ -135,6 +139,9 @@ def _scored(frame: pd.DataFrame) -> pd.DataFrame:
         UNKNOWN if u else str(p) for u, p in zip(out["unk"], out["prediction"], strict=True)
     ]
     out["label"] = out["answer"].map(yes_no_label)
+    if "reply_kind" in frame:  # a hedge, refusal, ... has no yes/no label, whatever it says
+        read = frame["reply_kind"]
+        out["label"] = out["label"].where(read.isna() | read.isin([YES, NO]), None)
     golds = [[UNKNOWN if is_unknown(g) else g for g in _golds(a)] for a in out["answers"]]
     out["em"] = [exact_match(p, g) for p, g in zip(out["answer"], golds, strict=True)]
     out["f1"] = [f1(p, g) for p, g in zip(out["answer"], golds, strict=True)]
@@ -191,6 +198,32 @@ def qa_scores(frame: pd.DataFrame, *, cluster: str | None = None, seed: int = 0)
         for metric in ("unk", "empty"):
             est = _proportion(rows, metric, cluster, seed)
             out.append({**keys, "metric": metric, **est.as_dict()})
+    return pd.DataFrame(out)
+
+
+def reply_kind_shares(
+    frame: pd.DataFrame, keys: Sequence[str], *, cluster: str | None = None, seed: int = 0
+) -> pd.DataFrame:
+    """Per subject x ``keys`` x reply kind (column ``reply_kind``,
+    :mod:`faithprobe.qa.replies`): ``count`` and share (``value``; bootstrap over
+    ``cluster`` values, Wilson when it is None) of the replies read as that kind. Every kind
+    a question of the group can get is listed, unseen ones with count 0: the yes/no kinds
+    where the group's questions are yes/no (column ``yes_no``), the span kinds otherwise
+    (both when it mixes them). Rows without a ``reply_kind`` are left out."""
+    rows_all = frame[frame["reply_kind"].notna()]
+    out = []
+    for key, rows in rows_all.groupby(["subject", *keys], sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        kinds = []
+        if rows["yes_no"].astype(bool).any():
+            kinds += YES_NO_KINDS
+        if not rows["yes_no"].astype(bool).all():
+            kinds += [k for k in SPAN_KINDS if k not in kinds]
+        for kind in kinds:
+            flags = (rows["reply_kind"] == kind).rename("flag")
+            est = _proportion(rows.assign(flag=flags), "flag", cluster, seed)
+            out.append({**dict(zip(["subject", *keys], key, strict=True)), "kind": kind,
+                        "count": int(flags.sum()), **est.as_dict()})  # fmt: skip
     return pd.DataFrame(out)
 
 

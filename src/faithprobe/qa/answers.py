@@ -15,10 +15,9 @@ whole words, collapse whitespace.
 
 from __future__ import annotations
 
+import math
 import re
 import string
-
-import numpy as np
 
 _PUNCT = set(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
@@ -76,7 +75,7 @@ def is_unknown(text: str | None) -> bool:
     one of ``UNKNOWN_PHRASES``, optionally after "sorry"/"answer (is)"/"it (is)"/"this
     (is)"/"that (is)"/"which (is)" and before "in/from/by/based on" + "passage/text/story/
     context/article/paragraph". A bare "no" is an answer, not an abstention."""
-    if text is None or (isinstance(text, float) and np.isnan(text)):
+    if text is None or (isinstance(text, float) and math.isnan(text)):
         return True
     norm = normalize_answer(str(text))
     return not norm or bool(_UNKNOWN.match(norm))

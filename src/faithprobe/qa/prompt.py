@@ -7,7 +7,8 @@ conversation's earlier turns, one ``Q:``/``A:`` pair of lines each. A template w
 command line is a newline. The default asks for a few words from the text or "unknown".
 
 :class:`QAPromptOptions` declares the options that choose how a language model is asked
-(template, answer length, chat), once for every suite that asks QA questions.
+(template, answer length, chat, how yes/no questions are answered), once for every suite
+that asks QA questions.
 """
 
 from __future__ import annotations
@@ -26,6 +27,13 @@ UNKNOWN_INSTRUCTION = (
 )
 DEFAULT_TEMPLATE = "{context}\n\n" + UNKNOWN_INSTRUCTION + "\n\n{history}Q: {question}\nA:"
 DEFAULT_MAX_NEW_TOKENS = 24
+# how a language model answers a yes/no question: ``auto`` compares the log-likelihoods of
+# "yes" and "no" where the model can score them and generates where it cannot (a chat-only
+# endpoint); ``generate`` always generates (faithprobe.qa.asking, faithprobe.qa.replies)
+YES_NO_MODES = ("auto", "generate")
+# whether a language model is asked in chat form (its chat template): ``auto`` when it has
+# one (faithprobe.subjects.chat_template), ``true`` always, ``false`` never
+CHAT_MODES = ("auto", "true", "false")
 _SLOT = re.compile(r"\{(context|question|history)\}")
 
 Span = tuple[int, int]
@@ -74,9 +82,20 @@ class QAPromptOptions:
 
     template: str = option(DEFAULT_TEMPLATE, "LM prompt ({context}, {question}, {history})")
     max_new_tokens: int = option(DEFAULT_MAX_NEW_TOKENS, "LM answer length cap (tokens)")
-    chat: bool = option(False, "ask LMs for answers as a chat message (their chat template)")
+    chat: str = option(
+        "auto", "ask LMs as a chat message: auto (if it has a chat template), true or false"
+    )
+    yes_no: str = option("auto", "yes/no questions: auto (log-likelihoods if scorable) or generate")
 
     def __post_init__(self) -> None:
+        if self.chat not in CHAT_MODES:
+            raise UsageError(
+                f"chat must be one of {', '.join(CHAT_MODES)}, got {excerpt(self.chat)}"
+            )
+        if self.yes_no not in YES_NO_MODES:
+            raise UsageError(
+                f"yes_no must be one of {', '.join(YES_NO_MODES)}, got {excerpt(self.yes_no)}"
+            )
         if self.max_new_tokens < 1:
             raise UsageError(f"max_new_tokens must be 1 or more, got {self.max_new_tokens}")
         QAPrompt(self.template)  # raises UsageError if a slot is missing

@@ -19,9 +19,11 @@ from collections.abc import Collection
 
 from faithprobe.examples import UNKNOWN, QAExample
 from faithprobe.qa.questions import history_question, is_yes_no
+from faithprobe.qa.replies import ABSTENTION
 from faithprobe.requests import ANSWER_KINDS, AnswerKindRequest, CandidateScores
 
 YES_NO_UNKNOWN = ("yes", "no", UNKNOWN)
+ANSWER_KIND_HEAD = "answer-kind head"  # how the prediction was obtained (``answer_mode``)
 
 
 def asks_answer_kind(example: QAExample, accepts: Collection[str]) -> bool:
@@ -36,12 +38,16 @@ def answer_kind_request(example: QAExample) -> AnswerKindRequest:
 
 def yes_no_prediction(answer: CandidateScores) -> dict:
     """The prediction read off the head's kinds (module docstring): ``prediction`` (yes,
-    no or unknown), ``predicted_unknown``, and the three log-probabilities."""
+    no or unknown), ``predicted_unknown``, how it was obtained and read (``answer_mode``,
+    ``reply_kind``: yes, no or abstention, as :mod:`faithprobe.qa.asking` names them), and
+    the three log-probabilities."""
     logprobs = dict(zip(ANSWER_KINDS, answer.logprobs, strict=True))
     choice = max(YES_NO_UNKNOWN, key=lambda kind: logprobs[kind])  # first of equals
     return {
         "prediction": choice,
         "predicted_unknown": choice == UNKNOWN,
+        "answer_mode": ANSWER_KIND_HEAD,
+        "reply_kind": ABSTENTION if choice == UNKNOWN else choice,
         "yes_logprob": logprobs["yes"],
         "no_logprob": logprobs["no"],
         "unknown_logprob": logprobs[UNKNOWN],

@@ -2,17 +2,19 @@
 moves a QA model's hidden representations, compared between models (e.g. trained
 normally, OT, vs with intervention-based training, IBT).
 
-**Items.** The questions of a SQuAD-format file, built and sampled as the faithfulness
+**Items.** The questions of a SQuAD-format or HotpotQA file (any format
+:func:`~faithprobe.datasets.qa.read_qa` reads), built and sampled as the faithfulness
 suite does with its default options (:func:`~faithprobe.qa.deletions.variant_pairs`,
 ``--limit`` items in its seeded order, ``heldout_of`` keeps the documents a trained model
-did not see), so the inputs are exactly the ones that suite evaluates: the original story (OS), the truncated
-story (TS) and TS without the rationale sentences (TS-R). A variant the suite drops (e.g.
-TS-R when the rationale begins in the first sentence) is not compared; the drops are
-counted.
+did not see), so the inputs are exactly the ones that suite evaluates: the original story
+(OS) and, for SQuAD, the truncated story (TS) and TS without the rationale sentences
+(TS-R); for HotpotQA the gold paragraphs without the supporting facts (OS-R, the method's
+Table 9). A variant the suite drops (e.g. TS-R when the rationale begins in the first
+sentence) is not compared; the drops are counted.
 
-**Measures**, per model, item and comparison (OS vs TS, OS vs TS-R), on the first window
-of each input (:mod:`~faithprobe.representations.similarity`; a longer context is cut and
-the rows say so):
+**Measures**, per model, item and comparison (OS vs TS, OS vs TS-R; OS vs OS-R), on the
+first window of each input (:mod:`~faithprobe.representations.similarity`; a longer
+context is cut and the rows say so):
 
 * ``cls_cosine``: cosine similarity of the final-layer [CLS] states;
 * ``shared_token_mean``: mean cosine similarity of the final-layer states of the tokens the
@@ -20,7 +22,8 @@ the rows say so):
   the copied text, same token id; question tokens too; no special tokens). Every paired
   token's cosine is kept for the histograms.
 
-**Statistics** (:func:`summarize`): per model x comparison x measure the mean over items,
+**Statistics** (:func:`summarize`): per model x comparison (those the data has) x measure
+the mean over items,
 the standard deviation, n and a 95% bootstrap interval of the mean resampling passages
 (the questions about one paragraph are a cluster); for every pair of models on the items
 both have, the later model minus the earlier one (``--model`` order: IBT - OT, as the
@@ -58,7 +61,8 @@ from faithprobe.representations.similarity import (
 from faithprobe.requests import CONTEXT
 from faithprobe.suite import sample_items
 
-COMPARISONS = {"TS": "OS vs TS", "TS-R": "OS vs TS-R"}
+# variant -> the comparison it is in (SQuAD-format data has the first two, HotpotQA the third)
+COMPARISONS = {"TS": "OS vs TS", "TS-R": "OS vs TS-R", "OS-R": "OS vs OS-R"}
 MEASURES = {"cls_cosine": "CLS", "shared_token_mean": "shared tokens"}
 
 # start(description, total) -> advance(k), as the run command's progress bars
@@ -278,12 +282,18 @@ def _difference(a: pd.DataFrame, b: pd.DataFrame, measure: str, seed: int) -> di
     }
 
 
+def compared(sims: pd.DataFrame) -> list[str]:
+    """The comparisons ``sims`` has rows of, in :data:`COMPARISONS` order."""
+    present = set(sims["comparison"])
+    return [c for c in COMPARISONS.values() if c in present]
+
+
 def summarize(sims: pd.DataFrame, models: Sequence[str], seed: int = 0) -> dict:
     """``estimates`` (model x comparison x measure) and ``differences`` (every model minus
-    each earlier one)."""
+    each earlier one), for the comparisons the data has."""
     estimates, differences = [], []
     for model in models:
-        for comparison in COMPARISONS.values():
+        for comparison in compared(sims):
             rows = sims[(sims["model"] == model) & (sims["comparison"] == comparison)]
             for measure in MEASURES:
                 ok = rows[rows[measure].notna()]
@@ -297,7 +307,7 @@ def summarize(sims: pd.DataFrame, models: Sequence[str], seed: int = 0) -> dict:
                 )
     keys = ["item_id", "passage_id"]
     for a, b in combinations(models, 2):
-        for comparison in COMPARISONS.values():
+        for comparison in compared(sims):
             of = sims[sims["comparison"] == comparison]
             for measure in MEASURES:
                 later = of[of["model"] == b][[*keys, measure]]
@@ -382,14 +392,13 @@ def analyze(
 
 def _sizes(read: Items, sims: pd.DataFrame) -> dict:
     per_item = sims.drop_duplicates(["item_id", "comparison"])
-    compared = per_item.groupby("comparison").size()
+    per_comparison = per_item.groupby("comparison").size()
     return {
         "items": len(read.items),
         "passages": len({passage_id(i.original) for i in read.items}),
-        "compared": {c: int(compared.get(c, 0)) for c in COMPARISONS.values()},
+        "compared": {c: int(per_comparison.get(c, 0)) for c in compared(sims)},
         "same_text": {
-            c: int(per_item[per_item["comparison"] == c]["same_text"].sum())
-            for c in COMPARISONS.values()
+            c: int(per_item[per_item["comparison"] == c]["same_text"].sum()) for c in compared(sims)
         },
     }
 

@@ -1,7 +1,7 @@
 """``faithprobe analyze``: analyses of models beyond their answers.
 
 ``faithprobe analyze representations`` compares QA models' final-layer representations of
-an original story and its intervened versions
+an original story and its intervened versions (SQuAD: TS, TS-R; HotpotQA: OS-R)
 (:mod:`faithprobe.representations.analysis`).
 """
 
@@ -32,7 +32,7 @@ def representations(
             "(repeat: two or more, e.g. --model OT=models/qa-ot --model IBT=models/qa-ibt)"
         ),
     ],
-    data: Annotated[Path, typer.Option(help="SQuAD-format JSON file")],
+    data: Annotated[Path, typer.Option(help="SQuAD-format or HotpotQA JSON file")],
     out: Annotated[
         Path, typer.Option(help="folder for the Parquet tables, metrics, tables, plots")
     ],
@@ -48,8 +48,9 @@ def representations(
     batch_size: Annotated[int, typer.Option(min=1, help="inputs per forward pass")] = 16,
 ) -> None:
     """Cosine similarity of the [CLS] and shared-token final-layer states between the
-    original story (OS) and its truncated (TS) and rationale-removed (TS-R) versions, per
-    model, with the differences between models (Chaturvedi et al., section 5.2)."""
+    original story (OS) and its truncated (TS) and rationale-removed (TS-R) versions
+    (HotpotQA: OS and OS-R, the supporting facts removed), per model, with the differences
+    between models (Chaturvedi et al., section 5.2)."""
     from faithprobe.representations.analysis import analyze, write_outputs
     from faithprobe.representations.report import write_report
 

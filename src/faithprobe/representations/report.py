@@ -1,6 +1,7 @@
 """Tables and histograms of the representation analysis
 (:mod:`faithprobe.representations.analysis`), after Chaturvedi et al.'s Tables 7-9 and
-Figures 1-4: per model and comparison (OS vs TS, OS vs TS-R) the cosine similarity of the
+Figures 1-4: per model and comparison (OS vs TS, OS vs TS-R; OS vs OS-R for HotpotQA, the
+method's Table 9; only those the data has) the cosine similarity of the
 [CLS] states and the mean similarity of the shared tokens' states, the differences between
 models, and the distributions overlaid per model. Every number in a table is read from
 ``metrics.json``; the histograms draw the rows of the Parquet tables. Nothing is
@@ -19,7 +20,7 @@ import pandas as pd
 from faithprobe.report.figures import Plot, new_figure, save_figures
 from faithprobe.report.tables import DASH, Table, fmt_count, write_tables
 from faithprobe.report.views import f3
-from faithprobe.representations.analysis import COMPARISONS, MEASURES
+from faithprobe.representations.analysis import MEASURES
 
 if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn (new_figure)
     from matplotlib.figure import Figure
@@ -41,6 +42,11 @@ def _models(metrics: Mapping[str, Any]) -> list[str]:
     return [m["name"] for m in metrics.get("models") or []]
 
 
+def _comparisons(metrics: Mapping[str, Any]) -> list[str]:
+    """The comparisons the analysis made (its sizes list them in order)."""
+    return list((metrics.get("sizes") or {}).get("compared") or {})
+
+
 def _cell(r: Mapping[str, Any]) -> str:
     if r.get("mean") is None or pd.isna(r.get("mean")):
         return DASH
@@ -57,9 +63,9 @@ def measure_table(metrics: Mapping[str, Any], measure: str) -> Table | None:
     for model in _models(metrics):
         by = {r["comparison"]: r for r in data[data["model"] == model].to_dict("records")}
         row: dict[str, str] = {"model": model}
-        for comparison in COMPARISONS.values():
+        for comparison in _comparisons(metrics):
             row[comparison] = _cell(by.get(comparison, {}))
-        for comparison in COMPARISONS.values():
+        for comparison in _comparisons(metrics):
             row[f"n ({comparison})"] = fmt_count(by.get(comparison, {}).get("n"))
         rows.append(row)
     return Table(measure, TITLES[measure], data, pd.DataFrame(rows), note=NOTE)
@@ -154,12 +160,16 @@ def _slug(comparison: str) -> str:
 
 
 def build_plots(
-    similarities: pd.DataFrame, tokens: pd.DataFrame, models: Sequence[str], out_dir: Path
+    similarities: pd.DataFrame,
+    tokens: pd.DataFrame,
+    models: Sequence[str],
+    comparisons: Sequence[str],
+    out_dir: Path,
 ) -> list[Plot]:
     """Per comparison: the items' [CLS] cosines and the paired tokens' cosines, models
     overlaid (``cls_<comparison>.png``, ``tokens_<comparison>.png``)."""
     specs = []
-    for comparison in COMPARISONS.values():
+    for comparison in comparisons:
         sims = similarities[similarities["comparison"] == comparison]
         toks = tokens[tokens["comparison"] == comparison]
         cls = {m: sims.loc[sims["model"] == m, "cls_cosine"].to_numpy() for m in models}
@@ -189,5 +199,7 @@ def write_report(
     """``tables/<name>.csv|.md`` and ``plots/<name>.png`` in ``out``."""
     tables = build_tables(metrics)
     written = write_tables(tables, Path(out) / "tables")
-    plots = build_plots(similarities, tokens, _models(metrics), Path(out) / "plots")
+    plots = build_plots(
+        similarities, tokens, _models(metrics), _comparisons(metrics), Path(out) / "plots"
+    )
     return tables, written, plots

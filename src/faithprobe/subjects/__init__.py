@@ -17,15 +17,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from faithprobe.errors import ModelError
 from faithprobe.registry import Registry
+from faithprobe.requests import GenerationRequest
 from faithprobe.subjects.base import Subject
+from faithprobe.subjects.chat_template import folder_has_chat_template
 from faithprobe.subjects.deferred import DeferredSubject
 from faithprobe.subjects.embedded import converted, embedded_model
 from faithprobe.subjects.gguf_models import ensure_converted, find_gguf
-from faithprobe.subjects.identity import DEFERRABLE, HF_CAUSAL
-from faithprobe.subjects.openai_compat import EndpointConfig
+from faithprobe.subjects.identity import DEFERRABLE, HF_CAUSAL, Identity
+
+if TYPE_CHECKING:
+    from faithprobe.subjects.openai_compat import EndpointConfig
 
 BACKENDS: Registry = Registry("model backend")
 BACKENDS.add(
@@ -170,6 +175,18 @@ def check_model(spec: str) -> None:
         )
 
 
+def _deferred(name: str, identity: Identity, folder: Path, load) -> DeferredSubject:
+    """The model in ``folder``, known from its files until ``load`` is needed."""
+    generates = GenerationRequest.kind in identity.accepts
+    return DeferredSubject(
+        name,
+        identity,
+        identity.fingerprint(folder),
+        load,
+        has_chat_template=generates and folder_has_chat_template(folder),
+    )
+
+
 def load_subject(
     spec: str,
     *,
@@ -198,7 +215,7 @@ def load_subject(
             folder = (
                 converted(spec) if backend == "embedded" else ensure_converted(find_gguf(target))
             )
-            return DeferredSubject(spec, HF_CAUSAL, HF_CAUSAL.fingerprint(folder), load)
+            return _deferred(spec, HF_CAUSAL, folder, load)
         if backend == "embedded":
             return BACKENDS.get("embedded")(spec, batch_size=batch_size)
         return BACKENDS.get("gguf")(target, name=spec, batch_size=batch_size)
@@ -209,7 +226,7 @@ def load_subject(
         backend = backend or _backend_for(path)
     identity = DEFERRABLE.get(backend or "hf-causal")
     if defer and identity and path.is_dir() and not trust_remote_code:
-        return DeferredSubject(target, identity, identity.fingerprint(path), load)
+        return _deferred(target, identity, path, load)
     cls = BACKENDS.get(backend or "hf-causal")
     try:
         return cls.from_pretrained(
@@ -218,6 +235,16 @@ def load_subject(
     except OSError as err:
         where = "folder" if path.exists() else "Hugging Face id (is the network reachable?)"
         raise ModelError(f"cannot load model {spec!r} as a {where}: {err}") from err
+
+
+def __getattr__(name: str):
+    """``EndpointConfig`` is imported on first use: its module imports numpy, which a
+    command that only lists or checks names has no need of."""
+    if name == "EndpointConfig":
+        from faithprobe.subjects.openai_compat import EndpointConfig
+
+        return EndpointConfig
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["BACKENDS", "EndpointConfig", "Subject", "check_model", "load_subject"]

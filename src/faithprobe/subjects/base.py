@@ -35,6 +35,9 @@ class Subject(ABC):
     kind: str
     # the request kinds it answers (``Request.kind``); suites pick the request to fit
     accepts: frozenset[str] = frozenset({"candidate-scores"})
+    # whether generation requests with ``chat`` set go through a chat template the model
+    # has (its tokenizer's, or a chat API's); ``-o chat=auto`` asks such models in chat form
+    has_chat_template: bool = False
 
     # a version per request kind whose answering code can change on its own (generation
     # beside scoring): bumping it invalidates that kind's cached answers only

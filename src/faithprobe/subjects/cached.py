@@ -69,6 +69,7 @@ class CachedSubject(Subject):
         self.name = inner.name
         self.kind = inner.kind
         self.accepts = inner.accepts
+        self.has_chat_template = inner.has_chat_template
         self.request_versions = inner.request_versions
         self.computed = 0  # requests actually sent to the model by this wrapper
 

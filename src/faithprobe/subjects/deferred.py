@@ -24,11 +24,18 @@ class DeferredSubject(Subject):
     to compute."""
 
     def __init__(
-        self, name: str, identity: Identity, fingerprint: str, load: Callable[[], Subject]
+        self,
+        name: str,
+        identity: Identity,
+        fingerprint: str,
+        load: Callable[[], Subject],
+        *,
+        has_chat_template: bool = False,
     ) -> None:
         self.name = name
         self.kind = identity.kind
         self.accepts = identity.accepts
+        self.has_chat_template = has_chat_template
         self.request_versions = dict(identity.request_versions)
         self._fingerprint = fingerprint
         self._load = load
@@ -47,10 +54,12 @@ class DeferredSubject(Subject):
         """The loaded model (loading it now if it is not yet)."""
         if self._subject is None:
             subject = self._load()
-            if subject.fingerprint != self._fingerprint or subject.kind != self.kind:
+            loaded = (subject.kind, subject.fingerprint, subject.has_chat_template)
+            if loaded != (self.kind, self._fingerprint, self.has_chat_template):
                 raise RuntimeError(
-                    f"{self.name}: loaded as {subject.kind} {subject.fingerprint}, but its files "
-                    f"say {self.kind} {self._fingerprint}"
+                    f"{self.name}: loaded as {subject.kind} {subject.fingerprint} (chat "
+                    f"template: {subject.has_chat_template}), but its files say {self.kind} "
+                    f"{self._fingerprint} (chat template: {self.has_chat_template})"
                 )
             self._subject = subject
         return self._subject

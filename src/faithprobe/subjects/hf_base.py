@@ -3,7 +3,7 @@ bound on input length (:mod:`faithprobe.subjects.bounds`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -111,13 +111,24 @@ class HFSubject(Subject):
             encode, cost, run = self._steps(kind)
             encoded, truncated = zip(*(encode(requests[i]) for i in indices), strict=True)
             lengths, rows = zip(*(cost(e) for e in encoded), strict=True)
-            for batch in length_sorted_batches(
+            batches = length_sorted_batches(
                 lengths, max_batch=self.batch_size, max_tokens=self.max_batch_tokens, rows=rows
-            ):
-                with torch.inference_mode():
-                    answered = run([encoded[j] for j in batch])
-                for j, a in zip(batch, answered, strict=True):
+            )
+            for done, answered in self._answer_batches(kind, list(encoded), batches):
+                for j, a in zip(done, answered, strict=True):
                     out[indices[j]] = replace(a, truncated=True) if truncated[j] else a
                 if progress:
-                    progress(len(batch))
+                    progress(len(done))
         return out  # type: ignore[return-value]
+
+    def _answer_batches(
+        self, kind: str, encoded: list[Any], batches: list[list[int]]
+    ) -> Iterator[tuple[list[int], list[Answer]]]:
+        """(Indices into ``encoded``, their answers) as they are done: each of ``batches``
+        in turn, run by the kind's batch runner (:meth:`_steps`). A backend may answer them
+        otherwise (the causal LM lets the next prompts join a generation batch)."""
+        run = self._steps(kind)[2]
+        for batch in batches:
+            with torch.inference_mode():
+                answered = run([encoded[j] for j in batch])
+            yield batch, answered

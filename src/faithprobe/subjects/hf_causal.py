@@ -19,10 +19,13 @@ A candidate's score is the summed natural-log probability of its tokens, tokeniz
 their own with the separating space (``" Paris"``) and appended to the context's tokens.
 
 Generation is greedy, by a small loop over the key/value cache rather than
-``model.generate``: prompts that begin alike run their beginning once, the rest is
-prefilled in groups of similar length, and a row leaves the batch once it is done
-(:meth:`HFCausalLM._greedy`); padding is masked and position ids are explicit as in scoring
-(so a request's text does not depend on its batch). The loop stops each row at its own
+``model.generate`` (:meth:`HFCausalLM._greedy_rows`): a prompt continues from the longest
+beginning of it read before, in this batch or an earlier one, whose keys and values are
+kept (:attr:`HFCausalLM.prefixes`, a :class:`~faithprobe.subjects.prefix_cache.PrefixCache`
+bounded by ``prefix_cache_bytes``); the rest is prefilled in groups of similar length, a row
+leaves the batch once it is done and the next prompts join it once half of it is; padding
+is masked and position ids are explicit as in scoring (so a request's text does not depend
+on its batch, or on what was read before it, bar rounding). The loop stops each row at its own
 ``max_new_tokens`` and stop strings, and ignores whatever sampling settings a checkpoint's
 ``generation_config`` carries. The answer's text is the continuation decoded (special tokens
 skipped), cut before the first stop string that begins after the answer has begun (a
@@ -48,6 +51,8 @@ from __future__ import annotations
 
 import inspect
 import time
+from collections import deque
+from collections.abc import Callable, Iterator
 from functools import cached_property
 
 import torch
@@ -73,11 +78,17 @@ from faithprobe.subjects.packed_scoring import (
     per_request,
     picks,
 )
+from faithprobe.subjects.prefix_cache import PrefixCache, common_length
 
 # Packed scoring is used only if it scores this probe within this of the per-candidate path:
 # far above float32 rounding (summed log-probs move by about 2e-4 at most on 12-token
 # candidates) and far below what a candidate seeing another's tokens does to a real model.
 PACK_TOLERANCE = 1e-2
+# Keys and values of prompts' beginnings kept for later batches: on the embedded model
+# (46 KB a token) about 11,000 distinct tokens, the shared beginnings of some 70 SQuAD
+# passages' prompts.
+PREFIX_CACHE_BYTES = 512 * 2**20
+REFILL_AT = 1 / 2  # the next prompts join a generation batch once at most this share is left
 _PROBE = ("A probe of packed scoring: the answer is", ("one of several words", "another of them"))
 
 
@@ -85,8 +96,15 @@ class HFCausalLM(HFSubject):
     identity = HF_CAUSAL
     auto_class = "AutoModelForCausalLM"
 
-    def __init__(self, model, tokenizer, **kwargs) -> None:
+    def __init__(
+        self, model, tokenizer, *, prefix_cache_bytes: int = PREFIX_CACHE_BYTES, **kwargs
+    ) -> None:
+        """``prefix_cache_bytes``: how much memory the keys and values of prompts'
+        beginnings kept between generation batches and calls may take (:attr:`prefixes`;
+        0 keeps none, so every batch reads its prompts whole)."""
         super().__init__(model, tokenizer, **kwargs)
+        self._prefixes = PrefixCache(prefix_cache_bytes)
+        self._weights_version: int | None = None
         accepted = inspect.signature(model.forward).parameters
         self._takes_positions = "position_ids" in accepted
         self._takes_logits_to_keep = "logits_to_keep" in accepted
@@ -96,6 +114,10 @@ class HFCausalLM(HFSubject):
         self._start_id = start if start is not None else tokenizer.eos_token_id
         self._eos_ids = _eos_ids(model, tokenizer)
         self._frame = special_frame(tokenizer)
+
+    @property
+    def has_chat_template(self) -> bool:
+        return bool(getattr(self.tokenizer, "chat_template", None))
 
     # -- tokenization ------------------------------------------------------------------
 
@@ -370,37 +392,80 @@ class HFCausalLM(HFSubject):
         made = self._greedy(batch)
         return [self._cut(tokens, stop) for tokens, (_, _, stop) in zip(made, batch, strict=True)]
 
+    def _answer_batches(self, kind: str, encoded: list, batches: list[list[int]]):
+        """Generation, where rows can join a batch (:attr:`_merges_caches`), runs the prompts
+        of all ``batches`` in their order as one queue (:meth:`_greedy_rows`), each answer
+        given as soon as its row is done; everything else batch by batch."""
+        if kind != GenerationRequest.kind or not self._merges_caches:
+            yield from super()._answer_batches(kind, encoded, batches)
+            return
+        queue = [j for batch in batches for j in batch]
+        for g, tokens in self._greedy_rows([encoded[j] for j in queue]):
+            yield [queue[g]], [self._cut(tokens, encoded[queue[g]][2])]
+
     def _greedy(
         self, batch: list[tuple[list[int], int, tuple]], deadline: float | None = None
     ) -> list[list[int]]:
-        """The greedy continuation of each (prompt ids, max new tokens, stop strings), up to
-        and including the EOS token that ended it, if one did. Once ``time.monotonic()``
-        passes ``deadline`` every row stops after the step under way.
-
-        The prompts are run by :meth:`_prefill`; then each step feeds every unfinished row
-        its last token over the shared key/value cache, and a row leaves the batch (with its
-        cache rows) as soon as it is finished, so a step costs what its live rows cost and
-        the batch runs until its last row stops. Rows never see each other: each attends to
-        its own tokens only (left padding is masked, positions count its own tokens), so a
-        row's tokens are those it gets alone, up to floating-point rounding, which batch
-        shapes change."""
+        """:meth:`_greedy_rows` of ``batch``, in its order."""
         made: list[list[int]] = [[] for _ in batch]
-        live = [g for g, (_, max_new, _) in enumerate(batch) if max_new > 0]
-        if not live:
-            return made
-        order, logits, mask, cache = self._prefill([batch[g][0] for g in live])
-        live = [live[j] for j in order]
-        positions = mask.sum(-1, keepdim=True)  # each row's next token follows its own tokens
-        while True:
+        for g, tokens in self._greedy_rows(batch, deadline):
+            made[g] = tokens
+        return made
+
+    @torch.inference_mode()
+    def _greedy_rows(
+        self, queue: list[tuple[list[int], int, tuple]], deadline: float | None = None
+    ) -> Iterator[tuple[int, list[int]]]:
+        """(Index, greedy continuation) of each (prompt ids, max new tokens, stop strings) of
+        ``queue`` as soon as it is done: its tokens up to and including the EOS token that
+        ended it, if one did. Once ``time.monotonic()`` passes ``deadline`` every row stops
+        after the step under way (a prompt that joins after that, after its first token).
+
+        Prompts join the batch in ``queue`` order, at most ``batch_size`` rows at a time and
+        rows x their longest prompt and new tokens within ``max_batch_tokens``
+        (:meth:`_joining`), and are run by
+        :meth:`_prefill`; then each step feeds every unfinished row its last token over the
+        shared key/value cache. A row leaves the batch (with its cache rows) as soon as it
+        is finished, so a step costs what its live rows cost; once at most
+        :data:`REFILL_AT` of the batch is left, the next prompts are prefilled and join it
+        (where caches can be merged; otherwise the next batch starts when this one is done).
+        Rows never see each other: each attends to its own tokens only (padding is masked,
+        positions count its own tokens), so a row's tokens are those it gets alone, up to
+        floating-point rounding, which batch shapes change."""
+        waiting = deque(range(len(queue)))
+        live: list[int] = []  # the queue index of each row of the batch
+        made: dict[int, list[int]] = {}
+        logits = mask = positions = cache = None
+        late = False
+        while waiting or live:
+            refill = self._merges_caches and len(live) <= self.batch_size * REFILL_AT
+            if waiting and (not live or refill):
+                joining = self._joining(queue, live, waiting)
+                yield from ((g, []) for g in joining if queue[g][1] <= 0)
+                joining = [g for g in joining if queue[g][1] > 0]
+                if not joining:
+                    continue
+                order, *joined = self._prefill([queue[g][0] for g in joining])
+                if live:
+                    logits, mask, cache = _merged([(logits, mask, cache), tuple(joined)])
+                else:
+                    logits, mask, cache = joined
+                live += [joining[j] for j in order]
+                made.update((g, []) for g in joining)
+                positions = mask.sum(-1, keepdim=True)  # a row's next token follows its own
             tokens = logits.argmax(-1, keepdim=True)  # greedy; ties: lowest id
+            late = late or (deadline is not None and time.monotonic() >= deadline)
             going = []
             for j, token in enumerate(tokens[:, 0].tolist()):
                 g = live[j]
                 made[g].append(token)
-                if not self._finished(made[g], batch[g][1], batch[g][2]):
+                if late or self._finished(made[g], queue[g][1], queue[g][2]):
+                    yield g, made.pop(g)
+                else:
                     going.append(j)
-            if not going or (deadline is not None and time.monotonic() >= deadline):
-                return made
+            if not going:
+                live = []
+                continue
             if len(going) < len(live):
                 live = [live[j] for j in going]
                 rows = torch.tensor(going, device=self.device)
@@ -412,43 +477,113 @@ class HFCausalLM(HFSubject):
             cache, logits = result.past_key_values, result.logits[:, -1]
             positions = positions + 1
 
+    def _joining(
+        self, queue: list[tuple[list[int], int, tuple]], live: list[int], waiting: deque
+    ) -> list[int]:
+        """The next prompts of ``waiting`` (taken off it) to join a batch holding ``live``:
+        up to ``batch_size`` rows in all, and rows x the longest prompt + new tokens within
+        ``max_batch_tokens``; at least one if the batch is empty."""
+        joining: list[int] = []
+        widest = max((self._generation_cost(queue[g])[0] for g in live), default=0)
+        while waiting and len(live) + len(joining) < self.batch_size:
+            wider = max(widest, self._generation_cost(queue[waiting[0]])[0])
+            if (live or joining) and wider * (len(live) + len(joining) + 1) > self.max_batch_tokens:
+                break
+            joining.append(waiting.popleft())
+            widest = wider
+        return joining
+
     def _prefill(self, prompts: list[list[int]]):
         """Run ``prompts`` (token ids) through the model: (the order of the prompts in the
         rows that follow, each row's logits after its prompt, the attention mask, the
-        key/value cache). When caches can be merged (:attr:`_merges_caches`), prompts
-        that begin alike (:func:`shared_prefixes`) run their common beginning once, as
-        one row whose cache each of them then continues from, and the rest of every
-        prompt runs in groups of similar length (:func:`prefill_groups`), each padded
-        only to its own longest; the parts are merged into one batch whose padding is
-        masked out. Otherwise the prompts run as one left-padded batch.
+        key/value cache). When caches can be merged (:attr:`_merges_caches`), no position
+        is read twice if it can be helped: the beginnings that several prompts share
+        (:func:`shared_beginnings`) are run first, and every sequence run continues from
+        the longest beginning of it held in :attr:`prefixes` (the beginnings of this and
+        earlier batches' prompts), reading only the rest. Sequences are run in waves (a
+        shared beginning before the sequences that continue it), each wave in groups of
+        similar length (:func:`prefill_groups`) padded only to their own longest, and the
+        prompts' rows are merged into one batch whose padding is masked out. Otherwise the
+        prompts run as one left-padded batch.
 
-        Computing a prompt in parts, over a cache, is the same arithmetic as computing it
-        at once, bar rounding; prefill costs about the same per token at any batch shape
-        on a CPU, so what it saves is the tokens it does not run (padding, and beginnings
-        run once for many prompts: in a faithfulness run, the questions about one
-        passage and the deletion variants that keep its first sentences)."""
+        Continuing a sequence over stored keys and values is the same arithmetic as running
+        it whole, bar rounding; prefill costs about the same per token at any batch shape on
+        a CPU, so what this saves is the tokens it does not run (padding, and beginnings
+        read once for many prompts: in a faithfulness run, the questions about one passage
+        and the deletion variants that keep its first sentences)."""
         if not self._merges_caches:
             return (list(range(len(prompts))), *self._run_padded(prompts))
+        prefixes = self.prefixes
+        todo = [(ids, None) for ids in shared_beginnings(prompts, prefixes.match)]
+        todo += list(zip(prompts, range(len(prompts)), strict=True))
         order, parts = [], []
-        for shared, rows in shared_prefixes(prompts):
-            prefix = self._run_padded([prompts[rows[0]][:shared]])[2] if shared else None
-            for group in prefill_groups([len(prompts[r]) - shared for r in rows]):
+        while todo:
+            ready = [t for t in todo if not any(_continues(t[0], o[0]) for o in todo)]
+            todo = [t for t in todo if any(_continues(t[0], o[0]) for o in todo)]
+            # (ids, prompt index or None, how many of its positions are stored)
+            rows = [(ids, index, prefixes.match(ids[:-1])) for ids, index in ready]
+            for group in prefill_groups([len(ids) - start for ids, _, start in rows]):
                 members = [rows[i] for i in group]
-                rests = [prompts[r][shared:] for r in members]
-                parts.append(self._run_padded(rests, prefix, shared))
-                order += members
+                logits, mask, cache = self._continued(members)
+                for j, (ids, index, start) in enumerate(members):
+                    if index is not None and not prefixes.max_bytes:
+                        continue  # nothing in this batch continues a prompt: none to keep
+                    new = len(ids) - start
+                    prefixes.insert(
+                        ids,
+                        start,
+                        [(la.keys[j, :, -new:], la.values[j, :, -new:]) for la in cache.layers],
+                    )
+                kept = [j for j, (_, index, _) in enumerate(members) if index is not None]
+                if len(kept) < len(members) and kept:
+                    cache.batch_select_indices(torch.tensor(kept, device=self.device))
+                    logits, mask = logits[kept], mask[kept]
+                if kept:
+                    parts.append((logits, mask, cache))
+                    order += [members[j][1] for j in kept]
+        prefixes.trim()
         return (order, *(parts[0] if len(parts) == 1 else _merged(parts)))
 
-    def _run_padded(self, prompts: list[list[int]], prefix=None, shared: int = 0):
+    @property
+    def prefixes(self) -> PrefixCache:
+        """The keys and values of prompts' beginnings kept across batches and calls, at most
+        ``prefix_cache_bytes`` between batches; emptied when the weights have changed in
+        place since it was filled (an optimizer step, ``load_state_dict``)."""
+        version = sum(p._version for p in self.model.parameters())
+        if version != self._weights_version:
+            self._prefixes.clear()
+            self._weights_version = version
+        return self._prefixes
+
+    def _continued(self, rows: list[tuple[list[int], int | None, int]]):
+        """(Each row's last logits, attention mask, key/value cache) of the sequences
+        ``rows`` (ids, _, n) run as one left-padded batch, each after its first ``n``
+        positions, whose keys and values come from :attr:`prefixes` (left-padded to the
+        longest such beginning: a row is [padding, stored beginning, padding, the rest])."""
+        from faithprobe.subjects.growing_cache import ROOM, aligned_cache, growing_cache
+
+        ids, mask, positions = self._left_padded([ids[n:] for ids, _, n in rows])
+        starts = [n for _, _, n in rows]
+        width = max(starts)
+        if not width:
+            result = self._forward(ids, mask, positions, growing_cache(), last_only=True)
+            return result.logits[:, -1], mask, result.past_key_values
+        stored = [self._prefixes.layers(ids, n) if n else None for ids, _, n in rows]
+        shapes = next(layers for layers in stored if layers)
+        nothing = [(k[:, :, :0], v[:, :, :0]) for k, v in shapes]  # a row with no beginning
+        room = ids.shape[1] + ROOM  # the rest is written in place, then decoding steps
+        cache = aligned_cache([layers or nothing for layers in stored], width, room)
+        past = torch.tensor([[0] * (width - n) + [1] * n for n in starts], device=self.device)
+        mask = torch.cat([past.to(mask.dtype), mask], dim=1)
+        positions = positions + torch.tensor(starts, device=self.device)[:, None]
+        result = self._forward(ids, mask, positions, cache, last_only=True)
+        return result.logits[:, -1], mask, result.past_key_values
+
+    def _run_padded(self, prompts: list[list[int]]):
         """(Each row's last logits, attention mask, key/value cache) of ``prompts`` run as
-        one left-padded batch, each after the ``shared`` tokens whose one-row cache is
-        ``prefix`` (if any): their padding then sits between that beginning and them."""
+        one left-padded batch."""
         ids, mask, positions = self._left_padded(prompts)
-        if prefix is not None:
-            prefix = _repeated(prefix, len(prompts))
-            mask = torch.cat([mask.new_ones((len(prompts), shared)), mask], dim=1)
-            positions = positions + shared
-        result = self._forward(ids, mask, positions, prefix, last_only=True)
+        result = self._forward(ids, mask, positions, last_only=True)
         return result.logits[:, -1], mask, result.past_key_values
 
     @cached_property
@@ -508,66 +643,48 @@ class HFCausalLM(HFSubject):
         return Generation(answer, n_tokens if answer else 0)
 
 
-MIN_SHARED = 32  # the fewest tokens a shared beginning must have to be run once for all
+MIN_SAVED = 32  # the fewest prompt tokens a beginning run on its own must save
 
 
-def shared_prefixes(prompts: list[list[int]]) -> list[tuple[int, list[int]]]:
-    """(Tokens shared, indices) of groups of ``prompts`` whose shared beginning is run
-    once, then (0, the indices of the rest). In sorted order prompts that begin alike are
-    adjacent; the groups are the runs of that order that save the most tokens in all (a
-    run of n prompts sharing s >= :data:`MIN_SHARED` tokens saves (n - 1) * s), found by
-    dynamic programming over where runs end. Every prompt keeps a token of its own."""
-    order = sorted(range(len(prompts)), key=lambda i: prompts[i])
-    best = [(0, 0)]  # per prefix of ``order``: (most tokens saved, where its last run starts)
-    for end in range(1, len(order) + 1):
-        choice, shared = (best[end - 1][0], end - 1), len(prompts[order[end - 1]]) - 1
-        for start in range(end - 2, -1, -1):
-            a, b = prompts[order[start]], prompts[order[start + 1]]
-            shared = min(shared, _common_length(a, b), len(a) - 1)
-            if shared < MIN_SHARED:
-                break
-            choice = max(choice, (best[start][0] + (end - start - 1) * shared, start))
-        best.append(choice)
-    runs, end = [], len(order)
-    while end:
-        start = best[end][1]
-        runs.append(order[start:end])
-        end = start
-    runs.reverse()
-    alone = [rows[0] for rows in runs if len(rows) == 1]
-    groups = [(_shared_length([prompts[i] for i in rows]), rows) for rows in runs if len(rows) > 1]
-    return groups + ([(0, alone)] if alone else [])
+def shared_beginnings(
+    prompts: list[list[int]], known: Callable[[list[int]], int] = lambda ids: 0
+) -> list[list[int]]:
+    """The beginnings at which prompts that begin alike part (the branching points of their
+    prefix tree: in sorted order, the common beginning of each two neighbours, leaving each
+    prompt a token of its own) that are worth running once before the prompts that continue
+    them: those that save at least :data:`MIN_SAVED` tokens, (prompts continuing it - 1) x
+    the tokens it adds to what is read anyway -- the longest such beginning it continues, or
+    the ``known`` (stored) part of it. A beginning that saves less costs more as a pass of
+    its own than it saves."""
+    ordered = sorted(prompts)
+    found: dict[tuple[int, ...], None] = {}
+    for a, b in zip(ordered, ordered[1:], strict=False):
+        shared = min(common_length(a, b), len(a) - 1, len(b) - 1)
+        if shared:
+            found.setdefault(tuple(a[:shared]))
+    kept: list[list[int]] = []
+    for ids in sorted(map(list, found), key=len):
+        base = max([known(ids), *(len(k) for k in kept if _continues(ids, k))])
+        users = sum(_continues(p, ids) for p in prompts)
+        if (users - 1) * (len(ids) - base) >= MIN_SAVED:
+            kept.append(ids)
+    return kept
 
 
-def _shared_length(prompts: list[list[int]]) -> int:
-    """The tokens sorted ``prompts`` all begin with, leaving each at least one of its own."""
-    first, last = prompts[0], prompts[-1]
-    return min(_common_length(first, last), *(len(p) - 1 for p in prompts))
+def _continues(ids: list[int], other: list[int]) -> bool:
+    """Whether ``ids`` continue ``other`` (which is shorter and begins them)."""
+    return len(other) < len(ids) and ids[: len(other)] == other
 
 
-def _common_length(a: list[int], b: list[int]) -> int:
-    return next(
-        (k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
-    )
-
-
-def _repeated(cache, n: int):
-    """A new ``DynamicCache`` holding one-row ``cache`` ``n`` times."""
-    from transformers.cache_utils import DynamicCache
-
-    out = DynamicCache()
-    for k, layer in enumerate(cache.layers):
-        out.update(layer.keys.expand(n, -1, -1, -1), layer.values.expand(n, -1, -1, -1), k)
-    return out
-
-
-PAD_SLACK = 1 / 8  # the most left padding a prefill group holds, as a share of its tokens
+PAD_SLACK = 1 / 8  # the most left padding a prefill group holds, as a share of its tokens,
+PAD_FREE = 32  # plus this many tokens: about what one more pass costs on a CPU
 
 
 def prefill_groups(lengths: list[int]) -> list[list[int]]:
     """The indices of prompts of ``lengths`` in groups to prefill together, longest first:
     a prompt joins the group before it unless padding it to that group's longest prompt
-    would make padding more than :data:`PAD_SLACK` of the group's tokens. One padded batch
+    would make padding more than :data:`PAD_SLACK` of the group's tokens plus
+    :data:`PAD_FREE`. One padded batch
     of prompts of very different lengths computes mostly padding (and attention over it);
     groups of similar lengths keep nearly all of a batch's speed-up over one prompt at a
     time."""
@@ -575,9 +692,8 @@ def prefill_groups(lengths: list[int]) -> list[list[int]]:
     groups: list[list[int]] = []
     tokens = 0
     for i in order:
-        if groups and lengths[groups[-1][0]] * (len(groups[-1]) + 1) <= (1 + PAD_SLACK) * (
-            tokens + lengths[i]
-        ):
+        padded = lengths[groups[-1][0]] * (len(groups[-1]) + 1) if groups else 0
+        if groups and padded <= (1 + PAD_SLACK) * (tokens + lengths[i]) + PAD_FREE:
             groups[-1].append(i)
             tokens += lengths[i]
         else:
@@ -589,27 +705,21 @@ def prefill_groups(lengths: list[int]) -> list[list[int]]:
 def _merged(parts: list[tuple]) -> tuple:
     """One left-padded batch from the (last logits, attention mask, key/value cache) of
     prefill groups: masks, keys and values padded on the left to the widest group (the
-    padding is masked out) and stacked, in the first group's cache."""
+    padding is masked out) and stacked, in a new cache that grows in place."""
     from transformers.cache_utils import DynamicCache, DynamicLayer
 
+    from faithprobe.subjects.growing_cache import GrowingLayer, aligned_cache
+
     for _, _, c in parts:
-        if type(c) is not DynamicCache or any(type(la) is not DynamicLayer for la in c.layers):
+        if type(c) is not DynamicCache or any(
+            type(la) not in (DynamicLayer, GrowingLayer) for la in c.layers
+        ):
             raise TypeError(f"cannot merge prefill groups' caches of type {type(c).__name__}")
     width = max(mask.shape[1] for _, mask, _ in parts)
-
-    def stacked(tensors, dim):
-        pad = [0, 0] * (tensors[0].dim() - 1 - dim)
-        return torch.cat(
-            [torch.nn.functional.pad(t, [*pad, width - t.shape[dim], 0]) for t in tensors]
-        )
-
     logits = torch.cat([logits for logits, _, _ in parts])
-    mask = stacked([mask for _, mask, _ in parts], 1)
-    cache = parts[0][2]
-    for k, layer in enumerate(cache.layers):
-        layer.keys = stacked([c.layers[k].keys for _, _, c in parts], 2)
-        layer.values = stacked([c.layers[k].values for _, _, c in parts], 2)
-    return logits, mask, cache
+    mask = torch.cat([torch.nn.functional.pad(m, [width - m.shape[1], 0]) for _, m, _ in parts])
+    layers = [[(la.keys, la.values) for la in c.layers] for _, _, c in parts]
+    return logits, mask, aligned_cache(layers, width)
 
 
 def _user(message: str) -> list[dict[str, str]]:

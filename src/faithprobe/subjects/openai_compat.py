@@ -145,6 +145,9 @@ class OpenAISubject(Subject):
         self.accepts = frozenset(
             chat if endpoint.api == "chat" else chat | {CandidateScoreRequest.kind}
         )
+        # a chat-only endpoint applies the model's template itself; one serving completions
+        # too is asked plainly unless -o chat=true says otherwise
+        self.has_chat_template = endpoint.api == "chat"
         url = endpoint.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         self.base_url = public_url(url)
         key = os.environ.get(endpoint.api_key_env)

@@ -1,9 +1,10 @@
 """The metric blocks of the ``faithfulness`` suite's deletion runs (everything but the
 predicate–argument probe): sizes and drops per variant, EM/F1/unk% per subject x variant
 (also by gold answer kind and by what replaced the deleted support), how often a model did
-what a faithful model does, each later model against the first, and the negation block
-(:func:`~faithprobe.suites.faithfulness.probes.negation_metrics`). The scores are
-:mod:`faithprobe.metrics.qa`'s."""
+what a faithful model does, each later model against the first, the negation block
+(:func:`~faithprobe.suites.faithfulness.probes.negation_metrics`) and how the replies were
+read (:func:`reply_kinds`: answers, abstentions, hedges, refusals; the predicate–argument
+probe has it too). The scores are :mod:`faithprobe.metrics.qa`'s."""
 
 from __future__ import annotations
 
@@ -24,9 +25,9 @@ def expected(variant: str) -> str:
 
 
 def deletion_metrics(results: pd.DataFrame, seed: int) -> dict:
-    answered = results[results["dropped_reason"].isna()] if not results.empty else results
-    if len(answered):  # NEG rows have their own table (their gold is the new answer)
-        answered = answered[answered["variant"] != probes.NEG]
+    asked = results[results["dropped_reason"].isna()] if not results.empty else results
+    # NEG rows have their own table (their gold is the new answer)
+    answered = asked[asked["variant"] != probes.NEG] if len(asked) else asked
     scores = m.qa_scores(answered, cluster="passage_id", seed=seed) if len(answered) else []
     removals = answered[answered["variant"].str.contains("-R")] if len(answered) else answered
     return {
@@ -50,7 +51,22 @@ def deletion_metrics(results: pd.DataFrame, seed: int) -> dict:
         if len(answered)
         else [],
         "negation": probes.negation_metrics(results),
+        "reply_kinds": reply_kinds(
+            asked.assign(answer_kind=asked["yes_no"].map(ANSWER_KINDS)) if len(asked) else asked,
+            ["variant", "answer_kind"],
+            "passage_id",
+            seed,
+        ),
     }
+
+
+def reply_kinds(asked: pd.DataFrame, keys: list[str], cluster: str, seed: int) -> list[dict]:
+    """How the replies were read (:func:`~faithprobe.metrics.qa.reply_kind_shares`) per
+    subject x ``keys`` x the way the model was asked (``answer_mode``), bootstrap over
+    ``cluster``; results tables written before ``reply_kind`` existed give none."""
+    if asked.empty or "reply_kind" not in asked:
+        return []
+    return _records(m.reply_kind_shares(asked, [*keys, "answer_mode"], cluster=cluster, seed=seed))
 
 
 def reinserted(row: pd.Series) -> str:

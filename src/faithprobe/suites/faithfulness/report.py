@@ -94,10 +94,12 @@ def kind_table(metrics: Mapping[str, Any]) -> Table | None:
         "By gold answer kind (yes/no questions vs the rest)",
         data,
         display.drop(columns="dropped"),
-        note="Language models decide yes/no questions by comparing the log-likelihoods of "
-        "' yes' and ' no' and so never abstain on them; extractive models with an answer-kind "
-        "head (faithprobe train qa --answer-kind) answer them yes, no or unknown with it; "
-        "extractive models without an answer-kind head can only answer them with a span.",
+        note="Language models that can score decide yes/no questions by comparing the "
+        "log-likelihoods of ' yes' and ' no' and so never abstain on them; models that can "
+        "only generate answer them in words (see the replies table); extractive models with "
+        "an answer-kind head (faithprobe train qa --answer-kind) answer them yes, no or "
+        "unknown with it; extractive models without an answer-kind head can only answer "
+        "them with a span.",
     )
 
 
@@ -214,10 +216,62 @@ def negation_table(metrics: Mapping[str, Any]) -> Table | None:
         pd.DataFrame(rows),
         note="Over the items with a NEG variant: Org-Acc = right on the original story (OS), "
         "Mod-Acc = right on the negated one (gold: the flipped answer), Comb-Acc = both. "
-        "no% = share of 'no' answers on each side. "
+        "no% = share of 'no' answers on each side (abstentions, hedges and refusals are "
+        "wrong and count in every denominator; see the replies table). "
         "Percent, Wilson 95% intervals. negation = edit-file (hand-written edits), "
         "rule-based (the rule negator) or all.",
     )
+
+
+PA_FORMS = {"original": "Org-Acc", "paraphrase": "Mod-Acc", "control": "New-Acc"}
+REPLY_KEYS = ("variant", "answer_kind", "form", "answer_mode")
+REPLY_ORDERING = Ordering(
+    columns=("subject", "answer_mode", "answer_kind", "variant", "form"),
+    preferred={"variant": (*VARIANT_ORDER, "NEG", "original", "space", "newline", "negated"),
+               "form": tuple(PA_FORMS)},
+)  # fmt: skip
+
+
+def replies_table(metrics: Mapping[str, Any]) -> Table | None:
+    """How the replies were read: one row per subject x variant (x answer kind or question
+    form) x the way the model was asked, one column per reply kind (count and share)."""
+    data = metric_frame(metrics, "reply_kinds", REPLY_ORDERING)
+    if data.empty:
+        return None
+    keys = ["subject", *(k for k in REPLY_KEYS if k in data.columns)]
+    kinds = list(dict.fromkeys(data["kind"]))
+    rows = []
+    for key, g in data.groupby(keys, sort=False):
+        row = dict(zip(keys, key, strict=True))
+        by = {r["kind"]: r for r in g.to_dict("records")}
+        for kind in kinds:
+            r = by.get(kind)
+            row[kind] = DASH if r is None else f"{fmt_count(r['count'])} ({percent_text(r)})"
+        row["n"] = fmt_count(g["n"].iloc[0])
+        rows.append(row)
+    display = pd.DataFrame(rows).rename(columns={"answer_mode": "asked by"})
+    return Table(
+        "reply_kinds",
+        "How the replies were read: answers, abstentions, hedges, refusals",
+        data,
+        display,
+        note=REPLIES_NOTE,
+    )
+
+
+REPLIES_NOTE = (
+    "Count (percent [95% interval, bootstrap over passages or stories]) of the replies of "
+    "each kind. asked by: log-likelihood = ' yes' and ' no' compared (a model that can "
+    "score; it cannot abstain), generation / chat = the reply generated (chat: in chat form, "
+    "through the model's chat template or a chat API) and read by the rules of "
+    "faithprobe.qa.replies (models that can only generate, e.g. chat endpoints, or "
+    "yes_no=generate), span = an extractive model's span or null answer, answer-kind head "
+    "= an extractive model's yes/no/unknown head (yes/no questions). An abstention "
+    "(the reply says the text does not give the answer) is scored as the answer 'unknown'; "
+    "on a yes/no question only a yes or no reply has a label, so an abstention, hedge "
+    "('not necessarily', 'it depends'), refusal or other reply is neither yes nor no: "
+    "wrong in every accuracy and not counted in any share of 'no'."
+)
 
 
 def _pa_rows(data: pd.DataFrame, columns: Mapping[tuple[str, str], str]) -> pd.DataFrame:
@@ -234,7 +288,6 @@ def _pa_rows(data: pd.DataFrame, columns: Mapping[tuple[str, str], str]) -> pd.D
     return pd.DataFrame(rows)
 
 
-PA_FORMS = {"original": "Org-Acc", "paraphrase": "Mod-Acc", "control": "New-Acc"}
 NEGATION_COLUMNS = NEGATION_LABELS
 
 
@@ -293,6 +346,7 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
         negation_table(metrics),
         pa,
         flip_table(metrics),
+        replies_table(metrics),
     ):
         if t is not None:
             tables[t.name] = t
@@ -352,6 +406,13 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
     return Examples(EXAMPLE_COLUMNS, frame.reset_index(drop=True), note)
 
 
+REPLIES_LEAD = (
+    "A model that can only generate (a chat endpoint) answers every question in words; its "
+    "reply is read as yes, no, an answer, an abstention, a hedge, a refusal, other (neither "
+    "yes nor no) or empty by the documented phrasings of faithprobe.qa.replies."
+)
+
+
 class FaithfulnessReport(ReportView):
     @staticmethod
     def summary_title(metrics: Mapping[str, Any]) -> str:
@@ -377,14 +438,23 @@ class FaithfulnessReport(ReportView):
             f"{options.get('max_new_tokens', DASH)} new tokens)."
         )
         probe = [tables.get("predicate_argument"), tables.get("formatting_flips")]
+        replies = Section(
+            "replies", "How the replies were read", [tables.get("reply_kinds")], lead=REPLIES_LEAD
+        )
         if options.get("probe"):
-            lead = "Yes/no questions about generated one-sentence stories, answered by " + (
-                "comparing the log-likelihoods of ' yes' and ' no'."
+            lead = (
+                "Yes/no questions about generated one-sentence stories, answered by comparing "
+                "the log-likelihoods of ' yes' and ' no' (models that can score) or in words "
+                "(models that can only generate, and yes_no=generate; see the replies section)."
             )
-            return [Section("predicate_argument", "Predicate–argument probe", probe, lead=lead)]
+            return [
+                Section("predicate_argument", "Predicate–argument probe", probe, lead=lead),
+                replies,
+            ]
         return [
             Section("scores", "Scores per variant", [tables.get("scores")], lead=lead),
             Section("negation", "Negation", [tables.get("negation")]),
+            replies,
             Section("drops", "Dropped items", [tables.get("sizes"), tables.get("drops")]),
             Section(
                 "details",

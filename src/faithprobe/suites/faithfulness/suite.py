@@ -44,12 +44,16 @@ the command line is a newline: :mod:`faithprobe.qa.prompt`); the default is
 
 (each history turn is one ``Q:``/``A:`` pair of lines; a template without ``{history}``
 gets the turns prepended to the question as for extractive models). For a question whose
-gold answer is yes or no it scores the candidates ``yes`` and ``no`` after the prompt
-(:class:`~faithprobe.requests.CandidateScoreRequest`, each scored as `` yes``/`` no``) and
-answers the likelier one (so it cannot abstain on those); otherwise it generates greedily
+gold answer is yes or no, a model that can score candidates scores ``yes`` and ``no``
+after the prompt (:class:`~faithprobe.requests.CandidateScoreRequest`, each scored as
+`` yes``/`` no``) and answers the likelier one (so it cannot abstain on those). A model
+that can only generate (a chat-only endpoint, ``--api chat``), or any model with
+``yes_no=generate``, is asked it like every other question: it generates greedily
 (:class:`~faithprobe.requests.GenerationRequest`, at most ``max_new_tokens``, default 24,
-cut at the first newline) and the answer is *unknown* when
-:func:`faithprobe.qa.answers.is_unknown` recognises it.
+cut at the first newline; a chat message for a chat-only endpoint) and the reply is read
+by :func:`faithprobe.qa.replies.read_reply`: yes, no, an abstention (*unknown*), a hedge,
+a refusal or neither (see there for the phrasings and how each kind is scored). Every row
+says how its answer was obtained (``answer_mode``) and read (``reply_kind``).
 
 **Scores.** EM and F1 (SQuAD/CoQA normalisation) always against the *original* gold
 answers, with an abstention scored as the string ``"unknown"``; unk% is the share of
@@ -154,6 +158,7 @@ class FaithfulnessSuite(Suite):
 
     def rows(self, pairs: Sequence[Pair], subject, answers: dict) -> list[dict]:
         out = []
+        chat = self.asker.chat_for(subject)
         for pair in pairs:
             o, x = pair.original, pair.intervened
             dropped = pair.dropped
@@ -177,12 +182,16 @@ class FaithfulnessSuite(Suite):
                 "yes_no": is_yes_no(o),
                 "prediction": None,
                 "predicted_unknown": None,
+                "answer_mode": None,
+                "reply_kind": None,
                 **probes.probe_columns(pair),
             }
             if not dropped:
                 answer = answers[x.id]
-                by_head = asks_answer_kind(x, subject.accepts)
-                row.update(yes_no_prediction(answer) if by_head else self.asker.prediction(answer))
+                if asks_answer_kind(x, subject.accepts):  # an extractive model's yes/no head
+                    row.update(yes_no_prediction(answer))
+                else:
+                    row.update(self.asker.prediction(answer, is_yes_no(x), chat))
             out.append(row)
         return _with_scores(out, [p.dropped for p in pairs])
 
@@ -205,7 +214,10 @@ class FaithfulnessSuite(Suite):
 
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
         if self.options.probe:
-            return {"predicate_argument": probes.predicate_argument_metrics(results, seed)}
+            return {
+                "predicate_argument": probes.predicate_argument_metrics(results, seed),
+                "reply_kinds": fm.reply_kinds(results, ["variant", "form"], "story_id", seed),
+            }
         return fm.deletion_metrics(results, seed)
 
 

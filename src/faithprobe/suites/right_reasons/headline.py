@@ -1,7 +1,7 @@
 """The right-reasons suite's headline effects for the faithfulness card: F1 lost when a
 comparison or coreference question is turned into its counterfactual (a model that reads
 for the right reasons loses nothing), and how often its saliency follows the partition the
-answer depends on, against a random partition of the same sizes."""
+answer depends on beyond a random partition of the same sizes."""
 
 from __future__ import annotations
 
@@ -13,6 +13,11 @@ from faithprobe.metrics.verdict import Effect, Region
 # F1 a faithful reader may lose on the counterfactual (points of F1 / 100)
 TOLERATED_F1_LOSS = 0.05
 CARD_METHOD = "ig-l2"
+# how much more often than a random partition of the same sizes the answer's own partition
+# must be the aligned one: saliency that follows the words deciding the answer beats
+# chance clearly; a share no higher than chance's (both 0 when no answer is right) is not
+# evidence of reading for the right reasons
+MIN_EXCESS_ALIGNMENT = 0.05
 
 
 def headline(metrics: Mapping[str, Any]) -> list[Effect]:
@@ -48,15 +53,17 @@ def headline(metrics: Mapping[str, Any]) -> list[Effect]:
             Effect(
                 suite="right-reasons",
                 key=f"alignment_{row['dataset']}_{row['variant']}_{row['method']}",
-                title=f"saliency aligned with the answer's partition ({where})",
+                title=f"alignment beyond a random partition ({where})",
                 subject=row["model"],
-                value=row["aligned"],
-                ci_low=row["aligned_ci_low"],
-                ci_high=row["aligned_ci_high"],
+                value=row.get("excess"),
+                ci_low=row.get("excess_ci_low"),
+                ci_high=row.get("excess_ci_high"),
                 n=row["n"],
-                region=Region("at_least", round(float(row["control"]), 3)),
-                reading="share of aligned instances (Wilson); the edge is the random-partition "
-                f"control's rate, {row['control']:.3g}",
+                region=Region("at_least", MIN_EXCESS_ALIGNMENT),
+                reading=f"aligned share {row['aligned']:.3g} minus the random-partition "
+                f"control's {row['control']:.3g} on the same instances (Newcombe's paired "
+                f"interval); {row['both_correct']:.0%} had both answers exactly right, the "
+                "ceiling of either share",
             )
         )
     return out

@@ -250,7 +250,7 @@ class RightReasonsSuite(Suite):
         prompt, question, context = self.asker.prompt.render_with_spans(example)
         return {
             method: PromptSaliencyRequest(
-                prompt, question, context, method, steps, chat=self.asker.chat
+                prompt, question, context, method, steps, chat=self.asker.chat_for(subject)
             )
             for method in self.options.methods
         }
@@ -259,6 +259,7 @@ class RightReasonsSuite(Suite):
 
     def rows(self, pairs: Sequence[Pair], subject, answers: dict) -> list[dict]:
         out = []
+        chat = self.asker.chat_for(subject)
         for pair in pairs:
             o, x = pair.original, pair.intervened
             dropped = pair.dropped
@@ -278,8 +279,11 @@ class RightReasonsSuite(Suite):
                 "cf_generated": None if dropped else x.features.get("generated"),
             }
             for side, example in (("og", o), ("cf", None if dropped else x)):
-                read = {} if example is None else self.asker.prediction(answers[example.id])
+                read = (
+                    {} if example is None else self.asker.prediction(answers[example.id], chat=chat)
+                )
                 prediction = read.get("prediction")
+                row.setdefault("answer_mode", read.get("answer_mode"))
                 row[f"{side}_prediction"] = prediction
                 row[f"{side}_generation"] = read.get("generation")
                 row[f"{side}_em"] = (
