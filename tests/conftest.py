@@ -103,6 +103,16 @@ def tiny_llama_dir(tmp_path_factory, tiny_llama, tiny_tokenizer):
 
 
 @pytest.fixture(scope="session")
+def tiny_chat_llama_dir(tmp_path_factory, tiny_chat_llama):
+    """The tiny Llama with a chat template saved as a model folder (for chat generation
+    requests by ``--model PATH``, e.g. the faithfulness suite's +Aug sentences)."""
+    folder = tmp_path_factory.mktemp("models") / "chat-llama"
+    tiny_chat_llama.model.save_pretrained(folder)
+    tiny_chat_llama.tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
 def tiny_gpt2(tiny_tokenizer):
     """Absolute learned positions: wrong position ids under padding would show here."""
     from transformers import GPT2Config, GPT2LMHeadModel

@@ -168,3 +168,81 @@ def test_the_headline_follows_what_the_run_measured():
     probe = {"suite": "faithfulness", "options": {"probe": "predicate-argument"}}
     assert "predicate–argument" in summary_title(probe)
     assert "deleting" in summary_title({"suite": "faithfulness", "options": {"probe": None}})
+
+
+def _extractive(tokenizer, bias=None):
+    """A random tiny BERT QA model, with an answer-kind head of zero weights and ``bias``
+    (one answer for every input) unless ``bias`` is None."""
+    import torch
+    from transformers import BertForQuestionAnswering
+
+    from conftest import tiny_bert_config
+    from faithprobe.subjects.answer_kind_head import AnswerKindHead
+    from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
+
+    torch.manual_seed(0)
+    model = BertForQuestionAnswering(tiny_bert_config(len(tokenizer))).eval()
+    head = None
+    if bias is not None:
+        head = AnswerKindHead(model.config.hidden_size)
+        with torch.no_grad():
+            head.classifier.weight.zero_()
+            head.classifier.bias.copy_(torch.tensor(bias))
+    return HFExtractiveQA(model, tokenizer, name="qa", answer_kind_head=head)
+
+
+def test_an_extractive_model_answers_yes_no_with_its_head(tmp_path, files, tiny_pair_tokenizer):
+    data, edits = files
+    options = {"edits": str(edits), "splitter": "pysbd"}
+    always_yes = _extractive(tiny_pair_tokenizer, bias=(0.0, 5.0, 0.0, 0.0))
+    out = run_to_folder(RunConfig(suite="faithfulness", data=data, out=tmp_path / "yes",
+                                  cache=False, options=options), subjects=[always_yes])  # fmt: skip
+    res = pd.read_parquet(out / "results.parquet")
+    answered = res[res["dropped_reason"].isna()]
+    yes_no = answered[answered["yes_no"]]
+    assert set(yes_no["prediction"]) == {"yes"} and not yes_no["predicted_unknown"].any()
+    assert set(yes_no["answer_mode"]) == {"answer-kind head"} and set(yes_no["reply_kind"]) == {
+        "yes"
+    }
+    assert yes_no["unknown_logprob"].notna().all() and yes_no["null_score"].isna().all()
+    span = answered[~answered["yes_no"]]  # "What does Tom have?" is still asked for a span
+    assert span["null_score"].notna().all() and span["unknown_logprob"].isna().all()
+    metrics = json.loads((out / "metrics.json").read_text())
+    got = {r["metric"]: r["value"] for r in metrics["negation"] if r["negation"] == "all"}
+    # golds yes (edited to no) and no (edited to yes): "yes" is right once on each side
+    assert (got["org_acc"], got["mod_acc"], got["comb_acc"]) == (0.5, 0.5, 0.0)
+
+    abstains = _extractive(tiny_pair_tokenizer, bias=(0.0, 0.0, 0.0, 5.0))
+    out = run_to_folder(RunConfig(suite="faithfulness", data=data, out=tmp_path / "unk",
+                                  cache=False, options=options), subjects=[abstains])  # fmt: skip
+    res = pd.read_parquet(out / "results.parquet")
+    yes_no = res[res["dropped_reason"].isna() & res["yes_no"]]
+    assert yes_no["predicted_unknown"].all() and set(yes_no["prediction"]) == {"unknown"}
+    assert set(yes_no["reply_kind"]) == {"abstention"}
+    tsr = yes_no[yes_no["variant"] == "TS-R"]
+    assert len(tsr) and tsr["expectation_met"].all()  # abstaining is right once it is gone
+
+
+def test_without_a_head_yes_no_questions_get_a_span(tmp_path, files, tiny_pair_tokenizer):
+    data, _ = files
+    subject = _extractive(tiny_pair_tokenizer)
+    out = run_to_folder(RunConfig(suite="faithfulness", data=data, out=tmp_path / "plain",
+                                  cache=False, options={"splitter": "pysbd"}),
+                        subjects=[subject])  # fmt: skip
+    res = pd.read_parquet(out / "results.parquet")
+    yes_no = res[res["dropped_reason"].isna() & res["yes_no"]]
+    assert yes_no["null_score"].notna().all() and "unknown_logprob" not in res
+    assert not set(yes_no["prediction"]) & {"yes", "no"}
+    assert "extractive models without an answer-kind head" in (out / "report.html").read_text()
+
+
+def test_the_probe_runs_on_an_extractive_model_with_a_head(tmp_path, tiny_pair_tokenizer):
+    subject = _extractive(tiny_pair_tokenizer, bias=(0.0, 0.0, 5.0, 0.0))
+    config = RunConfig(suite="faithfulness", out=tmp_path / "pa", cache=False, limit=8,
+                       options={"probe": "predicate-argument"})  # fmt: skip
+    res = pd.read_parquet(run_to_folder(config, subjects=[subject]) / "results.parquet")
+    assert res["original_id"].nunique() == 8 and set(res["prediction"]) == {"no"}
+    metrics = json.loads((tmp_path / "pa" / "metrics.json").read_text())
+    share = {(r["variant"], r["form"]): r["value"] for r in metrics["predicate_argument"]
+             if r["metric"] == "share_no"}  # fmt: skip
+    assert set(share.values()) == {1.0}

@@ -17,6 +17,7 @@ from faithprobe.interventions.deletion import AUGMENT_FAILED, FIRST_SENTENCE
 from faithprobe.qa.prompt import DEFAULT_TEMPLATE, UNKNOWN_INSTRUCTION
 from faithprobe.report import run_to_folder
 from faithprobe.requests import (
+    AnswerKindRequest,
     CandidateScoreRequest,
     Generation,
     GenerationRequest,
@@ -136,6 +137,11 @@ def test_requests_per_subject_kind():
         get_suite("faithfulness", {"template": "{context}"})
     with pytest.raises(UsageError, match="neither"):
         suite.request(ex, _Subject({"text-pair-classes"}))
+    # an extractive model with an answer-kind head is asked yes/no questions through it
+    headed = _Subject({"span-answer", "answer-kind"})
+    assert suite.request(ex, headed) == AnswerKindRequest(span.question, ex.context)
+    plain = QAExample("c-2", "Tom has a dog.", "What?", ("a dog",), answer_starts=(8,))
+    assert suite.request(plain, headed) == SpanAnswerRequest("What?", "Tom has a dog.")
 
 
 def _check_run(out, n_items=5):
@@ -233,22 +239,10 @@ def test_cli_run(tmp_path, squad_file, tiny_llama, tiny_tokenizer):
     assert "EM" in res.output and "unk%" in res.output
 
 
-CHAT_TEMPLATE = (
-    "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
-    "{% if add_generation_prompt %}assistant:{% endif %}"
-)
-
-
-def test_cli_run_with_augmentation_and_chat(tmp_path, squad_file, tiny_llama, tiny_tokenizer):
+def test_cli_run_with_augmentation_and_chat(tmp_path, squad_file, tiny_chat_llama_dir):
     """A random tiny LM writes the +Aug sentences: they lack the answers, so every +Aug item
     is dropped and counted; the sentences come from the answer cache on a re-run."""
-    model_dir = tmp_path / "llama"
-    tiny_llama.save_pretrained(model_dir)
-    tiny_tokenizer.chat_template = CHAT_TEMPLATE
-    try:
-        tiny_tokenizer.save_pretrained(model_dir)
-    finally:
-        tiny_tokenizer.chat_template = None
+    model_dir = tiny_chat_llama_dir
     for attempt in ("first", "again"):
         out = tmp_path / attempt
         args = ["run", "faithfulness", "--data", squad_file, "--model", model_dir, "--out", out,
@@ -319,3 +313,25 @@ def test_reinserted_names_what_replaced_the_support():
         "generated sentence",
         "nothing: the answer is still in the text",
     ]
+
+
+def test_an_item_ts_r_drops_is_dropped_by_aug_for_the_same_reason_unasked():
+    """The answer is its whole sentence: TS-R re-inserting it restores the text (dropped);
+    +Aug drops it the same way and asks no sentence for it (a sentence would not restore
+    the text, and none was asked)."""
+    from faithprobe.interventions.deletion import RESTORED
+    from faithprobe.qa.deletions import variant_pairs
+
+    ex = QAExample("r", "Tom lives in Rome. Paris", "Where?", ("Paris",), "span",
+                   answer_starts=(19,), rationale=((19, 24),))  # fmt: skip
+    pairs = variant_pairs(ex, splitter="pysbd")
+    assert {p.pair_id: p.dropped for p in pairs}["TS-R:r"] == RESTORED
+    asked = []
+
+    def generate(requests):
+        asked.extend(requests)
+        return [Generation("It is Paris.", 4) for _ in requests]
+
+    (aug,) = augmented_pairs(pairs, generate, splitter="pysbd")
+    assert (aug.pair_id, aug.dropped, asked) == ("TS-R+Aug:r", RESTORED, [])
+    assert aug.intervened.features["variant"] == "TS-R+Aug"

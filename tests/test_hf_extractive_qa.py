@@ -205,3 +205,98 @@ def test_mismatched_requests_and_tokenizers_get_clear_errors(tiny_pair_tokenizer
     slow = SimpleNamespace(is_fast=False)  # transformers 5 builds fast tokenizers only
     with pytest.raises(ModelError, match="slow.*fast"):
         HFExtractiveQA(subject.model, slow, name="slow")
+
+
+def _head(hidden: int, bias: tuple[float, ...] = (0.0, 2.0, 1.0, -1.0), seed: int = 1):
+    """An answer-kind head: random weights (a different output per input) or, with
+    ``seed=None``, zero weights and ``bias`` (the same output for every input)."""
+    from faithprobe.subjects.answer_kind_head import AnswerKindHead
+
+    if seed is not None:
+        torch.manual_seed(seed)
+    head = AnswerKindHead(hidden)
+    if seed is None:
+        with torch.no_grad():
+            head.classifier.weight.zero_()
+            head.classifier.bias.copy_(torch.tensor(bias))
+    return head.eval()
+
+
+def test_the_answer_kind_head_answers_kind_requests(tiny_pair_tokenizer):
+    from faithprobe.requests import ANSWER_KINDS, AnswerKindRequest, CandidateScores
+
+    model = _random_qa(tiny_pair_tokenizer)
+    plain = HFExtractiveQA(model, tiny_pair_tokenizer, name="qa")
+    request = AnswerKindRequest("Does Henry live in France?", CONTEXT)
+    with pytest.raises(UsageError, match="cannot answer answer-kind.*answer-kind \\(yes/no"):
+        plain.answer([request])
+    fixed = HFExtractiveQA(model, tiny_pair_tokenizer, name="qa",
+                           answer_kind_head=_head(32, seed=None))  # fmt: skip
+    assert fixed.accepts == frozenset({"span-answer", "saliency", "answer-kind"})
+    assert plain.accepts == frozenset({"span-answer", "saliency"})
+    (ans,) = fixed.answer([request])
+    want = torch.log_softmax(torch.tensor([0.0, 2.0, 1.0, -1.0]), dim=0).tolist()
+    assert isinstance(ans, CandidateScores) and len(ans.logprobs) == len(ANSWER_KINDS)
+    assert ans.logprobs == pytest.approx(want, abs=1e-6)
+    # span answers are the plain model's, with or without the head
+    span = SpanAnswerRequest(QUESTION, CONTEXT)
+    assert fixed.answer([span]) == plain.answer([span])
+    # the head is part of the fingerprint
+    other = HFExtractiveQA(model, tiny_pair_tokenizer, name="qa", answer_kind_head=_head(32))
+    assert len({plain.fingerprint, fixed.fingerprint, other.fingerprint}) == 3
+
+
+def test_answer_kinds_do_not_depend_on_the_batch_size(tiny_pair_tokenizer):
+    from faithprobe.requests import AnswerKindRequest
+
+    model, head = _random_qa(tiny_pair_tokenizer), _head(32)
+    requests = [AnswerKindRequest(r.question, r.context) for r in _requests()]
+    settings = dict(name="random", max_length=64, doc_stride=16, answer_kind_head=head)
+    one = HFExtractiveQA(model, tiny_pair_tokenizer, batch_size=1, **settings).answer(requests)
+    four = HFExtractiveQA(model, tiny_pair_tokenizer, batch_size=4, **settings).answer(requests)
+    for a, b in zip(one, four, strict=True):
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-5)
+    assert len({round(a.logprobs[1], 4) for a in one}) > 2  # the head reads the input
+
+
+def test_the_window_least_likely_unknown_gives_the_kinds(tiny_pair_tokenizer, monkeypatch):
+    from faithprobe.requests import AnswerKindRequest
+
+    subject = HFExtractiveQA(_random_qa(tiny_pair_tokenizer), tiny_pair_tokenizer, name="qa",
+                             max_length=48, doc_stride=8, answer_kind_head=_head(32))  # fmt: skip
+    request = AnswerKindRequest(QUESTION, FILLER * 8)
+    n = len(subject._encode(request)[0].windows)
+    assert n >= 3
+    rows = torch.log_softmax(torch.randn(n, 4, generator=torch.Generator().manual_seed(0)), -1)
+    rows[1, 3] = rows[2, 3] = -20.0  # windows 1 and 2 least likely unknown: the first wins
+    monkeypatch.setattr(subject, "_kind_logprobs", lambda windows: rows[: len(windows)])
+    (ans,) = subject.answer([request])
+    assert ans.logprobs == pytest.approx(rows[1].tolist())
+
+
+def test_a_saved_head_is_loaded_with_its_folder(tiny_pair_tokenizer, tmp_path):
+    import json
+
+    from faithprobe.requests import AnswerKindRequest
+    from faithprobe.subjects.answer_kind_head import CONFIG_FILE, WEIGHTS_FILE
+
+    folder = tmp_path / "qa"
+    _random_qa(tiny_pair_tokenizer).save_pretrained(folder)
+    tiny_pair_tokenizer.save_pretrained(folder)
+    head = _head(32)
+    head.save(folder)
+    loaded = load_subject(str(folder))
+    request = AnswerKindRequest("Does Henry live in France?", CONTEXT)
+    in_memory = HFExtractiveQA(loaded.model, tiny_pair_tokenizer, name="m", answer_kind_head=head)
+    assert loaded.answer([request])[0].logprobs == pytest.approx(
+        in_memory.answer([request])[0].logprobs, abs=1e-6
+    )
+    config = json.loads((folder / CONFIG_FILE).read_text())
+    (folder / CONFIG_FILE).write_text(json.dumps({**config, "kinds": ["yes", "no"]}))
+    with pytest.raises(ModelError, match="kinds"):
+        load_subject(str(folder))
+    (folder / CONFIG_FILE).write_text(json.dumps({**config, "hidden_size": 16}))
+    with pytest.raises(ModelError, match="does not fit"):
+        load_subject(str(folder))
+    (folder / WEIGHTS_FILE).unlink()
+    assert "answer-kind" not in load_subject(str(folder)).accepts

@@ -47,6 +47,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "requests": (
         "faithprobe.requests",
         "faithprobe.qa.asking",  # the requests a QA question is asked as, its answer read
+        "faithprobe.qa.yes_no_head",  # yes/no questions to an answer-kind head, likewise
     ),
     "subjects": (
         "faithprobe.subjects",

@@ -108,3 +108,19 @@ def test_config_options():
         PredicateArgumentConfig(variants=("uppercase",))
     with pytest.raises(UsageError, match="stories_per_schema"):
         generate(PredicateArgumentConfig(stories_per_schema=111))
+
+
+def test_the_train_part_uses_other_colours_and_leaves_the_test_part_as_it_was():
+    from faithprobe.generators.predicate_argument import TRAIN_COLOURS
+
+    assert not set(TRAIN_COLOURS) & set(COLOURS) and len(set(TRAIN_COLOURS)) == 11
+    train = generate(PredicateArgumentConfig(part="train"))
+    assert len(train) == 5850
+    for e in train:
+        assert {e.features["c1"], e.features["c2"]} <= set(TRAIN_COLOURS)
+    # the default part is "test", drawn as before the parts existed
+    assert colour_pairs("car_house", 3) == colour_pairs("car_house", 3, part="test")
+    assert generate(PredicateArgumentConfig(part="test"), 2) == generate(seed=2)
+    assert colour_pairs("car_house", 3, part="train") != colour_pairs("car_house", 3)
+    with pytest.raises(UsageError, match="part"):
+        PredicateArgumentConfig(part="dev")

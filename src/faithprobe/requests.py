@@ -224,6 +224,26 @@ class SpanAnswerRequest(_Keyed):
     answer = SpanAnswer
 
 
+# What an extractive QA model's answer-kind head tells apart (CoQA's answer types): the
+# answer is a span of the context, yes, no, or unknown.
+ANSWER_KINDS = ("span", "yes", "no", "unknown")
+
+
+@dataclass(frozen=True)
+class AnswerKindRequest(_Keyed):
+    """Which kind of answer does ``question`` have in ``context``: a span, yes, no or
+    unknown (:data:`ANSWER_KINDS`)? Answered by an extractive QA model with an answer-kind
+    head (:mod:`faithprobe.subjects.answer_kind_head`) with a :class:`CandidateScores`
+    holding one log-probability per kind, in :data:`ANSWER_KINDS` order (``n_tokens`` all
+    1)."""
+
+    question: str
+    context: str
+
+    kind = "answer-kind"
+    answer = CandidateScores
+
+
 @dataclass(frozen=True)
 class GenerationRequest(_Keyed):
     """Continue ``prompt`` greedily for at most ``max_new_tokens`` tokens and cut the text
@@ -344,6 +364,7 @@ Request = (
     CandidateScoreRequest
     | TextPairRequest
     | SpanAnswerRequest
+    | AnswerKindRequest
     | GenerationRequest
     | SaliencyRequest
     | PromptSaliencyRequest

@@ -37,7 +37,7 @@ from faithprobe.options import record
 from faithprobe.runfolder import check_cache_dir, check_target
 from faithprobe.subjects import check_model, load_subject
 from faithprobe.subjects.base import Subject
-from faithprobe.subjects.cache import AnswerCache, default_cache_dir
+from faithprobe.subjects.cache import AnswerCache, answers_file
 from faithprobe.subjects.cached import CachedSubject
 from faithprobe.subjects.openai_compat import EndpointConfig
 from faithprobe.suite import COMMON_COLUMNS, Suite, get_suite
@@ -244,7 +244,7 @@ def _check(config: RunConfig, suite: Suite, models: Sequence[str]) -> tuple[Path
     check_cache_dir(config.cache_dir)
     started = datetime.now(UTC).strftime("%Y-%m-%dT%H%M%S")
     out = check_target(config.out or Path("runs") / f"{suite.name}-{started}", force=config.force)
-    return out, (config.cache_dir or default_cache_dir()) / "answers.sqlite"
+    return out, answers_file(config.cache_dir)
 
 
 def _no_pairs(suite: Suite, data: Path | None) -> DataError | UsageError:

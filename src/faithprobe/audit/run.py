@@ -37,7 +37,7 @@ from faithprobe.runner import (
     run,
 )
 from faithprobe.subjects import check_model, load_subject
-from faithprobe.subjects.cache import default_cache_dir
+from faithprobe.subjects.cache import answers_file
 from faithprobe.subjects.openai_compat import EndpointConfig
 
 
@@ -175,9 +175,7 @@ def audit(
                 "seed": config.seed,
                 "batch_size": config.batch_size,
                 "data_dir": str(root) if root else None,
-                "cache": str((config.cache_dir or default_cache_dir()) / "answers.sqlite")
-                if config.cache
-                else None,
+                "cache": str(answers_file(config.cache_dir)) if config.cache else None,
                 "models": models,
                 "steps": [{k: v for k, v in r.items() if k != "metrics"} for r in runs],
                 "versions": package_versions(),

@@ -25,6 +25,13 @@ a generator seeded from (seed, schema name) and kept in the order of ``COLOURS``
     stories            S = 5 schemas x 26 pairs = 130
     questions          4 per story (2 yes, 2 no) = 4 S = 520 per question form and story variant
 
+**Parts.** The stories above are the ``test`` part, the one the probe evaluates. A model
+taught to answer yes/no questions on such stories (``faithprobe train qa --answer-kind
+--predicate-argument N``) is taught on the ``train`` part: the same schemas, questions and
+variants with other colour terms (:data:`TRAIN_COLOURS`, none of them in ``COLOURS``), so
+no training story is a story of the test part -- whatever either seed -- and the probe
+asks about colour words the model never answered a question on.
+
 Questions, for an object ``o`` and a colour ``c`` (the three question forms):
 
     original    Was the car blue?
@@ -86,6 +93,22 @@ COLOURS: tuple[str, ...] = (
     "orange",
     "gray",
 )
+# the training part's colours: no colour of COLOURS (module docstring, "Parts")
+TRAIN_COLOURS: tuple[str, ...] = (
+    "silver",
+    "gold",
+    "beige",
+    "violet",
+    "maroon",
+    "navy",
+    "teal",
+    "ivory",
+    "crimson",
+    "olive",
+    "turquoise",
+)
+PART_COLOURS = {"test": COLOURS, "train": TRAIN_COLOURS}
+PARTS = tuple(PART_COLOURS)
 FORMS: tuple[str, ...] = ("original", "paraphrase", "control")
 VARIANTS: tuple[str, ...] = ("original", "space", "newline", "negated")
 FORMATTING_SUFFIX = {"original": "", "space": " ", "newline": "\n"}
@@ -199,12 +222,16 @@ class Story:
         ]
 
 
-def colour_pairs(schema: str, seed: int = 0, n: int = STORIES_PER_SCHEMA) -> list[tuple[str, str]]:
-    """``n`` ordered pairs of distinct colours for ``schema``, seeded, in ``COLOURS`` order."""
-    every = list(permutations(COLOURS, 2))
+def colour_pairs(
+    schema: str, seed: int = 0, n: int = STORIES_PER_SCHEMA, part: str = "test"
+) -> list[tuple[str, str]]:
+    """``n`` ordered pairs of distinct colours of ``part`` for ``schema``, seeded, in the
+    order of the part's colours."""
+    every = list(permutations(PART_COLOURS[part], 2))
     if not 1 <= n <= len(every):
         raise UsageError(f"stories_per_schema must lie in 1..{len(every)}")
-    rng = rng_for(seed, "predicate_argument.pairs", schema)
+    extra = () if part == "test" else (part,)  # the test part's draws as they always were
+    rng = rng_for(seed, "predicate_argument.pairs", schema, *extra)
     picks = np.sort(rng.choice(len(every), size=n, replace=False))
     return [every[i] for i in picks]
 
@@ -215,8 +242,11 @@ class PredicateArgumentConfig:
     variants: tuple[str, ...] = VARIANTS
     schemas: tuple[str, ...] = SCHEMA_NAMES
     stories_per_schema: int = STORIES_PER_SCHEMA
+    part: str = "test"
 
     def __post_init__(self) -> None:
+        if self.part not in PARTS:
+            raise UsageError(f"part: unknown {self.part!r}; choose from {list(PARTS)}")
         checks = {
             "forms": (self.forms, FORMS),
             "variants": (self.variants, VARIANTS),
@@ -234,7 +264,7 @@ def stories(config: PredicateArgumentConfig | None = None, seed: int = 0) -> lis
     return [
         Story(_SCHEMAS[name], c1, c2)
         for name in config.schemas
-        for c1, c2 in colour_pairs(name, seed, config.stories_per_schema)
+        for c1, c2 in colour_pairs(name, seed, config.stories_per_schema, config.part)
     ]
 
 

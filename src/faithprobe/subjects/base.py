@@ -23,6 +23,8 @@ REQUEST_BACKENDS = {
     "text-pair-classes": "a sequence-pair classifier such as an NLI model (hf-nli:)",
     "span-answer": "an extractive question-answering model (hf-qa:)",
     "saliency": "an extractive question-answering model (hf-qa:)",
+    "answer-kind": "an extractive question-answering model with an answer-kind (yes/no/"
+    "unknown) head, as `faithprobe train qa --answer-kind` makes",
     "generation": "a causal language model (hf-causal:, embedded, openai:)",
     "prompt-saliency": "a local causal language model (hf-causal:, embedded, gguf:)",
 }

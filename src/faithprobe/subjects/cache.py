@@ -93,6 +93,11 @@ def default_cache_dir() -> Path:
     return Path(env) if env else Path(platformdirs.user_cache_dir("faithprobe"))
 
 
+def answers_file(cache_dir: Path | None = None) -> Path:
+    """The answer cache's file in ``cache_dir`` (default: :func:`default_cache_dir`)."""
+    return (cache_dir or default_cache_dir()) / "answers.sqlite"
+
+
 class AnswerCache:
     """``path=None`` keeps answers in memory only (deduplication within one run; claims are
     then always granted, nobody else can see them)."""

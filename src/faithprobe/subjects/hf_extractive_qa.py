@@ -41,6 +41,16 @@ code's version in ``request_versions["saliency"]``, so changing any of them comp
 saliency afresh. Inputs are attributed one at a time; the subject's ``batch_size`` only
 sets how many interpolated or occluded copies run together.
 
+**Yes/no and unknown (answer-kind head).** A model folder holding an answer-kind head
+(:mod:`faithprobe.subjects.answer_kind_head`, as ``faithprobe train qa --answer-kind``
+saves it) also answers :class:`~faithprobe.requests.AnswerKindRequest` (kind
+``answer-kind``): the head's log-probabilities of span, yes, no and unknown, read off the
+``[CLS]`` state of one window: the one whose *unknown* log-probability is lowest (the
+window most sure it holds the answer, as the null score is the minimum over windows), the
+first on a tie. A model without the head does not accept these requests (suites then ask
+it for spans only). The head's files count in the fingerprint (they are files of the
+folder; an in-memory head's weights are mixed in).
+
 Batching: the windows of all requests in a batch are flattened, right-padded under an
 attention mask and scored in one forward, then split back per request, so the batch size
 changes nothing but rounding (tested).
@@ -50,12 +60,22 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import torch
 
 from faithprobe.errors import ModelError
-from faithprobe.requests import SaliencyRequest, SpanAnswer, SpanAnswerRequest, TokenSaliency
+from faithprobe.requests import (
+    ANSWER_KINDS,
+    AnswerKindRequest,
+    CandidateScores,
+    SaliencyRequest,
+    SpanAnswer,
+    SpanAnswerRequest,
+    TokenSaliency,
+)
+from faithprobe.subjects.answer_kind_head import AnswerKindHead, cls_states
 from faithprobe.subjects.batching import length_sorted_batches
 from faithprobe.subjects.hf_encoder import HFEncoderClassifier, pad_rows
 from faithprobe.subjects.identity import HF_EXTRACTIVE_QA
@@ -96,6 +116,7 @@ class HFExtractiveQA(HFEncoderClassifier):
         doc_stride: int = DEFAULT_DOC_STRIDE,
         max_answer_tokens: int = DEFAULT_MAX_ANSWER_TOKENS,
         null_threshold: float = 0.0,
+        answer_kind_head: AnswerKindHead | None = None,
         **kwargs,
     ) -> None:
         if not getattr(tokenizer, "is_fast", False):
@@ -118,6 +139,16 @@ class HFExtractiveQA(HFEncoderClassifier):
         self.max_answer_tokens = max_answer_tokens
         self.null_threshold = float(null_threshold)
         self._saliency: SaliencyAnswerer | None = None
+        self.answer_kind_head = answer_kind_head
+        if answer_kind_head is not None:
+            self.answer_kind_head = answer_kind_head.to(self.device).eval()
+            self.accepts = self.accepts | {AnswerKindRequest.kind}
+
+    @classmethod
+    def from_pretrained(cls, path, **kwargs):
+        """The model in ``path`` with its answer-kind head when the folder holds one."""
+        head = AnswerKindHead.load(path) if Path(path).is_dir() else None
+        return super().from_pretrained(path, answer_kind_head=head, **kwargs)
 
     def _fingerprint_extras(self) -> str:
         settings = {
@@ -125,7 +156,9 @@ class HFExtractiveQA(HFEncoderClassifier):
             "max_answer_tokens": self.max_answer_tokens,
             "null_threshold": self.null_threshold,
         }
-        return f"\x1fqa={json.dumps(settings, sort_keys=True)}"
+        head = self.answer_kind_head
+        kinds = f"\x1fanswer_kind={head.digest()}" if head is not None else ""
+        return f"\x1fqa={json.dumps(settings, sort_keys=True)}{kinds}"
 
     # -- tokenization ------------------------------------------------------------------
 
@@ -146,6 +179,8 @@ class HFExtractiveQA(HFEncoderClassifier):
         if kind == SaliencyRequest.kind:
             # a TokenSaliency says itself whether it was truncated
             return lambda request: (request, False), lambda _request: (1, 1), self._saliency_batch
+        if kind == AnswerKindRequest.kind:
+            return self._encode, self._cost, self._kind_batch
         return super()._steps(kind)
 
     def _saliency_batch(self, batch: list[SaliencyRequest]) -> list[TokenSaliency]:
@@ -198,6 +233,35 @@ class HFExtractiveQA(HFEncoderClassifier):
             starts[chunk, :width] = out.start_logits.float().cpu()
             ends[chunk, :width] = out.end_logits.float().cpu()
         return starts, ends
+
+    def _kind_logprobs(self, windows: list[Window]) -> torch.Tensor:
+        """The answer-kind head's log-probabilities [windows, kinds], computed in chunks of
+        at most ``max_batch_tokens`` padded tokens."""
+        out = torch.zeros((len(windows), len(ANSWER_KINDS)))
+        lengths = [len(w.row[0]) for w in windows]
+        for chunk in length_sorted_batches(
+            lengths, max_batch=len(windows), max_tokens=self.max_batch_tokens
+        ):
+            inputs = pad_rows([windows[i].row for i in chunk], self._pad_id)
+            states = self.model(
+                **{k: v.to(self.device) for k, v in inputs.items()}, output_hidden_states=True
+            )
+            first = torch.tensor([windows[i].cls_index for i in chunk])
+            logits = self.answer_kind_head(cls_states(states, first))
+            out[chunk] = torch.log_softmax(logits.float(), dim=-1).cpu()
+        return out
+
+    def _kind_batch(self, batch: list[Encoded]) -> list[CandidateScores]:
+        """Per request the kinds' log-probabilities of its window least likely *unknown*."""
+        logprobs = self._kind_logprobs([w for enc in batch for w in enc.windows])
+        unknown = ANSWER_KINDS.index("unknown")
+        answers, r = [], 0
+        for enc in batch:
+            rows = logprobs[r : r + len(enc.windows)]
+            best = rows[int(torch.argmin(rows[:, unknown]))]
+            answers.append(CandidateScores(tuple(best.tolist()), (1,) * len(ANSWER_KINDS)))
+            r += len(enc.windows)
+        return answers
 
     def _score_batch(self, batch: list[Encoded]) -> list[SpanAnswer]:
         windows = [w for enc in batch for w in enc.windows]

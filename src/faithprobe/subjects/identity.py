@@ -17,6 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from faithprobe.requests import (
+    AnswerKindRequest,
     CandidateScoreRequest,
     GenerationRequest,
     PromptSaliencyRequest,
@@ -62,10 +63,17 @@ HF_MULTIPLE_CHOICE = Identity("multiple-choice", "mc-v1")
 HF_PAIR_CLASSIFIER = Identity("nli-classifier", "pair-v1", frozenset({TextPairRequest.kind}))
 HF_EXTRACTIVE_QA = Identity(
     "extractive-qa",
-    "qa-v1",
+    "qa-v2",  # v2: a model folder's answer-kind head is loaded (answer-kind requests)
+    # a model with an answer-kind head accepts AnswerKindRequest too (the backend adds it)
     frozenset({SpanAnswerRequest.kind, SaliencyRequest.kind}),
-    # bump when faithprobe.attribution changes what it returns (v2: IG summaries l1, dot)
-    MappingProxyType({SaliencyRequest.kind: "saliency-v2"}),
+    MappingProxyType(
+        {
+            # bump when faithprobe.attribution changes what it returns (v2: IG summaries l1, dot)
+            SaliencyRequest.kind: "saliency-v2",
+            # bump when the answer-kind head's reading (window choice, log-softmax) changes
+            AnswerKindRequest.kind: "answer-kind-v1",
+        }
+    ),
 )
 
 # The ``--model`` backend prefixes whose fingerprint is their folder's under their identity,

@@ -22,6 +22,8 @@ from faithprobe.errors import UsageError
 from faithprobe.prompts import DEFAULT_TEMPLATE
 from faithprobe.training.common import TrainSettings, describe_accuracy
 from faithprobe.training.configs import (
+    AUGMENTED,
+    DEFAULT_AUGMENT,
     DEFAULT_MC_LIMIT,
     DEFAULT_QA_LIMIT,
     STRATEGIES,
@@ -257,8 +259,11 @@ def train_qa_command(
     strategy: Annotated[
         str,
         typer.Option(
-            help="ot: original (and truncated) stories with gold answers; ibt: also the "
-            "stories without the rationale, answer unknown"
+            help="ot: the original stories (the method's OT); ot-ts: and the truncated "
+            "ones (TS), what ot was before; ibt: and TS-R, the truncated story without the "
+            "rationale (bare answer re-inserted), answer unknown; ibt-aug: as ibt with a "
+            "generated sentence in place of the bare answer (TS-R+Aug); ibt-noreinsert: as "
+            "ibt with nothing put back"
         ),
     ],
     train: Annotated[
@@ -297,12 +302,44 @@ def train_qa_command(
             "by document like --train; repeatable",
         ),
     ] = None,
+    mix_heldout: Annotated[
+        float | None,
+        typer.Option(
+            min=0.01,
+            max=0.9,
+            help="fraction of each --mix file's documents held out (default: --heldout)",
+        ),
+    ] = None,
+    augment: Annotated[
+        str | None,
+        typer.Option(
+            help="ibt-aug: the model writing the TS-R+Aug sentences, as the suite's -o "
+            f"augment= (default {DEFAULT_AUGMENT})"
+        ),
+    ] = None,
+    answer_kind: Annotated[
+        bool,
+        typer.Option(
+            "--answer-kind",
+            help="add a yes/no/unknown (answer-kind) head and train on yes/no questions too",
+        ),
+    ] = False,
+    predicate_argument: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            metavar="N",
+            help="with --answer-kind: also N stories per schema of the predicate-argument "
+            "generator's training part (colours the probe never asks about)",
+        ),
+    ] = 0,
     *,
     settings: dict[str, Any],
     flags: dict[str, Any],
 ) -> None:
-    """Fine-tune an encoder for extractive QA with a null answer, by original (ot) or
-    intervention-based (ibt) training (loadable by the hf-qa backend).
+    """Fine-tune an encoder for extractive QA with a null answer, by original (ot, ot-ts)
+    or intervention-based (ibt, ibt-aug, ibt-noreinsert) training (loadable by the hf-qa
+    backend).
 
     Runs resume from <out>/checkpoints after an interruption: run the same command again.
     """
@@ -322,11 +359,17 @@ def train_qa_command(
         splitter=splitter,
         eval_limit=eval_limit,
         mix=tuple(parse_mix(m) for m in mix or ()),
+        mix_heldout=mix_heldout,
+        augment=augment or (DEFAULT_AUGMENT if strategy in AUGMENTED else ""),
+        answer_kind=answer_kind,
+        predicate_argument=predicate_argument,
         **settings,
     )
     summary = train_qa(cfg, **flags)
     t = summary["train"]
+    generated = summary["predicate_argument"]
     questions = t["questions_used"] + sum(m["questions_used"] for m in summary["mix"])
+    questions += generated["questions_used"] if generated else 0
     print(
         f"{strategy.upper()}: {t['rows_with_mix']} rows from {questions} questions, "
         f"{summary['steps']} steps, {summary['train_seconds'] / 60:.1f} min; model in {cfg.out}"
@@ -338,6 +381,7 @@ def train_qa_command(
         print(f"{name}:")
         for score in evaluation["scores"]:
             print(
-                f"  {score['variant']:5} {score['metric']:4} {score['value']:.3f} "
-                f"[{score['ci_low']:.3f}, {score['ci_high']:.3f}] (n={score['n']})"
+                f"  {score['questions']:6} {score['variant']:5} {score['metric']:4} "
+                f"{score['value']:.3f} [{score['ci_low']:.3f}, {score['ci_high']:.3f}] "
+                f"(n={score['n']})"
             )

@@ -37,7 +37,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -104,8 +104,10 @@ class TrainSettings:
             "max_steps",
             *self.recipe_hyperparameters,
         )
-        d = asdict(self)
-        out = {k: d[k] for k in keys}
+        # a recipe's hyper-parameter may be a property (derived from its fields); tuples
+        # become lists, as the run file's JSON gives them back
+        values = {k: getattr(self, k) for k in keys}
+        out = {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
         out.update(
             optimizer="adamw_torch_fused",
             lr_schedule="linear decay after linear warm-up",

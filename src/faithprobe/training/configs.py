@@ -15,7 +15,21 @@ from faithprobe.training.common import TrainSettings
 
 DEFAULT_MC_LIMIT = 20000  # multiple-choice examples trained on unless --full
 DEFAULT_QA_LIMIT = 2500  # QA questions trained on unless --full
-STRATEGIES = ("ot", "ibt")  # QA training: original, or intervention-based
+# QA training strategies: the deletion variants each trains on (Chaturvedi et al.'s OT is OS
+# only; ``ot-ts`` is what ``ot`` meant before; TS-R / OS-R rows have the null answer, their
+# +Aug forms a generated sentence in place of the bare re-inserted answer, their
+# NOREINSERT forms no answer put back at all). See faithprobe.training.qa for the table.
+NOREINSERT = "-noreinsert"
+STRATEGY_VARIANTS: dict[str, tuple[str, ...]] = {
+    "ot": ("OS",),
+    "ot-ts": ("OS", "TS"),
+    "ibt": ("OS", "TS", "TS-R", "OS-R"),
+    "ibt-aug": ("OS", "TS", "TS-R+Aug", "OS-R+Aug"),
+    "ibt-noreinsert": ("OS", "TS", f"TS-R{NOREINSERT}", f"OS-R{NOREINSERT}"),
+}
+STRATEGIES = tuple(STRATEGY_VARIANTS)
+AUGMENTED = ("ibt-aug",)  # strategies whose rows need generated sentences (--augment)
+DEFAULT_AUGMENT = "embedded"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,14 +88,50 @@ class QATrainConfig(TrainSettings):
     learning_rate: float = 1e-4
     max_length: int = 256
     mix: tuple[tuple[Path, int | None], ...] = ()  # (file, questions or None for all)
+    mix_heldout: float | None = None  # held-out fraction of the --mix files (None: heldout)
+    augment: str = ""  # the model writing the +Aug sentences (ibt-aug)
+    answer_kind: bool = False  # train an answer-kind (span/yes/no/unknown) head too
+    predicate_argument: int = 0  # stories per schema of the generator's training part
 
-    recipe_hyperparameters = ("strategy", "heldout", "limit", "splitter", "doc_stride")
+    recipe_hyperparameters = (
+        "strategy",
+        "strategy_variants",
+        "heldout",
+        "limit",
+        "splitter",
+        "doc_stride",
+        "mix_heldout",
+        "augment",
+        "answer_kind",
+        "predicate_argument",
+    )
+
+    @property
+    def strategy_variants(self) -> tuple[str, ...]:
+        """The deletion variants the strategy trains on (recorded, so a model trained
+        under another meaning of a strategy's name is not misread)."""
+        return STRATEGY_VARIANTS[self.strategy]
 
     def check(self) -> None:
         super().check()
         if self.strategy not in STRATEGIES:
             raise UsageError(
                 f"strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}"
+            )
+        if self.strategy in AUGMENTED and not self.augment:
+            raise UsageError(f"strategy {self.strategy} needs the model writing its sentences")
+        if self.augment and self.strategy not in AUGMENTED:
+            raise UsageError(
+                f"augment is for the strategies {', '.join(AUGMENTED)}, not {self.strategy}"
+            )
+        if self.mix_heldout is not None and not 0 < self.mix_heldout < 1:
+            raise UsageError(f"mix_heldout must be in (0, 1), got {self.mix_heldout}")
+        if self.predicate_argument < 0:
+            raise UsageError(f"predicate_argument must be 0 or more, got {self.predicate_argument}")
+        if self.predicate_argument and not self.answer_kind:
+            raise UsageError(
+                "the predicate-argument stories are yes/no questions: they need the "
+                "answer-kind head (answer_kind)"
             )
         if self.splitter not in SPLITTERS:
             raise UsageError(

@@ -55,12 +55,18 @@ def _neg_pair(original: QAExample, edited: QAExample) -> Pair:
 
 
 def negation_pairs(
-    examples: Sequence[QAExample], edits: str | Path | None, negate: str = ""
+    examples: Sequence[QAExample],
+    edits: str | Path | None,
+    negate: str = "",
+    *,
+    every: Sequence[QAExample] | None = None,
 ) -> list[Pair]:
-    """The ``NEG`` pairs of ``examples`` (see the module docstring)."""
+    """The ``NEG`` pairs of ``examples`` (see the module docstring); the edit file is
+    checked against ``every`` example of the data (default: ``examples``), so that edits of
+    examples left out (the documents a model was trained on) are not taken for errors."""
     if negate not in NEGATE_MODES:
         raise UsageError(f"negate must be 'rule' or empty, got {excerpt(negate)}")
-    edit_set = read_edits(edits, examples) if edits else {}
+    edit_set = read_edits(edits, examples if every is None else every) if edits else {}
     out = []
     for ex in examples:
         if ex.id in edit_set:

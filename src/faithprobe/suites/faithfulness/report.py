@@ -96,8 +96,10 @@ def kind_table(metrics: Mapping[str, Any]) -> Table | None:
         display.drop(columns="dropped"),
         note="Language models that can score decide yes/no questions by comparing the "
         "log-likelihoods of ' yes' and ' no' and so never abstain on them; models that can "
-        "only generate answer them in words (see the replies table); extractive models can "
-        "only answer them with a span.",
+        "only generate answer them in words (see the replies table); extractive models with "
+        "an answer-kind head (faithprobe train qa --answer-kind) answer them yes, no or "
+        "unknown with it; extractive models without an answer-kind head can only answer "
+        "them with a span.",
     )
 
 
@@ -263,7 +265,8 @@ REPLIES_NOTE = (
     "score; it cannot abstain), generation / chat = the reply generated (chat: in chat form, "
     "through the model's chat template or a chat API) and read by the rules of "
     "faithprobe.qa.replies (models that can only generate, e.g. chat endpoints, or "
-    "yes_no=generate), span = an extractive model's span or null answer. An abstention "
+    "yes_no=generate), span = an extractive model's span or null answer, answer-kind head "
+    "= an extractive model's yes/no/unknown head (yes/no questions). An abstention "
     "(the reply says the text does not give the answer) is scored as the answer 'unknown'; "
     "on a yes/no question only a yes or no reply has a label, so an abstention, hedge "
     "('not necessarily', 'it depends'), refusal or other reply is neither yes nor no: "

@@ -24,7 +24,11 @@ made by ``faithprobe train qa`` held out of training (:mod:`faithprobe.datasets.
 **Asking subjects.** An extractive QA subject (``span-answer``) is asked a
 :class:`~faithprobe.requests.SpanAnswerRequest` whose question is the conversation history
 (CoQA: the previous turns' questions and gold answers, ``"q1 a1 q2 a2 question"``) before
-the question; its null answer means *unknown*. A causal LM gets the prompt ``template``
+the question; its null answer means *unknown*. If it has an answer-kind head (``faithprobe
+train qa --answer-kind``), a question whose gold answer is yes or no is asked through that
+head instead (:mod:`faithprobe.qa.yes_no_head`: yes, no or unknown, so it can abstain);
+without one it can only answer such a question with a span, which is scored wrong. A causal
+LM gets the prompt ``template``
 (option; slots ``{context}``, ``{question}`` and ``{history}``, a literal ``\\n`` typed on
 the command line is a newline: :mod:`faithprobe.qa.prompt`); the default is
 :data:`~faithprobe.qa.prompt.DEFAULT_TEMPLATE`, i.e. ::
@@ -63,6 +67,7 @@ OT, the method's Tables 4–5 side by side, with a paired test over passages).
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +76,7 @@ import pandas as pd
 from faithprobe.datasets.qa import detect_qa_format, read_qa
 from faithprobe.datasets.splits import heldout_part
 from faithprobe.errors import UsageError
-from faithprobe.examples import UNKNOWN, QAExample
+from faithprobe.examples import UNKNOWN, Outcome, QAExample
 from faithprobe.expectations import Behaviour
 from faithprobe.interventions import Pair
 from faithprobe.interventions.deletion import Augmenter
@@ -79,9 +84,8 @@ from faithprobe.metrics import qa as m
 from faithprobe.qa.asking import QAAsker
 from faithprobe.qa.deletions import deletion_pair, variant_pairs
 from faithprobe.qa.questions import is_yes_no, passage_id
-from faithprobe.requests import (
-    GenerationRequest,
-)
+from faithprobe.qa.yes_no_head import answer_kind_request, asks_answer_kind, yes_no_prediction
+from faithprobe.requests import GenerationRequest
 from faithprobe.sentences import DEFAULT_SPLITTER
 from faithprobe.suite import Suite, sample_items
 from faithprobe.suites.faithfulness import metrics as fm
@@ -110,21 +114,22 @@ class FaithfulnessSuite(Suite):
                 "the faithfulness suite needs --data: a SQuAD/Quoref, CoQA or HotpotQA JSON "
                 "file (e.g. ../shared/data/squad/dev-v1.1.json), or -o probe=predicate-argument"
             )
-        examples = self.read(Path(data))
-        out = [p for ex in examples for p in variant_pairs(ex, splitter=self.options.splitter)]
-        return out + probes.negation_pairs(examples, self.options.edits, self.options.negate)
+        o = self.options
+        every = self.read(Path(data))
+        examples = heldout_part(every, data, o.heldout_of) if o.heldout_of else every
+        out = [p for ex in examples for p in variant_pairs(ex, splitter=o.splitter)]
+        # an edit file covers the whole data file: it is checked against all of it
+        return out + probes.negation_pairs(examples, o.edits, o.negate, every=every)
 
     def read(self, path: Path) -> list[QAExample]:
-        """The examples of a QA file, read with the options that apply to its format (with
-        ``heldout_of``: those of the documents that model was not trained on)."""
+        """The examples of a QA file, read with the options that apply to its format."""
         o = self.options
         format = detect_qa_format(path)
         options = {
             "squad": {"rationale": o.rationale, "splitter": o.splitter},
             "coqa": {"history_turns": o.history_turns},
         }.get(format, {})
-        examples = read_qa(path, format, **options)
-        return heldout_part(examples, path, o.heldout_of) if o.heldout_of else examples
+        return read_qa(path, format, **options)
 
     def complete(self, pairs: list[Pair], models) -> list[Pair]:
         """With ``augment``: a ``+Aug`` pair beside every TS-R / OS-R pair (see
@@ -147,6 +152,8 @@ class FaithfulnessSuite(Suite):
     # -- asking subjects -----------------------------------------------------------------
 
     def request(self, example: QAExample, subject=None):
+        if subject is not None and asks_answer_kind(example, subject.accepts):
+            return answer_kind_request(example)  # an extractive model's yes/no head
         return self.asker.request(example, subject)
 
     def rows(self, pairs: Sequence[Pair], subject, answers: dict) -> list[dict]:
@@ -180,7 +187,11 @@ class FaithfulnessSuite(Suite):
                 **probes.probe_columns(pair),
             }
             if not dropped:
-                row.update(self.asker.prediction(answers[x.id], is_yes_no(x), chat))
+                answer = answers[x.id]
+                if asks_answer_kind(x, subject.accepts):  # an extractive model's yes/no head
+                    row.update(yes_no_prediction(answer))
+                else:
+                    row.update(self.asker.prediction(answer, is_yes_no(x), chat))
             out.append(row)
         return _with_scores(out, [p.dropped for p in pairs])
 
@@ -243,6 +254,10 @@ def augmented_pairs(
     out = []
     for p in removals:
         variant = p.pair_id.split(":", 1)[0] + "+Aug"
+        if p.dropped:  # made again, a sentence would not restore the text as the answer did
+            same = Outcome.dropped(p.dropped).example_or_dropped(p.original, variant)
+            out.append(replace(p, intervened=same, pair_id=f"{variant}:{p.original.id}"))
+            continue
         out.append(
             deletion_pair(p.original, variant, p.intervention, splitter=splitter, augment=augmenter)
         )
