@@ -321,6 +321,24 @@ def test_generations_are_the_same_at_batch_1_and_16(model_name, request, tiny_to
     assert sixteen._merges_caches  # the merged-cache path ran, not the one-batch fallback
 
 
+def test_a_batch_too_wide_for_the_next_prompt_decodes_on(tiny_llama, tiny_tokenizer):
+    """When half the batch is free but the next prompt would take it past
+    ``max_batch_tokens``, the live rows decode on (and the prompt joins later); this once
+    looped for ever, so the run is given a deadline of its own."""
+    import threading
+
+    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="t", batch_size=4)
+    requests = [GenerationRequest(p, max_new_tokens=6) for p in PROMPTS[2:5]]
+    one_row = max(len(subject.prompt_ids(r.prompt)) + 6 for r in requests)
+    subject.max_batch_tokens = one_row + 1  # room for one row at a time, in a batch of 4
+    alone = HFCausalLM(tiny_llama, tiny_tokenizer, name="t", batch_size=1).answer(requests)
+    got = []
+    run = threading.Thread(target=lambda: got.append(subject.answer(requests)), daemon=True)
+    run.start()
+    run.join(timeout=60)
+    assert got == [alone]
+
+
 def test_shared_beginnings_are_where_prompts_part_that_save_a_pass():
     passage = list(range(100, 140))  # 40 tokens
     questions = [passage + [k, 1, 2] for k in range(4)]  # part after the passage

@@ -443,16 +443,17 @@ class HFCausalLM(HFSubject):
                 joining = self._joining(queue, live, waiting)
                 yield from ((g, []) for g in joining if queue[g][1] <= 0)
                 joining = [g for g in joining if queue[g][1] > 0]
-                if not joining:
-                    continue
-                order, *joined = self._prefill([queue[g][0] for g in joining])
-                if live:
-                    logits, mask, cache = _merged([(logits, mask, cache), tuple(joined)])
-                else:
-                    logits, mask, cache = joined
-                live += [joining[j] for j in order]
-                made.update((g, []) for g in joining)
-                positions = mask.sum(-1, keepdim=True)  # a row's next token follows its own
+                if joining:
+                    order, *joined = self._prefill([queue[g][0] for g in joining])
+                    if live:
+                        logits, mask, cache = _merged([(logits, mask, cache), tuple(joined)])
+                    else:
+                        logits, mask, cache = joined
+                    live += [joining[j] for j in order]
+                    made.update((g, []) for g in joining)
+                    positions = mask.sum(-1, keepdim=True)  # a row's next token follows its own
+                if not live:
+                    continue  # every prompt taken asked for no tokens
             tokens = logits.argmax(-1, keepdim=True)  # greedy; ties: lowest id
             late = late or (deadline is not None and time.monotonic() >= deadline)
             going = []
