@@ -20,8 +20,8 @@ Both paths go through ``HFCausalLM.answer`` with the same model weights:
   batches and calls): every prompt continues from the longest beginning of it read before
   (in this chunk or an earlier one), beginnings shared within a batch are read first, the
   rest is prefilled in groups of similar length, and all rows decode together, a finished
-  row leaving the batch and the next prompts joining it once half of it is done (see
-  ``HFCausalLM._greedy_rows`` and ``_prefill``).
+  row's slot taken at the next step by a prompt prefilled beforehand (see
+  ``HFCausalLM._greedy_rows``, ``_prefill`` and ``subjects/decode_batch.py``).
 
 Requests go in chunks of 64, as ``CachedSubject`` hands a suite run's requests to the model,
 and the two paths alternate chunk by chunk (who goes first alternates too), so both see the

@@ -22,8 +22,9 @@ Generation is greedy, by a small loop over the key/value cache rather than
 ``model.generate`` (:meth:`HFCausalLM._greedy_rows`): a prompt continues from the longest
 beginning of it read before, in this batch or an earlier one, whose keys and values are
 kept (:attr:`HFCausalLM.prefixes`, a :class:`~faithprobe.subjects.prefix_cache.PrefixCache`
-bounded by ``prefix_cache_bytes``); the rest is prefilled in groups of similar length, a row
-leaves the batch once it is done and the next prompts join it once half of it is; padding
+bounded by ``prefix_cache_bytes``); the rest is prefilled in groups of similar length, and a
+finished row's slot in the decoding batch is taken by the next prompt, prefilled beforehand
+(:mod:`~faithprobe.subjects.decode_batch`), so decoding steps stay full; padding
 is masked and position ids are explicit as in scoring (so a request's text does not depend
 on its batch, or on what was read before it, bar rounding). The loop stops each row at its own
 ``max_new_tokens`` and stop strings, and ignores whatever sampling settings a checkpoint's
@@ -67,6 +68,7 @@ from faithprobe.requests import (
     stop_index,
 )
 from faithprobe.subjects.bounds import CHARS_PER_TOKEN, cut_for_tokens, special_frame
+from faithprobe.subjects.decode_batch import DecodeBatch, ReadyRow, ready_rows
 from faithprobe.subjects.hf_base import HFSubject
 from faithprobe.subjects.identity import HF_CAUSAL
 from faithprobe.subjects.packed_scoring import (
@@ -88,7 +90,6 @@ PACK_TOLERANCE = 1e-2
 # (46 KB a token) about 11,000 distinct tokens, the shared beginnings of some 70 SQuAD
 # passages' prompts.
 PREFIX_CACHE_BYTES = 512 * 2**20
-REFILL_AT = 1 / 2  # the next prompts join a generation batch once at most this share is left
 _PROBE = ("A probe of packed scoring: the answer is", ("one of several words", "another of them"))
 
 
@@ -421,62 +422,81 @@ class HFCausalLM(HFSubject):
         ended it, if one did. Once ``time.monotonic()`` passes ``deadline`` every row stops
         after the step under way (a prompt that joins after that, after its first token).
 
-        Prompts join the batch in ``queue`` order, at most ``batch_size`` rows at a time and
-        rows x their longest prompt and new tokens within ``max_batch_tokens``
-        (:meth:`_joining`), and are run by
-        :meth:`_prefill`; then each step feeds every unfinished row its last token over the
-        shared key/value cache. A row leaves the batch (with its cache rows) as soon as it
-        is finished, so a step costs what its live rows cost; once at most
-        :data:`REFILL_AT` of the batch is left, the next prompts are prefilled and join it
-        (where caches can be merged; otherwise the next batch starts when this one is done).
+        Prompts are taken in ``queue`` order, at most ``batch_size`` at a time and rows x
+        their longest prompt and new tokens within ``max_batch_tokens`` (:meth:`_joining`),
+        and prefilled together (:meth:`_prefill`); then each step feeds every row of the
+        :class:`~faithprobe.subjects.decode_batch.DecodeBatch` its last token over the
+        shared key/value cache. Where caches can be merged (:attr:`_merges_caches`), a
+        finished row's slot is taken at the next step by a prompt prefilled beforehand (the
+        next ones are prefilled, as many as a batch takes, when a slot is free and none is
+        ready), so every step is as full as the queue allows; once nothing is left to join,
+        the free slots are dropped. Otherwise the batch runs until its rows are done,
+        dropping each as it finishes, and the next one starts.
+
         Rows never see each other: each attends to its own tokens only (padding is masked,
         positions count its own tokens), so a row's tokens are those it gets alone, up to
         floating-point rounding, which batch shapes change."""
         waiting = deque(range(len(queue)))
-        live: list[int] = []  # the queue index of each row of the batch
+        ready: deque[ReadyRow] = deque()
+        batch: DecodeBatch | None = None
         made: dict[int, list[int]] = {}
-        logits = mask = positions = cache = None
         late = False
-        while waiting or live:
-            refill = self._merges_caches and len(live) <= self.batch_size * REFILL_AT
-            if waiting and (not live or refill):
-                joining = self._joining(queue, live, waiting)
+        while waiting or ready or batch is not None:
+            free = batch is None or bool(batch.free_slots)
+            if free and waiting and not ready and (batch is None or self._merges_caches):
+                joining = self._joining(queue, [], waiting)
                 yield from ((g, []) for g in joining if queue[g][1] <= 0)
                 joining = [g for g in joining if queue[g][1] > 0]
                 if joining:
-                    order, *joined = self._prefill([queue[g][0] for g in joining])
-                    if live:
-                        logits, mask, cache = _merged([(logits, mask, cache), tuple(joined)])
-                    else:
-                        logits, mask, cache = joined
-                    live += [joining[j] for j in order]
+                    order, *prefilled = self._prefill([queue[g][0] for g in joining])
                     made.update((g, []) for g in joining)
-                    positions = mask.sum(-1, keepdim=True)  # a row's next token follows its own
-                if not live:
-                    continue  # every prompt taken asked for no tokens
-            tokens = logits.argmax(-1, keepdim=True)  # greedy; ties: lowest id
+                    if batch is None:
+                        batch = DecodeBatch([joining[j] for j in order], *prefilled)
+                    else:
+                        ready.extend(ready_rows([joining[j] for j in order], *prefilled))
+            if batch is None:
+                if ready:
+                    batch = DecodeBatch.stacked(self._taking(queue, ready))
+                continue
+            self._fill(queue, batch, ready)
+            if batch.free_slots and not (ready or waiting and self._merges_caches):
+                batch.compact()
+            elif self._merges_caches:
+                batch.crop()
+            tokens = batch.logits.argmax(-1, keepdim=True)  # greedy; ties: lowest id
             late = late or (deadline is not None and time.monotonic() >= deadline)
-            going = []
-            for j, token in enumerate(tokens[:, 0].tolist()):
-                g = live[j]
+            for slot, token in enumerate(tokens[:, 0].tolist()):
+                g = batch.rows[slot]
+                if g is None:
+                    continue
                 made[g].append(token)
                 if late or self._finished(made[g], queue[g][1], queue[g][2]):
                     yield g, made.pop(g)
-                else:
-                    going.append(j)
-            if not going:
-                live = []
+                    batch.release(slot)
+            if not batch.live:
+                batch = None
                 continue
-            if len(going) < len(live):
-                live = [live[j] for j in going]
-                rows = torch.tensor(going, device=self.device)
-                tokens, mask, positions = tokens[rows], mask[rows], positions[rows]
-                if cache is not None:
-                    cache.batch_select_indices(rows)
-            mask = torch.cat([mask, mask.new_ones((len(live), 1))], dim=1)
-            result = self._forward(tokens, mask, positions, cache, last_only=True)
-            cache, logits = result.past_key_values, result.logits[:, -1]
-            positions = positions + 1
+            batch.step(tokens, lambda *a: self._forward(*a, last_only=True))
+
+    def _taking(self, queue: list[tuple[list[int], int, tuple]], ready: deque) -> list[ReadyRow]:
+        """The ready rows (taken off ``ready``) that start a new batch, by the rule of
+        :meth:`_joining`."""
+        taken = self._joining(queue, [], deque(r.index for r in ready))
+        return [ready.popleft() for _ in taken]
+
+    def _fill(
+        self, queue: list[tuple[list[int], int, tuple]], batch: DecodeBatch, ready: deque
+    ) -> None:
+        """Put ready rows into ``batch`` 's free slots while the batch, rows x its longest
+        prompt and new tokens, stays within ``max_batch_tokens``."""
+        for slot in batch.free_slots:
+            if not ready:
+                return
+            live = batch.live
+            widest = max(self._generation_cost(queue[g])[0] for g in [*live, ready[0].index])
+            if live and widest * len(batch.rows) > self.max_batch_tokens:
+                return
+            batch.place(slot, ready.popleft())
 
     def _joining(
         self, queue: list[tuple[list[int], int, tuple]], live: list[int], waiting: deque
