@@ -423,7 +423,7 @@ class HFCausalLM(HFSubject):
         after the step under way (a prompt that joins after that, after its first token).
 
         Prompts are taken in ``queue`` order, at most ``batch_size`` at a time and rows x
-        their longest prompt and new tokens within ``max_batch_tokens`` (:meth:`_joining`),
+        their longest prompt and new tokens within ``max_batch_tokens`` (:meth:`_next_batch`),
         and prefilled together (:meth:`_prefill`); then each step feeds every row of the
         :class:`~faithprobe.subjects.decode_batch.DecodeBatch` its last token over the
         shared key/value cache. Where caches can be merged (:attr:`_merges_caches`), a
@@ -444,7 +444,7 @@ class HFCausalLM(HFSubject):
         while waiting or ready or batch is not None:
             free = batch is None or bool(batch.free_slots)
             if free and waiting and not ready and (batch is None or self._merges_caches):
-                joining = self._joining(queue, [], waiting)
+                joining = self._next_batch(queue, waiting)
                 yield from ((g, []) for g in joining if queue[g][1] <= 0)
                 joining = [g for g in joining if queue[g][1] > 0]
                 if joining:
@@ -459,7 +459,7 @@ class HFCausalLM(HFSubject):
                     batch = DecodeBatch.stacked(self._taking(queue, ready))
                 continue
             self._fill(queue, batch, ready)
-            if batch.free_slots and not (ready or waiting and self._merges_caches):
+            if batch.free_slots and not (ready or (waiting and self._merges_caches)):
                 batch.compact()
             elif self._merges_caches:
                 batch.crop()
@@ -480,8 +480,8 @@ class HFCausalLM(HFSubject):
 
     def _taking(self, queue: list[tuple[list[int], int, tuple]], ready: deque) -> list[ReadyRow]:
         """The ready rows (taken off ``ready``) that start a new batch, by the rule of
-        :meth:`_joining`."""
-        taken = self._joining(queue, [], deque(r.index for r in ready))
+        :meth:`_next_batch`."""
+        taken = self._next_batch(queue, deque(r.index for r in ready))
         return [ready.popleft() for _ in taken]
 
     def _fill(
@@ -493,26 +493,29 @@ class HFCausalLM(HFSubject):
             if not ready:
                 return
             live = batch.live
-            widest = max(self._generation_cost(queue[g])[0] for g in [*live, ready[0].index])
-            if live and widest * len(batch.rows) > self.max_batch_tokens:
+            if live and not self._fit(queue, [*live, ready[0].index], len(batch.rows)):
                 return
             batch.place(slot, ready.popleft())
 
-    def _joining(
-        self, queue: list[tuple[list[int], int, tuple]], live: list[int], waiting: deque
-    ) -> list[int]:
-        """The next prompts of ``waiting`` (taken off it) to join a batch holding ``live``:
-        up to ``batch_size`` rows in all, and rows x the longest prompt + new tokens within
-        ``max_batch_tokens``; at least one if the batch is empty."""
-        joining: list[int] = []
-        widest = max((self._generation_cost(queue[g])[0] for g in live), default=0)
-        while waiting and len(live) + len(joining) < self.batch_size:
-            wider = max(widest, self._generation_cost(queue[waiting[0]])[0])
-            if (live or joining) and wider * (len(live) + len(joining) + 1) > self.max_batch_tokens:
-                break
-            joining.append(waiting.popleft())
-            widest = wider
-        return joining
+    def _next_batch(self, queue: list[tuple[list[int], int, tuple]], waiting: deque) -> list[int]:
+        """The next prompts of ``waiting`` (taken off it) for a batch: at least one, up to
+        ``batch_size``, while they :meth:`_fit`."""
+        taken = [waiting.popleft()] if waiting else []
+        while (
+            waiting
+            and len(taken) < self.batch_size
+            and self._fit(queue, [*taken, waiting[0]], len(taken) + 1)
+        ):
+            taken.append(waiting.popleft())
+        return taken
+
+    def _fit(
+        self, queue: list[tuple[list[int], int, tuple]], indices: list[int], rows: int
+    ) -> bool:
+        """Whether ``rows`` rows of the longest prompt and new tokens of ``indices`` are
+        within ``max_batch_tokens``."""
+        longest = max(self._generation_cost(queue[g])[0] for g in indices)
+        return longest * rows <= self.max_batch_tokens
 
     def _prefill(self, prompts: list[list[int]]):
         """Run ``prompts`` (token ids) through the model: (the order of the prompts in the
