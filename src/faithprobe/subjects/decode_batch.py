@@ -90,10 +90,11 @@ class DecodeBatch:
     def place(self, slot: int, row: ReadyRow) -> None:
         """Put ``row`` in the free ``slot``: its keys, values and mask in the slot's last
         columns (zeros and a masked-out left part before them), its logits and next
-        position; the cache is widened first if the row is wider than its columns."""
-        width = row.mask.shape[1]
-        if width > self.mask.shape[1]:
-            self._realigned(self.mask.shape[1], width)
+        position; the cache is widened first if the row is wider than its columns (or
+        copied, if its keys and values are no longer views of its buffers)."""
+        width, filled = row.mask.shape[1], self.mask.shape[1]
+        if width > filled or not all(la._holds_keys() for la in self.cache.layers):
+            self._realigned(filled, max(width, filled))  # buffers of its own, wide enough
         filled = self.mask.shape[1]
         for layer, states in zip(self.cache.layers, row.layers, strict=True):
             for buffer, part in zip(layer._buffers, states, strict=True):
