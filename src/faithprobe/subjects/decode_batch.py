@@ -56,6 +56,17 @@ def ready_rows(indices: list[int], logits, mask, cache) -> list[ReadyRow]:
     ]
 
 
+def stacked_rows(blocks: list[tuple]) -> tuple:
+    """(Logits, attention mask, key/value cache) of blocks of rows, each (last logits,
+    mask, keys and values per layer), stacked in one batch: masks, keys and values padded
+    on the left to the widest block (the padding is masked out), in a cache that grows in
+    place."""
+    width = max(mask.shape[1] for _, mask, _ in blocks)
+    logits = torch.cat([logits for logits, _, _ in blocks])
+    mask = torch.cat([torch.nn.functional.pad(m, [width - m.shape[1], 0]) for _, m, _ in blocks])
+    return logits, mask, aligned_cache([layers for _, _, layers in blocks], width)
+
+
 class DecodeBatch:
     """Slots of rows decoding together; ``rows[slot]`` is the queue index of the row in it,
     None once it is free."""
@@ -68,12 +79,9 @@ class DecodeBatch:
     @classmethod
     def stacked(cls, ready: list[ReadyRow]) -> DecodeBatch:
         """A batch of ``ready`` rows, padded on the left to the widest (padding masked)."""
-        width = max(r.mask.shape[1] for r in ready)
-        mask = torch.cat(
-            [torch.nn.functional.pad(r.mask, [width - r.mask.shape[1], 0]) for r in ready]
+        return cls(
+            [r.index for r in ready], *stacked_rows([(r.logits, r.mask, r.layers) for r in ready])
         )
-        cache = aligned_cache([r.layers for r in ready], width)
-        return cls([r.index for r in ready], torch.cat([r.logits for r in ready]), mask, cache)
 
     @property
     def live(self) -> list[int]:

@@ -68,7 +68,7 @@ from faithprobe.requests import (
     stop_index,
 )
 from faithprobe.subjects.bounds import CHARS_PER_TOKEN, cut_for_tokens, special_frame
-from faithprobe.subjects.decode_batch import DecodeBatch, ReadyRow, ready_rows
+from faithprobe.subjects.decode_batch import DecodeBatch, ReadyRow, ready_rows, stacked_rows
 from faithprobe.subjects.hf_base import HFSubject
 from faithprobe.subjects.identity import HF_CAUSAL
 from faithprobe.subjects.packed_scoring import (
@@ -732,18 +732,16 @@ def _merged(parts: list[tuple]) -> tuple:
     padding is masked out) and stacked, in a new cache that grows in place."""
     from transformers.cache_utils import DynamicCache, DynamicLayer
 
-    from faithprobe.subjects.growing_cache import GrowingLayer, aligned_cache
+    from faithprobe.subjects.growing_cache import GrowingLayer
 
     for _, _, c in parts:
         if type(c) is not DynamicCache or any(
             type(la) not in (DynamicLayer, GrowingLayer) for la in c.layers
         ):
             raise TypeError(f"cannot merge prefill groups' caches of type {type(c).__name__}")
-    width = max(mask.shape[1] for _, mask, _ in parts)
-    logits = torch.cat([logits for logits, _, _ in parts])
-    mask = torch.cat([torch.nn.functional.pad(m, [width - m.shape[1], 0]) for _, m, _ in parts])
-    layers = [[(la.keys, la.values) for la in c.layers] for _, _, c in parts]
-    return logits, mask, aligned_cache(layers, width)
+    return stacked_rows(
+        [(logits, mask, [(la.keys, la.values) for la in c.layers]) for logits, mask, c in parts]
+    )
 
 
 def _user(message: str) -> list[dict[str, str]]:
