@@ -12,10 +12,10 @@ throughput each suite's scoring path achieves on its own requests.
   model truly needs to process: each request's context tokens plus every candidate token but
   the last (which is predicted, never fed) -- no padding, no repeated context. The ratio is
   that throughput over the roofline. To locate a gap each suite also reports the tokens
-  forwarded, padding included, and the seconds inside the model's forward (the rest is
-  tokenisation, batching and Python); what remains inside the forward is the shapes of its
-  batches and the vocabulary projection at every position a candidate token is read from,
-  work this token count leaves out.
+  fed to the model's forward, padding included, and the seconds inside it (the rest is
+  tokenisation, batching and Python; :mod:`forward_meter`); what remains inside the forward
+  is the shapes of its batches, the attention mask and the vocabulary projection at every
+  position a candidate token is read from, work this token count leaves out.
 
 Suites: distractors (cloze: generated items, about six mostly one-token candidates),
 confidence-shift (multiple choice: Social IQA dev, three multi-token answers) and
@@ -24,7 +24,8 @@ generation (the SQuAD questions it asks are not yes/no), whose decoding steps ar
 different roofline: out of scope here.
 
 The sweep and the suites' chunks run in ``--rounds`` turns, alternating which goes first,
-so on a shared machine all see the same load; the same torch threads throughout. Target:
+so on a shared machine all see the same load; the same torch threads throughout. At the
+defaults a chunk is 64 requests, what a run's answer cache hands the model at a time. Target:
 at least 60% of the roofline for cloze and multiple-choice scoring. Usage:
 
     python benchmarks/roofline.py [--limit 256] [--rounds 4] [--threads T] [--json OUT]
@@ -39,10 +40,10 @@ import time
 from pathlib import Path
 
 import torch
+from forward_meter import ForwardMeter
 
 from faithprobe.requests import CandidateScoreRequest
 from faithprobe.subjects import load_subject
-from faithprobe.subjects.batching import length_sorted_batches
 from faithprobe.suite import get_suite
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -83,37 +84,10 @@ def suite_requests(name: str, data, subject, limit: int, seed: int) -> list:
     return list(found.values())[:limit]
 
 
-def token_counts(subject, requests) -> dict:
-    """Tokens the model needs (context + fed candidate tokens) and tokens forwarded,
-    padding included, in the batches ``answer`` makes."""
+def needed_tokens(subject, requests) -> int:
+    """Tokens the model needs: each request's context and fed candidate tokens."""
     encoded = [subject._encode(r)[0] for r in requests]
-    needed = sum(len(ctx) + sum(len(c) - 1 for c in cands) for ctx, cands in encoded)
-    lengths, rows = zip(*(subject._cost(e) for e in encoded), strict=True)
-    forwarded = sum(
-        max(lengths[i] for i in batch) * sum(rows[i] for i in batch)
-        for batch in length_sorted_batches(
-            lengths, max_batch=subject.batch_size, max_tokens=subject.max_batch_tokens, rows=rows
-        )
-    )
-    return {"needed_tokens": needed, "forwarded_tokens": forwarded}
-
-
-class ForwardTimer:
-    """Wall time spent inside ``model.forward`` (which ``model(...)`` calls), so that a
-    suite's time splits into the model's and everything around it."""
-
-    def __init__(self, model) -> None:
-        self.seconds = 0.0
-        inner = model.forward
-
-        def forward(*args, **kwargs):
-            start = time.perf_counter()
-            try:
-                return inner(*args, **kwargs)
-            finally:
-                self.seconds += time.perf_counter() - start
-
-        model.forward = forward
+    return sum(len(ctx) + sum(len(c) - 1 for c in cands) for ctx, cands in encoded)
 
 
 def chunks(n: int, rounds: int) -> list[range]:
@@ -121,14 +95,15 @@ def chunks(n: int, rounds: int) -> list[range]:
     return [range(bounds[k], bounds[k + 1]) for k in range(rounds)]
 
 
-def run_rounds(subject, requests: dict[str, list], rounds: int) -> tuple[dict, dict, dict]:
-    """(seconds per sweep shape, seconds per suite, of which in the model's forward), the
-    sweep and the suites' chunks taking turns to go first."""
+def run_rounds(subject, requests: dict[str, list], rounds: int) -> tuple[dict, dict, dict, dict]:
+    """(Seconds per sweep shape, seconds per suite, of which in the model's forward, tokens
+    the model was fed per suite), the sweep and the suites' chunks taking turns to go first."""
     shapes = sweep_shapes()
     sweep = dict.fromkeys(shapes, 0.0)
     scoring = dict.fromkeys(requests, 0.0)
     in_model = dict.fromkeys(requests, 0.0)
-    timer = ForwardTimer(subject.model)
+    fed = dict.fromkeys(requests, 0)
+    meter = ForwardMeter(subject.model)
     parts = {name: chunks(len(reqs), rounds) for name, reqs in requests.items()}
 
     def run_sweep() -> None:
@@ -137,10 +112,11 @@ def run_rounds(subject, requests: dict[str, list], rounds: int) -> tuple[dict, d
 
     def run_suites(r: int) -> None:
         for name, reqs in requests.items():
-            start, model_start = time.perf_counter(), timer.seconds
+            start, model_start, tokens_start = time.perf_counter(), meter.seconds, meter.tokens
             subject.answer([reqs[i] for i in parts[name][r]])
             scoring[name] += time.perf_counter() - start
-            in_model[name] += timer.seconds - model_start
+            in_model[name] += meter.seconds - model_start
+            fed[name] += meter.tokens - tokens_start
 
     for r in range(rounds):
         if r % 2 == 0:
@@ -150,7 +126,7 @@ def run_rounds(subject, requests: dict[str, list], rounds: int) -> tuple[dict, d
             run_suites(r)
             run_sweep()
         print(f"round {r + 1}/{rounds}", file=sys.stderr)
-    return sweep, scoring, in_model
+    return sweep, scoring, in_model, fed
 
 
 def main() -> None:
@@ -173,7 +149,8 @@ def main() -> None:
         for name, (_, data) in SUITES.items()
     }
     forward_seconds(subject.model, 4, 32)  # warm up
-    sweep, scoring, in_model = run_rounds(subject, requests, args.rounds)
+    subject._packs  # noqa: B018 -- settle which path scores (a probe) before the clock runs
+    sweep, scoring, in_model, fed = run_rounds(subject, requests, args.rounds)
     if torch.get_num_threads() != threads:
         raise SystemExit(f"torch threads changed {threads} -> {torch.get_num_threads()}")
 
@@ -185,14 +162,15 @@ def main() -> None:
     roofline = best["tokens_per_s"]
     suites = []
     for name, (kind, _) in SUITES.items():
-        counts = token_counts(subject, requests[name])
-        achieved = counts["needed_tokens"] / scoring[name]
+        needed = needed_tokens(subject, requests[name])
+        achieved = needed / scoring[name]
         suites.append(
             {
                 "suite": name,
                 "scoring": kind,
                 "requests": len(requests[name]),
-                **counts,
+                "needed_tokens": needed,
+                "forwarded_tokens": fed[name],
                 "seconds": round(scoring[name], 2),
                 "seconds_in_model_forward": round(in_model[name], 2),
                 "tokens_per_s": round(achieved, 1),

@@ -13,8 +13,9 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
 from faithprobe.requests import CandidateScoreRequest
+from faithprobe.subjects import hf_causal
 from faithprobe.subjects.hf_causal import HFCausalLM
-from faithprobe.subjects.packed_scoring import pack_groups
+from faithprobe.subjects.packed_scoring import pack_groups, packed_batches, piece_length, pieces
 
 TOLERANCE = 1e-4
 LONG = ("Helsinkiborough", "Quazzlefort")  # several tokens each
@@ -113,6 +114,30 @@ def test_packed_scores_do_not_depend_on_the_batch(subject):
     assert _far([list(a.logprobs) for a in one], [list(a.logprobs) for a in many]) < TOLERANCE
 
 
+def test_requests_sharing_a_row_do_not_see_each_other(subject):
+    """Sixteen short requests in rows of two: each scores as its own full forwards do."""
+    encoded = [subject._encode(r)[0] for r in _requests()]
+    lengths = [piece_length(piece) for _, piece in pieces(encoded, subject.max_length)]
+    plan = packed_batches(
+        lengths,
+        max_rows=2,
+        max_tokens=subject.max_batch_tokens,
+        row_tokens=hf_causal.PACKED_ROW_TOKENS,
+    )
+    assert max(len(row) for batch in plan for row in batch) >= 3  # rows are shared
+    two_rows = HFCausalLM(subject.model, subject.tokenizer, name="t", batch_size=2)
+    answers = two_rows.answer(_requests())
+    full = [_full_forwards(subject.model, ctx, cands) for ctx, cands in encoded]
+    assert _far([list(a.logprobs) for a in answers], full) < TOLERANCE
+
+
+def test_a_row_per_request_scores_as_shared_rows_do(subject, monkeypatch):
+    shared = subject.answer(_requests())
+    monkeypatch.setattr(hf_causal, "PACKED_ROW_TOKENS", 1)
+    alone = HFCausalLM(subject.model, subject.tokenizer, name="t").answer(_requests())
+    assert _far([list(a.logprobs) for a in alone], [list(a.logprobs) for a in shared]) < TOLERANCE
+
+
 def test_single_token_candidates_are_read_off_the_context(subject):
     (ctx, cands), _ = subject._encode(CandidateScoreRequest("The fish lives in", SHORT))
     assert all(len(tokens) == 1 for tokens in cands)
@@ -151,8 +176,15 @@ class _RefusesCustomMasks(LlamaForCausalLM):
         return super().forward(input_ids, attention_mask, position_ids, **kwargs)
 
 
-@pytest.mark.parametrize("cls", [_DropsCustomMasks, _RefusesCustomMasks])
-def test_a_model_without_custom_masks_keeps_the_per_candidate_path(cls, tiny_tokenizer):
+class _ProjectsElsewhere(LlamaForCausalLM):
+    """A model whose logits do not come out of the layer it names as its output embeddings."""
+
+    def get_output_embeddings(self):
+        return torch.nn.Identity()
+
+
+@pytest.mark.parametrize("cls", [_DropsCustomMasks, _RefusesCustomMasks, _ProjectsElsewhere])
+def test_a_model_packing_cannot_serve_keeps_the_per_candidate_path(cls, tiny_tokenizer):
     model = _build(cls, _llama_config(len(tiny_tokenizer), 256))
     subject = HFCausalLM(model, tiny_tokenizer, name="old")
     assert not subject._packs
@@ -160,3 +192,23 @@ def test_a_model_without_custom_masks_keeps_the_per_candidate_path(cls, tiny_tok
     answers = subject.answer(reqs)
     full = [_full_forwards(model, *subject._encode(r)[0]) for r in reqs]
     assert _far([list(a.logprobs) for a in answers], full) < TOLERANCE
+
+
+@pytest.mark.parametrize("row_tokens", [1, 10, 40])
+@pytest.mark.parametrize("max_rows,max_tokens", [(1, 1000), (3, 1000), (16, 60), (16, 10)])
+def test_packed_batches_place_every_piece_once_within_the_limits(row_tokens, max_rows, max_tokens):
+    lengths = [5, 30, 7, 7, 12, 1, 25, 3, 3, 18, 9, 70]
+    plan = packed_batches(lengths, max_rows=max_rows, max_tokens=max_tokens, row_tokens=row_tokens)
+    assert sorted(i for batch in plan for row in batch for i in row) == list(range(len(lengths)))
+    for batch in plan:
+        longest = max(lengths[i] for row in batch for i in row)
+        capacity = max(longest, min(row_tokens, max_tokens))
+        assert all(sum(lengths[i] for i in row) <= capacity for row in batch)
+        assert len(batch) <= max_rows
+        assert capacity * len(batch) <= max_tokens or len(batch) == 1
+
+
+def test_packed_batches_fill_rows_longest_first():
+    assert packed_batches([3, 6, 2, 5, 4], max_rows=2, max_tokens=100, row_tokens=10) == [
+        [[1, 4], [3, 0, 2]]
+    ]

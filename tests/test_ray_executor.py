@@ -116,14 +116,19 @@ def test_shards_come_back_in_order_and_resume(tmp_path, model_dir, local_ray):
         with pytest.raises(KeyboardInterrupt):
             CachedSubject(subject, cache, chunk_size=4).answer(requests)
         resumed = CachedSubject(subject, AnswerCache(tmp_path / "c.sqlite"), chunk_size=4)
-        assert resumed.answer(requests) == out and resumed.computed == len(requests) - 4
+        # requests sharing packed rows with others than before: equal up to rounding
+        _assert_same_scores(resumed.answer(requests), out)
+        assert resumed.computed == len(requests) - 4
     local = load_subject(str(model_dir), batch_size=2)
     assert sum(done) == len(requests) and len(done) == 2  # one shard per actor
     assert subject.fingerprint == local.fingerprint and subject.accepts == local.accepts
-    expected = local.answer(requests)
-    for got, want in zip(out, expected, strict=True):
+    _assert_same_scores(out, local.answer(requests))
+
+
+def _assert_same_scores(answers, expected) -> None:
+    for got, want in zip(answers, expected, strict=True):
         assert got.n_tokens == want.n_tokens
-        assert got.logprobs == pytest.approx(want.logprobs, abs=1e-6)
+        assert got.logprobs == pytest.approx(want.logprobs, abs=1e-5)
     assert ray.is_initialized()  # the executor leaves a Ray it did not start running
 
 

@@ -1,15 +1,18 @@
 """Hugging Face causal LMs: candidate log-likelihoods after a shared context, and greedy
 generation.
 
-**Packed scoring.** Each request is run as one row, ``context + cand_1[:-1] + cand_2[:-1] +
-...``, under a block attention mask (a candidate sees the context and its own earlier
-tokens, never another candidate's) with position ids that continue the context's for each
-candidate; the context's last logits give every first token. So k candidates cost one
-forward over the context and their fed tokens, with no padding between candidates and no
-copies of the context's key/value cache; the per-candidate path it replaced padded about 60%
-of its candidate tokens. Rows in a batch are left-padded, which changes nothing but rounding
-(batch-size invariance is tested). Packing moves rounding only: on the embedded model it is
-closer to a float64 forward than one float32 forward per candidate is
+**Packed scoring** (:mod:`~faithprobe.subjects.packed_scoring`). Each request is run as
+one stretch of a row, ``context + cand_1[:-1] + cand_2[:-1] + ...``, under a block
+attention mask (a candidate sees the context and its own earlier tokens, never another
+candidate's) with position ids that continue the context's for each candidate; the
+context's last logits give every first token. So k candidates cost one forward over the
+context and their fed tokens, with no padding between candidates and no copies of the
+context's key/value cache; the per-candidate path it replaced padded about 60% of its
+candidate tokens. Short requests share a row (``PACKED_ROW_TOKENS``), each seeing only its
+own tokens, and the vocabulary is projected only where a candidate token is read. Rows
+are left-padded; where a request sits changes nothing but rounding (batch-size
+invariance is tested). Packing moves rounding only: on the embedded model it is closer to
+a float64 forward than one float32 forward per candidate is
 (``benchmarks/packed_scoring.py``). A model that takes no position ids, has sliding-window
 attention (a custom mask would override the window) or fails a probe (one request scored
 both ways must agree) keeps the per-candidate path: the context run once, left-padded, its
@@ -72,13 +75,16 @@ from faithprobe.subjects.decode_batch import DecodeBatch, ReadyRow, ready_rows, 
 from faithprobe.subjects.hf_base import HFSubject
 from faithprobe.subjects.identity import HF_CAUSAL
 from faithprobe.subjects.packed_scoring import (
+    Piece,
     block_mask,
     candidate_starts,
-    fed_tokens,
-    pack_groups,
+    packed_batches,
     packed_rows,
     per_request,
     picks,
+    piece_length,
+    pieces,
+    projected_at,
 )
 from faithprobe.subjects.prefix_cache import PrefixCache, common_length
 
@@ -86,6 +92,11 @@ from faithprobe.subjects.prefix_cache import PrefixCache, common_length
 # far above float32 rounding (summed log-probs move by about 2e-4 at most on 12-token
 # candidates) and far below what a candidate seeing another's tokens does to a real model.
 PACK_TOLERANCE = 1e-2
+# A packed row takes short requests until it holds this many tokens: 16 rows of 128 feed
+# about 2,000 tokens a forward, where the embedded model's throughput peaks on a 2-core CPU
+# (benchmarks/roofline.py); rows of 96 to 192 scored Social IQA equally fast, rows holding
+# one request each 1.3x slower.
+PACKED_ROW_TOKENS = 128
 # Keys and values of prompts' beginnings kept for later batches: on the embedded model
 # (46 KB a token) about 11,000 distinct tokens, the shared beginnings of some 70 SQuAD
 # passages' prompts.
@@ -252,10 +263,9 @@ class HFCausalLM(HFSubject):
     # -- scoring -----------------------------------------------------------------------
 
     def _cost(self, encoded) -> tuple[int, int]:
+        """The per-candidate path's cost (packed scoring plans its own rows:
+        :meth:`_packed_answers`)."""
         ctx, cands = encoded
-        if self._packs:
-            groups = pack_groups(cands, self.max_length)
-            return len(ctx) + max(fed_tokens(cands, group) for group in groups), len(groups)
         return len(ctx) + max(len(c) for c in cands), len(cands)
 
     def _left_padded(self, contexts: list[list[int]]):
@@ -289,14 +299,15 @@ class HFCausalLM(HFSubject):
         """Whether candidates are scored packed: the model takes position ids, has no
         sliding window (a custom mask would override it) and, checked once on a probe
         request, scores packed within ``PACK_TOLERANCE`` of the per-candidate path -- a
-        model that refuses a 4D mask, or ignores it, keeps the per-candidate path."""
+        model that refuses a 4D mask, or ignores it, or whose logits do not come out of its
+        output embeddings, keeps the per-candidate path."""
         if not self._takes_positions or getattr(self.model.config, "sliding_window", None):
             return False
         probe = [self._encode(CandidateScoreRequest(*_PROBE))[0]]
         with torch.inference_mode():
             try:
                 packed = self._score_packed(probe)[0].logprobs
-            except (TypeError, ValueError, RuntimeError):  # the model refuses a 4D mask
+            except (TypeError, ValueError, RuntimeError, IndexError):  # see the docstring
                 return False
             shared = self._score_shared(probe)[0].logprobs
         return max(abs(a - b) for a, b in zip(packed, shared, strict=True)) < PACK_TOLERANCE
@@ -304,31 +315,68 @@ class HFCausalLM(HFSubject):
     def _score_packed(
         self, batch: list[tuple[list[int], list[list[int]]]]
     ) -> list[CandidateScores]:
-        """One forward over rows ``context + cand_1[:-1] + cand_2[:-1] + ...`` (left-padded,
-        no key/value cache): each candidate sees the context and its own earlier tokens
-        (block mask) at the positions it would have right after the context."""
-        starts = candidate_starts(batch)
-        rows = [  # (context, [(candidate's index in the batch, its tokens)])
-            (ctx, [(start + j, cands[j]) for j in group])
-            for (ctx, cands), start in zip(batch, starts, strict=False)
-            for group in pack_groups(cands, self.max_length)
-        ]
-        ids, positions, segments = packed_rows(rows, self._pad_id)
+        """:meth:`_packed_answers` of ``batch``, in its order."""
+        out: list[CandidateScores] = [None] * len(batch)  # type: ignore[list-item]
+        for done, answers in self._packed_answers(batch):
+            for r, answer in zip(done, answers, strict=True):
+                out[r] = answer
+        return out
+
+    def _packed_answers(
+        self, encoded: list[tuple[list[int], list[list[int]]]]
+    ) -> Iterator[tuple[list[int], list[CandidateScores]]]:
+        """(Indices into ``encoded``, their answers) as each request's last piece is scored:
+        the requests' pieces placed in rows and batches by
+        :func:`~faithprobe.subjects.packed_scoring.packed_batches` (``batch_size`` rows and
+        ``max_batch_tokens`` tokens at most), a forward per batch (:meth:`_score_rows`)."""
+        found = pieces(encoded, self.max_length)
+        starts = candidate_starts(encoded)
+        scores = torch.zeros(starts[-1], dtype=torch.float64)
+        left = [0] * len(encoded)
+        for r, _ in found:
+            left[r] += 1
+        for batch in packed_batches(
+            [piece_length(piece) for _, piece in found],
+            max_rows=self.batch_size,
+            max_tokens=self.max_batch_tokens,
+            row_tokens=PACKED_ROW_TOKENS,
+        ):
+            with torch.inference_mode():
+                cand, logprobs = self._score_rows([[found[i][1] for i in row] for row in batch])
+            scores.index_add_(0, cand, logprobs)
+            done = []
+            for r in (found[i][0] for row in batch for i in row):
+                left[r] -= 1
+                if not left[r]:
+                    done.append(r)
+            done.sort()
+            yield (
+                done,
+                [per_request([encoded[r]], scores[starts[r] : starts[r + 1]])[0] for r in done],
+            )
+
+    def _score_rows(self, rows: list[list[Piece]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """(Candidate index, log-prob) of every candidate token of the rows of pieces, by
+        one forward (left-padded, no key/value cache) under the block mask, the vocabulary
+        projected only where a candidate token is read."""
+        dev = self.device
+        ids, positions, owners, segments = packed_rows(rows, self._pad_id)
         row, back, token, cand = picks(rows)
-        n_keep = -int(back.min())
-        kwargs = {
-            "input_ids": ids.to(self.device),
-            "attention_mask": block_mask(segments.to(self.device), self.model.dtype),
-            "position_ids": positions.to(self.device),
-            "use_cache": False,
-        }
-        if self._takes_logits_to_keep:
-            kwargs["logits_to_keep"] = n_keep  # the vocabulary projection only where it is read
-        logits = self.model(**kwargs).logits[:, -n_keep:].float()
-        at = (row.to(self.device), (back + n_keep).to(self.device))
-        picked = logits[(*at, token.to(self.device))] - logits.logsumexp(-1)[at]
-        scores = torch.zeros(starts[-1], dtype=torch.float64, device=self.device)
-        return per_request(batch, scores.index_add_(0, cand.to(self.device), picked.double()))
+        with projected_at(self.model, row.to(dev), (back + ids.shape[1]).to(dev)):
+            logits = self.model(
+                input_ids=ids.to(dev),
+                attention_mask=block_mask(owners.to(dev), segments.to(dev), self.model.dtype),
+                position_ids=positions.to(dev),
+                use_cache=False,
+            ).logits
+        if logits.shape[:2] != (1, len(token)):
+            raise RuntimeError(
+                f"{self.name}: logits of shape {tuple(logits.shape)} do not come out of the "
+                "output embeddings, so they cannot be projected only where they are read"
+            )
+        logits = logits[0].float()
+        picked = logits[torch.arange(len(token), device=dev), token.to(dev)] - logits.logsumexp(-1)
+        return cand, picked.double().cpu()
 
     def _score_shared(
         self, batch: list[tuple[list[int], list[list[int]]]]
@@ -394,9 +442,14 @@ class HFCausalLM(HFSubject):
         return [self._cut(tokens, stop) for tokens, (_, _, stop) in zip(made, batch, strict=True)]
 
     def _answer_batches(self, kind: str, encoded: list, batches: list[list[int]]):
-        """Generation, where rows can join a batch (:attr:`_merges_caches`), runs the prompts
-        of all ``batches`` in their order as one queue (:meth:`_greedy_rows`), each answer
-        given as soon as its row is done; everything else batch by batch."""
+        """Packed scoring places all the requests in rows of its own (:meth:`_packed_answers`,
+        ``batches`` unused). Generation, where rows can join a batch (:attr:`_merges_caches`),
+        runs the prompts of all ``batches`` in their order as one queue
+        (:meth:`_greedy_rows`), each answer given as soon as its row is done. Everything
+        else runs batch by batch."""
+        if kind == CandidateScoreRequest.kind and self._packs:
+            yield from self._packed_answers(encoded)  # its own rows: requests share them
+            return
         if kind != GenerationRequest.kind or not self._merges_caches:
             yield from super()._answer_batches(kind, encoded, batches)
             return
