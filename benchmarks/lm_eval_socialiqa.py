@@ -41,11 +41,11 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import torch  # noqa: E402
+from forward_meter import ForwardMeter  # noqa: E402
 
 from faithprobe.datasets.multiple_choice import read_socialiqa  # noqa: E402
 from faithprobe.prompts import ChoicePrompt  # noqa: E402
 from faithprobe.requests import CandidateScoreRequest  # noqa: E402
-from faithprobe.subjects.batching import length_sorted_batches  # noqa: E402
 from faithprobe.subjects.embedded import converted  # noqa: E402
 from faithprobe.subjects.hf_causal import HFCausalLM  # noqa: E402
 from faithprobe.suites.confidence_shift.normalisation import choice_scores  # noqa: E402
@@ -111,14 +111,14 @@ def chunks(n: int, rounds: int) -> list[list[int]]:
     return [list(range(bounds[k], bounds[k + 1])) for k in range(rounds)]
 
 
-def token_diagnostics(lm, subject, requests, batch_size: int) -> dict:
+def token_diagnostics(lm, subject, requests, batch_size: int, ours_fed: int) -> dict:
     """Compare the two tokenisations and count the tokens each forwards, padding included.
 
     lm-eval encodes context + " " + choice whole and splits at the context's length; ours
     encodes the context and " " + choice apart. lm-eval runs each (context, choice) row in
-    full, rows sorted longest first in batches of ``batch_size``; ours runs one packed row per
-    instance (context and every choice but its last token), rows left-padded in the batches
-    ``answer`` makes."""
+    full, rows sorted longest first in batches of ``batch_size``; ours packs each instance
+    (context and every choice but its last token) into rows shared with other instances,
+    left-padded, and ``ours_fed`` is what its forwards were fed (:mod:`forward_meter`)."""
     mismatched, lm_rows, ours_encoded = [], [], []
     for i, r in enumerate(requests):
         ctx, cands = subject._encode(r)[0]
@@ -139,20 +139,13 @@ def token_diagnostics(lm, subject, requests, batch_size: int) -> dict:
     lm_tokens = sum(
         len(lm_rows[k : k + batch_size]) * lm_rows[k] for k in range(0, len(lm_rows), batch_size)
     )
-    lengths, rows = zip(*(subject._cost(e) for e in ours_encoded), strict=True)
-    ours_tokens = sum(
-        max(lengths[i] for i in batch) * sum(rows[i] for i in batch)
-        for batch in length_sorted_batches(
-            lengths, max_batch=subject.batch_size, max_tokens=subject.max_batch_tokens, rows=rows
-        )
-    )
     needed = sum(len(ctx) + sum(len(t) - 1 for t in cands) for ctx, cands in ours_encoded)
     return {
         "tokenisation_mismatched_pairs": len(mismatched),
         "tokenisation_mismatch_examples": mismatched[:5],
         "forwarded_tokens": {
             "lm_eval": lm_tokens,
-            "ours": ours_tokens,
+            "ours": ours_fed,
             "ours_without_padding": needed,
         },
     }
@@ -180,6 +173,8 @@ def main() -> None:
     from lm_eval.tasks import TaskManager
 
     subject, ours_load = load_faithprobe(folder, args.batch_size)
+    subject._packs  # noqa: B018 -- settle the scoring path (a probe) before counting
+    meter = ForwardMeter(subject.model)
     lm, lm_timed, lm_load = load_lm_eval(folder, args.batch_size)
 
     start = time.perf_counter()
@@ -248,7 +243,7 @@ def main() -> None:
         for o, t in zip(ours["logprobs"], theirs["logprobs"], strict=True)
         for a, b in zip(o, t, strict=True)
     ]
-    tokens = token_diagnostics(lm, subject, requests, args.batch_size)
+    tokens = token_diagnostics(lm, subject, requests, args.batch_size, meter.tokens)
     gap = ours["acc"] - theirs["acc"]
     speed = {"ours": n / ours_scoring, "lm_eval": n / lm_timed["scoring_s"]}
     import transformers
@@ -301,7 +296,8 @@ def main() -> None:
             "model load and, for lm-eval, its TaskManager indexing its task library "
             "(listed apart). The instances are scored in contiguous rounds, the two "
             "alternating which goes first, so both see the same load on a shared machine. "
-            "batch_size counts (context, choice) rows for lm-eval, instances (3 rows) for ours."
+            "batch_size counts (context, choice) rows for lm-eval, packed rows for ours "
+            "(each holding one or more instances: context and choices)."
         ),
     }
     text = json.dumps(result, indent=2)

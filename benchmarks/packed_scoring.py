@@ -6,8 +6,9 @@ cache), on each suite's own candidate-scoring requests: multiple choice (Social 
 ``ChoicePrompt``, as the confidence-shift suite asks) and cloze (the distractors suite's
 intervened requests, as ``cloze_scoring.py`` gets them):
 
-* packed: one row per request, ``context + cand_1[:-1] + cand_2[:-1] + ...`` under a block
-  mask (the default wherever the model passes the probe);
+* packed: each request a stretch ``context + cand_1[:-1] + cand_2[:-1] + ...`` of a row it
+  may share with other requests, under a block mask, the vocabulary projected only where
+  a candidate token is read (the default wherever the model passes the probe);
 * per-candidate: the context once, its key/value cache copied per candidate, the
   candidates right-padded (``_packs`` forced off).
 
