@@ -196,9 +196,9 @@ def test_generation_leaves_candidate_scoring_keys_alone(tiny_llama, tiny_tokeniz
     """Candidate-score cache keys hang on the fingerprint, which still mixes in only the
     backend kind and the scoring version (which generation does not change)."""
     subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="t")
-    assert subject.scoring_version == "causal-v2"
+    assert subject.scoring_version == "causal-v3"
     assert subject.fingerprint == fingerprint_module(
-        tiny_llama, tiny_tokenizer, "hf-causal", "causal-v2"
+        tiny_llama, tiny_tokenizer, "hf-causal", "causal-v3"
     )
 
 

@@ -48,7 +48,7 @@ class Identity:
 
 HF_CAUSAL = Identity(
     "hf-causal",
-    "causal-v2",  # v2: packed scoring (rounding moves within 1e-4)
+    "causal-v3",  # v2: packed scoring; v3: requests share packed rows (rounding moves, <1e-4)
     frozenset({CandidateScoreRequest.kind, GenerationRequest.kind, PromptSaliencyRequest.kind}),
     MappingProxyType(
         {
