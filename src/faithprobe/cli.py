@@ -112,7 +112,12 @@ def list_things() -> None:
 
 # options several commands share, declared once
 Seed = Annotated[int, typer.Option(help="seed for generation and sampling")]
-BatchSize = Annotated[int, typer.Option(min=1, help="rows per forward pass (a causal LM packs several short scoring items into a row)")]
+BatchSize = Annotated[
+    int,
+    typer.Option(
+        min=1, help="rows per forward pass (a causal LM packs short scoring items into a row)"
+    ),
+]
 Force = Annotated[
     bool,
     typer.Option("--force", help="replace an --out folder that is not a faithprobe run folder"),

@@ -307,7 +307,7 @@ class HFCausalLM(HFSubject):
         with torch.inference_mode():
             try:
                 packed = self._score_packed(probe)[0].logprobs
-            except (TypeError, ValueError, RuntimeError, IndexError):  # see the docstring
+            except (TypeError, ValueError, RuntimeError):  # see the docstring
                 return False
             shared = self._score_shared(probe)[0].logprobs
         return max(abs(a - b) for a, b in zip(packed, shared, strict=True)) < PACK_TOLERANCE
