@@ -115,7 +115,8 @@ def test_packed_scores_do_not_depend_on_the_batch(subject):
 
 
 def test_requests_sharing_a_row_do_not_see_each_other(subject):
-    """Sixteen short requests in rows of two: each scores as its own full forwards do."""
+    """Sixteen short requests, two rows a forward and several requests a row: each scores
+    as its own full forwards do."""
     encoded = [subject._encode(r)[0] for r in _requests()]
     lengths = [piece_length(piece) for _, piece in pieces(encoded, subject.max_length)]
     plan = packed_batches(
