@@ -290,8 +290,8 @@ class HFCausalLM(HFSubject):
         return self.model(**kwargs)
 
     def _score_batch(self, batch: list[tuple[list[int], list[list[int]]]]) -> list[CandidateScores]:
-        if self._packs:
-            return self._score_packed(batch)
+        """The per-candidate path: packed scoring plans rows of its own and never comes
+        here (:meth:`_answer_batches`)."""
         return self._score_shared(batch)
 
     @cached_property
