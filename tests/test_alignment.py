@@ -30,7 +30,7 @@ from faithprobe.metrics.alignment import (
     random_partition,
     saliency_test,
 )
-from faithprobe.metrics.intervals import wilson
+from faithprobe.metrics.intervals import paired_proportion_difference, wilson
 from faithprobe.seeding import rng_for
 
 
@@ -244,10 +244,16 @@ def test_alignment_scores_by_hand():
     )
     table = alignment_scores(frame).set_index("method")
     ig = table.loc["ig"]
-    assert (ig["n"], ig["aligned"], ig["control"], ig["both_correct"]) == (4, 0.5, 0.25, 0.75)
-    assert (ig["aligned_ci_low"], ig["aligned_ci_high"]) == pytest.approx(wilson(2, 4))
-    assert (ig["control_ci_low"], ig["control_ci_high"]) == pytest.approx(wilson(1, 4))
-    # significance rates: of the real partition and of the random one (the sanity check)
+    # the method's denominator: the 3 instances answered right on both inputs
+    assert (ig["instances"], ig["n"], ig["both_correct"]) == (4, 3, 0.75)
+    assert (ig["aligned"], ig["control"]) == pytest.approx((2 / 3, 1 / 3))
+    assert (ig["aligned_ci_low"], ig["aligned_ci_high"]) == pytest.approx(wilson(2, 3))
+    assert (ig["control_ci_low"], ig["control_ci_high"]) == pytest.approx(wilson(1, 3))
+    assert (ig["excess"], ig["excess_ci_low"], ig["excess_ci_high"]) == pytest.approx(
+        paired_proportion_difference([True, False, True], [False, False, True])
+    )
+    # significance rates: of the real partition and of the random one (the sanity check),
+    # over every instance with saliency, whatever the answers
     assert (ig["significant"], ig["control_significant"]) == (0.75, 0.25)
     assert (ig["control_significant_ci_low"], ig["control_significant_ci_high"]) == (
         pytest.approx(wilson(1, 4))
@@ -256,5 +262,8 @@ def test_alignment_scores_by_hand():
     assert ig["significance_p"] == pytest.approx(0.5)
     assert ig["alignment_p"] == pytest.approx(1.0)  # 1 discordant pair: p = 1
     occ = table.loc["occlusion"]
-    assert (occ["n"], occ["aligned"], occ["both_correct"]) == (1, 0.0, 0.0)
-    assert np.isclose(occ["aligned_ci_low"], 0.0)
+    # nothing answered right on both: nothing can align, and no share or interval is made up
+    assert (occ["instances"], occ["n"], occ["both_correct"]) == (1, 0, 0.0)
+    assert np.isnan(occ["aligned"]) and np.isnan(occ["aligned_ci_low"])
+    assert np.isnan(occ["excess"]) and np.isnan(occ["excess_ci_high"])
+    assert occ["significant"] == 1.0

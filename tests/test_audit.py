@@ -23,7 +23,14 @@ from faithprobe.audit.compare import compare_audits
 from faithprobe.audit.plan import BUDGETS, STEPS
 from faithprobe.audit.run import AuditConfig, audit
 from faithprobe.cli import app
-from faithprobe.metrics.verdict import VERDICTS, Effect, Region
+from faithprobe.metrics.verdict import (
+    NOT_ASSESSABLE,
+    VERDICTS,
+    Competence,
+    Effect,
+    Region,
+    combined,
+)
 from faithprobe.report.card import write_card
 from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
@@ -118,19 +125,24 @@ def test_effects_carry_intervals_regions_and_the_rule(finished):
                                             "natural-logic", "confidence-shift"}  # fmt: skip
     for e in effects:
         assert e["verdict"] in VERDICTS and e["region"]["side"] in ("at_most", "at_least")
-        assert Effect.from_record(e).verdict == e["verdict"]
+        if e["verdict"] != NOT_ASSESSABLE:  # else the model lacks the step's competence
+            assert Effect.from_record(e).verdict == e["verdict"]
         if e["value"] is not None and e["ci_low"] is not None:
             assert e["ci_low"] - 1e-9 <= e["value"] <= e["ci_high"] + 1e-9
-    for s in metrics["steps"]:  # a step's verdict per model follows from its effects
+    able = {(c["step"], c["subject"]): Competence.from_record(c) for c in metrics["competence"]}
+    for s in metrics["steps"]:  # a step's verdict per model follows from its records
         for model, verdict in s["verdicts"].items():
             mine = [
-                e["verdict"] for e in effects if e["step"] == s["step"] and e["subject"] == model
+                Effect.from_record(e)
+                for e in effects
+                if e["step"] == s["step"] and e["subject"] == model
             ]
-            if "unfaithful" in mine:
-                assert verdict == "unfaithful"
-    for model in ("lm", "qa"):
+            assert verdict == combined(mine, able.get((s["step"], model)))
+            if verdict == NOT_ASSESSABLE:
+                assert s["not_assessable"][model]
+    for model in ("lm", "qa"):  # the summary counts the steps each model ran
         assert sum(metrics["summary"][model].values()) == sum(
-            e["subject"] == model for e in effects
+            model in s["verdicts"] for s in metrics["steps"]
         )
 
 
@@ -180,6 +192,10 @@ def test_cli_audit_skips_steps_without_data(tmp_path, tiny_llama_dir):
         (["--budget", "huge", "--model", "embedded"], "--budget 'huge': choose from"),
         (["--model", "embedded", "--data-dir", "/nonexistent"], "no such folder"),
         ([], "give --model"),
+        (["--model", "embedded", "--edge", "no.such_edge=0.1"], "no step has this edge"),
+        (["--model", "embedded", "--edge", "distractors.related_drop"], "give NAME=VALUE"),
+        (["--model", "embedded", "--edge", "distractors.related_drop=nan"], "is not a number"),
+        (["--model", "ref:nobody"], "ref:"),
     ],
 )
 def test_cli_audit_argument_errors_are_one_line(tmp_path, args, message):
@@ -219,6 +235,7 @@ def test_compare_names_regressions_improvements_and_what_one_side_lacks(tmp_path
         _effect("m-v1", "better", 0.4, 0.3, 0.5),  # unfaithful -> faithful
         _effect("m-v1", "drifted", 0.3, 0.25, 0.35),  # unfaithful both, intervals apart
         _effect("m-v1", "gone", 0.3, 0.25, 0.35),
+        _effect("m-v1", "wobbled", 0.08, 0.06, 0.1),  # faithful -> inconclusive, overlapping
     ])  # fmt: skip
     new = _hand_made(tmp_path / "new", "m-v2", [
         _effect("m-v2", "steady", 0.06, 0.01, 0.09),
@@ -226,10 +243,12 @@ def test_compare_names_regressions_improvements_and_what_one_side_lacks(tmp_path
         _effect("m-v2", "better", 0.01, 0.0, 0.05),
         _effect("m-v2", "drifted", 0.6, 0.55, 0.65),
         _effect("m-v2", "added", 0.3, 0.25, 0.35),
+        _effect("m-v2", "wobbled", 0.09, 0.07, 0.12),
     ])  # fmt: skip
     status = {c.key: c.status for c in compare_audits(old, new)}
     assert status == {"steady": "unchanged", "worse": "regressed", "better": "improved",
-                      "drifted": "regressed", "gone": "only in old", "added": "only in new"}  # fmt: skip
+                      "drifted": "regressed", "gone": "only in old", "added": "only in new",
+                      "wobbled": "verdict changed, difference not supported"}  # fmt: skip
     res = runner.invoke(app, ["audit", "--compare", str(old), str(new)])
     assert res.exit_code == 0, res.output
     assert res.output.index("regressed") < res.output.index("unchanged")
@@ -285,7 +304,34 @@ def test_card_reads_without_scrolling_sideways_at_1280px(tmp_path):
     folder = _hand_made(tmp_path / "card", models[0], effects)
     metrics = json.loads((folder / "metrics.json").read_text())
     metrics["models"] = [{"spec": m, "name": m, "fingerprint": "f" * 64} for m in models]
-    metrics["summary"] = {m: {v: 1 for v in VERDICTS} for m in models}
+    metrics["summary"] = {m: dict.fromkeys(VERDICTS, 1) for m in models}
     (folder / "metrics.json").write_text(json.dumps(metrics))
     page = write_card(folder)
     assert page_width(page, tmp_path) <= 1280
+
+
+def test_every_budget_gives_natural_logic_the_bases_its_intervals_need():
+    from faithprobe.suites.natural_logic.intervals import MIN_BASES
+
+    step = next(s for s in STEPS if s.suite == "natural-logic")
+    for budget in ("small", "default"):
+        assert int(step.options_for(budget)["bases"]) >= MIN_BASES, budget
+
+
+def test_edge_moves_a_bound_and_is_recorded():
+    from faithprobe.audit.card import moved
+    from faithprobe.audit.edges import Edges
+
+    edges = Edges.parse(["distractors.related_drop=0.2"], [s.suite for s in STEPS])
+    records = edges.records()
+    assert records["distractors.related_drop"] == {
+        "bound": 0.2, "default": 0.1, "source": records["distractors.related_drop"]["source"],
+        "overridden": True,
+    }  # fmt: skip
+    assert all(r["source"] for r in records.values())  # every default says where it is from
+    e = Effect("distractors", "k", "t", "m", 0.15, 0.12, 0.18, 50, Region("at_most", 0.1),
+               edge="distractors.related_drop")  # fmt: skip
+    assert e.verdict == "unfaithful"
+    assert moved([e], edges)[0].verdict == "faithful"
+    other = Effect("distractors", "k", "t", "m", 0.15, 0.12, 0.18, 50, Region("at_most", 0.1))
+    assert moved([other], edges)[0].region.bound == 0.1  # only effects on that edge move

@@ -76,6 +76,8 @@ def _table(orig_conf, pert_conf, *, probe="wrong_question", label=0, pseudo=0, t
                     "confidences": list(cp_t),
                     "original_correct": int(np.argmax(co)) == label,
                     "pseudo_correct": int(np.argmax(cp_t)) == pseudo,
+                    "original_credit": m.credit(m.top_choices(co), label),
+                    "pseudo_credit": m.credit(m.top_choices(cp_t), pseudo),
                     "original_maxprob": max(co),
                     "maxprob": max(cp_t),
                 }

@@ -77,10 +77,12 @@ def test_cli_run_writes_every_table_of_the_method(tmp_path, siqa_file, model_dir
     }
     for name in (
         "summary",
+        "competence",
         "original_accuracy",
         "pseudo_accuracy",
         "shift_types",
         "pooled_shifts",
+        "confidence_spread",
         "confidence_profile",
         "probe_contrasts",
         "maxprob_detection",
@@ -99,6 +101,9 @@ def test_cli_run_writes_every_table_of_the_method(tmp_path, siqa_file, model_dir
     (contrast,) = metrics["probe_contrasts"]
     assert contrast["n_instances"] == 10
     assert {r["probe"] for r in metrics["pooled_shifts"]} == set(shifts)
+    (competence,) = metrics["competence"]
+    assert competence["n"] == 10 and competence["baseline_answer"].startswith("position:")
+    assert {r["probe"] for r in metrics["confidence_spread"]} == set(shifts)
     html = (out / "report.html").read_text()
     for section in ("accuracy", "shifts", "confidence", "maxprob", "dataset", "examples"):
         assert f'<section id="{section}">' in html

@@ -24,9 +24,10 @@ def _digest(items) -> str:
 
 
 def test_the_default_set_is_unchanged_for_a_seed():
-    """Hashes of the generated set before the padding option existed."""
-    assert _digest(generate(DistractorConfig(), 0)) == "e2850da466dbea3c"
-    assert _digest(generate(DistractorConfig(fillers=(0, 2)), 0)) == "3f9dae146904d463"
+    """Hashes of the generated set (changed once on purpose since the padding option: the
+    unrelated attractor "wears glasses" named a candidate and became "flies kites")."""
+    assert _digest(generate(DistractorConfig(), 0)) == "2375ecabca1b2883"
+    assert _digest(generate(DistractorConfig(fillers=(0, 2)), 0)) == "2eb8ed5928aca293"
 
 
 def test_filler_sentences_add_one_padded_no_attractor_copy_per_base():

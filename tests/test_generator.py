@@ -144,3 +144,15 @@ def test_sampling_before_building_draws_the_same_pairs(seed, limit):
     suite = get_suite("distractors")
     drawn = suite.sampled_pairs(None, limit, seed)
     assert drawn == suite.sample(suite.pairs(None, seed), limit, seed)
+
+
+def test_unrelated_attractors_name_no_candidate_word():
+    """An unrelated attractor must not name a word any item could be asked for, or it is
+    a related attractor in disguise (the method's control would be contaminated)."""
+    from faithprobe.generators.distractors import DistractorConfig, base_items
+    from faithprobe.generators.stories import UNRELATED
+
+    items = base_items(DistractorConfig(), seed=0)
+    words = {w.lower() for item in items for c in item.candidates for w in c.split()}
+    for phrase in UNRELATED:
+        assert not words & set(phrase.lower().split()), phrase

@@ -84,5 +84,5 @@ def test_accuracy_counts_only_competent_items_and_starts_at_base():
     assert everything.set_index("n_attractors").loc[1, "value"] == pytest.approx(2 / 3)
     rel = est[(est.view == "main") & (est.metric == "relative_probability")]
     assert rel.set_index("n_attractors").loc[1, "value"] == pytest.approx((0.5 * 0.25) ** 0.5)
-    comp = m.competence(pd.DataFrame(rows))
+    comp = m.base_accuracy(pd.DataFrame(rows))
     assert comp[0]["n_base"] == 3 and comp[0]["n_competent"] == 2 and comp[0]["n_dropped"] == 1

@@ -1,5 +1,5 @@
 """The natural-logic suite: NLI-XY grid, gold labeller, the four intervention sets on a
-hand-made table, base-resampling bootstrap, NLI loaders, and a run with a tiny LM."""
+hand-made table, intervals over base examples, NLI loaders, and a run with a tiny LM."""
 
 import json
 from pathlib import Path
@@ -19,6 +19,7 @@ from faithprobe.requests import CandidateScoreRequest, TextPairRequest
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.hf_causal import HFCausalLM
 from faithprobe.suite import get_suite
+from faithprobe.suites.natural_logic.intervals import MIN_BASES, base_rates
 from faithprobe.suites.natural_logic.metrics import (
     causal_effects,
     effect_pair,
@@ -178,7 +179,7 @@ def _synthetic(cp_by_base: dict[str, list[int]], set_name: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_bootstrap_resamples_bases_not_pairs():
+def test_intervals_resample_bases_not_pairs():
     rng = np.random.default_rng(1)
     # 60 bases, each flips all or none of its 20 pairs: pairs within a base are perfectly
     # correlated, so the interval must be as wide as a 60-item proportion's, not 1,200's
@@ -191,16 +192,42 @@ def test_bootstrap_resamples_bases_not_pairs():
     assert est["dce"]["value"] == pytest.approx(6 / 1200)
     assert est["delta"]["value"] == pytest.approx(t["value"] - 6 / 1200)
     assert est["ratio"]["value"] == pytest.approx(t["value"] / (6 / 1200))
-    assert est["n_bases"] == 60
+    assert est["dce_over_tce"]["value"] == pytest.approx((6 / 1200) / t["value"])
+    # the ratio's interval and its inverse's are the same set of ratios
+    r, q = est["dce_over_tce"], est["ratio"]
+    assert 0 <= r["ci_low"] < r["value"] < r["ci_high"]
+    assert q["ci_low"] == pytest.approx(1 / r["ci_high"])
+    assert (
+        r["ci_low"] == 0 and q["ci_high"] is None or q["ci_high"] == pytest.approx(1 / r["ci_low"])
+    )
+    assert est["n_bases"] == 60 and "bootstrap-t over 60 base examples" in est["interval"]
     assert effect_pair(tce, dce, seed=0) == est  # seeded
 
 
-def test_bootstrap_degenerate_cases_and_ranking():
-    always = _synthetic({f"b{i}": [1, 1, 1] for i in range(10)}, "I0")
-    never = _synthetic({f"b{i}": [0, 0] for i in range(10)}, "I2")
+def test_flat_rates_get_an_interval_and_few_bases_none():
+    """A rate the same on every base (a reader's TCE = 1, DCE = 0) still gets an interval
+    (as if each base were one trial), and below MIN_BASES no effect gets one."""
+    k = MIN_BASES
+    always = _synthetic({f"b{i}": [1, 1, 1] for i in range(k)}, "I0")
+    never = _synthetic({f"b{i}": [0, 0] for i in range(k)}, "I2")
     est = effect_pair(always, never, seed=0)
-    assert (est["tce"]["value"], est["tce"]["ci_low"], est["tce"]["ci_high"]) == (1, 1, 1)
-    assert est["dce"]["value"] == 0 and est["ratio"]["value"] == float("inf")
+    assert est["tce"]["value"] == 1 and 0.7 < est["tce"]["ci_low"] < 1 == est["tce"]["ci_high"]
+    assert est["dce"]["value"] == 0 == est["dce"]["ci_low"] and 0 < est["dce"]["ci_high"] < 0.3
+    assert 0.5 < est["delta"]["ci_low"] < est["delta"]["ci_high"] == 1
+    assert est["ratio"]["value"] == float("inf") and est["ratio"]["ci_high"] is None
+    assert est["dce_over_tce"]["value"] == 0 == est["dce_over_tce"]["ci_low"]
+    assert 0 < est["dce_over_tce"]["ci_high"] < 0.5  # the reader is faithful at MIN_BASES
+    few = effect_pair(always.iloc[: 3 * (k - 1)], never.iloc[: 2 * (k - 1)], seed=0)
+    assert few["n_bases"] == k - 1 and few["delta"] == {"value": 1, "ci_low": None, "ci_high": None}
+    assert f"no interval below {k} bases" in few["interval"]
+
+
+def test_a_model_that_never_moves_has_no_ratio_and_ranks():
+    always = _synthetic({f"b{i}": [1, 1, 1] for i in range(MIN_BASES)}, "I0")
+    never = _synthetic({f"b{i}": [0, 0] for i in range(MIN_BASES)}, "I2")
+    still = effect_pair(never.assign(set="I0"), never, seed=0)
+    assert still["dce_over_tce"] == {"value": None, "ci_low": None, "ci_high": None}
+    assert still["delta"]["value"] == 0 and still["delta"]["ci_high"] < 0.5
     results = pd.concat([always, never, always.assign(set="I1"), never.assign(set="I3")])
     results = pd.concat([results, results.assign(subject="n", cp=1 - results["cp"])])
     effects = causal_effects(results, seed=0)
@@ -211,6 +238,22 @@ def test_bootstrap_degenerate_cases_and_ranking():
     assert ranks[("m", "context")]["robustness_rank"] == 1
     assert ranks[("n", "context")]["robustness_rank"] == 2
     assert ranks[("m", "insertion")]["sensitivity_rank"] == 1
+
+
+def test_the_ratio_interval_is_where_the_contrast_test_turns():
+    """DCE/TCE's bounds are the ratios r at which the interval of DCE - r * TCE just reaches
+    0 (Fieller's construction), and every interval is at least as wide as t's."""
+    rng = np.random.default_rng(3)
+    sums = np.vstack([rng.binomial(20, rng.beta(4, 2, 30)), rng.binomial(20, rng.beta(1, 4, 30))])
+    rates = base_rates(sums, np.full((2, 30), 20), seed=0)
+    ratio = rates.ratio(1, 0)
+    assert ratio["value"] == pytest.approx(sums[1].sum() / sums[0].sum())
+    for end in ("ci_low", "ci_high"):  # at r below the estimate DCE - r * TCE > 0, above < 0
+        touching = rates.contrast([-ratio[end], 1])
+        assert touching[end] == pytest.approx(0, abs=1e-6)
+    delta = rates.contrast([1, -1])
+    se = np.sqrt(np.array([1, -1]) @ rates.cov @ np.array([1, -1]))
+    assert delta["ci_high"] - delta["ci_low"] >= 2 * rates.t * se - 1e-12
 
 
 def test_subject_differences_pair_the_bootstrap_over_shared_bases():
@@ -233,8 +276,11 @@ def test_subject_differences_pair_the_bootstrap_over_shared_bases():
     metrics = {"subject_differences": [tce, dce], "subjects": [{"name": "with-help"}]}
     table = build_tables(metrics)["subject_differences"]
     assert list(table.display["A"]) == ["with-help"] * 2 and "excludes 0" in table.note
+    # twins: a difference of 0 on every base; a rate flat across bases (A's TCE = 1, DCE =
+    # 0) keeps its as-if-one-trial-per-base variance, so the interval is not a point there
     same = subject_differences(pd.concat([a, a.assign(subject="twin")]), seed=0)
-    assert all(d["value"] == 0 and d["ci_low"] == d["ci_high"] == 0 for d in same)
+    assert all(d["value"] == 0 and d["ci_low"] < 0 < d["ci_high"] for d in same)
+    assert all(d["p_value"] == 1 for d in same)
 
 
 def test_nli_loaders_collapse_labels_and_name_bad_records(tmp_path, grid_dir):
@@ -306,6 +352,9 @@ def test_run_end_to_end_with_a_tiny_lm(tmp_path, grid_dir, tiny_llama, tiny_toke
     assert (kept["expectation_met"] == (kept["cp"] == 0)).all()
     assert challenge["expectation_met"].equals(challenge["correct"])  # answer unchanged
     assert {r["feature"] for r in metrics["effects"]} == {"insertion", "context"}
+    (competence,) = metrics["competence"]  # on the 20 bases, against the best constant label
+    assert competence["subject"] == "tiny" and competence["n"] == 20
+    assert competence["baseline_answer"] in ("text:entailment", "text:non-entailment")
     assert [r["source"] for r in metrics["challenge_accuracy"]] == ["help_test"]
     html = (out / "report.html").read_text()
     for section in ("sets", "effects", "accuracy", "examples"):

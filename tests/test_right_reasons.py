@@ -131,7 +131,9 @@ def test_cli_run_writes_results_metrics_tables_and_reruns_from_the_cache(
         (m, s) for m in ("em", "f1") for s in ("og", "cf")
     }
     assert metrics["tests"] and metrics["sizes"]
-    for table in ("scores", "consistency", "alignment", "sizes"):
+    assert len(metrics["competence"]) == 1 and metrics["competence"][0]["n"] == 4
+    assert {(f["dataset"], f["variant"]) for f in metrics["follows"]} == set(same.index)
+    for table in ("competence", "follows", "scores", "consistency", "alignment", "sizes"):
         assert (first / "tables" / f"{table}.csv").is_file()
     html = (first / "report.html").read_text()
     assert "Answer consistency" in html and "random significant" in html
@@ -271,11 +273,51 @@ def test_without_saliency_there_is_no_alignment_table():
     from faithprobe.suites.right_reasons.metrics import right_reasons_metrics
 
     rows = pd.DataFrame([{"subject": "s", "dataset": "d", "variant": "CF", "pair_id": "p",
-                          "passage_id": "x", "dropped_reason": None, "og_em": 1.0, "cf_em": 0.0,
+                          "original_id": "o", "passage_id": "x", "dropped_reason": None,
+                          "og_answers": ["Red Harbor"], "og_em": 1.0, "cf_em": 0.0,
                           "og_f1": 1.0, "cf_f1": 0.5, "same_answer": True}])  # fmt: skip
     metrics = right_reasons_metrics(rows, (), seed=0)
     assert metrics["alignment"] == [] and len(metrics["scores"]) == 4
     assert [c["value"] for c in metrics["consistency"]] == [1.0]
+    (able,) = metrics["competence"]
+    assert (able["value"], able["baseline_answer"]) == (1.0, "text:red harbor")
+    (follows,) = metrics["follows"]
+    assert (follows["agrees"], follows["keeps"], follows["value"]) == (0.0, 1.0, -1.0)
     # a results table from before the column: no consistency, the rest as before
     older = right_reasons_metrics(rows.drop(columns="same_answer"), (), seed=0)
-    assert older["consistency"] == [] and len(older["scores"]) == 4
+    assert older["consistency"] == [] and older["follows"] == [] and len(older["scores"]) == 4
+
+
+def test_competence_counts_each_original_once_and_alignment_shares_one_denominator():
+    """An original with a CF and a CF-ood pair (and one whose counterfactual was dropped) is
+    one question of the competence check; alignment divides by the instances answered right
+    on both inputs, the same ones for every saliency method (an instance one method did not
+    decide is left out of all)."""
+    from faithprobe.suites.right_reasons.metrics import right_reasons_metrics
+
+    def row(original, variant, og_em, cf_em, ig, occlusion, dropped=None):
+        decided = {
+            f"{m}_{c}": None if v is None else v and c in ("aligned", "passed")
+            for m, v in (("ig-l2", ig), ("occlusion", occlusion))
+            for c in ("aligned", "control_aligned", "passed", "control_passed")
+        }
+        return {"subject": "s", "dataset": "d", "variant": variant, "original_id": original,
+                "pair_id": f"{variant}:{original}", "passage_id": original,
+                "dropped_reason": dropped, "og_answers": [original], "og_em": og_em,
+                "cf_em": cf_em, "og_f1": og_em, "cf_f1": cf_em, "same_answer": False,
+                **decided}  # fmt: skip
+
+    rows = pd.DataFrame([
+        row("a", "CF", 1.0, 1.0, True, True), row("a", "CF-ood", 1.0, 0.0, False, False),
+        row("b", "CF", 1.0, 1.0, False, True), row("c", "CF", 0.0, 1.0, False, False),
+        row("d", "CF", 1.0, 1.0, True, None),  # occlusion did not decide: out for both
+        row("e", "CF", 0.0, None, None, None, dropped="no antonym"),
+    ])  # fmt: skip
+    metrics = right_reasons_metrics(rows, ("ig-l2", "occlusion"), seed=0)
+    (able,) = metrics["competence"]
+    assert (able["n"], able["value"]) == (5, 0.6)  # a, b, c, d, e: once each
+    by = {(r["variant"], r["method"]): r for r in metrics["alignment"]}
+    ig, occlusion = by[("CF", "ig-l2")], by[("CF", "occlusion")]
+    assert (ig["instances"], ig["n"]) == (occlusion["instances"], occlusion["n"]) == (3, 2)
+    assert (ig["aligned"], occlusion["aligned"]) == (0.5, 1.0)
+    assert by[("CF-ood", "ig-l2")]["n"] == 0

@@ -330,6 +330,13 @@ def audit(
             help="OLD NEW: show what changed between two audit folders (no models are run)"
         ),
     ] = None,
+    edge: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="NAME=VALUE: move the edge of a faithful region (repeatable; names and "
+            "defaults in docs/audit.md); recorded in run.json"
+        ),
+    ] = None,
     seed: Seed = 0,
     batch_size: BatchSize = 16,
     force: Force = False,
@@ -344,13 +351,16 @@ def audit(
 ) -> None:
     """Run every suite each model can answer at one budget, and write one faithfulness card
     (index.html) with a verdict per suite and model; or compare two audits."""
-    from faithprobe.audit.plan import check_budget, data_root
+    from faithprobe.audit.edges import Edges
+    from faithprobe.audit.plan import STEPS, check_budget, data_root
     from faithprobe.subjects import EndpointConfig, check_model
 
     with user_errors(RESUME):
         if compare is not None:
-            if model:
-                raise UsageError("--compare reads two finished audits; it takes no --model")
+            if model or edge:
+                raise UsageError(
+                    "--compare reads two finished audits; it takes no --model or --edge"
+                )
             from faithprobe.audit.compare import compare_audits, compare_rows
 
             changes = compare_audits(*compare)
@@ -359,6 +369,7 @@ def audit(
         if not model:
             raise UsageError("give --model (repeat it to compare models), or --compare OLD NEW")
         check_budget(budget)
+        Edges.parse(edge or (), [s.suite for s in STEPS])
         for spec in model:
             check_model(spec)
         data_root(data_dir)
@@ -381,6 +392,7 @@ def audit(
             cache_dir=cache_dir,
             endpoint=EndpointConfig(base_url=base_url, api=api),
             command=command_line(),
+            edges=edge or (),
         )
         with progress_bars() as progress:
             folder = run_audit(config, progress=progress, log=log)

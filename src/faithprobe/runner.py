@@ -40,6 +40,7 @@ from faithprobe.subjects.base import Subject
 from faithprobe.subjects.cache import AnswerCache, answers_file
 from faithprobe.subjects.cached import CachedSubject
 from faithprobe.subjects.openai_compat import EndpointConfig
+from faithprobe.subjects.reference import is_reference
 from faithprobe.suite import COMMON_COLUMNS, Suite, get_suite
 
 METRICS_SCHEMA_VERSION = 1
@@ -133,19 +134,25 @@ class ModelPool:
 
 def answer_all(suite: Suite, pairs, subject: Subject, progress: ProgressFactory | None) -> dict:
     """Scores for every example the pairs use, keyed by example id, and the answers to a
-    suite's extra requests (``Suite.extra_requests``) keyed by (example id, name)."""
+    suite's extra requests (``Suite.extra_requests``) keyed by (example id, name). A
+    subject that reads examples (``Subject.reads_examples``: a reference model) is shown
+    the example behind each request first, the first by id where several make one."""
     examples = {}
     for p in pairs:
         examples.setdefault(p.original.id, p.original)
         examples.setdefault(p.intervened.id, p.intervened)
-    keys, requests = [], []
+    keys, requests, shown = [], [], {}
     for i in sorted(examples):
-        keys.append(i)
-        requests.append(suite.request(examples[i], subject))
-        for name, extra in suite.extra_requests(examples[i], subject).items():
-            keys.append((i, name))
-            requests.append(extra)
+        extras = suite.extra_requests(examples[i], subject)
+        asked = [(i, suite.request(examples[i], subject))]
+        asked += [((i, name), extra) for name, extra in extras.items()]
+        for key, request in asked:
+            keys.append(key)
+            requests.append(request)
+            shown.setdefault(request, examples[i])
     subject.check_accepts(requests)  # before any work: name what the model cannot answer
+    if subject.reads_examples:
+        subject.read_examples(shown)
     advance = progress(subject.name, len(requests)) if progress else None
     scored = subject.answer(requests, advance)
     return dict(zip(keys, scored, strict=True))
@@ -239,6 +246,11 @@ def _check(config: RunConfig, suite: Suite, models: Sequence[str]) -> tuple[Path
         check_model(spec)
     if config.executor not in EXECUTORS:
         raise UsageError(f"--executor {config.executor!r}: choose from {', '.join(EXECUTORS)}")
+    if config.executor == "ray" and (refs := [m for m in config.models if is_reference(m)]):
+        raise UsageError(
+            f"--executor ray: reference models ({', '.join(refs)}) answer in this process; "
+            "run them without --executor ray"
+        )
     if config.data is not None and not Path(config.data).exists():
         raise DataError(config.data, "no such data file or folder")
     check_cache_dir(config.cache_dir)
@@ -329,17 +341,19 @@ def run(
         if len(set(names)) != len(names):
             raise UsageError(f"two models share a name: {', '.join(names)}")
         for subject in subjects:
-            cached = CachedSubject(subject, cache)
+            # a subject whose answers depend on more than the request is asked directly
+            cached = CachedSubject(subject, cache) if subject.cacheable else None
             before = subject.usage()
-            answers = answer_all(suite, pairs, cached, progress)
+            answers = answer_all(suite, pairs, subject if cached is None else cached, progress)
+            computed = cached.computed if cached else len(answers)
             rows += result_rows(suite, pairs, subject, answers)
             entry = {
                 "name": subject.name,
                 "fingerprint": subject.fingerprint,
                 "kind": subject.kind,
                 **subject.describe(),
-                "computed_requests": cached.computed,
-                "cached_requests": len(answers) - cached.computed,
+                "computed_requests": computed,
+                "cached_requests": len(answers) - computed,
                 "truncated_requests": _truncated(answers),
             }
             if before is not None:  # what this run cost (tokens, HTTP requests)

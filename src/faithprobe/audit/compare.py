@@ -5,12 +5,14 @@ Effects are matched by step, effect and model name; when the two audits hold one
 under different names (the old checkpoint and the new one), those two are matched. Each
 matched effect is:
 
-* **regressed**: its verdict got worse (faithful → inconclusive → unfaithful), or its two
-  intervals are apart (:func:`~faithprobe.metrics.verdict.intervals_differ`) and it moved
-  away from the faithful region;
-* **improved**: the same, the other way;
-* **unchanged**: neither (a move within overlapping intervals is not a change the data
-  supports);
+* **regressed** / **improved**: the difference is supported -- today: the two 95%
+  intervals are apart (:func:`~faithprobe.metrics.verdict.intervals_differ`), a stand-in
+  until the paired test over the same items exists -- and the estimate moved away from /
+  towards the faithful region;
+* **verdict changed, difference not supported**: the verdict moved, but the intervals
+  overlap, so the data do not say the model changed (a move from "faithful" to
+  "inconclusive" within overlapping intervals is what a re-run with another seed does);
+* **unchanged**: neither;
 * **only in old / only in new**: a step or model one audit did not run (e.g. data missing).
 """
 
@@ -22,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from faithprobe.errors import UsageError
-from faithprobe.metrics.verdict import FAITHFUL, INCONCLUSIVE, UNFAITHFUL, Effect, intervals_differ
+from faithprobe.metrics.verdict import Effect, intervals_differ
 from faithprobe.report.card import interval_text
 from faithprobe.report.tables import DASH
 
-RANK = {UNFAITHFUL: 0, INCONCLUSIVE: 1, FAITHFUL: 2}  # higher is better
+UNSUPPORTED_CHANGE = "verdict changed, difference not supported"
 
 
 @dataclass(frozen=True)
@@ -44,11 +46,12 @@ class Change:
             return "only in new"
         if self.new is None:
             return "only in old"
-        moved = RANK[self.new.verdict] - RANK[self.old.verdict]
-        if moved == 0 and intervals_differ(self.old, self.new):
+        if intervals_differ(self.old, self.new):
             toward = self.new.value < self.old.value
-            moved = 1 if toward == (self.old.region.side == "at_most") else -1
-        return "improved" if moved > 0 else "regressed" if moved < 0 else "unchanged"
+            return "improved" if toward == (self.old.region.side == "at_most") else "regressed"
+        if self.new.verdict != self.old.verdict:
+            return UNSUPPORTED_CHANGE
+        return "unchanged"
 
 
 def read_audit(folder: Path) -> dict:
@@ -105,7 +108,8 @@ def _cell(e: Effect | None) -> str:
 
 def compare_rows(changes: Sequence[Change]) -> tuple[list[str], list[list[str]]]:
     """The changes as a console table, regressions first."""
-    order = {"regressed": 0, "improved": 1, "only in old": 2, "only in new": 3, "unchanged": 4}
+    order = {"regressed": 0, "improved": 1, UNSUPPORTED_CHANGE: 2, "only in old": 3,
+             "only in new": 4, "unchanged": 5}  # fmt: skip
     rows = [
         [c.status, c.step, c.title, c.model, _cell(c.old), _cell(c.new)]
         for c in sorted(changes, key=lambda c: order[c.status])

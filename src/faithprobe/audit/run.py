@@ -22,6 +22,7 @@ from pathlib import Path
 
 from faithprobe.atomic import write_json
 from faithprobe.audit.card import card_metrics
+from faithprobe.audit.edges import Edges
 from faithprobe.audit.plan import STEPS, Step, check_budget, data_root, step_data
 from faithprobe.errors import UsageError
 from faithprobe.report.card import write_card
@@ -55,6 +56,7 @@ class AuditConfig:
     endpoint: EndpointConfig = field(default_factory=EndpointConfig)
     steps: Sequence[Step] = STEPS
     command: str = ""
+    edges: Sequence[str] = ()  # --edge NAME=VALUE: a faithful region's bound moved
 
 
 @dataclass
@@ -114,6 +116,7 @@ def audit(
     library use) and write its folder whole; returns the folder."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
     budget = check_budget(config.budget)
+    edges = Edges.parse(config.edges, [s.suite for s in config.steps])
     out = check_target(config.out, force=config.force)
     if subjects is None:
         if not config.models:
@@ -164,7 +167,7 @@ def audit(
             )
         models = [{"spec": spec, "name": s.name, "fingerprint": s.fingerprint}
                   for spec, s in zip(config.models or names, subjects, strict=True)]  # fmt: skip
-        metrics = card_metrics(runs, models, budget=budget, seed=config.seed)
+        metrics = card_metrics(runs, models, budget=budget, seed=config.seed, edges=edges)
         write_json(staging / "metrics.json", metrics)
         write_json(
             staging / "run.json",
@@ -173,6 +176,7 @@ def audit(
                 "command": config.command,
                 "budget": config.budget,
                 "seed": config.seed,
+                "edges": dict(edges.overrides),
                 "batch_size": config.batch_size,
                 "data_dir": str(root) if root else None,
                 "cache": str(answers_file(config.cache_dir)) if config.cache else None,

@@ -57,6 +57,8 @@ NAMES: tuple[tuple[str, str], ...] = (
 )
 GENDER = dict(NAMES)
 
+# no phrase may name a word of any candidate set ("wears glasses" named the optician's
+# "glasses", so a nearest-word shortcut was pulled by an "unrelated" attractor)
 UNRELATED = (
     "drives a car",
     "writes poetry",
@@ -65,7 +67,7 @@ UNRELATED = (
     "likes jazz",
     "collects stamps",
     "grows tomatoes",
-    "wears glasses",
+    "flies kites",
     "bakes cakes",
     "runs marathons",
 )

@@ -31,11 +31,19 @@ instance (:func:`~faithprobe.seeding.rng_for` on the run seed and the instance i
 model and method sees the same draw for an instance). An alignment rate not above the
 control's says the partitions mean nothing to the model.
 
+**Denominator.** The alignment score is the method's (its Table 4): the share of aligned
+instances among those answered exactly right on both the original and the counterfactual,
+the only ones that can align. Dividing by every instance instead mixes accuracy into the
+score (a model with few answers right scores near 0 whatever its saliency). The random
+control shares that denominator, and so does every saliency method compared (IG and
+Occlusion read the same instances; the caller passes the instances every method decided).
+
 **Significance rate.** Besides alignment, the share of instances whose positive partition
-passes the test at all, and the share whose random partition does: the random partition's
-rate is the method's sanity check (a calibrated test passes about ``alpha`` of them; a rate
-as high as the real partitions' says the heuristic partition is no more salient than
-chance). Real and random are compared by an exact McNemar test, paired by instance.
+passes the test at all, and the share whose random partition does, over every instance
+with saliency (the answers do not enter): the random partition's rate is the method's
+sanity check (a calibrated test passes about ``alpha`` of them; a rate as high as the real
+partitions' says the heuristic partition is no more salient than chance). Real and random
+are compared by an exact McNemar test, paired by instance.
 
 Tables: :func:`instance_alignment_rows` adds the per-instance decisions to a results table;
 :func:`alignment_scores` aggregates them per (dataset, model, method).
@@ -162,16 +170,17 @@ def instance_alignment_rows(
     )
 
 
+# (name, column, over): each rate's column and the instances it is a share of
 RATES = (
-    ("aligned", "aligned"),
-    ("control", "control_aligned"),
-    ("significant", "passed"),
-    ("control_significant", "control_passed"),
+    ("aligned", "aligned", "both_correct"),
+    ("control", "control_aligned", "both_correct"),
+    ("significant", "passed", "instances"),
+    ("control_significant", "control_passed", "instances"),
 )
-# (test column, the two paired rates it compares)
+# (test column, the two paired rates it compares, the instances they are shares of)
 TESTS = (
-    ("alignment_p", "aligned", "control_aligned"),
-    ("significance_p", "passed", "control_passed"),
+    ("alignment_p", "aligned", "control_aligned", "both_correct"),
+    ("significance_p", "passed", "control_passed", "instances"),
 )
 
 
@@ -185,33 +194,40 @@ def mcnemar_exact(a: pd.Series, b: pd.Series) -> float:
     return float(stats.binomtest(only_a, only_a + only_b, 0.5).pvalue)
 
 
+def _share(k: int, n: int) -> tuple[float, float, float]:
+    """``k / n`` with its Wilson interval; NaNs when ``n`` is 0."""
+    return (k / n if n else float("nan"), *wilson(k, n))
+
+
 def alignment_scores(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per (dataset, model, method): ``n`` instances and, each with a Wilson 95% interval
-    (instances taken as independent), ``aligned`` (share of aligned instances),
-    ``control`` (the random-partition control's alignment rate), ``significant`` (share
-    whose positive partition passed the saliency test, whatever the answers) and
-    ``control_significant`` (share whose random partition passed it: the method's sanity
-    check -- a rate near ``alpha`` says the test is calibrated, one near ``significant``
-    that the real partitions are no more salient than chance); ``both_correct`` (share with
-    both answers exactly right: the ceiling of the alignment rate); and the exact McNemar
-    tests of real against random partitions, paired by instance: ``alignment_p`` (aligned
-    vs control) and ``significance_p`` (significant vs control_significant); and
-    ``excess`` (aligned minus control, how much more often the real partition aligns than
-    a random one, on the same instances) with Newcombe's paired 95% interval
-    (:func:`~faithprobe.metrics.intervals.paired_proportion_difference`). ``frame`` is
-    :func:`instance_alignment_rows`'s output (or any frame with its boolean columns)."""
+    """Per (dataset, model, method): ``instances`` (with a saliency decision), ``n`` of them
+    answered exactly right on both the original and the counterfactual (the method's
+    denominator, module docstring) and ``both_correct`` (``n / instances``); each with a
+    Wilson 95% interval (instances taken as independent): ``aligned`` (share of the ``n``
+    whose positive partition passed the saliency test), ``control`` (the random-partition
+    control's share of the same ``n``), ``significant`` and ``control_significant`` (shares
+    of all ``instances`` whose real / random partition passed, whatever the answers: the
+    method's sanity check -- a rate near ``alpha`` says the test is calibrated, one near
+    ``significant`` that the real partitions are no more salient than chance); the exact
+    McNemar tests of real against random partitions, paired by instance: ``alignment_p``
+    (aligned vs control) and ``significance_p`` (significant vs control_significant); and
+    ``excess`` (aligned minus control on the ``n`` instances) with Newcombe's paired 95%
+    interval (:func:`~faithprobe.metrics.intervals.paired_proportion_difference`; NaNs
+    when ``n`` is 0: nothing can align). ``frame`` is :func:`instance_alignment_rows`'s
+    output (or any frame with its boolean columns); for one denominator across methods,
+    give every method the same instances."""
     out = []
     for keys, rows in frame.groupby(GROUPS, sort=True):
-        n = len(rows)
-        record = dict(zip(GROUPS, keys, strict=True)) | {"n": n}
-        for name, column in RATES:
-            k = int(rows[column].sum())
-            lo, hi = wilson(k, n)
-            record |= {name: k / n, f"{name}_ci_low": lo, f"{name}_ci_high": hi}
-        record["both_correct"] = float(rows["both_correct"].mean())
-        for name, real, control in TESTS:
-            record[name] = mcnemar_exact(rows[real], rows[control])
-        excess = paired_proportion_difference(rows["aligned"], rows["control_aligned"])
+        both = rows[rows["both_correct"].astype(bool)]
+        over = {"both_correct": both, "instances": rows}
+        record = dict(zip(GROUPS, keys, strict=True)) | {"instances": len(rows), "n": len(both)}
+        for name, column, base in RATES:
+            value, lo, hi = _share(int(over[base][column].sum()), len(over[base]))
+            record |= {name: value, f"{name}_ci_low": lo, f"{name}_ci_high": hi}
+        record["both_correct"] = len(both) / len(rows)
+        for name, real, control, base in TESTS:
+            record[name] = mcnemar_exact(over[base][real], over[base][control])
+        excess = paired_proportion_difference(both["aligned"], both["control_aligned"])
         record |= dict(zip(("excess", "excess_ci_low", "excess_ci_high"), excess, strict=True))
         out.append(record)
     return pd.DataFrame(out)

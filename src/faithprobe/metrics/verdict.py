@@ -24,20 +24,30 @@ two audits without the numeric stack.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 FAITHFUL, UNFAITHFUL, INCONCLUSIVE = "faithful", "unfaithful", "inconclusive"
-VERDICTS = (FAITHFUL, UNFAITHFUL, INCONCLUSIVE)
+NOT_ASSESSABLE = "not assessable"
+VERDICTS = (FAITHFUL, UNFAITHFUL, INCONCLUSIVE, NOT_ASSESSABLE)
+# one-sided level of each side of a two-sided 95% interval
+SIDE_ALPHA = 0.025
+Z_SIDE = 1.959963984540054  # the standard normal's 97.5% quantile
 
 RULE = (
+    "Competence first: on each step a model must beat the best constant answer on the "
+    "step's original items by the stated margin (one-sided test at 5%); a model that does "
+    "not is not assessable there, whatever its effects. "
     "Each effect has a faithful region, stated beside it (e.g. 'at most 0.10'). "
     "faithful: the whole 95% interval lies inside the region; "
     "unfaithful: the whole interval lies outside it; "
     "inconclusive: the interval crosses the region's edge, or nothing could be estimated. "
-    "A suite is unfaithful if any of its effects is, faithful if all of them are, "
-    "inconclusive otherwise."
+    "A step is faithful if every effect is (an intersection-union test: each at its own "
+    "level, no correction needed); unfaithful if at least one effect lies outside its region "
+    "after Holm's correction over the step's k effects (one-sided 2.5% family-wise; for one "
+    "effect, its whole interval outside); inconclusive otherwise. An effect without an "
+    "interval is shown but decides nothing."
 )
 
 
@@ -70,6 +80,10 @@ class Effect:
     n: int  # the units the interval resamples (items, passages, bases ...)
     region: Region
     reading: str = ""  # how the estimate and its interval were made (test, resampling)
+    # the name of the tolerance the region's bound is (docs/audit.md justifies each; ``audit
+    # --edge NAME=VALUE`` moves it); "" for an edge that cannot be moved
+    edge: str = ""
+    control: str = ""  # what a model that ignores the input scores here, in words
 
     def __post_init__(self) -> None:  # metrics.json holds a missing number as null
         for name in ("value", "ci_low", "ci_high"):
@@ -91,8 +105,81 @@ class Effect:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Effect:
-        fields = {k: record[k] for k in cls.__dataclass_fields__ if k != "region"}
+        fields = {
+            k: record[k] for k in cls.__dataclass_fields__ if k != "region" and k in record
+        }
         return cls(**fields, region=Region(**record["region"]))
+
+    @property
+    def has_interval(self) -> bool:
+        return not any(missing(x) for x in (self.value, self.ci_low, self.ci_high))
+
+    def p_outside(self) -> float:
+        """One-sided p-value of "the effect lies outside its region", read off the 95%
+        interval's half-width on the side facing the edge as a normal standard error (the
+        interval's own level: an interval whose near end just touches the edge gives
+        p = 0.025). 1 where there is no interval or the estimate is inside the region."""
+        if not self.has_interval:
+            return 1.0
+        if self.region.side == "at_most":  # outside: above the bound
+            gap, half = self.value - self.region.bound, self.value - self.ci_low
+        else:
+            gap, half = self.region.bound - self.value, self.ci_high - self.value
+        if gap <= 0:
+            return 1.0
+        if half <= 0:
+            return 0.0
+        return 0.5 * math.erfc(gap / (half / Z_SIDE) / math.sqrt(2))
+
+
+@dataclass(frozen=True)
+class Competence:
+    """Whether one model does one step's task at all: its accuracy on the original items
+    against the best constant answer on the same items (:mod:`faithprobe.metrics.
+    competence` computes it; a suite's headline function reads it off its metrics.json)."""
+
+    suite: str
+    subject: str
+    metric: str  # what was measured, e.g. "yes/no accuracy on the original stories"
+    value: float
+    ci_low: float
+    ci_high: float
+    baseline: float  # the best constant answer's accuracy on the same items
+    baseline_answer: str  # which constant answer that is
+    excess_ci_low: float  # lower end of the paired interval of value - baseline
+    margin: float
+    p_value: float  # one-sided: value - baseline > margin
+    competent: bool
+    n: int
+    reading: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("value", "ci_low", "ci_high", "baseline", "excess_ci_low", "p_value"):
+            x = getattr(self, name)
+            object.__setattr__(self, name, math.nan if x is None else float(x))
+
+    @property
+    def reason(self) -> str:
+        """Why the model is not assessable (empty when it is competent)."""
+        if self.competent:
+            return ""
+        return (
+            f"{self.metric} {self.value:.3g} does not beat the best constant answer "
+            f"({self.baseline_answer}: {self.baseline:.3g}) by more than {self.margin:g} "
+            f"(one-sided p = {self.p_value:.2g})"
+        )
+
+    def record(self) -> dict[str, Any]:
+        out = asdict(self)
+        for k, v in out.items():
+            if isinstance(v, float) and math.isnan(v):
+                out[k] = None
+        out["reason"] = self.reason
+        return out
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Competence:
+        return cls(**{k: record[k] for k in cls.__dataclass_fields__ if k in record})
 
 
 def missing(x: Any) -> bool:
@@ -109,12 +196,30 @@ def verdict(value: float, ci_low: float, ci_high: float, region: Region) -> str:
     return FAITHFUL if inside else UNFAITHFUL if outside else INCONCLUSIVE
 
 
-def combined(verdicts: Iterable[str]) -> str:
-    """A suite's verdict from its effects' (:data:`RULE`); inconclusive if there are none."""
-    found = list(verdicts)
-    if UNFAITHFUL in found:
+def holm(p_values: Sequence[float], alpha: float) -> list[bool]:
+    """Holm's step-down rejections of ``p_values`` at family-wise level ``alpha``."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    rejected = [False] * len(p_values)
+    for rank, i in enumerate(order):
+        if p_values[i] > alpha / (len(p_values) - rank):
+            break
+        rejected[i] = True
+    return rejected
+
+
+def combined(effects: Iterable[Effect], competence: Competence | None = None) -> str:
+    """A step's verdict for one model, by :data:`RULE`: not assessable without competence;
+    faithful if every effect with an interval is inside its region; unfaithful if Holm's
+    correction over them finds one outside; inconclusive otherwise (and when there are
+    none)."""
+    if competence is not None and not competence.competent:
+        return NOT_ASSESSABLE
+    found = [e for e in effects if e.has_interval]
+    if not found:
+        return INCONCLUSIVE
+    if any(holm([e.p_outside() for e in found], SIDE_ALPHA)):
         return UNFAITHFUL
-    if found and all(v == FAITHFUL for v in found):
+    if all(e.verdict == FAITHFUL for e in found):
         return FAITHFUL
     return INCONCLUSIVE
 

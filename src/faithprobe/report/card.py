@@ -94,6 +94,32 @@ def _difference_text(d: Mapping[str, Any]) -> str:
     return f"{d['title']}: {d['b']} − {d['a']} = {fmt_general(d['difference'])}"
 
 
+def competence_cells(metrics: Mapping[str, Any], step: str) -> dict[str, dict]:
+    """Per model, the step's competence as the card shows it: accuracy [95% CI] against the
+    best constant answer on the same items, and whether the model clears it."""
+    out = {}
+    for c in metrics.get("competence", []):
+        if c["step"] != step:
+            continue
+        out[c["subject"]] = {
+            "text": interval_text(c["value"], c["ci_low"], c["ci_high"]),
+            "baseline": f"{fmt_general(c['baseline'])} ({c['baseline_answer']})",
+            "competent": c["competent"],
+            "p": fmt_general(c["p_value"]),
+            "margin": fmt_general(c["margin"]),
+            "metric": c["metric"],
+            "n": c["n"],
+        }
+    return out
+
+
+def _competence_line(cell: Mapping[str, Any] | None) -> str:
+    if cell is None:
+        return DASH
+    verdict = "competent" if cell["competent"] else "not competent"
+    return f"{cell['text']} vs constant {cell['baseline']}: {verdict}"
+
+
 def render_card(metrics: Mapping[str, Any], run: Mapping[str, Any]) -> str:
     steps = []
     for s in metrics["steps"]:
@@ -102,6 +128,7 @@ def render_card(metrics: Mapping[str, Any], run: Mapping[str, Any]) -> str:
                 **s,
                 "options_text": ", ".join(f"{k}={v}" for k, v in (s.get("options") or {}).items()),
                 "effects": step_effects(metrics, s["step"]),
+                "competence": competence_cells(metrics, s["step"]),
                 "differences": [
                     _difference_text(d)
                     for d in metrics["differences"]
@@ -118,6 +145,7 @@ def render_card(metrics: Mapping[str, Any], run: Mapping[str, Any]) -> str:
         "models": metrics["models"],
         "steps": steps,
         "summary": metrics["summary"],
+        "edges": metrics.get("edges", {}),
         "command": run.get("command") or DASH,
         "data_dir": run.get("data_dir") or "none (steps that read data were skipped)",
         "versions": sorted((str(k), str(v)) for k, v in (run.get("versions") or {}).items()),
@@ -137,7 +165,8 @@ def write_card(folder: Path) -> Path:
 
 def card_rows(metrics: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     """The card as a console table: a row per step (its verdict per model, or why it was
-    skipped) followed by a row per headline effect (estimate [95% CI] and verdict)."""
+    skipped), its competence row, then a row per headline effect (estimate [95% CI] and
+    the effect's own reading)."""
     names = [m["name"] for m in metrics["models"]]
     header = ["step / effect", "faithful if", *names]
     rows = []
@@ -146,6 +175,16 @@ def card_rows(metrics: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
             rows.append([s["step"], "", *[f"skipped: {s['reason']}"] + [""] * (len(names) - 1)])
             continue
         rows.append([s["step"], "", *[s["verdicts"].get(n, "not run") for n in names]])
+        competence = competence_cells(metrics, s["step"])
+        if competence:
+            margin = next(iter(competence.values()))["margin"]
+            rows.append(
+                [
+                    "  competence: accuracy vs best constant answer",
+                    f"> constant + {margin}",
+                    *[_competence_line(competence.get(n)) for n in names],
+                ]
+            )
         for e in step_effects(metrics, s["step"]):
             cells = [
                 f"{c['text']} {c['verdict']}" if (c := e["cells"].get(n)) else DASH for n in names

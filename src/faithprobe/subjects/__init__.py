@@ -10,7 +10,9 @@ classifier, ``*ForQuestionAnswering`` -> extractive QA, ``*ForMaskedLM`` -> mask
 ``openai:MODEL`` is a model behind an OpenAI-compatible endpoint (see
 :mod:`faithprobe.subjects.openai_compat`; ``endpoint`` says where and how).
 ``heuristic:<selector>+<extractor>`` is a shallow QA baseline
-(:mod:`faithprobe.subjects.heuristic`).
+(:mod:`faithprobe.subjects.heuristic`). ``ref:NAME`` is a reference model with planted
+behaviour: ``ref:reader``, faithful by construction, or a degenerate one
+(:mod:`faithprobe.subjects.reference`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from faithprobe.subjects.deferred import DeferredSubject
 from faithprobe.subjects.embedded import converted, embedded_model
 from faithprobe.subjects.gguf_models import ensure_converted, find_gguf
 from faithprobe.subjects.identity import DEFERRABLE, HF_CAUSAL, Identity
+from faithprobe.subjects.reference import PREFIX, check_reference
 
 if TYPE_CHECKING:
     from faithprobe.subjects.openai_compat import EndpointConfig
@@ -98,6 +101,15 @@ BACKENDS.add(
     "entity/noun-chunk/sentence in it",
 )
 
+BACKENDS.add(
+    PREFIX,
+    "faithprobe.subjects.reference:ReferenceSubject",
+    description="reference models with planted behaviour, no weights: ref:reader (faithful "
+    "by construction, answers from the annotations of the example behind each request) and "
+    "the degenerate ref:constant, ref:random, ref:unknown, ref:first, ref:nearest, "
+    "ref:overlap (read only the input); never cached, in process only",
+)
+
 
 def _hub_backend(name: str) -> bool:
     """Whether ``name`` is a backend of models in a folder or on the Hugging Face Hub (a
@@ -153,6 +165,9 @@ def check_model(spec: str) -> None:
         return
     if backend == "heuristic":
         return  # its parts are checked when it is built, which costs nothing
+    if backend == PREFIX:
+        check_reference(target)
+        return
     if backend == "embedded":
         embedded_model(spec)
         return
@@ -206,6 +221,8 @@ def load_subject(
         return BACKENDS.get("openai")(target, endpoint)
     if backend == "heuristic":
         return BACKENDS.get("heuristic")(target)
+    if backend == PREFIX:
+        return BACKENDS.get(PREFIX)(target)
 
     def load() -> Subject:
         return load_subject(spec, batch_size=batch_size, trust_remote_code=trust_remote_code)

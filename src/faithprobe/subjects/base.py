@@ -4,14 +4,23 @@ A subject has a display ``name``, a ``fingerprint`` that changes whenever its an
 change (weights, tokenizer, scoring code), and one method per request type. Backends
 implement the methods; :class:`~faithprobe.subjects.cached.CachedSubject` adds the
 persistent cache in front of any of them.
+
+**The example channel.** A model sees only its requests. A reference model with planted
+behaviour (:mod:`faithprobe.subjects.reference`) must also see the example each request was
+made from (its annotations: the critical fact, the rationale, the natural-logic features),
+so a subject may set :attr:`Subject.reads_examples`; the runner then calls
+:meth:`Subject.read_examples` with the example behind each request before asking. Such
+answers depend on more than the request, so they must not be cached by the request's key:
+such a subject also sets :attr:`Subject.cacheable` to False, and the runner asks it directly.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from faithprobe.errors import UsageError
+from faithprobe.examples import Example
 from faithprobe.requests import Answer, Request
 
 Progress = Callable[[int], None]
@@ -46,6 +55,12 @@ class Subject(ABC):
     # how many chunks ``answer_chunks`` computes at the same time
     parallel_chunks: int = 1
 
+    # the example channel (module docstring): whether the runner shows the subject the
+    # example behind each request (``read_examples``) before asking, and whether its answers
+    # may go through the persistent answer cache (a function of the request alone)
+    reads_examples: bool = False
+    cacheable: bool = True
+
     @property
     @abstractmethod
     def fingerprint(self) -> str: ...
@@ -66,6 +81,13 @@ class Subject(ABC):
                     f"answers {', '.join(sorted(self.accepts))}"
                     + (f". {r.kind} requests need {hint}" if hint else "")
                 )
+
+    def read_examples(self, by_request: Mapping[Request, Example]) -> None:
+        """Take the example each of the coming requests was made from (called by the runner
+        before :meth:`answer` when :attr:`reads_examples` is set; a request made from
+        several examples maps to the first of them by id). A subject that reads no
+        examples ignores them."""
+        del by_request
 
     def describe(self) -> dict[str, object]:
         """Settings worth recording in run.json beside the fingerprint (an endpoint's URL

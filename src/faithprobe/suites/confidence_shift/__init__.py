@@ -18,6 +18,15 @@ PROBES = {
     "no_right_answer": ("no_right_answer", {}),
 }
 DEFAULT_PROBES = ("no_question", "wrong_question", "no_right_answer")
+PROBE_TITLES = {
+    "no_question": "No-Question",
+    "wrong_question": "Wrong-Question",
+    "wrong_question_disjoint": "Wrong-Question (no shared word)",
+    "no_right_answer": "No-Right-Answer",
+}
+# the probes that change the prompt and keep the choices: their pseudo-correct choice is the
+# old right answer, and pseudo-accuracy against 1/n is the method's measure of them
+PROMPT_PROBES = ("no_question", "wrong_question", "wrong_question_disjoint")
 NO_PROBES = "none"  # -o probes=none: the original instances only
 ANSWER_MODES = ("auto", "scores", "letter")
 # how a choice's summed token log-probability becomes its score (see normalisation.py)

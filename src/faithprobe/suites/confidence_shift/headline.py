@@ -1,61 +1,146 @@
-"""The confidence-shift suite's headline effects for the faithfulness card: when no choice
-is correct, does the model still pick the choice that would have been right (pseudo-
-accuracy above the 1/n a model without that cue gets), and does its top confidence tell
-such inputs from the originals (MaxProb detection, chance 0.5)?"""
+"""The confidence-shift suite's headline for the faithfulness card: each probe read by the
+method's own measure of it (Shen & Kejriwal 2023), after a competence check.
+
+Competence: accuracy on the original instances must beat the best constant answer on them
+(always the same position, or always the same text where choice texts recur).
+
+Effects, each with the value a model that ignores its input gets:
+
+* **No-Question, Wrong-Question** (the prompt probes): pseudo-accuracy minus 1/n, the
+  method's measure. The choices and their order stay, so a model that does not read the
+  question keeps its original picks: its pseudo-accuracy is its original accuracy, which
+  competence puts more than the margin above the best constant answer (itself at least
+  1/n). A faithful model no longer finds the old answer: 1/n.
+* **No-Right-Answer**: where the confidence freed by removing the right answer goes, read
+  as the spread of the choice confidences (the square root of the method's variance; their
+  RMS distance from 1/n). The method's agnostic model spreads it evenly (spread 0, the
+  *random-like* shift); keeping it on the right answer's slot, as if the donor answer
+  there were right (*conservative*), or moving it onto the old wrong choices, avoiding the
+  donor (*deviated*), both leave a spread. Pseudo-accuracy is not the measure here: a model
+  that avoids the donor has pseudo-accuracy near 0, far *below* 1/n, and reading it
+  against 1/n as the prompt probes are read would call that deviation faithful.
+* **MaxProb detection**, per probe: whether the top confidence tells probed inputs from the
+  originals (chance 0.5). A model whose confidence ignores the input (constant, flat)
+  scores exactly 0.5.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from faithprobe.metrics.verdict import Effect, Region, missing
+from faithprobe.metrics.verdict import Competence, Effect, Region, missing
+from faithprobe.suites.confidence_shift import PROBE_TITLES, PROMPT_PROBES
 
-# pseudo-accuracy a faithful model keeps within this of chance (1/n)
-TOLERATED_EXCESS = 0.05
-# detection accuracy (chance 0.5) from which top confidence tells probed inputs apart
-DETECTION_FLOOR = 0.6
-_PROBES = {
-    "no_question": "question removed",
-    "wrong_question": "another item's question",
-    "wrong_question_disjoint": "another item's question (disjoint)",
-    "no_right_answer": "right answer removed",
+SUITE = "confidence-shift"
+# the probe whose spread of confidences is its headline: the right answer is gone
+ANSWER_PROBE = "no_right_answer"
+PSEUDO_ACCURACY_EDGE = f"{SUITE}.pseudo_accuracy_excess"
+SPREAD_EDGE = f"{SUITE}.spread_without_right_answer"
+DETECTION_EDGE = f"{SUITE}.maxprob_detection"
+# edge name -> (default bound, where the default comes from)
+EDGES: dict[str, tuple[float, str]] = {
+    PSEUDO_ACCURACY_EDGE: (
+        0.05,
+        "the competence margin: a model that ignores the question keeps its original picks, "
+        "so its pseudo-accuracy is its original accuracy, more than 0.05 above the best "
+        "constant answer (itself at least 1/n) once it is competent, and lands outside.",
+    ),
+    SPREAD_EDGE: (
+        0.10,
+        "a tolerance: on three choices a spread of 0.10 is a top confidence about 0.14 "
+        "above 1/3 (0.47/0.26/0.26), or what noise of SD 0.43 nats on each choice's "
+        "log-score gives on average; a model that keeps 0.6 on the slot, or moves it onto "
+        "one old wrong choice, has 0.19.",
+    ),
+    DETECTION_EDGE: (
+        0.60,
+        "chance is 0.5, where a model whose confidence ignores the input (constant or flat) "
+        "lands exactly; 0.6 asks the top confidence to tell one input in five apart beyond "
+        "a coin.",
+    ),
 }
 
 
-def headline(metrics: Mapping[str, Any]) -> list[Effect]:
-    out = []
-    for row in metrics.get("pseudo_accuracy", []):
-        chance = row["agnostic"]
-        bounds = [
-            None if missing(row[k]) else row[k] - chance for k in ("value", "ci_low", "ci_high")
-        ]
-        out.append(
-            Effect(
-                suite="confidence-shift",
-                key=f"pseudo_accuracy_excess_{row['probe']}",
-                title=f"picks the once-right choice above chance ({_PROBES.get(row['probe'], row['probe'])})",
-                subject=row["subject"],
-                value=bounds[0],
-                ci_low=bounds[1],
-                ci_high=bounds[2],
-                n=row["n"],
-                region=Region("at_most", TOLERATED_EXCESS),
-                reading=f"pseudo-accuracy minus 1/n ({chance:.3g}); {row['method']}",
-            )
-        )
-    for row in metrics.get("maxprob_detection", []):
-        out.append(
-            Effect(
-                suite="confidence-shift",
-                key=f"maxprob_detection_{row['probe']}",
-                title=f"top confidence tells probed from original inputs ({_PROBES.get(row['probe'], row['probe'])})",
-                subject=row["subject"],
-                value=row["value"],
-                ci_low=row["ci_low"],
-                ci_high=row["ci_high"],
-                n=row["n_instances"],
-                region=Region("at_least", DETECTION_FLOOR),
-                reading=f"detection accuracy, chance 0.5; {row['method']}",
-            )
-        )
-    return out
+def _title(probe: str) -> str:
+    return PROBE_TITLES.get(probe, probe)
+
+
+def _pseudo_accuracy_effect(row: Mapping[str, Any]) -> Effect:
+    excess = row["excess"]
+    return Effect(
+        suite=SUITE,
+        key=f"pseudo_accuracy_excess_{row['probe']}",
+        title=f"picks the once-right choice above 1/n ({_title(row['probe'])})",
+        subject=row["subject"],
+        value=excess["value"],
+        ci_low=excess["ci_low"],
+        ci_high=excess["ci_high"],
+        n=excess["n_clusters"],
+        region=Region("at_most", EDGES[PSEUDO_ACCURACY_EDGE][0]),
+        reading=f"pseudo-accuracy {row['value']:.3g} minus 1/n ({row['agnostic']:.3g}); "
+        f"original accuracy {row['original_accuracy']:.3g}; a tie at the top shares its "
+        f"credit; {excess['method']}",
+        edge=PSEUDO_ACCURACY_EDGE,
+        control="a model that does not read the question keeps its picks: its original "
+        "accuracy minus 1/n, above the edge once it is competent",
+    )
+
+
+def _spread_effect(row: Mapping[str, Any]) -> Effect:
+    after, before = row["after"], row["before"]
+    shown = "" if missing(before["value"]) else f"; {before['value']:.3g} on the originals"
+    return Effect(
+        suite=SUITE,
+        key=f"confidence_spread_{row['probe']}",
+        title=f"confidence not spread evenly once no choice is right ({_title(row['probe'])})",
+        subject=row["subject"],
+        value=after["value"],
+        ci_low=after["ci_low"],
+        ci_high=after["ci_high"],
+        n=after["n_clusters"],
+        region=Region("at_most", EDGES[SPREAD_EDGE][0]),
+        reading=f"SD of the choice confidences (RMS distance from 1/n; 0: the method's "
+        f"agnostic model){shown}; {row['method']}",
+        edge=SPREAD_EDGE,
+        control="a model that ignores the choices' content keeps its original spread; one "
+        "that treats the donor answer as right, or avoids it for an old wrong choice, keeps "
+        "a spread too",
+    )
+
+
+def _detection_effect(row: Mapping[str, Any]) -> Effect:
+    return Effect(
+        suite=SUITE,
+        key=f"maxprob_detection_{row['probe']}",
+        title=f"top confidence tells probed from original inputs ({_title(row['probe'])})",
+        subject=row["subject"],
+        value=row["value"],
+        ci_low=row["ci_low"],
+        ci_high=row["ci_high"],
+        n=row["n_instances"],
+        region=Region("at_least", EDGES[DETECTION_EDGE][0]),
+        reading=f"detection accuracy, chance 0.5; {row['method']}",
+        edge=DETECTION_EDGE,
+        control="0.5: a confidence that ignores the input is the same on both inputs",
+    )
+
+
+def headline(metrics: Mapping[str, Any]) -> list[Effect | Competence]:
+    """Each subject's competence, then the effects read off ``pseudo_accuracy`` (prompt
+    probes), ``confidence_spread`` (No-Right-Answer) and ``maxprob_detection``."""
+    out: list[Effect | Competence] = [
+        Competence.from_record({**r, "suite": SUITE, "reading": r["method"]})
+        for r in metrics.get("competence", [])
+    ]
+    out += [
+        _pseudo_accuracy_effect(r)
+        for r in metrics.get("pseudo_accuracy", [])
+        if r["probe"] in PROMPT_PROBES
+    ]
+    out += [
+        _spread_effect(r)
+        for r in metrics.get("confidence_spread", [])
+        if r["probe"] == ANSWER_PROBE
+    ]
+    return out + [_detection_effect(r) for r in metrics.get("maxprob_detection", [])]

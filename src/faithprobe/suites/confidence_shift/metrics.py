@@ -50,33 +50,60 @@ unrelated question does beside removing the question.
 threshold is the mean MaxProb over the first half's original and perturbed inputs; on the
 second half "MaxProb above the threshold => original" is scored over both inputs of every
 instance (balanced, chance 50%), per trial, then averaged over trials.
+
+**Ties at the top share the credit** (:func:`credit`): a model whose top confidence is
+shared by k choices earns 1/k on an instance if the right (or pseudo-correct) choice is one
+of them. A model that cannot tell the choices apart then earns 1/n, what a random pick earns
+in expectation, not whatever position ``argmax`` breaks ties to (which would make a
+perfectly agnostic model's pseudo-accuracy the share of instances whose answer sits first).
+Accuracy, competence and pseudo-accuracy count this credit; ``original_correct`` and
+``pseudo_correct`` keep the plain ``argmax`` for the examples and the expectation.
+
+**Competence** (:func:`competence_records`): accuracy on the original instances against the
+best constant answer on them: always the same position, or (when choice texts recur across
+instances, as Social IQA's "happy" does) always the same text; see
+:mod:`faithprobe.metrics.competence`.
+
+**Confidence spread** (:func:`confidence_spread`): the population standard deviation of an
+input's choice confidences, i.e. their root-mean-square distance from 1/n (confidences sum
+to 1, so their mean is 1/n): the square root of the method's variance of the choice
+confidences, 0 for the agnostic model. Computed per trial, then averaged per instance (a
+model picking a different choice confidently in each trial is not agnostic on average).
+After No-Right-Answer it says where the confidence freed by removing the right answer went:
+spread evenly (spread near 0, the method's *random-like* shift), kept on the right answer's
+slot as if the donor answer there were right (*conservative*), or moved onto the old wrong
+choices, avoiding the donor (*deviated*); both of the latter leave a spread.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from faithprobe.metrics.intervals import LEVEL, clustered_mean, wilson
-from faithprobe.suites.confidence_shift import NORMALISATIONS
+from faithprobe.metrics.competence import competence
+from faithprobe.metrics.intervals import (
+    LEVEL,
+    clustered_mean,
+    paired_cluster_difference,
+    wilson,
+)
+from faithprobe.suites.confidence_shift import NORMALISATIONS, PROBE_TITLES
 from faithprobe.suites.confidence_shift.normalisation import choice_scores
 
 SHIFT_ALPHA = 0.10
 SHIFT_TYPES = ("random-like", "hybrid", "conservative", "deviated", "undetermined")
 ORIGINAL = "original"  # the "probe" of original-only rows (probes=none): no probe at all
-PROBE_ORDER = ("no_question", "wrong_question", "wrong_question_disjoint", "no_right_answer")
-PROBE_TITLES = {
-    "no_question": "No-Question",
-    "wrong_question": "Wrong-Question",
-    "wrong_question_disjoint": "Wrong-Question (no shared word)",
-    "no_right_answer": "No-Right-Answer",
-}
+PROBE_ORDER = tuple(PROBE_TITLES)  # the order probes are reported in
 # pairs of probes whose pseudo-correct confidences are compared (the method's Table 2, col. 5)
 CONTRASTS = (("no_question", "wrong_question"),)
+# confidences this close to the highest share the top (equal scores, up to rounding)
+TIE_TOLERANCE = 1e-9
 Z = stats.norm.ppf(0.5 + LEVEL / 2)
 
 
@@ -129,6 +156,19 @@ def shift_kind(p_before: float, p_agnostic: float, alpha: float = SHIFT_ALPHA) -
     }[(p_before < alpha, p_agnostic < alpha)]
 
 
+def top_choices(confidences) -> list[int]:
+    """The choices whose confidence ties the highest (within :data:`TIE_TOLERANCE`)."""
+    conf = np.asarray(confidences, dtype=float)
+    return [int(i) for i in np.flatnonzero(conf >= conf.max() - TIE_TOLERANCE)]
+
+
+def credit(top: Sequence[int], target: int) -> float:
+    """The credit for ``target`` when the choices ``top`` share the top (see the module
+    docstring): 1/len(top) if ``target`` is one of them, else 0 (0 for an abstention, which
+    names no choice)."""
+    return 1.0 / len(top) if int(target) in top else 0.0
+
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -174,26 +214,60 @@ def _per_instance(rows: pd.DataFrame, column: str) -> pd.Series:
 # --------------------------------------------------------------------------- metrics
 
 
-def original_accuracy(results: pd.DataFrame) -> list[dict]:
+def original_accuracy(results: pd.DataFrame, seed: int = 0) -> list[dict]:
+    """Accuracy on the original instances (a tie at the top shares its credit), with a
+    bootstrap interval over instances (Wilson where every instance agrees)."""
     out = []
     for subject in _subjects(results):
         orig = _originals(results[results["subject"] == subject])
-        correct = orig["original_correct"].astype(float)
-        n, k = len(correct), int(correct.sum())
-        lo, hi = wilson(k, n)
-        p = k / n if n else float("nan")
+        est = clustered_mean(orig["original_credit"], orig.index, seed=seed, proportion=True)
+        p, n = est.value, est.n
         out.append(
             {
                 "subject": subject,
                 "value": p,
                 "se": float(np.sqrt(p * (1 - p) / n)) if n else float("nan"),
-                "ci_low": lo,
-                "ci_high": hi,
+                "ci_low": est.ci_low,
+                "ci_high": est.ci_high,
                 "n": n,
                 "agnostic": float((1.0 / orig["n_choices"]).mean()),
-                "method": "Wilson interval over instances",
+                "method": est.method.replace("base items", "instances"),
             }
         )
+    return out
+
+
+def gold_keys(originals: pd.DataFrame) -> list[set[str]]:
+    """Per original instance, the constant answers that are right on it: the right
+    answer's position, and its text when some choice text recurs across instances (then
+    "always answer 'happy'" is a constant answer too; it is right where 'happy' is the
+    right choice)."""
+    texts = [[c.strip().lower() for c in choices] for choices in originals["original_choices"]]
+    recurring = max(Counter(t for ts in texts for t in set(ts)).values(), default=0) > 1
+    keys = []
+    for ts, label in zip(texts, originals["label"], strict=True):
+        found = {f"position:{int(label)}"}
+        if recurring:
+            found.add(f"text:{ts[int(label)]}")
+        keys.append(found)
+    return keys
+
+
+def competence_records(results: pd.DataFrame, seed: int = 0) -> list[dict]:
+    """Per subject, accuracy on the original instances against the best constant answer on
+    them (:func:`gold_keys`; clusters: the instances), as
+    :func:`faithprobe.metrics.competence.competence` gives it."""
+    out = []
+    for subject in _subjects(results):
+        orig = _originals(results[results["subject"] == subject])
+        record = competence(
+            orig["original_credit"].astype(float).to_numpy(),
+            gold_keys(orig),
+            orig.index.to_numpy(),
+            seed=seed,
+            metric="accuracy on the original instances",
+        )
+        out.append({"subject": subject, **record})
     return out
 
 
@@ -222,19 +296,21 @@ def abstentions(results: pd.DataFrame) -> list[dict]:
     return out
 
 
-def pseudo_accuracy(results: pd.DataFrame) -> list[dict]:
-    """Share of perturbed instances whose pseudo-correct choice gets the top confidence,
-    averaged over trials per instance; tested against 1/n and against original accuracy."""
+def pseudo_accuracy(results: pd.DataFrame, seed: int = 0) -> list[dict]:
+    """Share of perturbed instances whose pseudo-correct choice gets the top confidence (a
+    tie shares its credit), averaged over trials per instance; tested against 1/n and
+    against original accuracy. ``excess``: pseudo-accuracy minus 1/n with a paired
+    bootstrap interval over instances (the card's measure of the prompt probes)."""
     out = []
     for subject in _subjects(results):
         sub = results[results["subject"] == subject]
         for probe in _probes(sub):
             rows = sub[sub["probe"] == probe]
-            x = _per_instance(rows, "pseudo_correct")
+            x = _per_instance(rows, "pseudo_credit")
             orig = _originals(rows)
             agnostic = (1.0 / orig["n_choices"]).reindex(x.index)
-            original = orig["original_correct"].astype(float).reindex(x.index)
-            by_trial = rows.groupby("trial")["pseudo_correct"].mean()
+            original = orig["original_credit"].astype(float).reindex(x.index)
+            by_trial = rows.groupby("trial")["pseudo_credit"].mean()
             out.append(
                 {
                     "subject": subject,
@@ -249,6 +325,7 @@ def pseudo_accuracy(results: pd.DataFrame) -> list[dict]:
                     "original_accuracy": float(original.mean()),
                     "vs_agnostic": t_test(x - agnostic),
                     "vs_original": t_test(x - original),
+                    "excess": paired_cluster_difference(x, agnostic, x.index, seed=seed),
                 }
             )
     return out
@@ -339,6 +416,42 @@ def pooled_shifts(results: pd.DataFrame, alpha: float = SHIFT_ALPHA) -> list[dic
                     "vs_agnostic": agnostic,
                     "n_instances": len(s),
                     "df": len(s) - 1,
+                }
+            )
+    return out
+
+
+def _spread(confidences) -> float:
+    """The population SD of one input's choice confidences: their RMS distance from 1/n."""
+    return float(np.std(np.asarray(confidences, dtype=float)))
+
+
+def confidence_spread(results: pd.DataFrame, seed: int = 0) -> list[dict]:
+    """Per subject and probe, the spread of the choice confidences (see the module
+    docstring) after the probe and on the original inputs, each a mean over instances with a
+    bootstrap interval over instances, and after minus before, paired by instance."""
+    out = []
+    for subject in _subjects(results):
+        sub = results[results["subject"] == subject]
+        for probe in _probes(sub):
+            rows = sub[sub["probe"] == probe]
+            spreads = pd.Series([_spread(c) for c in rows["confidences"]], index=rows.index)
+            after = spreads.groupby(rows["original_id"]).mean()
+            orig = _originals(rows)
+            before = pd.Series(
+                [_spread(c) for c in orig["original_confidences"]], index=orig.index
+            ).reindex(after.index)
+            ids = after.index.to_numpy()
+            out.append(
+                {
+                    "subject": subject,
+                    "probe": probe,
+                    "after": clustered_mean(after, ids, seed=seed).as_dict(),
+                    "before": clustered_mean(before, ids, seed=seed).as_dict(),
+                    "change": paired_cluster_difference(after, before, ids, seed=seed),
+                    "n_instances": len(after),
+                    "method": "per instance the mean over trials of the SD of the choice "
+                    "confidences; mean over instances, bootstrap over instances, percentile",
                 }
             )
     return out

@@ -33,8 +33,8 @@ from faithprobe.report.views import (
     metric_frame,
     pick_ids,
 )
-from faithprobe.suites.confidence_shift import NORMALISATIONS
-from faithprobe.suites.confidence_shift.metrics import PROBE_TITLES, SHIFT_TYPES
+from faithprobe.suites.confidence_shift import NORMALISATIONS, PROBE_TITLES
+from faithprobe.suites.confidence_shift.metrics import SHIFT_TYPES
 
 if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn (new_figure)
     from matplotlib.figure import Figure
@@ -107,7 +107,41 @@ def accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
         "Original accuracy (unperturbed instances)",
         data,
         display,
-        note="Interval: Wilson over instances.",
+        note="A tie at the top shares its credit. Interval: bootstrap over instances "
+        "(Wilson where every instance agrees).",
+    )
+
+
+def competence_table(metrics: Mapping[str, Any]) -> Table | None:
+    """Accuracy on the original instances against the best constant answer (the card's
+    competence)."""
+    data = metric_frame(metrics, "competence", BY_SUBJECT)
+    if data.empty:
+        return None
+    records = data.to_dict("records")
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "accuracy [95% CI]": [estimate_text(r, se=False) for r in records],
+            "best constant": [f"{r['baseline_answer']}: {f3(r['baseline'])}" for r in records],
+            "excess [95% CI]": [
+                f"{f3(r['excess'])} [{f3(r['excess_ci_low'])}, {f3(r['excess_ci_high'])}]"
+                for r in records
+            ],
+            "p (excess > margin)": data["p_value"].map(lambda x: fmt_general(x, ".3g")),
+            "competent": data["competent"].map(lambda x: "yes" if x else "no"),
+            "instances": data["n"].map(fmt_count),
+        }
+    )
+    return Table(
+        "competence",
+        "Competence: accuracy on the original instances against the best constant answer",
+        data,
+        display,
+        note="The best constant answer is always the same position, or always the same text "
+        "where choice texts recur across instances; a model whose excess over it is not "
+        f"above {fmt_general(records[0].get('margin'))} (one-sided test at 5%, paired "
+        "bootstrap over instances) is not assessable on the card.",
     )
 
 
@@ -186,6 +220,10 @@ def pseudo_accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
             "subject": data["subject"],
             "probe": data["probe"].map(_probe),
             "pseudo-accuracy ± SE [95% CI]": [estimate_text(r) for r in records],
+            "− 1/n [95% CI]": [
+                f"{f3(r['excess.value'])} [{f3(r['excess.ci_low'])}, {f3(r['excess.ci_high'])}]"
+                for r in records
+            ],
             "per trial": [", ".join(f3(v) for v in r.get("trial_values") or []) for r in records],
             "1/n": data["agnostic"].map(f3),
             "diff. vs 1/n": data["vs_agnostic.difference"].map(f3),
@@ -201,7 +239,8 @@ def pseudo_accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
         "Pseudo-accuracy: the pseudo-correct choice gets the highest confidence",
         data,
         display,
-        note="Per-instance mean over trials, then mean over instances; SE over instances. "
+        note="Per-instance mean over trials, then mean over instances (a tie at the top "
+        "shares its credit); SE over instances. − 1/n: paired bootstrap over instances. "
         "Tests: t-tests over instances against the agnostic 1/n and (paired) against "
         "original accuracy.",
     )
@@ -305,6 +344,39 @@ def profile_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
+def spread_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = metric_frame(metrics, "confidence_spread", BY_SUBJECT)
+    if data.empty:
+        return None
+    records = data.to_dict("records")
+
+    def interval(r: Mapping[str, Any], part: str) -> str:
+        return f"{f3(r[part + '.value'])} [{f3(r[part + '.ci_low'])}, {f3(r[part + '.ci_high'])}]"
+
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "probe": data["probe"].map(_probe),
+            "spread before [95% CI]": [interval(r, "before") for r in records],
+            "spread after [95% CI]": [interval(r, "after") for r in records],
+            "after − before [95% CI]": [interval(r, "change") for r in records],
+            "instances": data["n_instances"].map(fmt_count),
+        }
+    )
+    return Table(
+        "confidence_spread",
+        "Spread of the choice confidences (RMS distance from 1/n)",
+        data,
+        display,
+        note="The SD of an input's choice confidences, the square root of the method's "
+        "variance: 0 for the agnostic model. Per trial, averaged per instance; bootstrap "
+        "over instances (after − before: paired). After No-Right-Answer it says where the "
+        "confidence freed by removing the right answer went: spread evenly (near 0, "
+        "random-like), or kept on the donor in the right answer's slot (conservative) or "
+        "moved onto the old wrong choices (deviated), both of which leave a spread.",
+    )
+
+
 def contrast_table(metrics: Mapping[str, Any]) -> Table | None:
     rows = list(metrics.get("probe_contrasts") or [])
     if not rows:
@@ -393,12 +465,14 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
         )
     }
     for t in (
+        competence_table(metrics),
         accuracy_table(metrics),
         normalisation_table(metrics),
         pseudo_accuracy_table(metrics),
         abstention_table(metrics),
         shift_table(metrics),
         pooled_shift_table(metrics),
+        spread_table(metrics),
         profile_table(metrics),
         contrast_table(metrics),
         maxprob_table(metrics),
@@ -588,6 +662,7 @@ class ConfidenceShiftReport(ReportView):
                 "accuracy",
                 "Accuracy and pseudo-accuracy",
                 [
+                    tables.get("competence"),
                     tables.get("original_accuracy"),
                     tables.get("accuracy_by_normalisation"),
                     tables.get("pseudo_accuracy"),
@@ -600,7 +675,11 @@ class ConfidenceShiftReport(ReportView):
             Section(
                 "confidence",
                 "Confidence and variance",
-                [tables.get("confidence_profile"), tables.get("probe_contrasts")],
+                [
+                    tables.get("confidence_spread"),
+                    tables.get("confidence_profile"),
+                    tables.get("probe_contrasts"),
+                ],
             ),
             Section("maxprob", "MaxProb detection", [tables.get("maxprob_detection")]),
             Section("dataset", "Dataset", [tables.get("dataset")]),

@@ -168,7 +168,9 @@ class ConfidenceShiftSuite(Suite):
 
     def _read(self, answer, example: ChoiceExample) -> dict:
         """Prediction and confidences of one answer (letters: the reply's choice, and
-        confidences only from the letters' log-probabilities)."""
+        confidences only from the letters' log-probabilities), and the choices sharing the
+        top (:func:`~faithprobe.suites.confidence_shift.metrics.top_choices`; a reply's one
+        choice, none for an abstention)."""
         if isinstance(answer, Generation | LetterChoice):
             choice = self.letters.parse(answer.text, example.choices)
             conf, mass = (None, float("nan"))
@@ -178,6 +180,7 @@ class ConfidenceShiftSuite(Suite):
                                                   for v in answer.logprobs]  # fmt: skip
             return {"mode": "letter", "reply": answer.text, "abstained": choice is None,
                     "prediction": -1 if choice is None else choice, "confidences": conf,
+                    "top": [] if choice is None else [choice],
                     "logprobs": logprobs, "n_tokens": None, "letter_mass": mass,
                     "maxprob": float("nan") if conf is None else max(conf)}  # fmt: skip
         scores = choice_scores(
@@ -186,6 +189,7 @@ class ConfidenceShiftSuite(Suite):
         conf = softmax(scores)
         return {"mode": "scores", "reply": None, "abstained": False,
                 "prediction": int(np.argmax(conf)), "confidences": conf.tolist(),
+                "top": m.top_choices(conf),
                 "logprobs": list(answer.logprobs), "n_tokens": list(answer.n_tokens),
                 "letter_mass": float("nan"), "maxprob": float(conf.max())}  # fmt: skip
 
@@ -228,6 +232,8 @@ class ConfidenceShiftSuite(Suite):
                     "prediction": pred_x,
                     "original_correct": pred_o == o.label,
                     "pseudo_correct": pred_x == pseudo,
+                    "original_credit": m.credit(ro["top"], o.label),
+                    "pseudo_credit": m.credit(rx["top"], pseudo),
                     "original_maxprob": ro["maxprob"],
                     "maxprob": rx["maxprob"],
                     "original_letter_mass": ro["letter_mass"],
@@ -245,20 +251,23 @@ class ConfidenceShiftSuite(Suite):
         )
 
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
-        """Accuracies and abstentions for every subject; the confidence statistics for the
-        rows that carry confidences (choice scores; letters only with their log-probs);
-        accuracy by normalisation for the subjects that gave choice scores."""
+        """Competence, accuracies and abstentions for every subject; the confidence
+        statistics for the rows that carry confidences (choice scores; letters only with
+        their log-probs); accuracy by normalisation for the subjects that gave choice
+        scores."""
         scored = results
         if "answer_mode" in results and len(results):
             scored = results[results["answer_mode"] == "scores"]
         confident = m.with_confidences(results)
         return {
+            "competence": m.competence_records(results, seed),
             "abstentions": m.abstentions(results),
-            "original_accuracy": m.original_accuracy(results),
+            "original_accuracy": m.original_accuracy(results, seed),
             "accuracy_by_normalisation": m.accuracy_by_normalisation(scored),
-            "pseudo_accuracy": m.pseudo_accuracy(results),
+            "pseudo_accuracy": m.pseudo_accuracy(results, seed),
             "shift_types": m.shift_counts(confident),
             "pooled_shifts": m.pooled_shifts(confident),
+            "confidence_spread": m.confidence_spread(confident, seed),
             "confidence_profile": m.confidence_profile(confident),
             "probe_contrasts": m.probe_contrasts(confident),
             "maxprob_detection": m.maxprob_detection(confident, seed),

@@ -1,40 +1,93 @@
-"""The distractors suite's headline effect for the faithfulness card: how much accuracy one
-related attractor costs (the method's central finding is that a single semantically
-related distractor already pulls models off the target)."""
+"""The distractors suite's headline for the faithfulness card.
+
+Competence: cloze accuracy on the base items (no attractors) must beat the best constant
+answer (always the same word, or always the same position in the candidate set).
+
+Effects, per setting, on items with ONE attractor AFTER the critical fact (the method's
+Figure 1 condition), each model on its competent items:
+
+* the accuracy lost to a related (B- or T-type) attractor: the method's central finding is
+  that a single semantically related distractor already pulls models off the target;
+* its control, that loss minus the loss to an unrelated attractor on the same base items:
+  a model pulled by whatever words are added, or by none, scores 0 here; a model that picks
+  whichever candidate is nearest the blank (the attractor shortcut) is pulled by related
+  attractors only, and lands outside.
+
+A model that ignores its input loses nothing to attractors (both effects 0), but it does
+not beat the constant answer, so it is not assessable rather than faithful.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from faithprobe.metrics.verdict import Effect, Region
+from faithprobe.metrics.verdict import Competence, Effect, Region
 
-# a faithful reader loses at most this much accuracy to one related attractor
-TOLERATED_DROP = 0.10
+SUITE = "distractors"
+# edge name -> (default bound, where the default comes from)
+EDGES: dict[str, tuple[float, str]] = {
+    "distractors.related_drop": (
+        0.10,
+        "a tolerance, not zero: one related attractor after the fact may cost at most 10 "
+        "points of accuracy (about 4 of the 44 generated base items); a reader that keeps to "
+        "the critical fact loses none, the nearest-candidate shortcut (ref:nearest) all, and "
+        "the method reports its pre-trained LMs clearly confused by related attractors.",
+    ),
+    "distractors.related_minus_unrelated": (
+        0.10,
+        "the related drop's tolerance, over and above an unrelated attractor's drop (the "
+        "method's control: it finds models particularly susceptible to semantic similarity); "
+        "a reader scores 0 here, ref:nearest about 0.95.",
+    ),
+}
 _SETTINGS = {"single": "one entity", "multi": "several entities"}
+_EFFECTS = {
+    "related_drop": (
+        "accuracy lost to one related attractor after the fact",
+        "0 for a model that ignores the input (it loses nothing to attractors; competence "
+        "catches it)",
+    ),
+    "related_minus_unrelated": (
+        "accuracy lost to one related minus one unrelated attractor after the fact",
+        "0 for a model that ignores the input, and for one pulled equally by any added words "
+        "(the related drop catches that one); positive for the nearest-candidate shortcut",
+    ),
+}
 
 
-def headline(metrics: Mapping[str, Any]) -> list[Effect]:
-    """Per subject and setting: accuracy on competent items at 0 attractors (1.0 by the
-    competence filter) minus accuracy with one related (B- or T-type) attractor, with the
-    bootstrap interval over base items of the suite's paired test."""
-    out = []
-    for test in metrics.get("tests", []):
-        for setting, words in _SETTINGS.items():
-            if test["name"] != f"one related attractor ({setting})":
-                continue
-            out.append(
-                Effect(
-                    suite="distractors",
-                    key=f"one_related_attractor_{setting}",
-                    title=f"accuracy lost to one related attractor ({words})",
-                    subject=test["subject"],
-                    value=test["difference"],
-                    ci_low=test["ci_low"],
-                    ci_high=test["ci_high"],
-                    n=test["n"],
-                    region=Region("at_most", TOLERATED_DROP),
-                    reading="competent items; bootstrap over base items; " + test["test"],
-                )
-            )
-    return out
+def _effect(record: Mapping[str, Any]) -> Effect:
+    name, setting = record["effect"], record["setting"]
+    title, control = _EFFECTS[name]
+    edge = f"{SUITE}.{name}"
+    reading = (
+        f"{record['comparison']}; competent items, one attractor after the critical fact, "
+        f"{record['n_related']} related and {record['n_unrelated']} unrelated pairs; "
+        f"{record['method']}"
+    )
+    if record.get("note"):
+        reading = f"{record['note']}: no interval. {reading}"
+    return Effect(
+        suite=SUITE,
+        key=f"{name}_{setting}",
+        title=f"{title} ({_SETTINGS.get(setting, setting)})",
+        subject=record["subject"],
+        value=record["value"],
+        ci_low=record["ci_low"],
+        ci_high=record["ci_high"],
+        n=record["n_clusters"],
+        region=Region("at_most", EDGES[edge][0]),
+        reading=reading,
+        edge=edge,
+        control=control,
+    )
+
+
+def headline(metrics: Mapping[str, Any]) -> list[Effect | Competence]:
+    """Each subject's competence, then per subject and setting its related drop and the
+    related-minus-unrelated control (read off ``competence`` and ``one_attractor_drops``)."""
+    out: list[Effect | Competence] = [
+        Competence.from_record({**r, "suite": SUITE, "reading": r["method"]})
+        for r in metrics.get("competence", [])
+    ]
+    return out + [_effect(r) for r in metrics.get("one_attractor_drops", [])]

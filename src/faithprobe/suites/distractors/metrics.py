@@ -3,10 +3,17 @@
 * accuracy: the share of items whose target scores above every other candidate of its set;
 * relative probability: P(target | attractor context) / P(target | base context),
   aggregated as a geometric mean (the ratio is heavy-tailed; its log is averaged);
-* competence: the share of base items a model gets right; only those items count in the
+* base accuracy: the share of base items a model gets right; only those items count in the
   competent views (the method's baseline-competence filter). With ``shared`` the items
   counted are those *every* subject of the run gets right, one item set for all models
-  (the method's filter); otherwise each subject's own.
+  (the method's filter); otherwise each subject's own;
+* competence (the card's): accuracy on the base items against the best constant answer on
+  the same items (always the same word, or always the same position in the candidate set),
+  :mod:`faithprobe.metrics.competence`; a model that does not beat it is not assessable;
+* one-attractor drops (the card's headline): the accuracy lost to one related attractor
+  after the critical fact, and that loss minus the loss to one unrelated attractor on the
+  same base items (the method's own control: a model pulled by any extra words, or by
+  none, scores 0 there).
 
 The ``main`` view is the method's Figure 1 condition, attractors after the critical fact;
 ``pooled`` pools the positions. The n = 0 point of every curve is the padded no-attractor
@@ -24,14 +31,17 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from faithprobe.metrics import competence as constant_baseline
 from faithprobe.metrics.intervals import (
     clustered_mean,
     geometric_mean_ratio,
+    paired_cluster_difference,
     paired_difference,
     wilson,
 )
 
 CURVE = ["setting", "attractor_type", "n_attractors"]
+RELATED = ("B", "T")  # attractor types of the background's or the target's class
 # view -> (columns it splits by, the attractor positions it keeps; None: every position)
 VIEWS: dict[str, tuple[list[str], tuple[str, ...] | None]] = {
     "main": ([], ("after",)),  # the method's Figure 1: attractors after the critical fact
@@ -170,8 +180,31 @@ def competent_set(results: pd.DataFrame, shared: bool = False) -> list[dict]:
     return out
 
 
-def competence(results: pd.DataFrame) -> list[dict]:
-    """Per subject and item set: base items, how many the model gets right, how many drop."""
+def competence(results: pd.DataFrame, seed: int = 0) -> list[dict]:
+    """Per subject: accuracy on the base items (no attractors) against the best constant
+    answer on them, a word or a position in the candidate set (each item's gold keys are
+    its target's text and index), resampling base items."""
+    base = results[results["intervention"] == "none"]
+    out = []
+    for subject, part in base.groupby("subject", sort=True):
+        keys = [
+            {f"position:{list(candidates).index(target)}", f"text:{target}"}
+            for candidates, target in zip(part["candidates"], part["target"], strict=True)
+        ]
+        record = constant_baseline.competence(
+            part["competent"].astype(float),
+            keys,
+            part["original_id"],
+            seed=seed,
+            metric="cloze accuracy on the base items (no attractors)",
+        )
+        out.append({"subject": subject, **record})
+    return out
+
+
+def base_accuracy(results: pd.DataFrame) -> list[dict]:
+    """Per subject and item set: base items, how many the model gets right, how many drop
+    out of the competent views."""
     base = results[results["intervention"] == "none"]
     out = []
     for (subject, item_set), part in base.groupby(["subject", "item_set"], sort=True):
@@ -199,15 +232,85 @@ def _per_base(df: pd.DataFrame) -> pd.Series:
     return df.groupby("original_id")["correct"].mean()
 
 
+def _paired(a: pd.Series, b: pd.Series, seed: int) -> dict:
+    """``a - b`` over the base items both hold, one cluster per base item."""
+    on = a.index.intersection(b.index).sort_values()
+    return paired_cluster_difference(a[on], b[on], on, seed=seed)
+
+
+def one_attractor_drops(results: pd.DataFrame, seed: int = 0, shared: bool = False) -> list[dict]:
+    """Per subject and setting, on competent items with ONE attractor AFTER the critical fact
+    (the method's Figure 1 condition), no filler, each base item weighing one:
+
+    * ``related_drop``: accuracy at n = 0 (the padded copy when the run has one, else 1, the
+      competent base item) minus accuracy with a related (B/T) attractor;
+    * ``related_minus_unrelated``: that drop minus the drop to an unrelated attractor, on the
+      base items that have both (= accuracy with unrelated minus with related attractors).
+
+    Intervals: paired cluster bootstrap over base items. Where the data holds no unrelated
+    attractor after the fact (or none on a base item with a related one), the record's
+    ``note`` says so and its numbers are null."""
+    ids = competent_ids(results, shared)
+    after = results[
+        (results["n_attractors"] == 1)
+        & (results["position"] == "after")
+        & (results["n_filler"] == 0)
+    ]
+    rows = _keep(after, ids)
+    zero = _keep(zero_rows(results), ids)
+    padded = zero[zero["intervention"] != "none"]
+    settings = sorted(set(results.loc[results["n_attractors"] > 0, "setting"]))
+    out = []
+    for subject in sorted(results["subject"].unique()):
+        mine, pad = rows[rows["subject"] == subject], padded[padded["subject"] == subject]
+        for setting in settings:
+            cell = mine[mine["setting"] == setting]
+            related = _per_base(cell[cell["attractor_type"].isin(RELATED)])
+            unrelated = _per_base(cell[cell["attractor_type"] == "unrelated"])
+            if pad.empty:
+                zero_acc, zero_what = pd.Series(1.0, index=related.index), "competent base (1.0)"
+            else:
+                zero_acc, zero_what = _per_base(pad), "padded no-attractor copy"
+            common = {
+                "subject": subject,
+                "setting": setting,
+                "n_related": int(cell["attractor_type"].isin(RELATED).sum()),
+                "n_unrelated": int((cell["attractor_type"] == "unrelated").sum()),
+            }
+            note = ""
+            if unrelated.empty:
+                note = f"no unrelated attractor after the critical fact in the data ({setting})"
+            elif related.index.intersection(unrelated.index).empty:
+                note = "no base item has both a related and an unrelated attractor after the fact"
+            out += [
+                {
+                    **common,
+                    "effect": "related_drop",
+                    "comparison": f"accuracy at n=0 ({zero_what}) − with one related attractor",
+                    **_paired(zero_acc, related, seed),
+                    "note": "",
+                },
+                {
+                    **common,
+                    "effect": "related_minus_unrelated",
+                    "comparison": "accuracy with one unrelated − with one related attractor "
+                    "(the related drop minus the unrelated drop)",
+                    **_paired(unrelated, related, seed),
+                    "note": note,
+                },
+            ]
+    return out
+
+
 def _comparisons(
     rows: pd.DataFrame, padded: pd.DataFrame
 ) -> Iterable[tuple[str, str, pd.Series, pd.Series]]:
     """(name, comparison, a, b): per-base-item accuracies to compare, paired by base item.
     The n = 0 side of "one related attractor" is the padded items' accuracy when ``padded``
     holds any, else 1 (the competent base item)."""
-    related = rows[rows["attractor_type"].isin(["B", "T"])]
+    related = rows[rows["attractor_type"].isin(RELATED)]
     for setting, part in rows.groupby("setting", sort=True):
-        rel = part[part["attractor_type"].isin(["B", "T"])]
+        rel = part[part["attractor_type"].isin(RELATED)]
         one = rel[rel["n_attractors"] == 1]
         if padded.empty:
             zero, what = pd.Series(1.0, index=one["original_id"].unique()), "competent base (1.0)"

@@ -101,8 +101,18 @@ class DistractorsReport(ReportView):
             Section(
                 "competence",
                 "Competence and dropped items",
-                [tables.get("competent_set"), tables.get("competence")],
+                [
+                    tables.get("competence"),
+                    tables.get("competent_set"),
+                    tables.get("base_accuracy"),
+                ],
                 empty="No competence records.",
+            ),
+            Section(
+                "card",
+                "The faithfulness card's effects",
+                [tables.get("one_attractor_drops")],
+                empty="No one-attractor drops recorded.",
             ),
             Section("tests", "Tests", [tables.get("tests")], empty="No tests recorded."),
             Section(

@@ -15,6 +15,10 @@ padded with K neutral sentences after the critical fact, which becomes the n = 0
 the curves (the method's control for length and distance); ``competent=shared`` counts only
 the items every model of the run gets right without attractors, so all models' curves are
 estimated on one item set, as in the method.
+
+Sampling (``--limit``): the cells the card's verdict reads (one related or unrelated
+attractor after the critical fact) first, paired by base item, then every design cell
+evenly (:mod:`faithprobe.suites.distractors.sampling`).
 """
 
 from __future__ import annotations
@@ -38,8 +42,13 @@ from faithprobe.generators.distractors import (
 )
 from faithprobe.interventions import Pair
 from faithprobe.requests import CandidateScores
-from faithprobe.suite import Suite, stratified_sample
+from faithprobe.suite import Suite
 from faithprobe.suites.distractors import metrics as m
+from faithprobe.suites.distractors.sampling import (
+    pair_design,
+    planned_design,
+    sample_headline_first,
+)
 
 NONE = "none"
 
@@ -118,8 +127,13 @@ class DistractorsSuite(Suite):
         if data is not None or limit is None:
             return super().sampled_pairs(data, limit, seed)
         bases, planned = plan(self.config, seed)
-        chosen = stratified_sample(
-            planned, limit, seed, key=lambda v: v.id, stratum=lambda v: v.cell
+        chosen = sample_headline_first(
+            planned,
+            limit,
+            seed,
+            key=lambda v: v.id,
+            design=planned_design,
+            stratum=lambda v: v.cell,
         )
         return self.sample(_pair_up(bases + build(chosen, seed), data), limit, seed)
 
@@ -133,9 +147,12 @@ class DistractorsSuite(Suite):
         )
 
     def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
-        """Draw ``limit`` variant pairs; keep the base rows of every base they use."""
+        """Draw ``limit`` variant pairs, the headline cells first (:mod:`.sampling`); keep
+        the base rows of every base they use."""
         variants = [p for p in pairs if p.intervention != NONE]
-        picked = super().sample(variants, limit, seed)
+        picked = sample_headline_first(
+            variants, limit, seed, key=lambda p: p.id, design=pair_design, stratum=self.stratum
+        )
         used = {p.original.id for p in picked}
         bases = [p for p in pairs if p.intervention == NONE and p.original.id in used]
         return bases + picked
@@ -191,7 +208,9 @@ class DistractorsSuite(Suite):
         shared = self.options.competent == "shared"
         return {
             "estimates": m.estimates(results, seed, shared=shared),
-            "competence": m.competence(results),
+            "competence": m.competence(results, seed),
+            "base_accuracy": m.base_accuracy(results),
+            "one_attractor_drops": m.one_attractor_drops(results, seed, shared=shared),
             "competent_set": m.competent_set(results, shared=shared),
             "zero_point": m.zero_point(results),
             "tests": m.tests(results, seed, shared=shared),

@@ -1,6 +1,7 @@
 """Tables of the ``distractors`` suite's report: the headline, one table per metric and
 view (a curve per subject x setting x attractor type, a column per number of attractors),
-competence, tests and the dataset's conditions. They select, pivot and format what
+base accuracy and competence, the card's one-attractor effects, tests and the dataset's
+conditions. They select, pivot and format what
 ``metrics.json`` holds; nothing is estimated here.
 """
 
@@ -282,8 +283,8 @@ def competent_set_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
-def competence_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = _rate_frame(metrics, "competence")
+def base_accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = _rate_frame(metrics, "base_accuracy")
     if data is None:
         return None
     display = pd.DataFrame(
@@ -301,11 +302,75 @@ def competence_table(metrics: Mapping[str, Any]) -> Table | None:
         }
     ).fillna(DASH)
     return Table(
-        name="competence",
-        title="Competence: base items answered correctly (the rest are dropped)",
+        name="base_accuracy",
+        title="Base items answered correctly (the rest are dropped)",
         data=data,
         display=display,
         note="Only pairs whose base item the subject answers correctly enter the estimates.",
+    )
+
+
+def competence_table(metrics: Mapping[str, Any]) -> Table | None:
+    """Accuracy on the base items against the best constant answer (the card's competence)."""
+    data = _rate_frame(metrics, "competence")
+    if data is None:
+        return None
+    records = data.to_dict("records")
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "accuracy": [fmt_estimate(r["value"], r["ci_low"], r["ci_high"]) for r in records],
+            "best constant": [
+                f"{r['baseline_answer']}: {fmt_general(r['baseline'], '.3f')}" for r in records
+            ],
+            "excess [CI]": [
+                f"{fmt_general(r['excess'], '.3f')} [{fmt_general(r['excess_ci_low'], '.3f')}, "
+                f"{fmt_general(r['excess_ci_high'], '.3f')}]"
+                for r in records
+            ],
+            "p (excess > margin)": data["p_value"].map(fmt_general),
+            "competent": data["competent"].map(fmt_general),
+        }
+    ).fillna(DASH)
+    margin = fmt_general(records[0].get("margin"))
+    return Table(
+        name="competence",
+        title="Competence: accuracy on the base items against the best constant answer",
+        data=data,
+        display=display,
+        note="The best constant answer is always the same word or always the same position "
+        f"in the candidate set; a model whose excess over it is not above {margin} "
+        "(one-sided test) is not assessable on the card.",
+    )
+
+
+def one_attractor_drops_table(metrics: Mapping[str, Any]) -> Table | None:
+    """The card's effects: one related attractor after the fact, and its unrelated control."""
+    data = _rate_frame(metrics, "one_attractor_drops")
+    if data is None:
+        return None
+    records = data.to_dict("records")
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "setting": data["setting"],
+            "effect": data["effect"],
+            "comparison": data["comparison"],
+            "difference [CI]": [
+                fmt_estimate(r["value"], r["ci_low"], r["ci_high"]) for r in records
+            ],
+            "base items": data["n_clusters"].map(fmt_count),
+            "note": data["note"],
+        }
+    ).fillna(DASH)
+    return Table(
+        name="one_attractor_drops",
+        title="One attractor after the critical fact: related drop and its unrelated control",
+        data=data,
+        display=display,
+        note="Competent items, no filler, each base item weighing one; paired cluster "
+        "bootstrap over base items. related_minus_unrelated = the related drop minus the "
+        "unrelated drop on the base items that have both.",
     )
 
 
@@ -392,7 +457,14 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
             t = curve_table(est, metric, view, subjects, zero_note)
             if t is not None:
                 tables[t.name] = t
-    others = (competent_set_table, competence_table, tests_table, dataset_table)
+    others = (
+        competent_set_table,
+        base_accuracy_table,
+        competence_table,
+        one_attractor_drops_table,
+        tests_table,
+        dataset_table,
+    )
     for t in (make(metrics) for make in others):
         if t is not None:
             tables[t.name] = t

@@ -1,11 +1,16 @@
-"""The faithfulness suite's headline effects for the faithfulness card (Chaturvedi et al.):
+"""The faithfulness suite's headline for the faithfulness card (Chaturvedi et al.): per
+model, its competence on the original stories and the effects its two audit steps are
+judged on, each against what a model ignoring its input gets on the same items
+(:mod:`faithprobe.suites.faithfulness.controls` computes them):
 
-* deletion runs (``--data``): how often the model says *unknown* once the sentence holding
-  the answer is deleted (TS-R); a model that reads the passage cannot answer any more;
-* negation (edits or ``negate=rule``): Comb-Acc, both the original and the negated question
-  right;
-* the predicate–argument probe: yes/no accuracy on negated stories (whose answers flip),
-  and how often a harmless formatting change (a trailing space or newline) flips an answer.
+* the predicate–argument probe: yes/no accuracy on negated stories over the best constant
+  answer's (``negation_excess``), and how often a harmless formatting change (a trailing
+  space or newline) flips an answer (``formatting_flips_*``; a constant answer: never);
+* deletion runs (``--data``): how much more often the model says *unknown* once the
+  sentence holding the answer is deleted (TS-R; OS-R for HotpotQA) than on the original
+  story (``unknown_gain_*``);
+* negation edits (``edits``, ``negate=rule``): Comb-Acc, both the original and the negated
+  question right, over the best constant answer's (``comb_acc_excess``).
 """
 
 from __future__ import annotations
@@ -13,60 +18,122 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faithprobe.metrics.verdict import Effect, Region
+from faithprobe.metrics.verdict import Competence, Effect, Region
 
-# at least half the answers after the support is deleted should be "unknown"
-UNKNOWN_FLOOR = 0.5
-# yes/no accuracy (chance 0.5; Comb-Acc chance 0.25) a reader of negation reaches
-NEGATION_FLOOR = 0.75
-# answers a formatting change may flip
-TOLERATED_FLIPS = 0.05
+# edge name -> (default bound, where it comes from); every Effect's ``edge`` names one
+EDGES: dict[str, tuple[float, str]] = {
+    "faithfulness.negation_excess": (
+        0.15,
+        "On negated stories two thirds of the golds are 'no' (whole stories are sampled): "
+        "always answering 'no' gains 0 over the best constant answer, and so does a model "
+        "reading every colour as asserted, 'not' or not; a reader of negation gains 1/3. "
+        "0.15 asks for a bit under half of that: accuracy 0.82 where always 'no' gets 0.67.",
+    ),
+    "faithfulness.formatting_flips": (
+        0.05,
+        "A trailing space or newline changes nothing a reader uses, so a faithful model flips "
+        "no answer; 5% tolerates one flip in twenty (tokenisation noise), not a habit.",
+    ),
+    "faithfulness.unknown_gain": (
+        0.5,
+        "At least half of the questions whose support is deleted should get an abstention "
+        "they did not get on the original story. It separates the method's models: untrained "
+        "for deletion they still answer about half the time, intervention-trained about 6% "
+        "(the paper's abstract); here IBT gains about 0.9 (unknown 99.5% after TS-R, 10% on "
+        "OS), OT-384 0.14 and IBT-aug, which abstains on 60% of the originals, 0.06 "
+        "(docs/recipes.md).",
+    ),
+    "faithfulness.comb_acc_excess": (
+        0.5,
+        "A negation edit flips the gold, so no constant answer is right on both sides "
+        "(baseline 0), a model keeping its answer gets 0 and a coin 0.25; 0.5 asks for half "
+        "of the edited items right on both sides, twice the coin. The embedded SmolLM2 "
+        "measured 0.14 [0.06, 0.29] on the 36 example stories (docs/suites/faithfulness.md).",
+    ),
+}
+SUITE = "faithfulness"
 
 
-def _effect(row: Mapping[str, Any], key: str, title: str, region: Region, reading: str) -> Effect:
-    return Effect(
-        suite="faithfulness",
-        key=key,
-        title=title,
-        subject=row["subject"],
-        value=row["value"],
-        ci_low=row["ci_low"],
-        ci_high=row["ci_high"],
-        n=row.get("n_clusters") or row["n"],
-        region=region,
-        reading=reading + (f"; {row['method']}" if row.get("method") else ""),
+def _answer(key: str | None) -> str:
+    return "none" if key is None else key.removeprefix("text:")
+
+
+def _negation_excess(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    always = f"always '{_answer(row['constant_answer'])}'"
+    return (
+        "negation_excess",
+        "yes/no accuracy on negated stories over the best constant answer",
+        f"accuracy {row['measured']:.3g} on the negated stories (original question form) "
+        f"minus {always} {row['control']:.3g}",
+        f"0: no constant answer beats the best one ({always}, right on {row['control']:.0%} "
+        "of these questions); a model reading every colour as asserted, 'not' or not: 0",
     )
 
 
-def headline(metrics: Mapping[str, Any]) -> list[Effect]:
-    out = []
-    for row in metrics.get("scores", []):
-        if row["variant"] == "TS-R" and row["metric"] == "unk":
-            out.append(_effect(
-                row, "unknown_after_ts_r",
-                "answers 'unknown' once the supporting sentence is deleted (TS-R)",
-                Region("at_least", UNKNOWN_FLOOR), "share of unknown answers",
-            ))  # fmt: skip
-    for row in metrics.get("negation", []):
-        if row.get("negation") == "all" and row.get("metric") == "comb_acc":
-            out.append(_effect(
-                row, "comb_acc_negation", "Comb-Acc under negation (original and negated right)",
-                Region("at_least", NEGATION_FLOOR), "both answers right",
-            ))  # fmt: skip
-    for row in metrics.get("predicate_argument", []):
-        if (
-            row["metric"] == "accuracy"
-            and row["variant"] == "negated"
-            and row["form"] == "original"
-        ):
-            out.append(_effect(
-                row, "negated_story_accuracy", "yes/no accuracy on negated stories",
-                Region("at_least", NEGATION_FLOOR), "predicate–argument probe, chance 0.5",
-            ))  # fmt: skip
-        elif row["metric"] == "flip_rate" and row["form"] == "original":
-            out.append(_effect(
-                row, f"formatting_flips_{row['variant']}",
-                f"answers flipped by a harmless trailing {row['variant']}",
-                Region("at_most", TOLERATED_FLIPS), "predicate–argument probe",
-            ))  # fmt: skip
-    return out
+def _formatting_flips(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    variant = row["variant"]
+    return (
+        f"formatting_flips_{variant}",
+        f"answers flipped by a harmless trailing {variant}",
+        f"share of original-form questions answered otherwise once the story ends in a "
+        f"{variant}: {row['measured']:.3g}",
+        "0: a constant answer never flips (competence keeps it off the card)",
+    )
+
+
+def _unknown_gain(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    variant = row["variant"]
+    return (
+        "unknown_gain_" + variant.lower().replace("-", "_").replace("+", "_"),
+        f"'unknown' once the supporting sentence is deleted ({variant}) minus 'unknown' on "
+        "the original story",
+        f"unknown {row['measured']:.3g} after {variant} minus {row['control']:.3g} on OS",
+        "0: a model that always (or never) says 'unknown' says it as often on both",
+    )
+
+
+def _comb_acc_excess(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    return (
+        "comb_acc_excess",
+        "Comb-Acc under negation (original and negated right) over the best constant answer",
+        f"Comb-Acc {row['measured']:.3g} minus the best constant answer's {row['control']:.3g}",
+        "0: an edit flips the gold, so no one answer is right on both sides",
+    )
+
+
+# effect of the ``controlled`` block -> which side of its edge is faithful, and what its
+# Effect says (key, title, reading, control)
+CONTROLLED = {
+    "negation_excess": ("at_least", _negation_excess),
+    "formatting_flips": ("at_most", _formatting_flips),
+    "unknown_gain": ("at_least", _unknown_gain),
+    "comb_acc_excess": ("at_least", _comb_acc_excess),
+}
+
+
+def _effect(row: Mapping[str, Any]) -> Effect:
+    side, describe = CONTROLLED[row["effect"]]
+    key, title, what, control = describe(row)
+    edge = f"faithfulness.{row['effect']}"
+    return Effect(
+        suite=SUITE, key=key, title=title, subject=row["subject"], value=row["value"],
+        ci_low=row["ci_low"], ci_high=row["ci_high"], n=row.get("n_clusters") or row["n"],
+        region=Region(side, EDGES[edge][0]),
+        reading=f"{what}; paired over {row['n']} questions; {row['method']}",
+        edge=edge, control=control,
+    )  # fmt: skip
+
+
+def _competence(row: Mapping[str, Any]) -> Competence:
+    return Competence.from_record(
+        {**row, "suite": SUITE, "baseline_answer": _answer(row["baseline_answer"]),
+         "reading": row["method"]}
+    )  # fmt: skip
+
+
+def headline(metrics: Mapping[str, Any]) -> list[Effect | Competence]:
+    """Per model its Competence, then its controlled effects."""
+    return [
+        *(_competence(r) for r in metrics.get("competence", [])),
+        *(_effect(r) for r in metrics.get("controlled", [])),
+    ]

@@ -2,9 +2,10 @@
 predicate–argument probe): sizes and drops per variant, EM/F1/unk% per subject x variant
 (also by gold answer kind and by what replaced the deleted support), how often a model did
 what a faithful model does, each later model against the first, the negation block
-(:func:`~faithprobe.suites.faithfulness.probes.negation_metrics`) and how the replies were
-read (:func:`reply_kinds`: answers, abstentions, hedges, refusals; the predicate–argument
-probe has it too). The scores are :mod:`faithprobe.metrics.qa`'s."""
+(:func:`~faithprobe.suites.faithfulness.probes.negation_metrics`), competence and the
+controlled effects the audit judges (:mod:`~faithprobe.suites.faithfulness.controls`) and
+how the replies were read (:func:`reply_kinds`: answers, abstentions, hedges, refusals; the
+predicate–argument probe has it too). The scores are :mod:`faithprobe.metrics.qa`'s."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pandas as pd
 from faithprobe.examples import UNKNOWN
 from faithprobe.metrics import qa as m
 from faithprobe.qa.deletions import VARIANTS
-from faithprobe.suites.faithfulness import probes
+from faithprobe.suites.faithfulness import controls, probes
 
 ANSWER_KINDS = {True: "yes/no", False: "other"}
 
@@ -51,6 +52,7 @@ def deletion_metrics(results: pd.DataFrame, seed: int) -> dict:
         if len(answered)
         else [],
         "negation": probes.negation_metrics(results),
+        **controls.deletion_controls(results, seed),
         "reply_kinds": reply_kinds(
             asked.assign(answer_kind=asked["yes_no"].map(ANSWER_KINDS)) if len(asked) else asked,
             ["variant", "answer_kind"],

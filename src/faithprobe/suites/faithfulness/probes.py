@@ -18,13 +18,16 @@ row, Mod-Acc on the ``NEG`` row, Comb-Acc both) per subject, over all negated it
 *item* is one question of one story (520); its original is the ``original``-form question
 on the ``original`` story (the identity pair ``pa:original/original``), paired with the
 same question in each other form and story variant (``pa:{variant}/{form}``): 3 forms x
-(3 x 520 + 390) = 5,850 pairs. Expectation: ``ANSWER_FLIPS`` for the contrast question of a
-negated story (``features["flipped"]``), ``ANSWER_UNCHANGED`` otherwise; gold is always the
-asked example's own. Language models answer by comparing the log-likelihoods of " yes" and
-" no" after the suite's prompt. The metric block ``predicate_argument`` is
-:func:`faithprobe.metrics.qa.predicate_argument_accuracy` (accuracy and share of "no" per
-story variant x form, then the formatting ``flip_rate`` rows of
-:func:`~faithprobe.metrics.qa.formatting_flip_rate`), bootstrap over stories.
+(3 x 520 + 390) = 5,850 pairs. ``--limit N`` keeps the questions of whole stories (N
+rounded up to a multiple of 4: :func:`sample_stories`). Expectation: ``ANSWER_FLIPS`` for
+the contrast question of a negated story (``features["flipped"]``), ``ANSWER_UNCHANGED``
+otherwise; gold is always the asked example's own. Language models answer by comparing the
+log-likelihoods of " yes" and " no" after the suite's prompt. The metric block
+``predicate_argument`` is :func:`faithprobe.metrics.qa.predicate_argument_accuracy`
+(accuracy and share of "no" per story variant x form, then the formatting ``flip_rate``
+rows of :func:`~faithprobe.metrics.qa.formatting_flip_rate`), bootstrap over stories; the
+card's competence and effects are :func:`faithprobe.suites.faithfulness.controls.
+probe_controls`'s.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from faithprobe.generators import predicate_argument as pa
 from faithprobe.interventions import Pair
 from faithprobe.interventions.negation import apply_edit, read_edits, rule_negate
 from faithprobe.metrics import qa as m
+from faithprobe.seeding import hash_rank
 from faithprobe.suites.faithfulness.options import NEGATE_MODES
 
 NEG = "NEG"
@@ -92,6 +96,25 @@ def predicate_argument_pairs(seed: int) -> list[Pair]:
         name = f"pa:{f['variant']}/{f['form']}"
         out.append(Pair(originals[f["item_id"]], ex, name, expectation, pair_id=ex.id))
     return out
+
+
+def sample_stories(pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
+    """The pairs of whole stories (in a seeded hash order of their ids) holding ``limit``
+    questions, rounded up to a whole story (4 each). Whole stories keep the probe's design
+    in every sample: half the golds "no" on the original stories, two thirds on the negated
+    ones, so the best constant answer gets exactly 0.5 and 0.67 there and a reader's gain
+    over it is the same in every story (sampling single questions left it to chance: 24
+    questions could hold one yes-gold negated question, and no reader could be told from
+    always answering "no")."""
+    if limit is None:
+        return pairs
+    stories = sorted({_story(p) for p in pairs}, key=lambda s: hash_rank(seed, s))
+    keep = set(stories[: -(-limit // pa.QUESTIONS_PER_STORY)])
+    return [p for p in pairs if _story(p) in keep]
+
+
+def _story(pair: Pair) -> str:
+    return pair.original.features["story_id"]
 
 
 def probe_columns(pair: Pair) -> dict:

@@ -223,6 +223,103 @@ def negation_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
+def _signed(r: Mapping[str, Any], key: str = "value") -> str:
+    """``+33.3 [+25.0, +41.7]``: the difference ``r[key]`` in percentage points with its
+    interval (``ci_low``/``ci_high`` after ``key``'s prefix: ``excess_ci_low`` ...)."""
+    prefix = "" if key == "value" else f"{key}_"
+    low, high = r.get(f"{prefix}ci_low"), r.get(f"{prefix}ci_high")
+    return (
+        f"{fmt_percent(r.get(key), '+.1f')} [{fmt_percent(low, '+.1f')}, "
+        f"{fmt_percent(high, '+.1f')}]"
+    )
+
+
+def _constant(answer: Any) -> str:
+    """A constant answer's key as a reader reads it (``text:no`` -> ``no``)."""
+    return str(answer).removeprefix("text:")
+
+
+def competence_table(metrics: Mapping[str, Any]) -> Table | None:
+    """Accuracy on the original items against the best constant answer (the card's
+    competence: a model that does not beat it is not assessable)."""
+    data = metric_frame(metrics, "competence", ORDERING)
+    if data.empty:
+        return None
+    records = data.to_dict("records")
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "measured": data["metric"],
+            "accuracy": [percent_text(r) for r in records],
+            "best constant answer": [
+                f"{_constant(r['baseline_answer'])}: {fmt_percent(r['baseline'])}" for r in records
+            ],
+            "excess": [_signed(r, "excess") for r in records],
+            "p (excess > margin)": data["p_value"].map(lambda p: fmt_general(p, ".2g")),
+            "competent": data["competent"].map({True: "yes", False: "no"}),
+            "n": data["n"].map(fmt_count),
+        }
+    )
+    return Table(
+        "competence",
+        "Competence: accuracy on the original items against the best constant answer",
+        data,
+        display,
+        note=f"A model whose accuracy does not exceed the best constant answer's on the same "
+        f"items by more than {fmt_percent(records[0]['margin'], '.0f')} points (one-sided "
+        "test at 5%, paired bootstrap over stories or passages) is not assessable on the "
+        "card. Percent; excess in percentage points. Deletion runs: exact match on OS "
+        "(the constant answers are the items' own gold answers); the probe: yes/no on the "
+        "original stories, original question form.",
+    )
+
+
+CONTROLLED_LABELS = {
+    "negation_excess": ("accuracy on negated stories", "best constant answer"),
+    "formatting_flips": ("answers flipped", "a constant answer"),
+    "unknown_gain": ("unknown after the deletion", "unknown on OS"),
+    "comb_acc_excess": ("Comb-Acc", "best constant answer"),
+}
+
+
+def controlled_table(metrics: Mapping[str, Any]) -> Table | None:
+    """Each effect the card judges, against what a model ignoring its input gets on the
+    same items."""
+    data = metric_frame(metrics, "controlled", ORDERING)
+    if data.empty:
+        return None
+    records = data.to_dict("records")
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "effect": data["effect"],
+            "variant": data["variant"],
+            "measured": [
+                f"{CONTROLLED_LABELS[r['effect']][0]}: {fmt_percent(r['measured'])}"
+                for r in records
+            ],
+            "control": [
+                CONTROLLED_LABELS[r["effect"]][1]
+                + (f" ({_constant(a)})" if isinstance(a := r.get("constant_answer"), str) else "")
+                + f": {fmt_percent(r['control'])}"
+                for r in records
+            ],
+            "difference": [_signed(r) for r in records],
+            "n": data["n"].map(fmt_count),
+            "clusters": data["n_clusters"].map(fmt_count),
+        }
+    )
+    return Table(
+        "controlled",
+        "The card's effects, each against what a model ignoring its input gets",
+        data,
+        display,
+        note="Percent; difference = measured minus control in percentage points, with a 95% "
+        "paired cluster bootstrap interval over stories or passages (the same items for "
+        "both). A constant answer, always saying unknown, or never, gains 0 on every row.",
+    )
+
+
 PA_FORMS = {"original": "Org-Acc", "paraphrase": "Mod-Acc", "control": "New-Acc"}
 REPLY_KEYS = ("variant", "answer_kind", "form", "answer_mode")
 REPLY_ORDERING = Ordering(
@@ -344,6 +441,8 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
         reinsertion_table(metrics),
         expectation_table(metrics),
         negation_table(metrics),
+        competence_table(metrics),
+        controlled_table(metrics),
         pa,
         flip_table(metrics),
         replies_table(metrics),
@@ -438,6 +537,13 @@ class FaithfulnessReport(ReportView):
             f"{options.get('max_new_tokens', DASH)} new tokens)."
         )
         probe = [tables.get("predicate_argument"), tables.get("formatting_flips")]
+        card = Section(
+            "card",
+            "Competence and the card's effects",
+            [tables.get("competence"), tables.get("controlled")],
+            lead="What faithprobe audit judges: accuracy on the original items against the best "
+            "constant answer, then each effect against what a model ignoring its input gets.",
+        )
         replies = Section(
             "replies", "How the replies were read", [tables.get("reply_kinds")], lead=REPLIES_LEAD
         )
@@ -449,10 +555,12 @@ class FaithfulnessReport(ReportView):
             )
             return [
                 Section("predicate_argument", "Predicate–argument probe", probe, lead=lead),
+                card,
                 replies,
             ]
         return [
             Section("scores", "Scores per variant", [tables.get("scores")], lead=lead),
+            card,
             Section("negation", "Negation", [tables.get("negation")]),
             replies,
             Section("drops", "Dropped items", [tables.get("sizes"), tables.get("drops")]),

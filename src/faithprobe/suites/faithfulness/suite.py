@@ -88,8 +88,8 @@ from faithprobe.qa.yes_no_head import answer_kind_request, asks_answer_kind, yes
 from faithprobe.requests import GenerationRequest
 from faithprobe.sentences import DEFAULT_SPLITTER
 from faithprobe.suite import Suite, sample_items
+from faithprobe.suites.faithfulness import controls, probes
 from faithprobe.suites.faithfulness import metrics as fm
-from faithprobe.suites.faithfulness import probes
 from faithprobe.suites.faithfulness.options import FaithfulnessOptions
 
 
@@ -146,7 +146,10 @@ class FaithfulnessSuite(Suite):
         return pair.intervention
 
     def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
-        """``limit`` items (original questions, seeded hash order) with all their variants."""
+        """``limit`` items (original questions, seeded hash order) with all their variants;
+        for the probe, the questions of whole stories (:func:`probes.sample_stories`)."""
+        if self.options.probe:
+            return probes.sample_stories(pairs, limit, seed)
         return sample_items(pairs, limit, seed)
 
     # -- asking subjects -----------------------------------------------------------------
@@ -217,6 +220,7 @@ class FaithfulnessSuite(Suite):
             return {
                 "predicate_argument": probes.predicate_argument_metrics(results, seed),
                 "reply_kinds": fm.reply_kinds(results, ["variant", "form"], "story_id", seed),
+                **controls.probe_controls(results, seed),
             }
         return fm.deletion_metrics(results, seed)
 

@@ -1,37 +1,80 @@
-"""The natural-logic suite's headline effects for the faithfulness card: per feature
-(context monotonicity, inserted word pair), how much more the model's prediction moves when
-a swap of the feature changes the gold label (TCE) than when it does not (DCE). The method
-reads both the ratio TCE/DCE and the difference TCE − DCE; the card shows both, because the
-ratio is undefined for a model whose prediction never moves (TCE = DCE = 0, a common
-failure of small LMs), which the difference reads as what it is: no use of the feature."""
+"""The natural-logic suite's headline for the faithfulness card: per subject, its competence
+(two-class accuracy on the base examples against the best constant label), and per feature
+(context monotonicity, inserted word pair) how much more the model's prediction moves when a
+swap of the feature changes the gold label (TCE) than when it does not (DCE), read two ways
+as the method reads it: the difference TCE − DCE and the ratio, here DCE/TCE (the method's
+TCE/DCE inverted: at most 0.5 where TCE/DCE is at least 2, and bounded for a model that
+never moves on a label-preserving swap, whose TCE/DCE is infinite).
+
+A model that ignores its input cannot be faithful here: one that never moves has TCE = DCE
+= 0 (a difference of 0, a ratio with no interval), one that answers at random moves as
+often on either set (a difference near 0, a ratio near 1), and neither beats the best
+constant label on the bases. The ratio is undefined, so decides nothing, when neither rate
+is clearly above 0; the difference then speaks."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from faithprobe.metrics.verdict import Effect, Region
+from faithprobe.metrics.verdict import Competence, Effect, Region
 
-# a model that uses the feature reacts at least twice as often to swaps that matter ...
-RATIO_FLOOR = 2.0
-# ... and at least this much more often, in absolute terms
-DELTA_FLOOR = 0.2
+SUITE = "natural-logic"
+RATIO_EDGE, DELTA_EDGE = f"{SUITE}.dce_over_tce", f"{SUITE}.tce_minus_dce"
+EDGES: dict[str, tuple[float, str]] = {
+    RATIO_EDGE: (
+        0.5,
+        "The method's TCE/DCE of at least 2, inverted: a swap that keeps the gold label may "
+        "move the prediction at most half as often as one that changes it. A model answering "
+        "at random scores 1, the reader 0; 2 is the card's tolerance, the smallest ratio at "
+        "which the feature, not any change of the input, is what moves the prediction.",
+    ),
+    DELTA_EDGE: (
+        0.2,
+        "A model ignoring the input scores 0 and the reader 1 (it flips every label-changing "
+        "pair and no other); 0.2, the card's tolerance, asks the feature to move a prediction "
+        "on at least one pair in five more when it changes the gold label than when it does "
+        "not.",
+    ),
+}
 _FEATURES = {"context": "context (monotonicity)", "insertion": "inserted word pair"}
+_CONTROLS = {
+    "dce_over_tce": "about 1 for a model answering at random (TCE ≈ DCE); no interval for one "
+    "that never moves (TCE = DCE = 0), which TCE − DCE = 0 places outside",
+    "delta": "0 for a model ignoring its input: a constant one never moves (TCE = DCE = 0), "
+    "one answering at random moves as often on either set (TCE ≈ DCE)",
+}
 
 
-def headline(metrics: Mapping[str, Any]) -> list[Effect]:
-    out = []
+def _ci(estimate: Mapping[str, Any]) -> str:
+    def number(x: Any) -> str:
+        return "–" if x is None else f"{x:.3g}"
+
+    return (
+        f"{number(estimate['value'])} [{number(estimate['ci_low'])}, {number(estimate['ci_high'])}]"
+    )
+
+
+def headline(metrics: Mapping[str, Any]) -> list[Effect | Competence]:
+    out: list[Effect | Competence] = [
+        Competence.from_record({**r, "suite": SUITE, "reading": r["method"]})
+        for r in metrics.get("competence", [])
+    ]
     for row in metrics.get("effects", []):
         feature = _FEATURES.get(row["feature"], row["feature"])
-        sets = f"{row['tce_set']} vs {row['dce_set']}"
-        for key, title, region in (
-            ("ratio", f"TCE/DCE ratio: {feature}", Region("at_least", RATIO_FLOOR)),
-            ("delta", f"TCE − DCE: {feature}", Region("at_least", DELTA_FLOOR)),
-        ):
+        reading = (
+            f"sets {row['tce_set']} vs {row['dce_set']}; TCE {_ci(row['tce'])}, DCE "
+            f"{_ci(row['dce'])}; {row['interval']}"
+        )
+        for key, title, edge, side in (
+            ("dce_over_tce", f"DCE/TCE (the method's ratio, inverted): {feature}", RATIO_EDGE,
+             "at_most"),
+            ("delta", f"TCE − DCE: {feature}", DELTA_EDGE, "at_least"),
+        ):  # fmt: skip
             est = row[key]
             out.append(
                 Effect(
-                    suite="natural-logic",
+                    suite=SUITE,
                     key=f"{key}_{row['feature']}",
                     title=title,
                     subject=row["subject"],
@@ -39,9 +82,10 @@ def headline(metrics: Mapping[str, Any]) -> list[Effect]:
                     ci_low=est["ci_low"],
                     ci_high=est["ci_high"],
                     n=row["n_bases"],
-                    region=region,
-                    reading=f"sets {sets}; TCE {row['tce']['value']:.3g}, DCE "
-                    f"{row['dce']['value']:.3g}; {row.get('interval', 'one base: no interval')}",
+                    region=Region(side, EDGES[edge][0]),
+                    reading=reading,
+                    edge=edge,
+                    control=_CONTROLS[key],
                 )
             )
     return out

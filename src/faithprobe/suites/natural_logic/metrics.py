@@ -1,19 +1,25 @@
 """Statistics of the ``natural-logic`` suite: change of prediction, TCE, DCE, their ratio
-and difference, rankings, and two-class accuracies.
+and difference, rankings, competence and two-class accuracies.
 
 A pair's change of prediction CP is 1 when the model's two-class predictions on its two
 inputs differ. TCE (a label-changing set) and DCE (a label-preserving set) are mean CP over
 the set's pairs. For each feature the method compares the two: ratio TCE/DCE (how much more
 the model reacts to a change that matters than to one that does not; higher is better) and
-delta TCE - DCE.
+delta TCE - DCE. The card reads the ratio inverted, DCE/TCE (at most 0.5 where TCE/DCE is at
+least 2), whose interval stays bounded for a model that never moves on a label-preserving
+swap (DCE = 0, TCE/DCE infinite).
 
 Pairs are not independent: every base example is paired with all of its alternatives (tens
 of pairs each), and a model's behaviour on one base colours all of its pairs. Intervals
-therefore come from a bootstrap that resamples *base examples*: each replicate draws the
-seed set's bases with replacement and recomputes TCE and DCE over the drawn bases' pairs
-(a base with no pair in one set adds nothing to that set). Because TCE and DCE of a feature
-are computed from the same replicate, the ratio and delta intervals account for their
-correlation. Percentile intervals, 95%, ``N_BOOT`` replicates, seeded by the run seed.
+therefore treat *base examples* as the units (:mod:`~faithprobe.suites.natural_logic.
+intervals`: a studentized bootstrap over bases, never narrower than the t-interval, TCE and
+DCE of a feature from the same resamples so that their difference and ratio account for
+their correlation), and need at least ``MIN_BASES`` bases: below that every effect is
+reported without an interval, so it decides no verdict.
+
+Competence (:func:`competence_records`): two-class accuracy on the base examples against the
+best constant label on the same bases (:mod:`faithprobe.metrics.competence`); a model that
+never moves has TCE = DCE = 0 whatever it reads, so its effects mean nothing without it.
 
 Challenge-set accuracies are proportions of independent items, with Wilson intervals.
 """
@@ -24,7 +30,9 @@ import numpy as np
 import pandas as pd
 
 from faithprobe.examples import ENTAILMENT
-from faithprobe.metrics.intervals import LEVEL, N_BOOT, wilson
+from faithprobe.metrics.competence import competence
+from faithprobe.metrics.intervals import N_BOOT, wilson
+from faithprobe.suites.natural_logic.intervals import MIN_BASES, BaseRates, base_rates
 
 # the method's Table 4; ``method_size``: the set's size the paper reports for N = 400
 SETS: dict[str, dict] = {
@@ -98,121 +106,125 @@ def set_sizes(results: pd.DataFrame) -> list[dict]:
     return out
 
 
-def _quantiles(values: np.ndarray) -> tuple[float, float]:
-    """Percentile interval without interpolation (so infinite ratios stay ordered)."""
-    finite_or_inf = values[~np.isnan(values)]
-    if len(finite_or_inf) < len(values) * LEVEL:  # too many undefined replicates
-        return float("nan"), float("nan")
-    alpha = (1 - LEVEL) / 2
-    lo, hi = np.quantile(finite_or_inf, [alpha, 1 - alpha], method="inverted_cdf")
-    return float(lo), float(hi)
-
-
 def _per_base(pairs: pd.DataFrame, bases: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """CP sums and pair counts of each base in ``bases`` (0 where it has no pair)."""
     grouped = pairs.groupby("original_id")["cp"].agg(["sum", "count"]).reindex(bases, fill_value=0)
     return grouped["sum"].to_numpy(float), grouped["count"].to_numpy(float)
 
 
-def _ratio(a: float, b: float) -> float:
-    if b == 0:
-        return float("inf") if a > 0 else float("nan")
-    return a / b
-
-
-def _replicates(
-    tce_pairs: pd.DataFrame, dce_pairs: pd.DataFrame, bases: np.ndarray, seed: int
-) -> tuple[dict[str, float], dict[str, np.ndarray]]:
-    """Point estimates and bootstrap replicates of TCE, DCE, ratio and delta over ``bases``
-    (the resampled indices depend only on ``seed`` and the number of bases, so two subjects
-    with the same bases get the same resamples); no replicates for fewer than two bases."""
-    ts, tn = _per_base(tce_pairs, bases)
-    ds, dn = _per_base(dce_pairs, bases)
-    tce = ts.sum() / tn.sum() if tn.sum() else float("nan")
-    dce = ds.sum() / dn.sum() if dn.sum() else float("nan")
-    point = {"tce": tce, "dce": dce, "ratio": _ratio(tce, dce), "delta": tce - dce}
-    if len(bases) < 2:
-        return point, {}
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(bases), size=(N_BOOT, len(bases)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = ts[idx].sum(1) / tn[idx].sum(1)
-        d = ds[idx].sum(1) / dn[idx].sum(1)
-        boot = {
-            "tce": t,
-            "dce": d,
-            "ratio": np.where(d == 0, np.where(t > 0, np.inf, np.nan), t / d),
-            "delta": t - d,
-        }
-    return point, boot
+def _base_rates(frames: list[pd.DataFrame], bases: np.ndarray, seed: int) -> BaseRates:
+    """The rates (mean CP) of ``frames`` over the same ``bases``, with their resamples."""
+    sums, counts = zip(*(_per_base(f, bases) for f in frames), strict=True)
+    return base_rates(np.vstack(sums), np.vstack(counts), seed)
 
 
 def _bases(*frames: pd.DataFrame) -> np.ndarray:
     return np.array(sorted(set().union(*(set(f["original_id"]) for f in frames))))
 
 
+def _mean_cp(pairs: pd.DataFrame) -> float:
+    return float(pairs["cp"].mean()) if len(pairs) else float("nan")
+
+
+def _too_few(k: int) -> str:
+    return (
+        f"{k} base example{'s' if k != 1 else ''}: no interval below {MIN_BASES} bases (the "
+        "interval over so few bases is not trusted to cover), so no verdict"
+    )
+
+
+def _point_only(value: float | None) -> dict:
+    return {"value": value, "ci_low": None, "ci_high": None}
+
+
+def _estimate(contrast: dict) -> dict:
+    return {key: contrast[key] for key in ("value", "ci_low", "ci_high")}
+
+
+def _inverse(ratio: dict) -> dict:
+    """The bounds of TCE/DCE from those of DCE/TCE: swapped and inverted (a lower bound of 0
+    becomes an unbounded upper one, an unbounded upper one a lower bound of 0)."""
+    low, high = ratio["ci_low"], ratio["ci_high"]
+    return {
+        "ci_low": None if low is None else (0.0 if high is None else 1 / high),
+        "ci_high": None if low is None or low == 0 else 1 / low,
+    }
+
+
 def effect_pair(tce_pairs: pd.DataFrame, dce_pairs: pd.DataFrame, seed: int) -> dict:
-    """TCE, DCE, ratio and delta with a joint base-resampling bootstrap (module docstring)."""
+    """TCE, DCE, TCE - DCE, DCE/TCE and TCE/DCE over the bases of both sets, with intervals
+    (:mod:`~faithprobe.suites.natural_logic.intervals`) from :data:`MIN_BASES` bases on."""
     bases = _bases(tce_pairs, dce_pairs)
-    point, boot = _replicates(tce_pairs, dce_pairs, bases, seed)
+    k = len(bases)
+    tce, dce = _mean_cp(tce_pairs), _mean_cp(dce_pairs)
     out = {
-        "n_bases": len(bases),
+        "n_bases": k,
         "n_tce_pairs": int(tce_pairs["cp"].count()),
         "n_dce_pairs": int(dce_pairs["cp"].count()),
     }
-    if len(bases) < 2:
+    ratio = tce / dce if dce > 0 else (float("inf") if tce > 0 else float("nan"))
+    if k < MIN_BASES:
         return {
             **out,
-            **{k: {"value": v, "ci_low": None, "ci_high": None} for k, v in point.items()},
+            "tce": _point_only(tce),
+            "dce": _point_only(dce),
+            "delta": _point_only(tce - dce),
+            "dce_over_tce": _point_only(dce / tce if tce > 0 else None),
+            "ratio": _point_only(ratio),
+            "interval": _too_few(k),
         }
-    for k, v in point.items():
-        lo, hi = _quantiles(boot[k])
-        out[k] = {"value": v, "ci_low": lo, "ci_high": hi}
-    out["interval"] = f"percentile bootstrap over {len(bases)} base examples, {N_BOOT} resamples"
-    return out
+    rates = _base_rates([tce_pairs, dce_pairs], bases, seed)
+    dce_over_tce = rates.ratio(1, 0)
+    return {
+        **out,
+        "tce": _estimate(rates.contrast([1, 0], 0.0, 1.0)),
+        "dce": _estimate(rates.contrast([0, 1], 0.0, 1.0)),
+        "delta": _estimate(rates.contrast([1, -1], -1.0, 1.0)),
+        "dce_over_tce": dce_over_tce,
+        "ratio": {"value": ratio, **_inverse(dce_over_tce)},
+        "interval": f"bootstrap-t over {k} base examples ({N_BOOT} resamples), never narrower "
+        f"than the t-interval with {k - 1} df; DCE/TCE by Fieller's construction",
+    }
 
 
 def subject_differences(results: pd.DataFrame, seed: int) -> list[dict]:
-    """Per feature and pair of subjects (A listed before B): TCE and DCE of A minus B, from
-    one bootstrap that resamples the shared base examples for both (paired: the subjects
-    answered the same pairs). Test: two-sided bootstrap p-value, twice the smaller share of
-    replicate differences on either side of 0. Models trained with and without HELP, say,
-    differ in sensitivity when the TCE difference's interval excludes 0."""
+    """Per feature and pair of subjects (A listed before B): TCE and DCE of A minus B over
+    the base examples both answered, paired (the same resamples of the bases for both).
+    Test: two-sided, the larger of the bootstrap-t's and t's p-values. Models trained with
+    and without HELP, say, differ in sensitivity when the TCE difference's interval excludes
+    0. No interval below :data:`MIN_BASES` bases."""
     pairs = _pairs(results)
     subjects = list(dict.fromkeys(pairs["subject"]))
     out = []
     for feature in FEATURES:
-        sets = _set_of(feature, "TCE"), _set_of(feature, "DCE")
-        rows = pairs[pairs["set"].isin(sets)]
+        rows = pairs[pairs["set"].isin([_set_of(feature, "TCE"), _set_of(feature, "DCE")])]
         bases = _bases(rows)
-        if len(bases) < 2:
+        if not len(bases):
             continue
-        fits = {}
-        for subject in subjects:
-            own = rows[rows["subject"] == subject]
-            fits[subject] = _replicates(
-                own[own["set"] == sets[0]], own[own["set"] == sets[1]], bases, seed
-            )
         for i, a in enumerate(subjects):
             for b in subjects[i + 1 :]:
-                for quantity in ("tce", "dce"):
-                    diff = fits[a][1][quantity] - fits[b][1][quantity]
-                    diff = diff[~np.isnan(diff)]
-                    lo, hi = _quantiles(diff)
-                    p = min(1.0, 2 * min((diff <= 0).mean(), (diff >= 0).mean()))
+                for quantity in ("TCE", "DCE"):
+                    own = rows[rows["set"] == _set_of(feature, quantity)]
+                    frames = [own[own["subject"] == a], own[own["subject"] == b]]
+                    if len(bases) >= MIN_BASES:
+                        est = _base_rates(frames, bases, seed).contrast([1, -1], -1.0, 1.0)
+                        test = (
+                            f"paired bootstrap-t over {len(bases)} base examples ({N_BOOT} "
+                            "resamples), never narrower than t's; p two-sided"
+                        )
+                    else:
+                        difference = _mean_cp(frames[0]) - _mean_cp(frames[1])
+                        est = {**_point_only(difference), "p_value": None}
+                        test = _too_few(len(bases))
                     out.append(
                         {
                             "feature": feature,
-                            "quantity": quantity.upper(),
+                            "quantity": quantity,
                             "subject_a": a,
                             "subject_b": b,
-                            "value": fits[a][0][quantity] - fits[b][0][quantity],
-                            "ci_low": lo,
-                            "ci_high": hi,
-                            "p_value": float(p),
+                            **est,
                             "n_bases": len(bases),
-                            "test": f"paired percentile bootstrap over {len(bases)} base "
-                            f"examples, {N_BOOT} resamples (two-sided)",
+                            "test": test,
                         }
                     )
     return out
@@ -311,6 +323,24 @@ def base_accuracy(results: pd.DataFrame) -> list[dict]:
         seen = pd.concat([bases, alts]).drop_duplicates("example_id")
         out.append({"subject": subject, "examples": "seed set", **_accuracy(bases)})
         out.append({"subject": subject, "examples": "all evaluated", **_accuracy(seen)})
+    return out
+
+
+def competence_records(results: pd.DataFrame, seed: int) -> list[dict]:
+    """Per subject, :func:`~faithprobe.metrics.competence.competence` on the base examples
+    (the originals of the pairs; each its own cluster): two-class accuracy against the best
+    constant label on the same bases."""
+    out = []
+    for subject, rows in _pairs(results).groupby("subject", sort=False):
+        bases = rows.drop_duplicates("original_id")
+        record = competence(
+            bases["original_correct"].astype(float).to_numpy(),
+            [{f"text:{gold}"} for gold in bases["original_gold"]],
+            bases["original_id"].to_numpy(),
+            seed=seed,
+            metric="two-class accuracy on the base examples",
+        )
+        out.append({"subject": subject, **record})
     return out
 
 

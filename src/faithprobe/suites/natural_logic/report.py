@@ -24,6 +24,7 @@ from faithprobe.report.views import (
     metric_frame,
     pick_ids,
 )
+from faithprobe.suites.natural_logic.intervals import MIN_BASES
 from faithprobe.suites.natural_logic.metrics import SETS
 from faithprobe.suites.natural_logic.options import split_label_words
 
@@ -53,6 +54,7 @@ def summary(metrics: Mapping[str, Any]) -> pd.DataFrame:
                 "DCE (robustness, lower better)": _ci(r["dce"]),
                 "TCE (sensitivity, higher better)": _ci(r["tce"]),
                 "TCE/DCE": _ci(r["ratio"]),
+                "DCE/TCE (card)": _ci(r["dce_over_tce"]),
                 "TCE−DCE": _ci(r["delta"]),
                 "bases": fmt_count(r["n_bases"]),
             }
@@ -101,8 +103,10 @@ def effects_table(metrics: Mapping[str, Any]) -> Table | None:
         data,
         summary(metrics),
         note="CP = 1 when the two predictions of a pair differ. TCE: mean CP over the "
-        "label-changing set; DCE: over the label-preserving set. 95% intervals: percentile "
-        "bootstrap resampling base examples, TCE and DCE from the same resamples.",
+        "label-changing set; DCE: over the label-preserving set. 95% intervals over base "
+        "examples: a studentized bootstrap (TCE and DCE from the same resamples), never "
+        "narrower than the t-interval; the ratios by Fieller's construction (an unbounded "
+        f"end shows as {DASH}). Below {MIN_BASES} bases no interval is given.",
     )
 
 
@@ -153,8 +157,8 @@ def differences_table(metrics: Mapping[str, Any]) -> Table | None:
         display,
         note="Read a positive TCE difference as A more sensitive to the feature than B, a "
         "negative DCE difference as A more robust; the models differ at the 95% level when "
-        "the interval excludes 0 (paired bootstrap resampling the base examples both "
-        "answered; p two-sided). This is the method's HELP contrast when A and B are one "
+        "the interval excludes 0 (paired studentized bootstrap over the base examples both "
+        "answered, never narrower than t's; p two-sided). This is the method's HELP contrast when A and B are one "
         "recipe trained without and with HELP.",
     )
 

@@ -250,6 +250,7 @@ class NaturalLogicSuite(Suite):
         effects = m.causal_effects(results, seed)
         return {
             "set_sizes": m.set_sizes(results),
+            "competence": m.competence_records(results, seed),
             "effects": effects,
             "ranking": m.ranking(effects),
             "subject_differences": m.subject_differences(results, seed),

@@ -1,69 +1,122 @@
-"""The right-reasons suite's headline effects for the faithfulness card: F1 lost when a
-comparison or coreference question is turned into its counterfactual (a model that reads
-for the right reasons loses nothing), and how often its saliency follows the partition the
-answer depends on beyond a random partition of the same sizes."""
+"""The right-reasons suite's headline for the faithfulness card (Ray Choudhury, Rogers &
+Augenstein, *Machine reading, fast and slow*).
+
+Competence: exact match on the original questions must beat the best constant answer (the
+gold answer most often right on the same questions).
+
+Effects, per dataset and variant:
+
+* **the answers follow the counterfactual**: the share of counterfactuals answered with
+  their own gold minus the share answered with the original's answer again, paired over
+  pairs. The F1 lost on the counterfactual, the card's earlier effect, is met by a model
+  that gives the same answer to both inputs whenever it is as often wrong on the original
+  as on the counterfactual (and beaten by one doing *better* on the counterfactual); this
+  difference is 1 for a reader, at most 0 for a model that keeps its answer, 0 for one
+  picking either entity at random.
+* **alignment beyond a random partition** (where saliency was asked): among the instances
+  answered exactly right on both the original and the counterfactual (the method's
+  denominator, shared by its saliency methods), the share whose comparative (or answer
+  cluster) is significantly more salient than the rest, minus the same share for a random
+  partition of the same sizes.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from faithprobe.metrics.verdict import Effect, Region
+from faithprobe.metrics.verdict import Competence, Effect, Region
 
-# F1 a faithful reader may lose on the counterfactual (points of F1 / 100)
-TOLERATED_F1_LOSS = 0.05
+SUITE = "right-reasons"
+FOLLOWS = "right_reasons.follows_counterfactual"
+ALIGNMENT = "right_reasons.alignment_beyond_control"
+# edge name -> (default bound, where the default comes from)
+EDGES: dict[str, tuple[float, str]] = {
+    FOLLOWS: (
+        0.5,
+        "midway between a model that picks either entity at random on each input (0) and a "
+        "reader that follows every counterfactual (1): a model that reads the comparative on "
+        "a share f of the pairs and keeps a coin-flip answer on the rest scores 1.5 f - 0.5, "
+        "so the edge asks it to follow the counterfactual on at least two pairs in three.",
+    ),
+    ALIGNMENT: (
+        0.05,
+        "a tolerance of the saliency test's own level: a calibrated test passes a random "
+        "partition on about 5% of instances, so the answer's own partition must pass on at "
+        "least 5 points more of the instances answered right on both inputs, about twice the "
+        "chance rate.",
+    ),
+}
+# one saliency scorer on the card: IG summarised by the l2 norm (the method's default)
+# where it was asked, else the first; the suite's report compares them all
 CARD_METHOD = "ig-l2"
-# how much more often than a random partition of the same sizes the answer's own partition
-# must be the aligned one: saliency that follows the words deciding the answer beats
-# chance clearly; a share no higher than chance's (both 0 when no answer is right) is not
-# evidence of reading for the right reasons
-MIN_EXCESS_ALIGNMENT = 0.05
+FOLLOWS_CONTROL = (
+    "at most 0 for a model that gives the same answer to the original and the "
+    "counterfactual (a constant answer, the first entity named), 0 for one picking either "
+    "entity at random"
+)
+ALIGNMENT_CONTROL = (
+    "undefined for a model that ignores the input: it never answers both the original and "
+    "the counterfactual right, so no instance enters the denominator"
+)
 
 
-def headline(metrics: Mapping[str, Any]) -> list[Effect]:
-    out = []
-    for test in metrics.get("tests", []):
-        if test["metric"] != "f1":
-            continue
-        where = f"{test['dataset']}, {test['variant']}"
-        out.append(
-            Effect(
-                suite="right-reasons",
-                key=f"f1_loss_{test['dataset']}_{test['variant']}",
-                title=f"F1 lost on the counterfactual ({where})",
-                subject=test["subject"],
-                value=test["difference"],
-                ci_low=test["ci_low"],
-                ci_high=test["ci_high"],
-                n=test["n"],
-                region=Region("at_most", TOLERATED_F1_LOSS),
-                reading=f"og − cf, per-passage means; bootstrap over passages; {test['test']}",
-            )
-        )
+def _follows(record: Mapping[str, Any]) -> Effect:
+    where = f"{record['dataset']}, {record['variant']}"
+    return Effect(
+        suite=SUITE,
+        key=f"follows_{record['dataset']}_{record['variant']}",
+        title=f"answers follow the counterfactual ({where})",
+        subject=record["subject"],
+        value=record["value"],
+        ci_low=record["ci_low"],
+        ci_high=record["ci_high"],
+        n=record["n_clusters"],
+        region=Region("at_least", EDGES[FOLLOWS][0]),
+        reading=f"counterfactuals answered with their own gold (EM) {record['agrees']:.3g} "
+        f"minus answered with the original's answer again {record['keeps']:.3g}, "
+        f"{record['n']} pairs; {record['method']}",
+        edge=FOLLOWS,
+        control=FOLLOWS_CONTROL,
+    )
+
+
+def _alignment(record: Mapping[str, Any]) -> Effect:
+    where = f"{record['dataset']}, {record['variant']}, {record['method']}"
+    shares = (
+        f"aligned share {record['aligned']:.3g} minus the random-partition control's "
+        f"{record['control']:.3g}"
+        if record["n"]
+        else "no instance answered right on both: nothing can align"
+    )
+    return Effect(
+        suite=SUITE,
+        key=f"alignment_{record['dataset']}_{record['variant']}_{record['method']}",
+        title=f"alignment beyond a random partition ({where})",
+        subject=record["model"],
+        value=record.get("excess"),
+        ci_low=record.get("excess_ci_low"),
+        ci_high=record.get("excess_ci_high"),
+        n=record["n"],
+        region=Region("at_least", EDGES[ALIGNMENT][0]),
+        reading=f"{shares}; denominator: the {record['n']} of {record['instances']} instances "
+        "with saliency answered exactly right on both the original and the counterfactual "
+        "(the method's, shared by every saliency method); Newcombe's paired interval",
+        edge=ALIGNMENT,
+        control=ALIGNMENT_CONTROL,
+    )
+
+
+def headline(metrics: Mapping[str, Any]) -> list[Effect | Competence]:
+    """Each subject's competence, then per subject, dataset and variant whether its answers
+    follow the counterfactual, then its alignment beyond the control (:data:`CARD_METHOD`)
+    where saliency was asked (read off ``competence``, ``follows`` and ``alignment``)."""
+    out: list[Effect | Competence] = [
+        Competence.from_record({**r, "suite": SUITE, "reading": r["method"]})
+        for r in metrics.get("competence", [])
+    ]
+    out += [_follows(r) for r in metrics.get("follows", [])]
     alignment = metrics.get("alignment", [])
-    methods = list(dict.fromkeys(row["method"] for row in alignment))
-    # one saliency method on the card: IG summarised by the l2 norm (the method's default)
-    # where it was asked, else the first; the suite's report compares them all
-    shown = [CARD_METHOD] if CARD_METHOD in methods else methods[:1]
-    for row in alignment:
-        if row["method"] not in shown or row.get("control") is None:
-            continue
-        where = f"{row['dataset']}, {row['variant']}, {row['method']}"
-        out.append(
-            Effect(
-                suite="right-reasons",
-                key=f"alignment_{row['dataset']}_{row['variant']}_{row['method']}",
-                title=f"alignment beyond a random partition ({where})",
-                subject=row["model"],
-                value=row.get("excess"),
-                ci_low=row.get("excess_ci_low"),
-                ci_high=row.get("excess_ci_high"),
-                n=row["n"],
-                region=Region("at_least", MIN_EXCESS_ALIGNMENT),
-                reading=f"aligned share {row['aligned']:.3g} minus the random-partition "
-                f"control's {row['control']:.3g} on the same instances (Newcombe's paired "
-                f"interval); {row['both_correct']:.0%} had both answers exactly right, the "
-                "ceiling of either share",
-            )
-        )
-    return out
+    methods = list(dict.fromkeys(r["method"] for r in alignment))
+    shown = CARD_METHOD if CARD_METHOD in methods else methods[0] if methods else None
+    return out + [_alignment(r) for r in alignment if r["method"] == shown]

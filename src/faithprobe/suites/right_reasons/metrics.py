@@ -1,21 +1,33 @@
 """Metrics of the ``right-reasons`` suite, pure functions of its results table (one row per
 (pair, subject), see :mod:`faithprobe.suites.right_reasons`).
 
+* ``competence``: per subject, exact match (EM) on the original questions against the best
+  constant answer on the same questions (gold keys: the normalised gold answers), paired
+  over questions, bootstrap over passages (:func:`~faithprobe.metrics.competence.
+  competence`). An original with a CF and a CF-ood pair counts once.
+* ``follows``: per (subject, dataset, variant) whether the answers follow the
+  counterfactual: the share of counterfactuals answered with their own gold (EM) *minus*
+  the share answered with the original's answer again (``same_answer``), paired over
+  pairs, bootstrap over passages (:func:`~faithprobe.metrics.intervals.
+  paired_cluster_difference`). A reader scores 1; a model that ignores the change (gives
+  the same answer to both) at most 0, and one picking either entity at random 0.
 * ``scores``: EM and F1 of the original (``og``) and the counterfactual (``cf``) per
   (subject, dataset, variant), each with a 95% cluster-bootstrap interval over passages (the
   questions of one passage are resampled together, as in the ``faithfulness`` suite).
 * ``tests``: og minus cf per (subject, dataset, variant, metric): the mean per-passage
   difference with a bootstrap interval and a Wilcoxon signed-rank test over passages
-  (:func:`~faithprobe.metrics.intervals.paired_difference`). A model that reads for the
-  right reasons loses nothing on the counterfactual.
+  (:func:`~faithprobe.metrics.intervals.paired_difference`). Not a verdict: a model that
+  gives the same answer to both loses nothing when it is as often wrong as right.
 * ``consistency``: per (subject, dataset, variant) how often the original and the
   counterfactual got the same answer, with a cluster-bootstrap interval over passages.
 * ``alignment``: per (dataset, model, method) the share of aligned instances and of the
-  random-partition control, the share whose real and whose random partition passed the
-  saliency test (the random one's *significance rate* is the method's sanity check), and
-  exact McNemar tests of real vs random
+  random-partition control among those answered exactly right on both the original and
+  the counterfactual (the method's denominator), the share whose real and whose random
+  partition passed the saliency test (the random one's *significance rate* is the method's
+  sanity check), and exact McNemar tests of real vs random
   (:func:`~faithprobe.metrics.alignment.alignment_scores`), per scorer (a saliency method
-  under one summary: ``ig-l2``, ``ig-l1``, ``ig-dot``, ``occlusion``). An
+  under one summary: ``ig-l2``, ``ig-l1``, ``ig-dot``, ``occlusion``). Every scorer reads
+  the same instances (those every scorer decided), so they share one denominator. An
   original with both a CF and a CF-ood pair counts once per variant (``variant`` column),
   since its alignment depends on the counterfactual's exact match.
 * ``sizes`` and ``drops``: per (dataset, variant) the items, answered and dropped pairs (for
@@ -29,9 +41,16 @@ from collections.abc import Sequence
 import pandas as pd
 
 from faithprobe.metrics.alignment import alignment_scores
-from faithprobe.metrics.intervals import clustered_mean, paired_difference
+from faithprobe.metrics.competence import competence
+from faithprobe.metrics.intervals import (
+    clustered_mean,
+    paired_cluster_difference,
+    paired_difference,
+)
+from faithprobe.qa.answers import normalize_answer
 
 KEYS = ["subject", "dataset", "variant"]
+COMPETENCE_METRIC = "exact match (EM) on the original questions"
 
 
 def _per_pair(results: pd.DataFrame) -> pd.DataFrame:
@@ -62,6 +81,45 @@ def drops(results: pd.DataFrame) -> list[dict]:
     counts = dropped.groupby(["dataset", "variant", "dropped_reason"]).size()
     return [{"dataset": d, "variant": v, "reason": r, "count": int(c)}
             for (d, v, r), c in counts.items()]  # fmt: skip
+
+
+def _gold_keys(answers) -> set[str]:
+    """The constant answers right on a question: its normalised gold answers."""
+    return {f"text:{key}" for a in answers if (key := normalize_answer(a))}
+
+
+def competence_records(results: pd.DataFrame, seed: int) -> list[dict]:
+    """Per subject, :func:`~faithprobe.metrics.competence.competence` of its exact match on
+    the original questions (each once, whatever its counterfactuals), clusters passages."""
+    originals = results.drop_duplicates(["subject", "original_id"])
+    originals = originals[originals["og_em"].notna()]
+    out = []
+    for subject, rows in originals.groupby("subject", sort=True):
+        keys = [_gold_keys(a) for a in rows["og_answers"]]
+        correct = rows["og_em"].astype(float)
+        found = competence(correct, keys, rows["passage_id"], seed=seed, metric=COMPETENCE_METRIC)
+        out.append({"subject": subject, **found})
+    return out
+
+
+def follows(answered: pd.DataFrame, seed: int) -> list[dict]:
+    """The ``follows`` records (module docstring): ``agrees`` (counterfactual answered with
+    its gold), ``keeps`` (with the original's answer) and their paired difference. Empty for
+    a results table written before ``same_answer`` existed."""
+    if "same_answer" not in answered:
+        return []
+    out = []
+    for key, rows in answered.groupby(KEYS, sort=True):
+        agrees, keeps = rows["cf_em"].astype(float), rows["same_answer"].astype(float)
+        out.append(
+            {
+                **dict(zip(KEYS, key, strict=True)),
+                "agrees": float(agrees.mean()),
+                "keeps": float(keeps.mean()),
+                **paired_cluster_difference(agrees, keeps, rows["passage_id"], seed=seed),
+            }
+        )
+    return out
 
 
 def scores(answered: pd.DataFrame, seed: int) -> tuple[list[dict], list[dict]]:
@@ -103,34 +161,32 @@ def consistency(answered: pd.DataFrame, seed: int) -> list[dict]:
 
 
 def alignment(answered: pd.DataFrame, methods: Sequence[str]) -> list[dict]:
-    """:func:`alignment_scores` per variant, over the rows that have a method's decision
-    (``<method>_aligned``), with the variant as a column."""
-    frames = []
-    for method in methods:
-        column = f"{method}_aligned"
-        rows = answered[answered[column].notna()] if column in answered else answered.iloc[:0]
-        frames.append(
+    """:func:`alignment_scores` per variant, over the rows every method decided
+    (``<method>_aligned``: one denominator for all), with the variant as a column."""
+    columns = [f"{method}_aligned" for method in methods]
+    if not methods or not all(c in answered for c in columns):  # no saliency asked
+        return []
+    decided = answered[answered[columns].notna().all(axis=1)]
+    both_correct = (decided["og_em"] == 1) & (decided["cf_em"] == 1)
+    long = pd.concat(
+        [
             pd.DataFrame(
                 {
-                    "dataset": rows["dataset"],
-                    "variant": rows["variant"],
-                    "model": rows["subject"],
+                    "dataset": decided["dataset"],
+                    "variant": decided["variant"],
+                    "model": decided["subject"],
                     "method": method,
-                    "aligned": rows[column].astype(bool) if len(rows) else [],
-                    "control_aligned": rows[f"{method}_control_aligned"].astype(bool)
-                    if len(rows)
-                    else [],
-                    "passed": rows[f"{method}_passed"].astype(bool) if len(rows) else [],
-                    "control_passed": rows[f"{method}_control_passed"].astype(bool)
-                    if len(rows)
-                    else [],
-                    "both_correct": (rows["og_em"] == 1) & (rows["cf_em"] == 1),
+                    "both_correct": both_correct,
+                    **{
+                        name: decided[f"{method}_{name}"].astype(bool)
+                        for name in ("aligned", "control_aligned", "passed", "control_passed")
+                    },
                 }
             )
-        )
-    if not frames:  # no saliency asked (saliency=)
-        return []
-    long = pd.concat(frames, ignore_index=True)
+            for method in methods
+        ],
+        ignore_index=True,
+    )
     out = []
     for variant, rows in long.groupby("variant", sort=True):
         table = alignment_scores(rows)
@@ -141,13 +197,15 @@ def alignment(answered: pd.DataFrame, methods: Sequence[str]) -> list[dict]:
 
 def right_reasons_metrics(results: pd.DataFrame, methods: Sequence[str], seed: int) -> dict:
     if results.empty:
-        return {"sizes": [], "drops": [], "scores": [], "tests": [], "consistency": [],
-                "alignment": []}  # fmt: skip
+        return {"sizes": [], "drops": [], "competence": [], "follows": [], "scores": [],
+                "tests": [], "consistency": [], "alignment": []}  # fmt: skip
     answered = results[results["dropped_reason"].isna()]
     estimates, tests = scores(answered, seed) if len(answered) else ([], [])
     return {
         "sizes": sizes(results),
         "drops": drops(results),
+        "competence": competence_records(results, seed),
+        "follows": follows(answered, seed) if len(answered) else [],
         "scores": estimates,
         "tests": tests,
         "consistency": consistency(answered, seed) if len(answered) else [],

@@ -1,4 +1,5 @@
-"""The report of the ``right-reasons`` suite, after Ray Choudhury, Rogers & Augenstein: F1
+"""The report of the ``right-reasons`` suite, after Ray Choudhury, Rogers & Augenstein:
+competence on the original questions, whether the answers follow the counterfactual, F1
 and EM on the original and the counterfactual per dataset and variant with the paired test,
 the alignment of counterfactual and saliency evidence beside its random-partition control,
 and what the selection and the interventions dropped. Every number is read from
@@ -16,6 +17,7 @@ import pandas as pd
 from faithprobe.report.figures import Plot
 from faithprobe.report.html import Examples, Section
 from faithprobe.report.tables import (
+    DASH,
     Ordering,
     Table,
     fmt_count,
@@ -63,8 +65,71 @@ def scores_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
+def competence_table(metrics: Mapping[str, Any]) -> Table | None:
+    """EM on the original questions against the best constant answer (the card's
+    competence)."""
+    data = pd.DataFrame(metrics.get("competence") or [])
+    if data.empty:
+        return None
+    records = data.to_dict("records")
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "EM on the originals (%)": [percent_text(r) for r in records],
+            "best constant answer": data["baseline_answer"].fillna(DASH),
+            "its EM (%)": data["baseline"].map(fmt_percent),
+            "excess (%)": [_rate(r, "excess") for r in records],
+            "p (excess > margin)": data["p_value"].map(lambda p: fmt_general(p, ".2g")),
+            "competent": data["competent"].map(fmt_general),
+            "questions": data["n"].map(fmt_count),
+            "passages": data["n_clusters"].map(fmt_count),
+        }
+    )
+    margin = fmt_percent(data["margin"].iloc[0], "g")
+    return Table(
+        "competence",
+        "Competence: exact match on the original questions against the best constant answer",
+        data,
+        order_rows(display, subject_order(metrics), ORDERING),
+        note="Each original question once (whatever its counterfactuals). Best constant "
+        "answer: the gold answer right on most of the same questions. Excess: EM minus the "
+        "constant's, paired over questions, bootstrap over passages, with the one-sided test "
+        f"of an excess above {margin} points; a model that is not competent is not "
+        "assessable on the card.",
+    )
+
+
+def follows_table(metrics: Mapping[str, Any]) -> Table | None:
+    data = pd.DataFrame(metrics.get("follows") or [])
+    if data.empty:
+        return None
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "dataset": data["dataset"],
+            "variant": data["variant"],
+            "cf answered with its gold (%)": data["agrees"].map(fmt_percent),
+            "original's answer kept (%)": data["keeps"].map(fmt_percent),
+            "follows (%)": [percent_text(r) for r in data.to_dict("records")],
+            "pairs": data["n"].map(fmt_count),
+            "passages": data["n_clusters"].map(fmt_count),
+        }
+    )
+    return Table(
+        "follows",
+        "Do the answers follow the counterfactual?",
+        data,
+        order_rows(display, subject_order(metrics), ORDERING),
+        note="Follows: the share of counterfactuals answered with their own gold (exact "
+        "match) minus the share answered with the original's answer again, paired over "
+        "pairs, 95% bootstrap interval over passages (the card's effect). A reader scores "
+        "100; a model giving the same answer to both inputs at most 0, one picking either "
+        "entity at random 0.",
+    )
+
+
 def _rate(record: Mapping[str, Any], name: str) -> str:
-    """``name`` of an alignment record (a share with ``<name>_ci_low``/``_ci_high``)."""
+    """``name`` of a record (a share with ``<name>_ci_low``/``_ci_high``)."""
     return percent_text(
         {"value": record[name], "ci_low": record[f"{name}_ci_low"],
          "ci_high": record[f"{name}_ci_high"]}
@@ -84,12 +149,12 @@ def alignment_table(metrics: Mapping[str, Any]) -> Table | None:
             "method": data["method"],
             "aligned (%)": [_rate(r, "aligned") for r in records],
             "random control (%)": [_rate(r, "control") for r in records],
+            "aligned − control (%)": [_rate(r, "excess") for r in records],
             "p (aligned)": data["alignment_p"].map(lambda p: fmt_general(p, ".2g")),
             "significant (%)": [_rate(r, "significant") for r in records],
             "random significant (%)": [_rate(r, "control_significant") for r in records],
             "p (significant)": data["significance_p"].map(lambda p: fmt_general(p, ".2g")),
-            "both correct (%)": data["both_correct"].map(fmt_percent),
-            "n": data["n"].map(fmt_count),
+            "both correct": [f"{r['n']} of {r['instances']}" for r in records],
         }
     )
     return Table(
@@ -97,17 +162,19 @@ def alignment_table(metrics: Mapping[str, Any]) -> Table | None:
         "Alignment of counterfactual and saliency evidence",
         data,
         display,
-        note="Aligned: original and counterfactual both exactly right and the positive "
-        "partition significantly more salient than the negative one (Student's one-tailed "
-        "t-test, alpha 0.05, saliency of the original). Random control: the same with "
-        "partitions of the same sizes drawn at random. Significant: the partition test "
-        "passed, whatever the answers; random significant is the method's sanity check -- "
+        note="Aligned: among the instances whose original and counterfactual were both "
+        "answered exactly right ('both correct', the method's denominator, the same for "
+        "every method), the share whose positive partition is significantly more salient "
+        "than the negative one (Student's one-tailed t-test, alpha 0.05, saliency of the "
+        "original). Random control: the same share with partitions of the same sizes drawn "
+        "at random; aligned − control is the card's effect, with Newcombe's paired "
+        "interval. Significant: the partition test passed, over every instance with "
+        "saliency, whatever the answers; random significant is the method's sanity check -- "
         "about 5% if the test is calibrated, and a rate as high as the real partitions' says "
         "the heuristic partition is no more salient than chance. p: exact McNemar test of "
         "real vs random, paired by instance. Methods: ig-l2/ig-l1/ig-dot are Integrated "
         "Gradients with token attributions summarised by the L2 norm, the L1 norm or the "
-        "signed sum (dot product) over embedding dimensions. Wilson 95% intervals; 'both "
-        "correct' is the ceiling of the alignment rate.",
+        "signed sum (dot product) over embedding dimensions. Wilson 95% intervals.",
     )
 
 
@@ -156,6 +223,8 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
     if scores is not None:
         tables["summary"] = Table("summary", "Headline", scores.data, scores.display, scores.note)
     for t in (
+        competence_table(metrics),
+        follows_table(metrics),
         scores,
         consistency_table(metrics),
         alignment_table(metrics),
@@ -228,10 +297,11 @@ class RightReasonsReport(ReportView):
             "antonym."
         )
         return [
+            Section("competence", "Competence", [tables.get("competence")]),
             Section(
                 "scores",
                 "Counterfactuals",
-                [tables.get("scores"), tables.get("consistency")],
+                [tables.get("follows"), tables.get("scores"), tables.get("consistency")],
                 lead=lead,
             ),
             Section("alignment", "Saliency and alignment", [tables.get("alignment")]),
