@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -147,29 +148,40 @@ def _separated(diff: dict) -> str:
     return f"NOT separated (one-sided p = {diff['p_above']:.4f})"
 
 
-def print_deletion(c: dict) -> None:
-    print(f"\nDeletion: {c['effect']}")
+def _print_models(title: str, c: dict, describe: Callable[[dict], str]) -> None:
+    """The contrast ``c``'s heading, then a line per model: ``describe`` of its numbers."""
+    print(f"\n{title}: {c['effect']}")
     for name, m in c["models"].items():
-        print(
-            f"  {name}: OS EM {m['os_em']['value']:.3f}, OS F1 {m['os_f1']['value']:.3f}, "
+        print(f"  {name}: {describe(m)}")
+
+
+def print_deletion(c: dict) -> None:
+    _print_models(
+        "Deletion",
+        c,
+        lambda m: (
+            f"OS EM {m['os_em']['value']:.3f}, OS F1 {m['os_f1']['value']:.3f}, "
             f"unk OS {m['unk_os']:.3f}, unk TS-R {m['unk_ts_r']:.3f}; effect "
             f"{_interval(m['effect'])} (n {m['effect']['n']}, {m['effect']['n_clusters']} "
             "passages)"
-        )
+        ),
+    )
     d = c["difference"]
     print(f"  {c['treated']} - {c['reference']}: {_interval(d)}: {_separated(d)}")
 
 
 def print_natural_logic(c: dict) -> None:
-    print(f"\nContext monotonicity: {c['effect']}")
-    for name, m in c["models"].items():
-        print(
-            f"  {name}: base accuracy {m['base_accuracy']:.3f} (predicts entailment "
+    _print_models(
+        "Context monotonicity",
+        c,
+        lambda m: (
+            f"base accuracy {m['base_accuracy']:.3f} (predicts entailment "
             f"{m['base_share_entailment']:.3f}); TCE {_interval(m['tce'])}, DCE "
             f"{_interval(m['dce'])}, TCE-DCE {_interval(m['delta'])}, TCE/DCE "
             f"{_interval(m['ratio'])} ({m['n_bases']} bases, {m['n_tce_pairs']} + "
             f"{m['n_dce_pairs']} pairs)"
-        )
+        ),
+    )
     for quantity, d in c["difference"].items():
         print(
             f"  {c['treated']} - {c['reference']}, {quantity.upper()}: {_interval(d)}"

@@ -24,7 +24,7 @@ two audits without the numeric stack.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -104,6 +104,31 @@ class Effect:
         return out
 
     @classmethod
+    def from_estimate(
+        cls,
+        estimate: Mapping[str, Any],
+        side: Literal["at_most", "at_least"],
+        edge: str,
+        edges: Mapping[str, tuple[float, str]],
+        *,
+        n: int | None = None,
+        **fields: Any,
+    ) -> Effect:
+        """The effect an estimate of a suite's metrics.json holds (``value``, ``ci_low``,
+        ``ci_high`` and, unless ``n`` is given, ``n_clusters``), faithful on ``side`` of
+        ``edge``'s default bound in ``edges`` (a suite's ``EDGES``: name -> (bound, source));
+        ``fields`` are the rest of the Effect (suite, key, title, subject, reading, control)."""
+        return cls(
+            value=estimate["value"],
+            ci_low=estimate["ci_low"],
+            ci_high=estimate["ci_high"],
+            n=estimate["n_clusters"] if n is None else n,
+            region=Region(side, edges[edge][0]),
+            edge=edge,
+            **fields,
+        )
+
+    @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Effect:
         fields = {
             k: record[k] for k in cls.__dataclass_fields__ if k != "region" and k in record
@@ -180,6 +205,23 @@ class Competence:
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Competence:
         return cls(**{k: record[k] for k in cls.__dataclass_fields__ if k in record})
+
+
+def competences(
+    suite: str,
+    metrics: Mapping[str, Any],
+    baseline_answer: Callable[[Any], str] | None = None,
+) -> list[Competence]:
+    """Each subject's :class:`Competence` on ``suite``, read off ``metrics["competence"]``
+    (its ``method`` as the reading); ``baseline_answer`` turns a stored constant answer
+    into the one shown."""
+    out = []
+    for row in metrics.get("competence", []):
+        record = {**row, "suite": suite, "reading": row["method"]}
+        if baseline_answer is not None:
+            record["baseline_answer"] = baseline_answer(row["baseline_answer"])
+        out.append(Competence.from_record(record))
+    return out
 
 
 def missing(x: Any) -> bool:

@@ -83,6 +83,12 @@ def fmt_general(x: Any, spec: str = ".3g") -> str:
         return str(x)
 
 
+def fmt_interval(value: Any, ci_low: Any, ci_high: Any, spec: str = ".3f") -> str:
+    """``0.120 [0.050, 0.190]``: a value and its interval, each by :func:`fmt_general`
+    (so "–" where missing, the value included)."""
+    return f"{fmt_general(value, spec)} [{fmt_general(ci_low, spec)}, {fmt_general(ci_high, spec)}]"
+
+
 def fmt_count(x: Any) -> str:
     if is_missing(x):
         return DASH

@@ -32,6 +32,7 @@ heuristics' (:func:`~faithprobe.heuristics.tokens.content_tokens`).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from functools import cache, lru_cache
 
 import numpy as np
@@ -73,6 +74,14 @@ def cue_words(candidate: str) -> list[str]:
     """The content words that mention ``candidate``: its own and its associations'."""
     words = content_tokens(" ".join((candidate, *ASSOCIATIONS.get(candidate, ()))))
     return list(dict.fromkeys(words))
+
+
+def _highest(values: Sequence[float], none: float) -> CandidateScores:
+    """The candidate with the highest of ``values`` (the first of a tie); flat when none
+    scores above ``none``, the value of a candidate the context does not mention."""
+    if max(values) <= none:
+        return flat(len(values))
+    return chosen(len(values), values.index(max(values)))
 
 
 def _yes_no(answer: bool) -> str:
@@ -193,9 +202,7 @@ class Nearest(Policy):
             max((end for _, end in mentions(request.context, cue_words(c))), default=-1)
             for c in request.candidates
         ]
-        if max(last) < 0:
-            return flat(len(request.candidates))
-        return chosen(len(request.candidates), last.index(max(last)))
+        return _highest(last, none=-1)
 
     def pair_classes(self, request: TextPairRequest, example: Example | None):
         entailed = _last_word_occurs(request.second, request.first)
@@ -234,9 +241,7 @@ class Overlap(Policy):
             len(set(cues) & present) / len(cues) if (cues := cue_words(c)) else 0.0
             for c in request.candidates
         ]
-        if max(shares) == 0:
-            return flat(len(request.candidates))
-        return chosen(len(request.candidates), shares.index(max(shares)))
+        return _highest(shares, none=0.0)
 
     def pair_classes(self, request: TextPairRequest, example: Example | None):
         entailed = _all_words_occur(request.second, request.first)

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faithprobe.metrics.verdict import Competence, Effect, Region, missing
+from faithprobe.metrics.verdict import Competence, Effect, competences, missing
 from faithprobe.suites.confidence_shift import PROBE_TITLES, PROMPT_PROBES
 
 SUITE = "confidence-shift"
@@ -68,20 +68,18 @@ def _title(probe: str) -> str:
 
 def _pseudo_accuracy_effect(row: Mapping[str, Any]) -> Effect:
     excess = row["excess"]
-    return Effect(
+    return Effect.from_estimate(
+        excess,
+        "at_most",
+        PSEUDO_ACCURACY_EDGE,
+        EDGES,
         suite=SUITE,
         key=f"pseudo_accuracy_excess_{row['probe']}",
         title=f"picks the once-right choice above 1/n ({_title(row['probe'])})",
         subject=row["subject"],
-        value=excess["value"],
-        ci_low=excess["ci_low"],
-        ci_high=excess["ci_high"],
-        n=excess["n_clusters"],
-        region=Region("at_most", EDGES[PSEUDO_ACCURACY_EDGE][0]),
         reading=f"pseudo-accuracy {row['value']:.3g} minus 1/n ({row['agnostic']:.3g}); "
         f"original accuracy {row['original_accuracy']:.3g}; a tie at the top shares its "
         f"credit; {excess['method']}",
-        edge=PSEUDO_ACCURACY_EDGE,
         control="a model that does not read the question keeps its picks: its original "
         "accuracy minus 1/n, above the edge once it is competent",
     )
@@ -90,19 +88,17 @@ def _pseudo_accuracy_effect(row: Mapping[str, Any]) -> Effect:
 def _spread_effect(row: Mapping[str, Any]) -> Effect:
     after, before = row["after"], row["before"]
     shown = "" if missing(before["value"]) else f"; {before['value']:.3g} on the originals"
-    return Effect(
+    return Effect.from_estimate(
+        after,
+        "at_most",
+        SPREAD_EDGE,
+        EDGES,
         suite=SUITE,
         key=f"confidence_spread_{row['probe']}",
         title=f"confidence not spread evenly once no choice is right ({_title(row['probe'])})",
         subject=row["subject"],
-        value=after["value"],
-        ci_low=after["ci_low"],
-        ci_high=after["ci_high"],
-        n=after["n_clusters"],
-        region=Region("at_most", EDGES[SPREAD_EDGE][0]),
         reading=f"SD of the choice confidences (RMS distance from 1/n; 0: the method's "
         f"agnostic model){shown}; {row['method']}",
-        edge=SPREAD_EDGE,
         control="a model that ignores the choices' content keeps its original spread; one "
         "that treats the donor answer as right, or avoids it for an old wrong choice, keeps "
         "a spread too",
@@ -110,18 +106,17 @@ def _spread_effect(row: Mapping[str, Any]) -> Effect:
 
 
 def _detection_effect(row: Mapping[str, Any]) -> Effect:
-    return Effect(
+    return Effect.from_estimate(
+        row,
+        "at_least",
+        DETECTION_EDGE,
+        EDGES,
+        n=row["n_instances"],
         suite=SUITE,
         key=f"maxprob_detection_{row['probe']}",
         title=f"top confidence tells probed from original inputs ({_title(row['probe'])})",
         subject=row["subject"],
-        value=row["value"],
-        ci_low=row["ci_low"],
-        ci_high=row["ci_high"],
-        n=row["n_instances"],
-        region=Region("at_least", EDGES[DETECTION_EDGE][0]),
         reading=f"detection accuracy, chance 0.5; {row['method']}",
-        edge=DETECTION_EDGE,
         control="0.5: a confidence that ignores the input is the same on both inputs",
     )
 
@@ -129,10 +124,7 @@ def _detection_effect(row: Mapping[str, Any]) -> Effect:
 def headline(metrics: Mapping[str, Any]) -> list[Effect | Competence]:
     """Each subject's competence, then the effects read off ``pseudo_accuracy`` (prompt
     probes), ``confidence_spread`` (No-Right-Answer) and ``maxprob_detection``."""
-    out: list[Effect | Competence] = [
-        Competence.from_record({**r, "suite": SUITE, "reading": r["method"]})
-        for r in metrics.get("competence", [])
-    ]
+    out: list[Effect | Competence] = [*competences(SUITE, metrics)]
     out += [
         _pseudo_accuracy_effect(r)
         for r in metrics.get("pseudo_accuracy", [])

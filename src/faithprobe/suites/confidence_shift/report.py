@@ -21,6 +21,7 @@ from faithprobe.report.tables import (
     Table,
     fmt_count,
     fmt_general,
+    fmt_interval,
     fmt_percent,
     order_rows,
     subject_order,
@@ -125,8 +126,7 @@ def competence_table(metrics: Mapping[str, Any]) -> Table | None:
             "accuracy [95% CI]": [estimate_text(r, se=False) for r in records],
             "best constant": [f"{r['baseline_answer']}: {f3(r['baseline'])}" for r in records],
             "excess [95% CI]": [
-                f"{f3(r['excess'])} [{f3(r['excess_ci_low'])}, {f3(r['excess_ci_high'])}]"
-                for r in records
+                fmt_interval(r["excess"], r["excess_ci_low"], r["excess_ci_high"]) for r in records
             ],
             "p (excess > margin)": data["p_value"].map(lambda x: fmt_general(x, ".3g")),
             "competent": data["competent"].map(lambda x: "yes" if x else "no"),
@@ -210,6 +210,12 @@ def abstention_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
+def _interval(r: Mapping[str, Any], part: str) -> str:
+    """The estimate ``part`` of a row :func:`metric_frame` flattened (``part.value``,
+    ``part.ci_low``, ``part.ci_high``) with its interval."""
+    return fmt_interval(r[f"{part}.value"], r[f"{part}.ci_low"], r[f"{part}.ci_high"])
+
+
 def pseudo_accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
     data = metric_frame(metrics, "pseudo_accuracy", BY_SUBJECT)
     if data.empty:
@@ -220,10 +226,7 @@ def pseudo_accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
             "subject": data["subject"],
             "probe": data["probe"].map(_probe),
             "pseudo-accuracy ± SE [95% CI]": [estimate_text(r) for r in records],
-            "− 1/n [95% CI]": [
-                f"{f3(r['excess.value'])} [{f3(r['excess.ci_low'])}, {f3(r['excess.ci_high'])}]"
-                for r in records
-            ],
+            "− 1/n [95% CI]": [_interval(r, "excess") for r in records],
             "per trial": [", ".join(f3(v) for v in r.get("trial_values") or []) for r in records],
             "1/n": data["agnostic"].map(f3),
             "diff. vs 1/n": data["vs_agnostic.difference"].map(f3),
@@ -349,17 +352,13 @@ def spread_table(metrics: Mapping[str, Any]) -> Table | None:
     if data.empty:
         return None
     records = data.to_dict("records")
-
-    def interval(r: Mapping[str, Any], part: str) -> str:
-        return f"{f3(r[part + '.value'])} [{f3(r[part + '.ci_low'])}, {f3(r[part + '.ci_high'])}]"
-
     display = pd.DataFrame(
         {
             "subject": data["subject"],
             "probe": data["probe"].map(_probe),
-            "spread before [95% CI]": [interval(r, "before") for r in records],
-            "spread after [95% CI]": [interval(r, "after") for r in records],
-            "after − before [95% CI]": [interval(r, "change") for r in records],
+            "spread before [95% CI]": [_interval(r, "before") for r in records],
+            "spread after [95% CI]": [_interval(r, "after") for r in records],
+            "after − before [95% CI]": [_interval(r, "change") for r in records],
             "instances": data["n_instances"].map(fmt_count),
         }
     )

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faithprobe.metrics.verdict import Competence, Effect, Region
+from faithprobe.metrics.verdict import Competence, Effect, competences
 
 SUITE = "distractors"
 # edge name -> (default bound, where the default comes from)
@@ -67,18 +67,16 @@ def _effect(record: Mapping[str, Any]) -> Effect:
     )
     if record.get("note"):
         reading = f"{record['note']}: no interval. {reading}"
-    return Effect(
+    return Effect.from_estimate(
+        record,
+        "at_most",
+        edge,
+        EDGES,
         suite=SUITE,
         key=f"{name}_{setting}",
         title=f"{title} ({_SETTINGS.get(setting, setting)})",
         subject=record["subject"],
-        value=record["value"],
-        ci_low=record["ci_low"],
-        ci_high=record["ci_high"],
-        n=record["n_clusters"],
-        region=Region("at_most", EDGES[edge][0]),
         reading=reading,
-        edge=edge,
         control=control,
     )
 
@@ -86,8 +84,5 @@ def _effect(record: Mapping[str, Any]) -> Effect:
 def headline(metrics: Mapping[str, Any]) -> list[Effect | Competence]:
     """Each subject's competence, then per subject and setting its related drop and the
     related-minus-unrelated control (read off ``competence`` and ``one_attractor_drops``)."""
-    out: list[Effect | Competence] = [
-        Competence.from_record({**r, "suite": SUITE, "reading": r["method"]})
-        for r in metrics.get("competence", [])
-    ]
+    out: list[Effect | Competence] = [*competences(SUITE, metrics)]
     return out + [_effect(r) for r in metrics.get("one_attractor_drops", [])]

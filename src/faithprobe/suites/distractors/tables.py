@@ -19,6 +19,7 @@ from faithprobe.report.tables import (
     fmt_count,
     fmt_estimate,
     fmt_general,
+    fmt_interval,
     fmt_number,
     is_missing,
     order_rows,
@@ -324,9 +325,7 @@ def competence_table(metrics: Mapping[str, Any]) -> Table | None:
                 f"{r['baseline_answer']}: {fmt_general(r['baseline'], '.3f')}" for r in records
             ],
             "excess [CI]": [
-                f"{fmt_general(r['excess'], '.3f')} [{fmt_general(r['excess_ci_low'], '.3f')}, "
-                f"{fmt_general(r['excess_ci_high'], '.3f')}]"
-                for r in records
+                fmt_interval(r["excess"], r["excess_ci_low"], r["excess_ci_high"]) for r in records
             ],
             "p (excess > margin)": data["p_value"].map(fmt_general),
             "competent": data["competent"].map(fmt_general),

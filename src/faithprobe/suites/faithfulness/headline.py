@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faithprobe.metrics.verdict import Competence, Effect, Region
+from faithprobe.metrics.verdict import Competence, Effect, competences
 
 # edge name -> (default bound, where it comes from); every Effect's ``edge`` names one
 EDGES: dict[str, tuple[float, str]] = {
@@ -115,25 +115,17 @@ def _effect(row: Mapping[str, Any]) -> Effect:
     side, describe = CONTROLLED[row["effect"]]
     key, title, what, control = describe(row)
     edge = f"faithfulness.{row['effect']}"
-    return Effect(
-        suite=SUITE, key=key, title=title, subject=row["subject"], value=row["value"],
-        ci_low=row["ci_low"], ci_high=row["ci_high"], n=row.get("n_clusters") or row["n"],
-        region=Region(side, EDGES[edge][0]),
+    return Effect.from_estimate(
+        row, side, edge, EDGES, n=row.get("n_clusters") or row["n"],
+        suite=SUITE, key=key, title=title, subject=row["subject"],
         reading=f"{what}; paired over {row['n']} questions; {row['method']}",
-        edge=edge, control=control,
-    )  # fmt: skip
-
-
-def _competence(row: Mapping[str, Any]) -> Competence:
-    return Competence.from_record(
-        {**row, "suite": SUITE, "baseline_answer": _answer(row["baseline_answer"]),
-         "reading": row["method"]}
+        control=control,
     )  # fmt: skip
 
 
 def headline(metrics: Mapping[str, Any]) -> list[Effect | Competence]:
     """Per model its Competence, then its controlled effects."""
     return [
-        *(_competence(r) for r in metrics.get("competence", [])),
+        *competences(SUITE, metrics, baseline_answer=_answer),
         *(_effect(r) for r in metrics.get("controlled", [])),
     ]

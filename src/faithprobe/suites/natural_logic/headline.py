@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faithprobe.metrics.verdict import Competence, Effect, Region
+from faithprobe.metrics.verdict import Competence, Effect, competences
 
 SUITE = "natural-logic"
 RATIO_EDGE, DELTA_EDGE = f"{SUITE}.dce_over_tce", f"{SUITE}.tce_minus_dce"
@@ -56,10 +56,7 @@ def _ci(estimate: Mapping[str, Any]) -> str:
 
 
 def headline(metrics: Mapping[str, Any]) -> list[Effect | Competence]:
-    out: list[Effect | Competence] = [
-        Competence.from_record({**r, "suite": SUITE, "reading": r["method"]})
-        for r in metrics.get("competence", [])
-    ]
+    out: list[Effect | Competence] = [*competences(SUITE, metrics)]
     for row in metrics.get("effects", []):
         feature = _FEATURES.get(row["feature"], row["feature"])
         reading = (
@@ -71,20 +68,18 @@ def headline(metrics: Mapping[str, Any]) -> list[Effect | Competence]:
              "at_most"),
             ("delta", f"TCE − DCE: {feature}", DELTA_EDGE, "at_least"),
         ):  # fmt: skip
-            est = row[key]
             out.append(
-                Effect(
+                Effect.from_estimate(
+                    row[key],
+                    side,
+                    edge,
+                    EDGES,
+                    n=row["n_bases"],
                     suite=SUITE,
                     key=f"{key}_{row['feature']}",
                     title=title,
                     subject=row["subject"],
-                    value=est["value"],
-                    ci_low=est["ci_low"],
-                    ci_high=est["ci_high"],
-                    n=row["n_bases"],
-                    region=Region(side, EDGES[edge][0]),
                     reading=reading,
-                    edge=edge,
                     control=_CONTROLS[key],
                 )
             )

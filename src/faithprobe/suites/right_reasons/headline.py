@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faithprobe.metrics.verdict import Competence, Effect, Region
+from faithprobe.metrics.verdict import Competence, Effect, competences
 
 SUITE = "right-reasons"
 FOLLOWS = "right_reasons.follows_counterfactual"
@@ -63,20 +63,18 @@ ALIGNMENT_CONTROL = (
 
 def _follows(record: Mapping[str, Any]) -> Effect:
     where = f"{record['dataset']}, {record['variant']}"
-    return Effect(
+    return Effect.from_estimate(
+        record,
+        "at_least",
+        FOLLOWS,
+        EDGES,
         suite=SUITE,
         key=f"follows_{record['dataset']}_{record['variant']}",
         title=f"answers follow the counterfactual ({where})",
         subject=record["subject"],
-        value=record["value"],
-        ci_low=record["ci_low"],
-        ci_high=record["ci_high"],
-        n=record["n_clusters"],
-        region=Region("at_least", EDGES[FOLLOWS][0]),
         reading=f"counterfactuals answered with their own gold (EM) {record['agrees']:.3g} "
         f"minus answered with the original's answer again {record['keeps']:.3g}, "
         f"{record['n']} pairs; {record['method']}",
-        edge=FOLLOWS,
         control=FOLLOWS_CONTROL,
     )
 
@@ -89,20 +87,24 @@ def _alignment(record: Mapping[str, Any]) -> Effect:
         if record["n"]
         else "no instance answered right on both: nothing can align"
     )
-    return Effect(
+    excess = {
+        "value": record.get("excess"),
+        "ci_low": record.get("excess_ci_low"),
+        "ci_high": record.get("excess_ci_high"),
+    }
+    return Effect.from_estimate(
+        excess,
+        "at_least",
+        ALIGNMENT,
+        EDGES,
+        n=record["n"],
         suite=SUITE,
         key=f"alignment_{record['dataset']}_{record['variant']}_{record['method']}",
         title=f"alignment beyond a random partition ({where})",
         subject=record["model"],
-        value=record.get("excess"),
-        ci_low=record.get("excess_ci_low"),
-        ci_high=record.get("excess_ci_high"),
-        n=record["n"],
-        region=Region("at_least", EDGES[ALIGNMENT][0]),
         reading=f"{shares}; denominator: the {record['n']} of {record['instances']} instances "
         "with saliency answered exactly right on both the original and the counterfactual "
         "(the method's, shared by every saliency method); Newcombe's paired interval",
-        edge=ALIGNMENT,
         control=ALIGNMENT_CONTROL,
     )
 
@@ -111,10 +113,7 @@ def headline(metrics: Mapping[str, Any]) -> list[Effect | Competence]:
     """Each subject's competence, then per subject, dataset and variant whether its answers
     follow the counterfactual, then its alignment beyond the control (:data:`CARD_METHOD`)
     where saliency was asked (read off ``competence``, ``follows`` and ``alignment``)."""
-    out: list[Effect | Competence] = [
-        Competence.from_record({**r, "suite": SUITE, "reading": r["method"]})
-        for r in metrics.get("competence", [])
-    ]
+    out: list[Effect | Competence] = [*competences(SUITE, metrics)]
     out += [_follows(r) for r in metrics.get("follows", [])]
     alignment = metrics.get("alignment", [])
     methods = list(dict.fromkeys(r["method"] for r in alignment))
