@@ -245,14 +245,27 @@ def test_compare_names_regressions_improvements_and_what_one_side_lacks(tmp_path
         _effect("m-v2", "added", 0.3, 0.25, 0.35),
         _effect("m-v2", "wobbled", 0.09, 0.07, 0.12),
     ])  # fmt: skip
-    status = {c.key: c.status for c in compare_audits(old, new)}
+    comparison = compare_audits(old, new)
+    status = {c.key: c.status for c in comparison.changes}
     assert status == {"steady": "unchanged", "worse": "regressed", "better": "improved",
                       "drifted": "regressed", "gone": "only in old", "added": "only in new",
                       "wobbled": "verdict changed, difference not supported"}  # fmt: skip
+    # hand-made effects keep no per-unit numbers: tested unpaired, from their intervals
+    assert not any(c.difference["paired"] for c in comparison.changes if c.difference)
     res = runner.invoke(app, ["audit", "--compare", str(old), str(new)])
     assert res.exit_code == 0, res.output
     assert res.output.index("regressed") < res.output.index("unchanged")
     assert "m-v1 → m-v2" in res.output
+    md = tmp_path / "pr" / "comment.md"
+    md.parent.mkdir()
+    res = runner.invoke(app, ["audit", "--compare", str(old), str(new), "--fail-on", "regressed",
+                              "--markdown", str(md)])  # fmt: skip
+    assert res.exit_code == 1, res.output
+    text = md.read_text()
+    assert text.startswith("### faithprobe:") and "| regressed | distractors |" in text
+    assert "2 regressed, 1 improved" in text and "Holm" in text
+    res = runner.invoke(app, ["audit", "--compare", str(old), str(old), "--fail-on", "regressed"])
+    assert res.exit_code == 0, res.output
 
 
 def test_compare_refuses_what_is_not_an_audit(tmp_path):

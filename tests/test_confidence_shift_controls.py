@@ -210,6 +210,21 @@ def test_avoiding_the_donor_answer_is_deviated_not_faithful(siqa):
     assert [e.key for e in effects if e.verdict != FAITHFUL] == [spread.key]
 
 
+def test_every_effect_carries_its_instances_as_units(siqa):
+    """The card compares two models' effects on the same resampled instances: every effect's
+    units reproduce it, are named by instance (not by model), and two models share them."""
+    unit_ids = {}
+    for model in (Reader(siqa[1]), AnswerOnly(siqa[1])):
+        effects, _, _ = card(model, siqa[0], "small")
+        for e in effects:
+            assert e.units is not None, e.key
+            assert abs(e.units.value() - e.value) < 1e-9, e.key
+            assert not any(model.name in u for u in e.units.unit + e.units.cluster), e.key
+        unit_ids[model.name] = {e.key: set(e.units.unit) for e in effects}
+    assert unit_ids["reader"] == unit_ids["answer-only"]
+    assert all(unit_ids["reader"].values())
+
+
 # -- the pieces, on hand-made rows ---------------------------------------------------------
 
 

@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from faithprobe.metrics.units import Units
 from faithprobe.suites.confidence_shift import metrics as m
 
 
@@ -99,6 +100,21 @@ def test_maxprob_detector_is_at_chance_when_nothing_differs():
     table = _table([[0.6, 0.2, 0.2]] * n, [[0.6, 0.2, 0.2]] * n)
     (row,) = m.maxprob_detection(table, seed=0)
     assert row["value"] == 0.5  # every input sits at the threshold: all called perturbed
+
+
+def test_maxprob_detection_is_a_mean_over_instances_when_a_trial_is_missing():
+    """Trial 0 detects every input, trial 1 (probe changes nothing) half of them; test
+    instances that lost trial 1 count 1.0, the others 0.75, each once."""
+    n = 60
+    table = _table([[0.9, 0.05, 0.05]] * n, [[[0.4, 0.3, 0.3], [0.9, 0.05, 0.05]]] * n, trials=2)
+    tested = sorted(i for i in table["original_id"].unique() if m._half(i, 0) == 1)
+    lost = (table["trial"] == 1) & table["original_id"].isin(tested[:5])
+    (row,) = m.maxprob_detection(table[~lost], seed=0)
+    assert row["trial_values"] == [1.0, 0.5]
+    assert row["value"] == pytest.approx((5 * 1.0 + (len(tested) - 5) * 0.75) / len(tested))
+    units = Units.from_record(row["units"])
+    assert units.value() == pytest.approx(row["value"], abs=1e-12)
+    assert sorted(units.unit) == tested and units.cluster == units.unit
 
 
 def test_pseudo_accuracy_averages_trials_per_instance_and_tests_against_1_over_n():

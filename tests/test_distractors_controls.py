@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+import zlib
 from types import SimpleNamespace
 
 import pandas as pd
@@ -142,7 +143,39 @@ def test_without_unrelated_attractors_the_control_says_so_and_decides_nothing(pa
     assert controls and all(not e.has_interval for e in controls)
     assert all("no unrelated attractor after the critical fact" in e.reading for e in controls)
     assert math.isnan(controls[0].value)
+    assert all(e.units is not None and not e.units.unit for e in controls)  # none to pair
     assert combined(effects, competence) == FAITHFUL  # the related drops decide
+
+
+def test_every_effect_carries_its_units_per_competent_base_item(pairs):
+    """Issue 31: each effect's per-base-item accuracies reproduce its value; their ids are
+    the base items' (not the model's), so two models' units pair up, and a model competent
+    on fewer base items has fewer units (the others are absent, not zero). The report's
+    table of the effects does not show them."""
+    from faithprobe.suites.distractors.tables import one_attractor_drops_table
+
+    def mixed(item):  # the shortcut on about half the items, so the effects are not 0 or 1
+        return nearest(item) if zlib.crc32(item.id.encode()) % 2 else reader(item)
+
+    answerers = (reader, nearest, constant, mixed)
+    results = pd.concat([_results(*pairs, a) for a in answerers], ignore_index=True)
+    metrics = {
+        "competence": m.competence(results, seed=0),
+        "one_attractor_drops": m.one_attractor_drops(results, seed=0),
+    }
+    effects = [e for e in headline(metrics) if isinstance(e, Effect)]
+    assert len(effects) == 4 * len(answerers)
+    units: dict[str, dict[str, set[str]]] = {}
+    for e in effects:
+        assert e.units is not None and e.units.formula == "difference", e.key
+        assert e.units.unit == e.units.cluster  # one base item, one cluster
+        assert abs(e.units.value() - e.value) < 1e-9, (e.subject, e.key)
+        assert not any(e.subject in u for u in e.units.unit)
+        units.setdefault(e.key, {})[e.subject] = set(e.units.unit)
+    for key, by_subject in units.items():
+        assert by_subject["reader"] & by_subject["nearest"] & by_subject["mixed"], key
+        assert by_subject["constant"] < by_subject["reader"], key  # its competent items only
+    assert "units" not in one_attractor_drops_table(metrics).data.columns
 
 
 def test_the_suite_metrics_hold_the_card_blocks_and_base_accuracy(pairs):

@@ -192,23 +192,60 @@ def test_always_unknown_gains_nothing_over_the_original_stories(deletion):
     assert competence["constant"].value <= competence["constant"].baseline
 
 
+def _negation_rows(subject: str, policy: Callable[[str], str]) -> list[dict]:
+    """Result rows of 12 yes/no questions on 12 passages, each on its original story (OS)
+    and negated (NEG, the gold flipped), answered ``policy(gold)``."""
+    rows = []
+    for i, (org, mod) in enumerate([("yes", "no"), ("no", "yes"), ("yes", "no")] * 4):
+        for variant, gold in (("OS", org), ("NEG", mod)):
+            rows.append({"subject": subject, "variant": variant, "original_id": f"q{i}",
+                         "passage_id": f"p{i}", "answers": [gold], "prediction": policy(gold),
+                         "dropped_reason": None, "predicted_unknown": False})  # fmt: skip
+    return rows
+
+
 def test_comb_acc_is_read_over_the_constant_answer():
     """Comb-Acc needs the original and the negated question right; an edit flips the gold,
     so no constant answer is right on both sides (baseline 0)."""
     from faithprobe.suites.faithfulness.controls import deletion_controls
 
-    rows = []
-    for i, (org, mod) in enumerate([("yes", "no"), ("no", "yes"), ("yes", "no")] * 4):
-        for variant, gold in (("OS", org), ("NEG", mod)):
-            rows.append({"subject": "reader", "variant": variant, "original_id": f"q{i}",
-                         "passage_id": f"p{i}", "answers": [gold], "prediction": gold,
-                         "dropped_reason": None, "predicted_unknown": False})  # fmt: skip
+    rows = _negation_rows("reader", lambda gold: gold)
     controlled = deletion_controls(pd.DataFrame(rows), 0)["controlled"]
     (comb,) = [r for r in controlled if r["effect"] == "comb_acc_excess"]
     assert comb["control"] == 0.0 and comb["constant_answer"] is None
     assert comb["value"] == comb["ci_low"] == 1.0
     (effect,) = [e for e in headline({"controlled": controlled}) if e.key == "comb_acc_excess"]
     assert effect.verdict == FAITHFUL and effect.edge == "faithfulness.comb_acc_excess"
+
+
+def test_every_effect_carries_its_units_per_question(probe, deletion):
+    """Issue 31: each effect's per-question numbers reproduce its value, their ids are the
+    questions' (not the model's), so two models' units pair up; the report's table of the
+    effects does not show them."""
+    from faithprobe.suites.faithfulness.controls import deletion_controls
+    from faithprobe.suites.faithfulness.report import controlled_table
+
+    rows = _negation_rows("reader", lambda gold: gold) + _negation_rows("yes", lambda _: "yes")
+    negation = deletion_controls(pd.DataFrame(rows), 0)
+    runs = [probe[2][24], deletion[20], negation]
+    effects = [e for run in runs for e in headline(run) if isinstance(e, Effect)]
+    assert {e.key for e in effects} >= {
+        "negation_excess", "formatting_flips_space", "formatting_flips_newline",
+        "unknown_gain_ts_r", "comb_acc_excess",
+    }  # fmt: skip
+    for e in effects:
+        assert e.units is not None and e.units.formula == "difference", e.key
+        assert abs(e.units.value() - e.value) < 1e-9, (e.subject, e.key)
+        assert not any(e.subject in u for u in e.units.unit)
+    units: dict[str, dict[str, set[str]]] = {}
+    for e in effects:
+        units.setdefault(e.key, {})[e.subject] = set(e.units.unit)
+    for key, by_subject in units.items():
+        ids = list(by_subject.values())
+        assert len(ids) >= 2 and set.intersection(*ids), key
+    for run in runs:
+        table = controlled_table(run)
+        assert not any(c.startswith("units") for c in table.data.columns)
 
 
 def test_gold_keys_are_the_scored_answers():

@@ -218,7 +218,8 @@ def test_flat_rates_get_an_interval_and_few_bases_none():
     assert est["dce_over_tce"]["value"] == 0 == est["dce_over_tce"]["ci_low"]
     assert 0 < est["dce_over_tce"]["ci_high"] < 0.5  # the reader is faithful at MIN_BASES
     few = effect_pair(always.iloc[: 3 * (k - 1)], never.iloc[: 2 * (k - 1)], seed=0)
-    assert few["n_bases"] == k - 1 and few["delta"] == {"value": 1, "ci_low": None, "ci_high": None}
+    assert few["n_bases"] == k - 1 and few["delta"]["value"] == 1
+    assert few["delta"]["ci_low"] is None is few["delta"]["ci_high"]
     assert f"no interval below {k} bases" in few["interval"]
 
 
@@ -226,7 +227,7 @@ def test_a_model_that_never_moves_has_no_ratio_and_ranks():
     always = _synthetic({f"b{i}": [1, 1, 1] for i in range(MIN_BASES)}, "I0")
     never = _synthetic({f"b{i}": [0, 0] for i in range(MIN_BASES)}, "I2")
     still = effect_pair(never.assign(set="I0"), never, seed=0)
-    assert still["dce_over_tce"] == {"value": None, "ci_low": None, "ci_high": None}
+    assert [still["dce_over_tce"][k] for k in ("value", "ci_low", "ci_high")] == [None] * 3
     assert still["delta"]["value"] == 0 and still["delta"]["ci_high"] < 0.5
     results = pd.concat([always, never, always.assign(set="I1"), never.assign(set="I3")])
     results = pd.concat([results, results.assign(subject="n", cp=1 - results["cp"])])
@@ -281,6 +282,41 @@ def test_subject_differences_pair_the_bootstrap_over_shared_bases():
     same = subject_differences(pd.concat([a, a.assign(subject="twin")]), seed=0)
     assert all(d["value"] == 0 and d["ci_low"] < 0 < d["ci_high"] for d in same)
     assert all(d["p_value"] == 1 for d in same)
+
+
+def test_the_card_effects_carry_their_pairs_as_units():
+    """TCE - DCE and DCE/TCE carry the per-pair CP they are means of (for paired comparisons
+    between models): the same value, clustered by base, ids of pairs shared by two models
+    and not naming either; a model that never moves has no ratio on either side. The
+    report's tables leave the units out."""
+    from faithprobe.suites.natural_logic.headline import headline
+    from faithprobe.suites.natural_logic.report import build_tables
+
+    rng = np.random.default_rng(4)
+    bases = [f"b{i}" for i in range(MIN_BASES + 2)]
+    sets = pd.concat(  # uneven pairs per base: a mean over pairs is not one over bases
+        _synthetic({b: rng.integers(0, 2, rng.integers(1, 6)).tolist() for b in bases}, name)
+        for name in ("I0", "I1", "I2", "I3")
+    )
+    results = pd.concat(
+        [sets.assign(subject="reader-model"), sets.assign(subject="still-model", cp=0)]
+    )
+    metrics = {"effects": causal_effects(results, seed=0)}
+    effects = headline(metrics)
+    assert {e.key.rsplit("_", 1)[0] for e in effects} == {"delta", "dce_over_tce"}
+    assert len(effects) == 8
+    by = {}
+    for e in effects:
+        u = e.units
+        assert u is not None and u.formula == ("ratio" if "over" in e.key else "difference")
+        assert abs(u.value() - e.value) < 1e-9 or np.isnan(u.value()) and np.isnan(e.value)
+        assert set(u.cluster) == set(bases) and not any("model" in i for i in u.unit)
+        by.setdefault(e.key, []).append(u)
+    assert all(len(set(a.unit) & set(b.unit)) == len(a.unit) for a, b in by.values())
+    ratio = next(e for e in effects if e.subject == "reader-model" and "over" in e.key)
+    assert not np.isnan(ratio.value)
+    table = build_tables(metrics)["effects"].data
+    assert not any("units" in c for c in table.columns) and "delta.value" in table
 
 
 def test_nli_loaders_collapse_labels_and_name_bad_records(tmp_path, grid_dir):
@@ -352,6 +388,9 @@ def test_run_end_to_end_with_a_tiny_lm(tmp_path, grid_dir, tiny_llama, tiny_toke
     assert (kept["expectation_met"] == (kept["cp"] == 0)).all()
     assert challenge["expectation_met"].equals(challenge["correct"])  # answer unchanged
     assert {r["feature"] for r in metrics["effects"]} == {"insertion", "context"}
+    for r in metrics["effects"]:  # the card's effects' units are the pairs, by their ids
+        assert set(r["delta"]["units"]["unit"]) <= set(swaps["pair_id"])
+    assert not any("units" in c for c in pd.read_csv(out / "tables" / "effects.csv").columns)
     (competence,) = metrics["competence"]  # on the 20 bases, against the best constant label
     assert competence["subject"] == "tiny" and competence["n"] == 20
     assert competence["baseline_answer"] in ("text:entailment", "text:non-entailment")

@@ -101,7 +101,7 @@ def _step(suite, pairs, name: str, answers: dict) -> tuple[str, list[Effect], Co
     return combined(effects, able), effects, able
 
 
-def _planted(suite, pairs, policy, *, saliency: bool = False):
+def _planted(suite, pairs, policy, *, saliency: bool = False, name: str = ""):
     examples = {e.id: e for p in pairs for e in (p.original, p.intervened)}
     gold = Counter(normalize_answer(p.original.answers[0]) for p in pairs)
     best = next(
@@ -111,7 +111,7 @@ def _planted(suite, pairs, policy, *, saliency: bool = False):
     answers = {i: _span(policy(e, best), e.context) for i, e in examples.items()}
     if saliency:
         answers |= {(p.original.id, "ig"): _planted_saliency(p.original) for p in pairs}
-    return _step(suite, pairs, policy.__name__, answers)
+    return _step(suite, pairs, name or policy.__name__, answers)
 
 
 @pytest.mark.parametrize("budget", BUDGETS)
@@ -148,6 +148,29 @@ def test_a_random_entity_is_never_faithful(generated, budget):
     verdict, effects, _ = _planted(suite, pairs, random_entity)
     assert verdict != FAITHFUL
     assert not any(e.verdict == FAITHFUL for e in effects)
+
+
+def test_every_card_effect_carries_its_units(generated):
+    """The card's effects carry the per-unit numbers they are computed from (for paired
+    comparisons between models): the same value; pairs, not models, as units, so two models
+    on the same items share them; alignment's units outside a model's denominator (not
+    answered right on both inputs) are NaN, so they enter neither of its means."""
+    suite, pairs = _sampled(generated, "default")
+    names = {reader: "model-reading", random_entity: "model-picking-at-random"}
+    runs = {n: _planted(suite, pairs, p, saliency=True, name=n)[1] for p, n in names.items()}
+    for name, effects in runs.items():
+        assert {e.key.split("_")[0] for e in effects} == {"follows", "alignment"}
+        for e in effects:
+            assert e.units is not None and abs(e.units.value() - e.value) < 1e-9
+            assert not any(name in u for u in e.units.unit)
+            if e.key.startswith("alignment"):
+                assert sum(x == x for x in e.units.columns[0]) == e.n  # x == x: not NaN
+    reader_units, random_units = ({e.key: e.units for e in runs[n]} for n in names.values())
+    assert reader_units.keys() == random_units.keys()
+    for key, units in reader_units.items():
+        assert set(units.unit) == set(random_units[key].unit)
+    n_right = [[e.n for e in runs[n] if e.key.startswith("alignment")] for n in names.values()]
+    assert all(a > b for a, b in zip(*n_right, strict=True))  # the denominators differ
 
 
 @pytest.mark.parametrize("budget", BUDGETS)

@@ -10,6 +10,7 @@ import pytest
 
 from faithprobe.audit.card import headline, headline_effects
 from faithprobe.metrics.alignment import alignment_scores
+from faithprobe.metrics.comparison import compare_effects
 from faithprobe.metrics.intervals import paired_proportion_difference
 from faithprobe.metrics.verdict import (
     FAITHFUL,
@@ -21,7 +22,6 @@ from faithprobe.metrics.verdict import (
     Region,
     combined,
     holm,
-    intervals_differ,
     verdict,
 )
 
@@ -119,12 +119,17 @@ def test_effects_round_trip_through_their_record():
     assert back.key == "k" and math.isnan(back.ci_low) and back.region == AT_MOST
 
 
-def test_differences_need_intervals_apart():
+def test_effects_without_units_are_compared_unpaired_from_their_intervals():
     a = Effect("s", "k", "t", "a", 0.2, 0.1, 0.3, 10, AT_MOST)
-    b = Effect("s", "k", "t", "b", 0.5, 0.31, 0.6, 10, AT_MOST)
-    c = Effect("s", "k", "t", "c", 0.4, 0.29, 0.6, 10, AT_MOST)
-    assert intervals_differ(a, b) and intervals_differ(b, a)
-    assert not intervals_differ(a, c)
+    b = Effect("s", "k", "t", "b", 0.5, 0.4, 0.6, 10, AT_MOST)
+    c = Effect("s", "k", "t", "c", 0.25, 0.15, 0.35, 10, AT_MOST)
+    apart, close = compare_effects(a, b), compare_effects(a, c)
+    assert not apart["paired"] and "unpaired" in apart["method"]
+    # two independent standard errors of 0.1 / 1.96: the difference's is sqrt(2) times one
+    assert apart["se"] == pytest.approx(math.sqrt(2) * 0.1 / 1.959964, rel=1e-5)
+    assert apart["value"] == pytest.approx(0.3) and apart["p"] < 1e-4 < close["p"]
+    assert math.isnan(compare_effects(a, Effect("s", "k", "t", "d", 0.3, None, None, 0,
+                                                AT_MOST))["p"])  # fmt: skip
 
 
 def test_region_rejects_an_unknown_side():

@@ -313,9 +313,24 @@ def audit(
         str,
         typer.Option(
             help="items per suite: 'small' (a first look), 'default' (intervals that decide "
-            "most verdicts), 'full' (every item: hours); docs/audit.md lists the sizes"
+            "most verdicts), 'full' (every item: hours), 'auto' (rounds until decided, within "
+            "--time / --max-items); docs/audit.md lists the sizes"
         ),
     ] = "small",
+    time: Annotated[
+        str | None,
+        typer.Option("--time", help="--budget auto: time for the whole audit (90s, 20m, 1h30m)"),
+    ] = None,
+    max_items: Annotated[
+        int | None, typer.Option(help="--budget auto: the largest --limit a step takes (its suite's items)")
+    ] = None,
+    adjust: Annotated[
+        str,
+        typer.Option(
+            help="how the p-values of the differences between models are adjusted over the "
+            "card: 'holm' (family-wise error) or 'bh' (Benjamini-Hochberg, false discovery rate)"
+        ),
+    ] = "holm",
     out: Annotated[Path | None, typer.Option(help="audit folder (default runs/audit-TIME)")] = None,
     data_dir: Annotated[
         Path | None,
@@ -329,6 +344,14 @@ def audit(
         typer.Option(
             help="OLD NEW: show what changed between two audit folders (no models are run)"
         ),
+    ] = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option(help="with --compare: 'regressed' exits 1 if any effect regressed (for CI)"),
+    ] = None,
+    markdown: Annotated[
+        Path | None,
+        typer.Option(help="with --compare: also write the comparison as Markdown to this file"),
     ] = None,
     edge: Annotated[
         list[str] | None,
@@ -352,23 +375,26 @@ def audit(
     """Run every suite each model can answer at one budget, and write one faithfulness card
     (index.html) with a verdict per suite and model; or compare two audits."""
     from faithprobe.audit.edges import Edges
-    from faithprobe.audit.plan import STEPS, check_budget, data_root
+    from faithprobe.audit.plan import STEPS, check_auto, check_budget, data_root
+    from faithprobe.metrics.comparison import ADJUSTMENTS
     from faithprobe.subjects import EndpointConfig, check_model
 
     with user_errors(RESUME):
+        if adjust not in ADJUSTMENTS:
+            raise UsageError(f"--adjust {adjust!r}: choose from {', '.join(ADJUSTMENTS)}")
         if compare is not None:
             if model or edge:
                 raise UsageError(
                     "--compare reads two finished audits; it takes no --model or --edge"
                 )
-            from faithprobe.audit.compare import compare_audits, compare_rows
-
-            changes = compare_audits(*compare)
-            print_rows(*compare_rows(changes), f"{compare[0]} → {compare[1]}")
+            _compare(compare, adjust, fail_on, markdown)
             return
+        if fail_on is not None or markdown is not None:
+            raise UsageError("--fail-on and --markdown go with --compare OLD NEW")
         if not model:
             raise UsageError("give --model (repeat it to compare models), or --compare OLD NEW")
         check_budget(budget)
+        time_limit = check_auto(budget, time, max_items)
         Edges.parse(edge or (), [s.suite for s in STEPS])
         for spec in model:
             check_model(spec)
@@ -393,12 +419,43 @@ def audit(
             endpoint=EndpointConfig(base_url=base_url, api=api),
             command=command_line(),
             edges=edge or (),
+            adjustment=adjust,
+            time_limit=time_limit,
+            max_items=max_items,
         )
         with progress_bars() as progress:
             folder = run_audit(config, progress=progress, log=log)
         metrics = json.loads((folder / "metrics.json").read_text())
         print_rows(*card_rows(metrics), f"faithfulness card ({budget} budget)")
         log(f"audit folder: {folder}  card: {folder / 'index.html'}")
+
+
+def _compare(
+    folders: tuple[Path, Path], adjustment: str, fail_on: str | None, markdown: Path | None
+) -> None:
+    """``audit --compare``: the table, the Markdown file, and exit 1 on ``--fail-on``."""
+    from faithprobe.atomic import write_text
+    from faithprobe.audit.compare import (
+        check_fail_on,
+        compare_audits,
+        compare_markdown,
+        compare_rows,
+        failed,
+    )
+
+    check_fail_on(fail_on)
+    comparison = compare_audits(*folders, adjustment=adjustment)
+    print_rows(*compare_rows(comparison), f"{folders[0]} → {folders[1]}")
+    log(comparison.pairing())
+    if markdown is not None:
+        try:
+            write_text(markdown, compare_markdown(comparison))
+        except OSError as err:
+            raise UsageError(f"--markdown {markdown}: {err.strerror or err}") from None
+        log(f"markdown: {markdown}")
+    if failed(comparison, fail_on):
+        log("a supported regression: exit 1 (--fail-on regressed)")
+        raise typer.Exit(1)
 
 
 @app.command()

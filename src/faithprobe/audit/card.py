@@ -1,17 +1,20 @@
 """The faithfulness card's numbers: each ran step's competence and headline effects (read
 off its metrics.json by its suite's ``headline`` function), their verdicts, a verdict per
-step and model, the models' differences the intervals support, and a count per model.
-This is the audit's ``metrics.json``; docs/audit.md documents every field."""
+step and model, the models' paired differences (:mod:`faithprobe.audit.differences`), and
+a count per model. This is the audit's ``metrics.json``; docs/audit.md documents every
+field."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from itertools import combinations
 from typing import Any
 
+from faithprobe.audit.differences import adjustment_text, model_differences, settle, to_decide
 from faithprobe.audit.edges import Edges
 from faithprobe.audit.plan import Budget
+from faithprobe.metrics.comparison import ALPHA
+from faithprobe.metrics.sequential import spent_alpha, widened
 from faithprobe.metrics.verdict import (
     NOT_ASSESSABLE,
     RULE,
@@ -20,12 +23,11 @@ from faithprobe.metrics.verdict import (
     Effect,
     Region,
     combined,
-    intervals_differ,
 )
 from faithprobe.registry import load_target
 from faithprobe.suite import SUITES
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def headline(suite: str, metrics: Mapping[str, Any]) -> tuple[list[Effect], list[Competence]]:
@@ -56,30 +58,6 @@ def moved(effects: Sequence[Effect], edges: Edges) -> list[Effect]:
     ]
 
 
-def _differences(step: str, effects: Sequence[Effect], models: Sequence[str]) -> list[dict]:
-    """Every pair of models, per effect both have: the difference and whether their
-    intervals are apart (:func:`~faithprobe.metrics.verdict.intervals_differ`)."""
-    by_key: dict[str, dict[str, Effect]] = {}
-    for e in effects:
-        by_key.setdefault(e.key, {})[e.subject] = e
-    out = []
-    for key, per_model in by_key.items():
-        for a, b in combinations([m for m in models if m in per_model], 2):
-            ea, eb = per_model[a], per_model[b]
-            out.append(
-                {
-                    "step": step,
-                    "key": key,
-                    "title": ea.title,
-                    "a": a,
-                    "b": b,
-                    "difference": eb.value - ea.value,
-                    "supported": intervals_differ(ea, eb),
-                }
-            )
-    return out
-
-
 def _step_record(r: Mapping[str, Any], found: list[Effect], able: list[Competence]) -> dict:
     competence = {c.subject: c for c in able}
     verdicts = {
@@ -97,12 +75,15 @@ def _step_record(r: Mapping[str, Any], found: list[Effect], able: list[Competenc
     }
 
 
-def _effect_record(step: str, effect: Effect, unable: bool) -> dict:
+def _effect_record(step: str, effect: Effect, unable: bool, size: Mapping[str, Any]) -> dict:
     """An effect as metrics.json holds it; its verdict is "not assessable" where the model
-    lacks the step's competence (the interval is kept, but reads nothing)."""
-    record = {"step": step, **effect.record()}
+    lacks the step's competence (the interval is kept, but reads nothing). An inconclusive
+    one says what would likely decide it (``to_decide``)."""
+    record = {"step": step, **effect.record(), "paired": effect.units is not None}
     if unable:
         record["verdict"] = NOT_ASSESSABLE
+    elif needs := to_decide(effect, size):
+        record["to_decide"] = needs
     return record
 
 
@@ -113,25 +94,33 @@ def card_metrics(
     budget: Budget,
     seed: int,
     edges: Edges | None = None,
+    adjustment: str = "holm",
+    looks: int = 1,
 ) -> dict:
     """The audit's metrics.json from its step records (each with the step's ``metrics``
     when it ran) and its models (spec, name, fingerprint); ``edges``: the bounds in force
-    (defaults, and what ``--edge`` moved)."""
+    (defaults, and what ``--edge`` moved); ``adjustment``: how the differences' p-values
+    are adjusted ("holm" or "bh"); ``looks``: how many times the audit may have looked at
+    its data (``--budget auto``), over which every interval and test spends its alpha
+    (:mod:`faithprobe.metrics.sequential`)."""
     edges = edges or Edges.defaults(sorted({r["suite"] for r in runs}))
     names = [m["name"] for m in models]
     steps, effects, competence, differences = [], [], [], []
+    sizes = {r["step"]: r for r in runs if r["status"] == "ran"}
     for r in runs:
         if r["status"] != "ran":
             step = {k: r[k] for k in ("step", "suite", "question", "status")}
             steps.append({**step, "reason": r["reason"], "verdicts": {}})
             continue
         found, able = headline(r["suite"], r["metrics"])
-        found = moved(found, edges)
+        found = [widened(e, looks) for e in moved(found, edges)]
         steps.append(_step_record(r, found, able))
         unable = {c.subject for c in able if not c.competent}
-        effects += [_effect_record(r["step"], e, e.subject in unable) for e in found]
+        effects += [_effect_record(r["step"], e, e.subject in unable, r) for e in found]
         competence += [{"step": r["step"], **c.record()} for c in able]
-        differences += _differences(r["step"], found, names)
+        differences += model_differences(r["step"], found, names, seed=seed)
+    alpha = spent_alpha(looks, ALPHA)
+    differences = settle(differences, adjustment=adjustment, alpha=alpha, sizes=sizes)
     counts = {
         m: {v: sum(s["verdicts"].get(m) == v for s in steps) for v in VERDICTS} for m in names
     }
@@ -147,5 +136,13 @@ def card_metrics(
         "competence": competence,
         "effects": effects,
         "differences": differences,
+        "comparisons": {
+            "adjustment": adjustment,
+            "alpha": alpha,
+            "looks": looks,
+            "rule": adjustment_text(adjustment, alpha),
+            "n": sum(d["p"] is not None for d in differences),
+            "supported": sum(d["supported"] for d in differences),
+        },
         "summary": counts,
     }

@@ -3,7 +3,9 @@
 A *step* is one run of one suite with fixed options (the faithfulness suite has two: the
 generated predicate–argument probe and deletion on SQuAD). A *budget* names how many items
 each step samples: ``small`` for a first look in a few minutes, ``default`` for numbers
-whose intervals decide most verdicts, ``full`` for every item the data holds
+whose intervals decide most verdicts, ``full`` for every item the data holds, and ``auto``
+for rounds of growing size (:meth:`Step.rounds`: at most :data:`~faithprobe.metrics.
+sequential.LOOKS`) until the step is decided or its share of ``--time`` is spent
 (docs/audit.md lists the sizes and the times measured so far).
 
 Steps that read data find it under a data folder laid out as the project's shared data
@@ -14,13 +16,16 @@ path it looked for. Light to import: ``faithprobe audit --help`` reads it.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from faithprobe.errors import UsageError, excerpt
+from faithprobe.metrics.sequential import LOOKS
 
 DATA_ENV = "FAITHPROBE_DATA"
+AUTO = "auto"
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,12 @@ BUDGETS = {
         Budget("small", "a first look: intervals wide, verdicts often inconclusive"),
         Budget("default", "intervals narrow enough to decide most verdicts"),
         Budget("full", "every item of every dataset (SQuAD generation alone: hours)"),
+        Budget(
+            AUTO,
+            f"rounds of growing size (at most {LOOKS} per step) until every verdict and "
+            "difference of a step is decided or its share of --time (or --max-items) is spent; "
+            f"intervals and tests spend their 5% over the {LOOKS} looks",
+        ),
     )
 }
 
@@ -51,9 +62,37 @@ class Step:
     data: str | None = None  # path under the data folder; None: the suite's generated data
     data_name: str = ""  # what that data is, for a skip reason
     budget_options: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # the suite option that takes the step's size too (natural-logic's ``bases``), if any
+    size_option: str | None = None
 
     def options_for(self, budget: str) -> dict[str, str]:
-        return {**self.options, **self.budget_options.get(budget, {})}
+        """The options at ``budget`` (``auto`` takes the default budget's)."""
+        options = {**self.options, **self.budget_options.get(_like(budget), {})}
+        limit = self.limits.get(budget)
+        if self.size_option and limit is not None:
+            options[self.size_option] = str(limit)
+        return options
+
+    def rounds(self) -> tuple[int, ...]:
+        """The auto budget's sizes, one per look: the small budget's, the default's, then
+        twice and four times the default's (so a first look costs what ``small`` costs)."""
+        small, default = self.limits["small"], self.limits["default"]
+        return (small, default, 2 * default, 4 * default)[:LOOKS]
+
+    def size(self, budget: str, look: int = 0) -> tuple[int | None, dict[str, str]]:
+        """The ``--limit`` and options of this step at ``budget`` (``auto``: at ``look``)."""
+        if budget != AUTO:
+            return self.limits[budget], self.options_for(budget)
+        limit = self.rounds()[look]
+        options = self.options_for(AUTO)
+        if self.size_option:
+            options[self.size_option] = str(limit)
+        return limit, options
+
+
+def _like(budget: str) -> str:
+    """The budget whose options ``budget`` takes."""
+    return "default" if budget == AUTO else budget
 
 
 STEPS: tuple[Step, ...] = (
@@ -97,7 +136,7 @@ STEPS: tuple[Step, ...] = (
         {"small": 16, "default": 24, "full": None},
         data="nli-xy",
         data_name="NLI-XY",
-        budget_options={"small": {"bases": "16"}, "default": {"bases": "24"}},
+        size_option="bases",
     ),
     Step(
         "confidence-shift",
@@ -115,6 +154,37 @@ def check_budget(name: str) -> Budget:
     if name not in BUDGETS:
         raise UsageError(f"--budget {excerpt(name)}: choose from {', '.join(BUDGETS)}")
     return BUDGETS[name]
+
+
+_UNITS = {"h": 3600, "m": 60, "s": 1}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in ``--time``: ``90s``, ``20m``, ``1.5h``, ``1h30m``, or plain seconds."""
+    given = text.strip().lower()
+    parts = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?", given)
+    if not given or parts is None or not any(parts.groups()):
+        raise UsageError(
+            f"--time {excerpt(text)}: give a duration such as 90s, 20m, 1.5h or 1h30m"
+        )
+    seconds = sum(float(x) * _UNITS[u] for x, u in zip(parts.groups(), "hms", strict=True) if x)
+    if seconds <= 0:
+        raise UsageError(f"--time {excerpt(text)}: must be more than 0")
+    return seconds
+
+
+def check_auto(budget: str, time: str | None, max_items: int | None) -> float | None:
+    """The auto budget's time in seconds; refuses ``--time``/``--max-items`` with another
+    budget, an auto budget with neither, and sizes below 1."""
+    if budget != AUTO:
+        if time is not None or max_items is not None:
+            raise UsageError("--time and --max-items size the auto budget: add --budget auto")
+        return None
+    if time is None and max_items is None:
+        raise UsageError("--budget auto needs --time (e.g. 20m) or --max-items (or both)")
+    if max_items is not None and max_items < 1:
+        raise UsageError(f"--max-items {max_items}: must be at least 1")
+    return None if time is None else parse_duration(time)
 
 
 def data_root(given: Path | None) -> Path | None:

@@ -10,6 +10,12 @@ Everything that can fail without a model is checked first, for every step: the d
 options, the sampled pairs and whether each model answers what the step asks. Models are
 loaded once (on the first answer the cache does not hold) and shared by the steps. An
 interrupted audit loses no answer: the same command resumes it.
+
+With ``--budget auto`` each step runs in rounds of growing size (:meth:`~faithprobe.audit.
+plan.Step.rounds`), each round answering only the items the cache lacks, and stops once every
+verdict and every difference of the step is decided (read at the level the looks spend,
+:mod:`faithprobe.metrics.sequential`), or when the next round would overrun the step's share
+of ``--time`` (the time left over the steps left), or at ``--max-items``.
 """
 
 from __future__ import annotations
@@ -23,8 +29,10 @@ from pathlib import Path
 from faithprobe.atomic import write_json
 from faithprobe.audit.card import card_metrics
 from faithprobe.audit.edges import Edges
-from faithprobe.audit.plan import STEPS, Step, check_budget, data_root, step_data
+from faithprobe.audit.plan import AUTO, STEPS, Step, check_budget, data_root, step_data
 from faithprobe.errors import UsageError
+from faithprobe.metrics.sequential import LOOKS
+from faithprobe.metrics.verdict import INCONCLUSIVE
 from faithprobe.report.card import write_card
 from faithprobe.report.runs import write_run
 from faithprobe.runfolder import check_target, replaced_whole
@@ -57,6 +65,9 @@ class AuditConfig:
     steps: Sequence[Step] = STEPS
     command: str = ""
     edges: Sequence[str] = ()  # --edge NAME=VALUE: a faithful region's bound moved
+    adjustment: str = "holm"  # of the differences' p-values: "holm" or "bh"
+    time_limit: float | None = None  # --budget auto: seconds for the whole audit
+    max_items: int | None = None  # --budget auto: the largest --limit a step takes
 
 
 @dataclass
@@ -72,37 +83,121 @@ class Planned:
     reason: str | None = None  # why the whole step is skipped
 
 
-def _plan(config: AuditConfig, subjects: list, root: Path | None) -> list[Planned]:
-    planned = []
-    for step in config.steps:
-        data, why = step_data(step, root)
-        if why:
-            planned.append(Planned(step, reason=why))
-            continue
-        run_config = RunConfig(
-            suite=step.suite,
-            models=[s.name for s in subjects],
-            data=data,
-            limit=step.limits[config.budget],
-            seed=config.seed,
-            batch_size=config.batch_size,
-            out=config.out / "suites" / step.name,  # re-rooted in the staging folder to run
-            cache=config.cache,
-            cache_dir=config.cache_dir,
-            options=step.options_for(config.budget),
-            command=config.command,
-        )
-        prepared = prepare(run_config, check_models=False)
-        p = Planned(step, run_config, prepared)
-        for subject in subjects:
-            if (why := cannot_answer(prepared.suite, prepared.pairs, subject)) is None:
-                p.subjects.append(subject)
-            else:
-                p.skipped.append({"name": subject.name, "reason": why})
-        if not p.subjects:
-            p.reason = "no model answers it: " + "; ".join(s["reason"] for s in p.skipped)
-        planned.append(p)
-    return planned
+def _planned(
+    step: Step, config: AuditConfig, subjects: list, root: Path | None, look: int = 0
+) -> Planned:
+    """``step`` prepared at the audit's budget (``auto``: at round ``look``)."""
+    data, why = step_data(step, root)
+    if why:
+        return Planned(step, reason=why)
+    limit, options = _sized(step, config, look)
+    run_config = RunConfig(
+        suite=step.suite,
+        models=[s.name for s in subjects],
+        data=data,
+        limit=limit,
+        seed=config.seed,
+        batch_size=config.batch_size,
+        out=config.out / "suites" / step.name,  # re-rooted in the staging folder to run
+        cache=config.cache,
+        cache_dir=config.cache_dir,
+        options=options,
+        command=config.command,
+    )
+    prepared = prepare(run_config, check_models=False)
+    p = Planned(step, run_config, prepared)
+    for subject in subjects:
+        if (why := cannot_answer(prepared.suite, prepared.pairs, subject)) is None:
+            p.subjects.append(subject)
+        else:
+            p.skipped.append({"name": subject.name, "reason": why})
+    if not p.subjects:
+        p.reason = "no model answers it: " + "; ".join(s["reason"] for s in p.skipped)
+    return p
+
+
+def _sized(step: Step, config: AuditConfig, look: int) -> tuple[int | None, dict[str, str]]:
+    """The step's limit and options at round ``look``, within ``--max-items``."""
+    limit, options = step.size(config.budget, look)
+    if config.max_items is not None and limit is not None and limit > config.max_items:
+        limit = config.max_items
+        if step.size_option:
+            options[step.size_option] = str(limit)
+    return limit, options
+
+
+def _execute(p: Planned, staging: Path, progress: ProgressFactory | None) -> dict:
+    """Run planned step ``p`` into ``staging`` (its folder replaced) and return its record."""
+    folder = staging / "suites" / p.step.name
+    prepared = Prepared(p.prepared.suite, p.prepared.pairs, folder, p.prepared.cache_path)
+    clock, cpu = time.perf_counter(), time.process_time()
+    finished = run(
+        p.config, progress=progress, subjects=p.subjects, log=lambda m: None, prepared=prepared
+    )
+    write_run(finished)
+    return {
+        "step": p.step.name,
+        "suite": p.step.suite,
+        "question": p.step.question,
+        "status": "ran",
+        "folder": f"suites/{p.step.name}",
+        "report": f"suites/{p.step.name}/report.html",
+        "limit": p.config.limit,
+        "options": dict(p.config.options),
+        "data": str(p.config.data) if p.config.data else None,
+        "n_pairs": len(p.prepared.pairs),
+        "seconds": round(time.perf_counter() - clock, 1),
+        "cpu_seconds": round(time.process_time() - cpu, 1),
+        "models": [s.name for s in p.subjects],
+        "skipped_models": p.skipped,
+        "metrics": finished.metrics,
+    }
+
+
+def _decided(entry: dict, models: list[dict], config: AuditConfig, edges: Edges) -> bool:
+    """Whether every verdict and every difference of one step's run is decided, read at the
+    level the auto budget's looks spend."""
+    card = card_metrics([entry], models, budget=check_budget(AUTO), seed=config.seed,
+                        edges=edges, adjustment=config.adjustment, looks=LOOKS)  # fmt: skip
+    verdicts = card["steps"][0]["verdicts"].values()
+    return all(v != INCONCLUSIVE for v in verdicts) and all(
+        d["supported"] for d in card["differences"]
+    )
+
+
+def _auto(
+    p: Planned,
+    config: AuditConfig,
+    context: tuple[list, Path | None, list[dict], Edges],
+    staging: Path,
+    share: float | None,
+    progress: ProgressFactory | None,
+    log: Callable[[str], None],
+) -> dict:
+    """Step ``p`` in rounds (the auto budget): returns the last round's record, with every
+    round's size, time and whether it decided the step (``looks``)."""
+    subjects, root, models, edges = context
+    spent, looks = 0.0, []
+    rounds = p.step.rounds()
+    for look in range(len(rounds)):
+        if look:
+            p = _planned(p.step, config, subjects, root, look)
+        entry = _execute(p, staging, progress)
+        spent += entry["seconds"]
+        decided = _decided(entry, models, config, edges)
+        looks.append({"limit": entry["limit"], "n_pairs": entry["n_pairs"],
+                      "seconds": entry["seconds"], "cpu_seconds": entry["cpu_seconds"],
+                      "decided": decided})  # fmt: skip
+        log(f"    round {look + 1}: {entry['n_pairs']} pairs, {entry['seconds']:.0f} s, "
+            f"{'decided' if decided else 'not decided'}")  # fmt: skip
+        limit, _ = _sized(p.step, config, look + 1) if look + 1 < len(rounds) else (0, {})
+        if decided or limit <= entry["limit"]:
+            break
+        next_seconds = entry["seconds"] * limit / max(entry["limit"], 1)
+        if share is not None and spent + next_seconds > share:
+            break
+    return {**entry, "seconds": round(spent, 1),
+            "cpu_seconds": round(sum(x["cpu_seconds"] for x in looks), 1), "looks": looks}  # fmt: skip
 
 
 def audit(
@@ -127,11 +222,17 @@ def audit(
             load_subject(m, batch_size=config.batch_size, endpoint=config.endpoint, defer=True)
             for m in config.models
         ]
+    if budget.name == AUTO and config.time_limit is None and config.max_items is None:
+        raise UsageError("--budget auto needs --time (e.g. 20m) or --max-items (or both)")
     names = [s.name for s in subjects]
     if len(set(names)) != len(names):
         raise UsageError(f"two models share a name: {', '.join(names)}")
+    models = [{"spec": spec, "name": s.name, "fingerprint": s.fingerprint}
+              for spec, s in zip(config.models or names, subjects, strict=True)]  # fmt: skip
     root = data_root(config.data_dir)
-    planned = _plan(config, list(subjects), root)
+    planned = [_planned(step, config, list(subjects), root) for step in config.steps]
+    auto = config.budget == AUTO
+    clock = time.perf_counter()
     runs: list[dict] = []
     with replaced_whole(out) as staging:
         for i, p in enumerate(planned, 1):
@@ -141,33 +242,17 @@ def audit(
                 runs.append({**entry, "status": "skipped", "reason": p.reason})
                 continue
             log(f"[{i}/{len(planned)}] {p.step.name}: {len(p.prepared.pairs)} pairs")
-            folder = staging / "suites" / p.step.name
-            prepared = Prepared(p.prepared.suite, p.prepared.pairs, folder, p.prepared.cache_path)
-            clock = time.perf_counter()
-            finished = run(
-                p.config, progress=progress, subjects=p.subjects, log=lambda m: None,
-                prepared=prepared,
-            )  # fmt: skip
-            write_run(finished)
-            runs.append(
-                {
-                    **entry,
-                    "status": "ran",
-                    "folder": f"suites/{p.step.name}",
-                    "report": f"suites/{p.step.name}/report.html",
-                    "limit": p.config.limit,
-                    "options": dict(p.config.options),
-                    "data": str(p.config.data) if p.config.data else None,
-                    "n_pairs": len(p.prepared.pairs),
-                    "seconds": round(time.perf_counter() - clock, 1),
-                    "models": [s.name for s in p.subjects],
-                    "skipped_models": p.skipped,
-                    "metrics": finished.metrics,
-                }
-            )
-        models = [{"spec": spec, "name": s.name, "fingerprint": s.fingerprint}
-                  for spec, s in zip(config.models or names, subjects, strict=True)]  # fmt: skip
-        metrics = card_metrics(runs, models, budget=budget, seed=config.seed, edges=edges)
+            if not auto:
+                runs.append(_execute(p, staging, progress))
+                continue
+            left = [q for q in planned[i - 1 :] if not q.reason]
+            share = None
+            if config.time_limit is not None:
+                share = (config.time_limit - (time.perf_counter() - clock)) / len(left)
+            context = (list(subjects), root, models, edges)
+            runs.append(_auto(p, config, context, staging, share, progress, log))
+        metrics = card_metrics(runs, models, budget=budget, seed=config.seed, edges=edges,
+                               adjustment=config.adjustment, looks=LOOKS if auto else 1)  # fmt: skip
         write_json(staging / "metrics.json", metrics)
         write_json(
             staging / "run.json",
@@ -177,6 +262,9 @@ def audit(
                 "budget": config.budget,
                 "seed": config.seed,
                 "edges": dict(edges.overrides),
+                "adjustment": config.adjustment,
+                "time_limit": config.time_limit,
+                "max_items": config.max_items,
                 "batch_size": config.batch_size,
                 "data_dir": str(root) if root else None,
                 "cache": str(answers_file(config.cache_dir)) if config.cache else None,

@@ -17,16 +17,20 @@ zero, and a model should not be called unfaithful for a drop nobody would act on
 edges are the suites' own, printed beside every verdict, so a reader who prefers another
 edge can re-read the interval.
 
-This module is light (no pandas, no numpy) so that ``faithprobe audit --compare`` reads
-two audits without the numeric stack.
+This module is light (no pandas, no numpy): ``faithprobe audit --help`` and the card's
+readers import it; the paired comparisons of effects are in :mod:`faithprobe.metrics.
+comparison`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from faithprobe.metrics.units import Units
 
 FAITHFUL, UNFAITHFUL, INCONCLUSIVE = "faithful", "unfaithful", "inconclusive"
 NOT_ASSESSABLE = "not assessable"
@@ -84,6 +88,9 @@ class Effect:
     # --edge NAME=VALUE`` moves it); "" for an edge that cannot be moved
     edge: str = ""
     control: str = ""  # what a model that ignores the input scores here, in words
+    # the per-unit numbers the value is a function of, for paired comparisons between
+    # models (faithprobe.metrics.comparison); None where the suite gives none
+    units: Units | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:  # metrics.json holds a missing number as null
         for name in ("value", "ci_low", "ci_high"):
@@ -95,8 +102,10 @@ class Effect:
         return verdict(self.value, self.ci_low, self.ci_high, self.region)
 
     def record(self) -> dict[str, Any]:
-        """The effect as ``metrics.json`` of an audit holds it (NaN as None)."""
-        out = asdict(self)
+        """The effect as ``metrics.json`` of an audit holds it (NaN as None; the units stay
+        in the step's own metrics.json)."""
+        out = asdict(replace(self, units=None))
+        del out["units"]
         for k in ("value", "ci_low", "ci_high"):
             out[k] = None if missing(out[k]) else float(out[k])
         out["region"] = {"side": self.region.side, "bound": self.region.bound}
@@ -117,7 +126,12 @@ class Effect:
         """The effect an estimate of a suite's metrics.json holds (``value``, ``ci_low``,
         ``ci_high`` and, unless ``n`` is given, ``n_clusters``), faithful on ``side`` of
         ``edge``'s default bound in ``edges`` (a suite's ``EDGES``: name -> (bound, source));
-        ``fields`` are the rest of the Effect (suite, key, title, subject, reading, control)."""
+        ``fields`` are the rest of the Effect (suite, key, title, subject, reading, control).
+        The estimate's ``units`` record, where it has one, becomes the effect's units."""
+        if estimate.get("units") is not None and "units" not in fields:
+            from faithprobe.metrics.units import Units
+
+            fields["units"] = Units.from_record(estimate["units"])
         return cls(
             value=estimate["value"],
             ci_low=estimate["ci_low"],
@@ -264,12 +278,3 @@ def combined(effects: Iterable[Effect], competence: Competence | None = None) ->
     if all(e.verdict == FAITHFUL for e in found):
         return FAITHFUL
     return INCONCLUSIVE
-
-
-def intervals_differ(a: Effect, b: Effect) -> bool:
-    """Whether two models' (or two audits') intervals of an effect do not overlap: the
-    card's conservative reading of "the difference is supported" (two 95% intervals that do
-    not overlap imply a difference at well below the 5% level for independent samples)."""
-    if any(missing(x) for x in (a.ci_low, a.ci_high, b.ci_low, b.ci_high)):
-        return False
-    return a.ci_low > b.ci_high or b.ci_low > a.ci_high

@@ -84,14 +84,39 @@ def step_effects(metrics: Mapping[str, Any], step: str) -> list[dict]:
             "verdict": e["verdict"],
             "n": e["n"],
             "glyph": None,
+            "to_decide": _needs_text(e.get("to_decide"), "would likely decide it"),
         }
     for key, row in rows.items():
         _glyphs(row, found[key])
+        row["differences"] = [
+            difference_cell(d)
+            for d in metrics.get("differences", [])
+            if d["step"] == step and d["key"] == key
+        ]
     return list(rows.values())
 
 
-def _difference_text(d: Mapping[str, Any]) -> str:
-    return f"{d['title']}: {d['b']} − {d['a']} = {fmt_general(d['difference'])}"
+def _needs_text(needs: Mapping[str, Any] | None, what: str) -> str:
+    """E.g. 'about 240 items (4× this run's, 6.5 min at its rate) would likely decide it'."""
+    if not needs:
+        return ""
+    return (
+        f"about {needs['items']} items ({fmt_general(needs['times_items'])}× this run's, "
+        f"{fmt_general(needs['minutes'])} min at its rate) {what}"
+    )
+
+
+def difference_cell(d: Mapping[str, Any]) -> dict[str, Any]:
+    """One difference between two models as the card shows it."""
+    return {
+        "pair": f"{d['b']} − {d['a']}",
+        "text": interval_text(d["difference"], d.get("ci_low"), d.get("ci_high")),
+        "p": fmt_general(d.get("p_adjusted")),
+        "supported": d["supported"],
+        "paired": d.get("paired", False),
+        "method": d.get("method", ""),
+        "to_support": _needs_text(d.get("to_support"), "would give 80% power"),
+    }
 
 
 def competence_cells(metrics: Mapping[str, Any], step: str) -> dict[str, dict]:
@@ -129,11 +154,6 @@ def render_card(metrics: Mapping[str, Any], run: Mapping[str, Any]) -> str:
                 "options_text": ", ".join(f"{k}={v}" for k, v in (s.get("options") or {}).items()),
                 "effects": step_effects(metrics, s["step"]),
                 "competence": competence_cells(metrics, s["step"]),
-                "differences": [
-                    _difference_text(d)
-                    for d in metrics["differences"]
-                    if d["step"] == s["step"] and d["supported"]
-                ],
             }
         )
     context = {
@@ -146,6 +166,7 @@ def render_card(metrics: Mapping[str, Any], run: Mapping[str, Any]) -> str:
         "steps": steps,
         "summary": metrics["summary"],
         "edges": metrics.get("edges", {}),
+        "comparisons": metrics.get("comparisons"),
         "command": run.get("command") or DASH,
         "data_dir": run.get("data_dir") or "none (steps that read data were skipped)",
         "versions": sorted((str(k), str(v)) for k, v in (run.get("versions") or {}).items()),
@@ -168,13 +189,15 @@ def card_rows(metrics: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     skipped), its competence row, then a row per headline effect (estimate [95% CI] and
     the effect's own reading)."""
     names = [m["name"] for m in metrics["models"]]
-    header = ["step / effect", "faithful if", *names]
+    pairs = len(names) > 1
+    header = ["step / effect", "faithful if", *names, *(["difference (adj. p)"] if pairs else [])]
     rows = []
     for s in metrics["steps"]:
         if s["status"] != "ran":
-            rows.append([s["step"], "", *[f"skipped: {s['reason']}"] + [""] * (len(names) - 1)])
+            rows.append([s["step"], "", *[f"skipped: {s['reason']}"] + [""] * (len(header) - 3)])
             continue
-        rows.append([s["step"], "", *[s["verdicts"].get(n, "not run") for n in names]])
+        rows.append([s["step"], "", *[s["verdicts"].get(n, "not run") for n in names],
+                     *([""] if pairs else [])])  # fmt: skip
         competence = competence_cells(metrics, s["step"])
         if competence:
             margin = next(iter(competence.values()))["margin"]
@@ -183,11 +206,19 @@ def card_rows(metrics: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
                     "  competence: accuracy vs best constant answer",
                     f"> constant + {margin}",
                     *[_competence_line(competence.get(n)) for n in names],
+                    *([""] if pairs else []),
                 ]
             )
         for e in step_effects(metrics, s["step"]):
             cells = [
                 f"{c['text']} {c['verdict']}" if (c := e["cells"].get(n)) else DASH for n in names
             ]
+            if pairs:
+                cells.append("; ".join(_console_difference(d) for d in e["differences"]) or DASH)
             rows.append([f"  {e['title']}", e["region"], *cells])
     return header, rows
+
+
+def _console_difference(d: Mapping[str, Any]) -> str:
+    said = "supported" if d["supported"] else "not supported"
+    return f"{d['pair']}: {d['text']} (p = {d['p']}) {said}"

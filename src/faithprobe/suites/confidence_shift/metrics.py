@@ -46,10 +46,17 @@ instances that have both, with a t-test of the difference (``probe_contrasts``).
 probes keep the choices and the old answer's slot, so the difference is what keeping an
 unrelated question does beside removing the question.
 
-**MaxProb detector**: instances are split in half by a seeded hash of their id; the
-threshold is the mean MaxProb over the first half's original and perturbed inputs; on the
-second half "MaxProb above the threshold => original" is scored over both inputs of every
-instance (balanced, chance 50%), per trial, then averaged over trials.
+**MaxProb detector**: instances are split in half by a seeded hash of their id; in each
+trial the threshold is the mean MaxProb over the first half's original and perturbed inputs,
+and on the second half "MaxProb above the threshold => original" is scored over both inputs
+of every instance (balanced, chance 50%). The accuracy is the mean over the second half's
+instances of each one's share of right calls over its trials (instances are the unit here
+too; with every instance in every trial it is the mean of the per-trial accuracies, which
+``trial_values`` lists). The thresholds are fitted once: the interval, and a paired
+comparison of two models, hold them fixed and resample the scored instances.
+
+**Units** (:func:`instance_units`): each headline effect also carries its per-instance
+values, so the card can compare two models on the same resampled instances.
 
 **Ties at the top share the credit** (:func:`credit`): a model whose top confidence is
 shared by k choices earns 1/k on an instance if the right (or pseudo-correct) choice is one
@@ -93,6 +100,7 @@ from faithprobe.metrics.intervals import (
     paired_cluster_difference,
     wilson,
 )
+from faithprobe.metrics.units import Units
 from faithprobe.suites.confidence_shift import NORMALISATIONS, PROBE_TITLES
 from faithprobe.suites.confidence_shift.normalisation import choice_scores
 
@@ -211,6 +219,14 @@ def _per_instance(rows: pd.DataFrame, column: str) -> pd.Series:
     return rows.groupby("original_id")[column].mean()
 
 
+def instance_units(values: pd.Series) -> dict:
+    """The :class:`~faithprobe.metrics.units.Units` record of an effect that is the mean of
+    ``values`` (one per instance, indexed by instance id): each instance is a unit and its
+    own cluster, as every interval here resamples instances, and its id is the benchmark's,
+    the same for every model and every audit that drew it."""
+    return Units.build("mean", values.index, values.index, values).record()
+
+
 # --------------------------------------------------------------------------- metrics
 
 
@@ -325,7 +341,10 @@ def pseudo_accuracy(results: pd.DataFrame, seed: int = 0) -> list[dict]:
                     "original_accuracy": float(original.mean()),
                     "vs_agnostic": t_test(x - agnostic),
                     "vs_original": t_test(x - original),
-                    "excess": paired_cluster_difference(x, agnostic, x.index, seed=seed),
+                    "excess": {
+                        **paired_cluster_difference(x, agnostic, x.index, seed=seed),
+                        "units": instance_units(x - agnostic),
+                    },
                 }
             )
     return out
@@ -446,7 +465,10 @@ def confidence_spread(results: pd.DataFrame, seed: int = 0) -> list[dict]:
                 {
                     "subject": subject,
                     "probe": probe,
-                    "after": clustered_mean(after, ids, seed=seed).as_dict(),
+                    "after": {
+                        **clustered_mean(after, ids, seed=seed).as_dict(),
+                        "units": instance_units(after),
+                    },
                     "before": clustered_mean(before, ids, seed=seed).as_dict(),
                     "change": paired_cluster_difference(after, before, ids, seed=seed),
                     "n_instances": len(after),
@@ -557,7 +579,9 @@ def _half(original_id: str, seed: int) -> int:
 
 
 def maxprob_detection(results: pd.DataFrame, seed: int) -> list[dict]:
-    """Accuracy of "MaxProb above threshold => original input" (see module docstring)."""
+    """Accuracy of "MaxProb above threshold => original input" (see module docstring): the
+    mean over test-half instances of each one's share of right calls, a threshold per
+    trial."""
     out = []
     for subject in _subjects(results):
         sub = results[results["subject"] == subject]
@@ -581,21 +605,25 @@ def maxprob_detection(results: pd.DataFrame, seed: int) -> list[dict]:
                 clusters += [*second["original_id"], *second["original_id"]]
             if not per_trial:
                 continue
-            est = clustered_mean(np.asarray(hits, float), np.asarray(clusters), seed=seed)
             by_instance = pd.Series(hits, dtype=float).groupby(np.asarray(clusters)).mean()
+            est = clustered_mean(by_instance, by_instance.index, seed=seed)
             out.append(
                 {
                     "subject": subject,
                     "probe": probe,
-                    "value": float(np.mean(per_trial)),
+                    "value": est.value,
                     "ci_low": est.ci_low,
                     "ci_high": est.ci_high,
-                    "n": est.n,
+                    "n": len(hits),
                     "n_instances": est.n_clusters,
-                    "method": "mean over trials; cluster bootstrap over test-half instances",
+                    "method": "mean over test-half instances of each one's share of right "
+                    "calls over trials; bootstrap over test-half instances, thresholds fixed",
                     "trial_values": per_trial,
                     "thresholds": thresholds,
                     "vs_chance": t_test(by_instance - 0.5),
+                    # per-instance correctness given the fitted thresholds: resampling the
+                    # test half holds the thresholds (fitted on the other half) fixed
+                    "units": instance_units(by_instance),
                 }
             )
     return out

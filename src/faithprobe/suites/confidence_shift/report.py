@@ -58,6 +58,13 @@ def _probe(name: str) -> str:
     return PROBE_TITLES.get(name, name)
 
 
+def _frame(metrics: Mapping[str, Any], key: str) -> pd.DataFrame:
+    """The rows ``metrics[key]`` as a flat frame, without the headline effects' units (their
+    per-instance values are for the card's paired comparisons, not for a table)."""
+    data = metric_frame(metrics, key, BY_SUBJECT)
+    return data.drop(columns=[c for c in data.columns if "units" in c.split(".")])
+
+
 def summary(metrics: Mapping[str, Any]) -> pd.DataFrame:
     """One row per subject × probe: original accuracy, pseudo-accuracy, tests, MaxProb."""
     acc = {r["subject"]: r for r in metrics.get("original_accuracy", [])}
@@ -92,7 +99,7 @@ def _share(row: Mapping[str, Any], kind: str) -> str:
 
 
 def accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "original_accuracy", BY_SUBJECT)
+    data = _frame(metrics, "original_accuracy")
     if data.empty:
         return None
     display = pd.DataFrame(
@@ -116,7 +123,7 @@ def accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
 def competence_table(metrics: Mapping[str, Any]) -> Table | None:
     """Accuracy on the original instances against the best constant answer (the card's
     competence)."""
-    data = metric_frame(metrics, "competence", BY_SUBJECT)
+    data = _frame(metrics, "competence")
     if data.empty:
         return None
     records = data.to_dict("records")
@@ -146,7 +153,7 @@ def competence_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def normalisation_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "accuracy_by_normalisation", BY_SUBJECT)
+    data = _frame(metrics, "accuracy_by_normalisation")
     if data.empty:
         return None
     chosen = (metrics.get("options") or {}).get("normalisation")
@@ -178,7 +185,7 @@ def normalisation_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def abstention_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "abstentions", BY_SUBJECT)
+    data = _frame(metrics, "abstentions")
     if data.empty:
         return None
     display = pd.DataFrame(
@@ -217,7 +224,7 @@ def _interval(r: Mapping[str, Any], part: str) -> str:
 
 
 def pseudo_accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "pseudo_accuracy", BY_SUBJECT)
+    data = _frame(metrics, "pseudo_accuracy")
     if data.empty:
         return None
     records = data.to_dict("records")
@@ -250,7 +257,7 @@ def pseudo_accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def shift_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "shift_types", BY_SUBJECT)
+    data = _frame(metrics, "shift_types")
     if data.empty:
         return None
     kinds = [k for k in SHIFT_TYPES if k != "undetermined" or data["undetermined"].sum() > 0]
@@ -287,7 +294,7 @@ def shift_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def pooled_shift_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "pooled_shifts", BY_SUBJECT)
+    data = _frame(metrics, "pooled_shifts")
     if data.empty:
         return None
     display = pd.DataFrame(
@@ -348,7 +355,7 @@ def profile_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def spread_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "confidence_spread", BY_SUBJECT)
+    data = _frame(metrics, "confidence_spread")
     if data.empty:
         return None
     records = data.to_dict("records")
@@ -406,7 +413,7 @@ def contrast_table(metrics: Mapping[str, Any]) -> Table | None:
 
 
 def maxprob_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "maxprob_detection", BY_SUBJECT)
+    data = _frame(metrics, "maxprob_detection")
     if data.empty:
         return None
     records = data.to_dict("records")
@@ -428,9 +435,10 @@ def maxprob_table(metrics: Mapping[str, Any]) -> Table | None:
         "MaxProb detector: is an input perturbed?",
         data,
         display,
-        note="Threshold: mean MaxProb over the first half's original and perturbed inputs; "
-        "accuracy of 'MaxProb above threshold ⇒ original' on the second half (balanced, "
-        "chance 0.5), averaged over trials.",
+        note="Threshold: mean MaxProb over the first half's original and perturbed inputs, "
+        "per trial; accuracy of 'MaxProb above threshold ⇒ original' on the second half "
+        "(balanced, chance 0.5): each instance's share of right calls over its trials, "
+        "averaged over instances; bootstrap over them, thresholds fixed.",
     )
 
 
@@ -456,7 +464,7 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
         "summary": Table(
             "summary",
             "Headline",
-            metric_frame(metrics, "pseudo_accuracy", BY_SUBJECT),
+            _frame(metrics, "pseudo_accuracy"),
             summary(metrics),
             note="Pseudo-accuracy: share of perturbed instances whose pseudo-correct choice "
             "(the old answer, or the donor answer in its slot) gets the highest confidence; "

@@ -39,6 +39,7 @@ from faithprobe.metrics.intervals import (
     paired_difference,
     wilson,
 )
+from faithprobe.metrics.units import Units
 
 CURVE = ["setting", "attractor_type", "n_attractors"]
 RELATED = ("B", "T")  # attractor types of the background's or the target's class
@@ -233,9 +234,11 @@ def _per_base(df: pd.DataFrame) -> pd.Series:
 
 
 def _paired(a: pd.Series, b: pd.Series, seed: int) -> dict:
-    """``a - b`` over the base items both hold, one cluster per base item."""
+    """``a - b`` over the base items both hold, one cluster per base item, with its
+    ``units`` (per base item: ``a`` and ``b``) for paired comparisons between models."""
     on = a.index.intersection(b.index).sort_values()
-    return paired_cluster_difference(a[on], b[on], on, seed=seed)
+    units = Units.build("difference", on, on, a[on], b[on])
+    return {**paired_cluster_difference(a[on], b[on], on, seed=seed), "units": units.record()}
 
 
 def one_attractor_drops(results: pd.DataFrame, seed: int = 0, shared: bool = False) -> list[dict]:
@@ -247,9 +250,11 @@ def one_attractor_drops(results: pd.DataFrame, seed: int = 0, shared: bool = Fal
     * ``related_minus_unrelated``: that drop minus the drop to an unrelated attractor, on the
       base items that have both (= accuracy with unrelated minus with related attractors).
 
-    Intervals: paired cluster bootstrap over base items. Where the data holds no unrelated
-    attractor after the fact (or none on a base item with a related one), the record's
-    ``note`` says so and its numbers are null."""
+    Intervals: paired cluster bootstrap over base items. ``units``: per base item, the
+    accuracies of both sides (ids: the base item's, so two models' units pair up on the
+    competent items both have). Where the data holds no unrelated attractor after the fact
+    (or none on a base item with a related one), the record's ``note`` says so and its
+    numbers are null (its units are empty)."""
     ids = competent_ids(results, shared)
     after = results[
         (results["n_attractors"] == 1)

@@ -348,6 +348,7 @@ def one_attractor_drops_table(metrics: Mapping[str, Any]) -> Table | None:
     data = _rate_frame(metrics, "one_attractor_drops")
     if data is None:
         return None
+    data = data.drop(columns="units", errors="ignore")  # per-unit numbers: metrics.json only
     records = data.to_dict("records")
     display = pd.DataFrame(
         {

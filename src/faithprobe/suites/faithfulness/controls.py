@@ -36,6 +36,12 @@ paired_cluster_difference`):
 * ``comb_acc_excess`` (deletion with negation edits): Comb-Acc (original and negated
   question both right) minus the best constant answer's (one answer right on both sides:
   none, where the edit flips the answer), over the items with a ``NEG`` pair.
+
+Each record's ``units`` (:class:`~faithprobe.metrics.units.Units`, formula ``difference``)
+hold both sides per question: the model's number (correct, flipped, unknown, both right)
+and the control's (the constant answer's correctness; 0 for flips; unknown on the original
+story), one unit per question id (``original_id``: the same for every model), clustered as
+the interval is (stories, passages), so two models' effects can be compared paired.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from faithprobe.examples import UNKNOWN
 from faithprobe.metrics import qa as m
 from faithprobe.metrics.competence import best_constant, competence
 from faithprobe.metrics.intervals import paired_cluster_difference
+from faithprobe.metrics.units import Units
 from faithprobe.qa.answers import is_unknown, normalize_answer
 from faithprobe.qa.deletions import ORIGINAL, VARIANTS
 from faithprobe.suites.faithfulness.probes import NEG
@@ -86,20 +93,30 @@ def _competence(rows: pd.DataFrame, cluster: str, metric: str, seed: int) -> lis
 
 
 def _difference(
-    effect: str, variant: str, measured: np.ndarray, control: np.ndarray, clusters, seed: int
+    effect: str,
+    variant: str,
+    questions: Sequence[str],
+    measured: np.ndarray,
+    control: np.ndarray,
+    clusters,
+    seed: int,
 ) -> dict:
+    """``mean(measured) - mean(control)`` over the same ``questions`` (their ids: the
+    effect's ``units``), resampling ``clusters``."""
     return {
         "effect": effect,
         "variant": variant,
         "measured": float(np.mean(measured)) if len(measured) else float("nan"),
         "control": float(np.mean(control)) if len(control) else float("nan"),
         **paired_cluster_difference(measured, control, clusters, seed=seed),
+        "units": Units.build("difference", questions, clusters, measured, control).record(),
     }
 
 
 def _over_constant(
     effect: str,
     variant: str,
+    questions: Sequence[str],
     correct: Sequence[float],
     keys: Sequence[frozenset[str]],
     clusters,
@@ -109,8 +126,9 @@ def _over_constant(
     (``control``, ``constant_answer``)."""
     answer, constant = best_constant(keys)
     out = _difference(
-        effect, variant, np.asarray(correct, dtype=float), constant.astype(float), clusters, seed
-    )
+        effect, variant, questions, np.asarray(correct, dtype=float), constant.astype(float),
+        clusters, seed,
+    )  # fmt: skip
     return {**out, "constant_answer": None if answer is None else str(answer)}
 
 
@@ -134,8 +152,8 @@ def probe_controls(results: pd.DataFrame, seed: int) -> dict:
     rows = rows[rows["form"] == "original"].assign(label=lambda r: r["label"].fillna("other"))
     controlled = [
         {"subject": subject, **_over_constant(
-            "negation_excess", "negated", g["correct"], [gold_keys(a) for a in g["answers"]],
-            g["story_id"].to_numpy(), seed,
+            "negation_excess", "negated", g["original_id"], g["correct"],
+            [gold_keys(a) for a in g["answers"]], g["story_id"].to_numpy(), seed,
         )}
         for subject, g in rows[rows["variant"] == "negated"].groupby("subject", sort=False)
     ]  # fmt: skip
@@ -144,7 +162,7 @@ def probe_controls(results: pd.DataFrame, seed: int) -> dict:
         for subject, g in both.groupby("subject", sort=False):
             flips = (g["label_org"] != g["label_mod"]).to_numpy(dtype=float)
             controlled.append({"subject": subject, **_difference(
-                "formatting_flips", variant, flips, np.zeros(len(flips)),
+                "formatting_flips", variant, g["original_id"], flips, np.zeros(len(flips)),
                 g["story_id"].to_numpy(), seed,
             )})  # fmt: skip
     originals = rows[rows["variant"] == "original"]
@@ -165,7 +183,7 @@ def deletion_controls(results: pd.DataFrame, seed: int) -> dict:
         both = _paired(rows, ORIGINAL, variant, ["unk"], "passage_id")
         for subject, g in both.groupby("subject", sort=False):
             controlled.append({"subject": subject, **_difference(
-                "unknown_gain", variant, g["unk_mod"].to_numpy(dtype=float),
+                "unknown_gain", variant, g["original_id"], g["unk_mod"].to_numpy(dtype=float),
                 g["unk_org"].to_numpy(dtype=float), g["passage_id"].to_numpy(), seed,
             )})  # fmt: skip
     both = _paired(rows, ORIGINAL, NEG, ["correct", "answers"], "passage_id")
@@ -174,7 +192,8 @@ def deletion_controls(results: pd.DataFrame, seed: int) -> dict:
         keys = [gold_keys(a) & gold_keys(b) for a, b in pairs]
         comb = g["correct_org"].astype(bool) & g["correct_mod"].astype(bool)
         controlled.append({"subject": subject, **_over_constant(
-            "comb_acc_excess", NEG, comb, keys, g["passage_id"].to_numpy(), seed,
+            "comb_acc_excess", NEG, g["original_id"], comb, keys, g["passage_id"].to_numpy(),
+            seed,
         )})  # fmt: skip
     originals = rows[rows["variant"] == ORIGINAL]
     return {

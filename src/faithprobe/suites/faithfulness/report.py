@@ -288,6 +288,8 @@ def controlled_table(metrics: Mapping[str, Any]) -> Table | None:
     data = metric_frame(metrics, "controlled", ORDERING)
     if data.empty:
         return None
+    # the per-unit numbers stay in metrics.json (json_normalize spreads them as units.*)
+    data = data.drop(columns=[c for c in data.columns if c.split(".")[0] == "units"])
     records = data.to_dict("records")
     display = pd.DataFrame(
         {

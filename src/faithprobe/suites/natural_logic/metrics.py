@@ -17,6 +17,12 @@ DCE of a feature from the same resamples so that their difference and ratio acco
 their correlation), and need at least ``MIN_BASES`` bases: below that every effect is
 reported without an interval, so it decides no verdict.
 
+For paired comparisons between models, the card's two effects carry their ``units``
+(:class:`~faithprobe.metrics.units.Units`): one unit per pair of either set (its pair id),
+clustered by its base, with its CP in the TCE column or the DCE column. TCE and DCE are
+means over pairs, not over bases, so the means of these columns are the rates exactly, and
+resampling the bases resamples the ratio estimators the intervals are built on.
+
 Competence (:func:`competence_records`): two-class accuracy on the base examples against the
 best constant label on the same bases (:mod:`faithprobe.metrics.competence`); a model that
 never moves has TCE = DCE = 0 whatever it reads, so its effects mean nothing without it.
@@ -32,6 +38,7 @@ import pandas as pd
 from faithprobe.examples import ENTAILMENT
 from faithprobe.metrics.competence import competence
 from faithprobe.metrics.intervals import N_BOOT, wilson
+from faithprobe.metrics.units import Units
 from faithprobe.suites.natural_logic.intervals import MIN_BASES, BaseRates, base_rates
 
 # the method's Table 4; ``method_size``: the set's size the paper reports for N = 400
@@ -133,6 +140,23 @@ def _too_few(k: int) -> str:
     )
 
 
+def _units(formula: str, first: pd.DataFrame, second: pd.DataFrame) -> dict:
+    """The ``units`` record of ``formula`` over the pairs of two sets (module docstring):
+    ``first``'s CP in column 0, ``second``'s in column 1, each NaN on the other's pairs. A
+    pair's id is the suite's: ``<set>:<base>><alternative>``."""
+    pairs = pd.concat([first, second])
+    ids = [f"{s}:{o}>{x}" for s, o, x in pairs[["set", "original_id", "intervened_id"]].to_numpy()]
+    cp = pairs["cp"].astype(float).to_numpy()
+    in_first = np.arange(len(pairs)) < len(first)
+    return Units.build(
+        formula,
+        ids,
+        pairs["original_id"],
+        np.where(in_first, cp, np.nan),
+        np.where(in_first, np.nan, cp),
+    ).record()
+
+
 def _point_only(value: float | None) -> dict:
     return {"value": value, "ci_low": None, "ci_high": None}
 
@@ -153,7 +177,8 @@ def _inverse(ratio: dict) -> dict:
 
 def effect_pair(tce_pairs: pd.DataFrame, dce_pairs: pd.DataFrame, seed: int) -> dict:
     """TCE, DCE, TCE - DCE, DCE/TCE and TCE/DCE over the bases of both sets, with intervals
-    (:mod:`~faithprobe.suites.natural_logic.intervals`) from :data:`MIN_BASES` bases on."""
+    (:mod:`~faithprobe.suites.natural_logic.intervals`) from :data:`MIN_BASES` bases on; the
+    card's two (delta, DCE/TCE) with their ``units``."""
     bases = _bases(tce_pairs, dce_pairs)
     k = len(bases)
     tce, dce = _mean_cp(tce_pairs), _mean_cp(dce_pairs)
@@ -163,13 +188,20 @@ def effect_pair(tce_pairs: pd.DataFrame, dce_pairs: pd.DataFrame, seed: int) -> 
         "n_dce_pairs": int(dce_pairs["cp"].count()),
     }
     ratio = tce / dce if dce > 0 else (float("inf") if tce > 0 else float("nan"))
+    units = {
+        "delta": _units("difference", tce_pairs, dce_pairs),
+        "dce_over_tce": _units("ratio", dce_pairs, tce_pairs),
+    }
     if k < MIN_BASES:
         return {
             **out,
             "tce": _point_only(tce),
             "dce": _point_only(dce),
-            "delta": _point_only(tce - dce),
-            "dce_over_tce": _point_only(dce / tce if tce > 0 else None),
+            "delta": {**_point_only(tce - dce), "units": units["delta"]},
+            "dce_over_tce": {
+                **_point_only(dce / tce if tce > 0 else None),
+                "units": units["dce_over_tce"],
+            },
             "ratio": _point_only(ratio),
             "interval": _too_few(k),
         }
@@ -179,8 +211,11 @@ def effect_pair(tce_pairs: pd.DataFrame, dce_pairs: pd.DataFrame, seed: int) -> 
         **out,
         "tce": _estimate(rates.contrast([1, 0], 0.0, 1.0)),
         "dce": _estimate(rates.contrast([0, 1], 0.0, 1.0)),
-        "delta": _estimate(rates.contrast([1, -1], -1.0, 1.0)),
-        "dce_over_tce": dce_over_tce,
+        "delta": {
+            **_estimate(rates.contrast([1, -1], -1.0, 1.0)),
+            "units": units["delta"],
+        },
+        "dce_over_tce": {**dce_over_tce, "units": units["dce_over_tce"]},
         "ratio": {"value": ratio, **_inverse(dce_over_tce)},
         "interval": f"bootstrap-t over {k} base examples ({N_BOOT} resamples), never narrower "
         f"than the t-interval with {k - 1} df; DCE/TCE by Fieller's construction",

@@ -97,6 +97,8 @@ def effects_table(metrics: Mapping[str, Any]) -> Table | None:
     data = metric_frame(metrics, "effects", BY_SUBJECT)
     if data.empty:
         return None
+    # the per-pair numbers of the card's effects (for paired comparisons), not for a table
+    data = data.loc[:, ~data.columns.str.contains(r"\.units\.")]
     return Table(
         "effects",
         "Causal effects of each feature (the method's Figures 3 and 4)",

@@ -91,6 +91,7 @@ def _alignment(record: Mapping[str, Any]) -> Effect:
         "value": record.get("excess"),
         "ci_low": record.get("excess_ci_low"),
         "ci_high": record.get("excess_ci_high"),
+        "units": record.get("units"),
     }
     return Effect.from_estimate(
         excess,

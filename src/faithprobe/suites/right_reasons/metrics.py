@@ -10,7 +10,9 @@
   the share answered with the original's answer again (``same_answer``), paired over
   pairs, bootstrap over passages (:func:`~faithprobe.metrics.intervals.
   paired_cluster_difference`). A reader scores 1; a model that ignores the change (gives
-  the same answer to both) at most 0, and one picking either entity at random 0.
+  the same answer to both) at most 0, and one picking either entity at random 0. ``units``
+  (:class:`~faithprobe.metrics.units.Units`): per pair (its pair id) its ``cf_em`` and
+  ``same_answer``, clustered by passage, for paired comparisons between models.
 * ``scores``: EM and F1 of the original (``og``) and the counterfactual (``cf``) per
   (subject, dataset, variant), each with a 95% cluster-bootstrap interval over passages (the
   questions of one passage are resampled together, as in the ``faithfulness`` suite).
@@ -29,7 +31,10 @@
   under one summary: ``ig-l2``, ``ig-l1``, ``ig-dot``, ``occlusion``). Every scorer reads
   the same instances (those every scorer decided), so they share one denominator. An
   original with both a CF and a CF-ood pair counts once per variant (``variant`` column),
-  since its alignment depends on the counterfactual's exact match.
+  since its alignment depends on the counterfactual's exact match. ``units``: per instance
+  (its pair id, which names the variant) with a saliency decision, its ``aligned`` and
+  ``control_aligned``, NaN where it is outside the model's denominator (not answered right
+  on both inputs); each instance its own cluster, as Newcombe's interval takes them.
 * ``sizes`` and ``drops``: per (dataset, variant) the items, answered and dropped pairs (for
   coreference: the resolver and how the counterfactuals were made), and the drops by reason.
 """
@@ -40,13 +45,14 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from faithprobe.metrics.alignment import alignment_scores
+from faithprobe.metrics.alignment import GROUPS, alignment_scores
 from faithprobe.metrics.competence import competence
 from faithprobe.metrics.intervals import (
     clustered_mean,
     paired_cluster_difference,
     paired_difference,
 )
+from faithprobe.metrics.units import Units
 from faithprobe.qa.answers import normalize_answer
 
 KEYS = ["subject", "dataset", "variant"]
@@ -117,6 +123,9 @@ def follows(answered: pd.DataFrame, seed: int) -> list[dict]:
                 "agrees": float(agrees.mean()),
                 "keeps": float(keeps.mean()),
                 **paired_cluster_difference(agrees, keeps, rows["passage_id"], seed=seed),
+                "units": Units.build(
+                    "difference", rows["pair_id"], rows["passage_id"], agrees, keeps
+                ).record(),
             }
         )
     return out
@@ -160,9 +169,20 @@ def consistency(answered: pd.DataFrame, seed: int) -> list[dict]:
     return out
 
 
+def _alignment_units(rows: pd.DataFrame) -> dict:
+    """The ``units`` of one (dataset, model, method)'s excess: aligned minus control over
+    the instances answered right on both inputs (the others NaN, so outside both means),
+    clustered by passage as the suite's other effects are (questions on one passage share
+    it; Newcombe's interval on the card treats them as independent)."""
+    both = rows["both_correct"]
+    aligned, control = (rows[c].astype(float).where(both) for c in ("aligned", "control_aligned"))
+    return Units.build("difference", rows["pair_id"], rows["passage_id"], aligned, control).record()
+
+
 def alignment(answered: pd.DataFrame, methods: Sequence[str]) -> list[dict]:
     """:func:`alignment_scores` per variant, over the rows every method decided
-    (``<method>_aligned``: one denominator for all), with the variant as a column."""
+    (``<method>_aligned``: one denominator for all), with the variant as a column and each
+    record's ``units`` (module docstring)."""
     columns = [f"{method}_aligned" for method in methods]
     if not methods or not all(c in answered for c in columns):  # no saliency asked
         return []
@@ -175,6 +195,8 @@ def alignment(answered: pd.DataFrame, methods: Sequence[str]) -> list[dict]:
                     "dataset": decided["dataset"],
                     "variant": decided["variant"],
                     "model": decided["subject"],
+                    "pair_id": decided["pair_id"],
+                    "passage_id": decided["passage_id"],
                     "method": method,
                     "both_correct": both_correct,
                     **{
@@ -191,7 +213,11 @@ def alignment(answered: pd.DataFrame, methods: Sequence[str]) -> list[dict]:
     for variant, rows in long.groupby("variant", sort=True):
         table = alignment_scores(rows)
         table.insert(1, "variant", variant)
-        out += table.to_dict("records")
+        units = {key: _alignment_units(group) for key, group in rows.groupby(GROUPS, sort=True)}
+        out += [
+            {**record, "units": units[tuple(record[g] for g in GROUPS)]}
+            for record in table.to_dict("records")
+        ]
     return out
 
 

@@ -99,8 +99,14 @@ def competence_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
+def _records(metrics: Mapping[str, Any], key: str) -> pd.DataFrame:
+    """``metrics[key]`` as a frame without the per-unit numbers (``units``: for paired
+    comparisons between models, not for a table)."""
+    return pd.DataFrame(metrics.get(key) or []).drop(columns="units", errors="ignore")
+
+
 def follows_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = pd.DataFrame(metrics.get("follows") or [])
+    data = _records(metrics, "follows")
     if data.empty:
         return None
     display = pd.DataFrame(
@@ -137,7 +143,7 @@ def _rate(record: Mapping[str, Any], name: str) -> str:
 
 
 def alignment_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = pd.DataFrame(metrics.get("alignment") or [])
+    data = _records(metrics, "alignment")
     if data.empty:
         return None
     records = data.to_dict("records")

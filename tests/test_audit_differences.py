@@ -1,0 +1,129 @@
+"""The card's differences between models (paired over the same items, adjusted), ``audit
+--compare`` between audits (paired when they drew the same items), and ``--budget auto``,
+end to end on the reference models (no language model is loaded)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from faithprobe.audit.compare import compare_audits
+from faithprobe.audit.plan import STEPS
+from faithprobe.audit.run import AuditConfig, audit
+from faithprobe.cli import app
+
+runner = CliRunner()
+DISTRACTORS = next(s for s in STEPS if s.name == "distractors")
+NEGATION = next(s for s in STEPS if s.name == "faithfulness-negation")
+SMALL = (
+    replace(DISTRACTORS, limits={"small": 120, "default": 240}),
+    replace(NEGATION, limits={"small": 24, "default": 48}),
+)
+
+
+def _audit(out: Path, models: list[str], *, seed: int = 0, **kwargs) -> dict:
+    config = AuditConfig(models=models, out=out, seed=seed, cache=False, steps=SMALL, **kwargs)
+    folder = audit(config)
+    return json.loads((folder / "metrics.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def two_models(tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("differences") / "audit"
+    return out, _audit(out, ["ref:reader", "ref:nearest"])
+
+
+def test_every_difference_is_paired_tested_and_adjusted(two_models):
+    _, metrics = two_models
+    differences = metrics["differences"]
+    assert differences and all(d["a"] == "ref:reader" for d in differences)
+    for d in differences:
+        assert {"difference", "ci_low", "ci_high", "p", "p_adjusted", "method"} <= d.keys()
+        if d["p"] is not None:
+            assert d["paired"] and "paired cluster bootstrap" in d["method"]
+            assert d["p_adjusted"] >= d["p"] and d["supported"] == (d["p_adjusted"] < 0.05)
+    drop = next(d for d in differences if d["key"] == "related_drop_single")
+    # the nearest-candidate shortcut loses most items to a related attractor; the reader none
+    assert drop["supported"] and drop["ci_low"] > 0.3, drop
+    said = metrics["comparisons"]
+    assert said["adjustment"] == "holm" and said["n"] == sum(d["p"] is not None for d in differences)
+    assert said["supported"] == sum(d["supported"] for d in differences) >= 1
+
+
+def test_card_shows_the_difference_column(two_models):
+    folder, _ = two_models
+    page = (folder / "index.html").read_text()
+    assert "ref:nearest − ref:reader" in page and "adjusted p =" in page and "Holm" in page
+
+
+def test_compare_pairs_audits_that_drew_the_same_items(two_models, tmp_path):
+    folder, _ = two_models
+    again = tmp_path / "again"
+    _audit(again, ["ref:reader", "ref:nearest"])
+    same = compare_audits(folder, again)
+    tested = [c for c in same.changes if c.difference and c.difference["p"] is not None]
+    assert tested and all(c.difference["paired"] for c in tested)
+    assert {c.status for c in same.changes} == {"unchanged"}
+    other_seed = tmp_path / "seed1"
+    _audit(other_seed, ["ref:reader", "ref:nearest"], seed=1)
+    moved = compare_audits(folder, other_seed)
+    assert "unpaired" in moved.pairing()
+    assert not any(c.status in ("regressed", "improved") for c in moved.changes)
+
+
+def test_compare_versions_fails_on_a_supported_regression(two_models, tmp_path):
+    old, new = tmp_path / "old", tmp_path / "new"
+    _audit(old, ["ref:reader"])
+    _audit(new, ["ref:nearest"])
+    comparison = compare_audits(old, new)
+    assert comparison.regressed and "all" in comparison.pairing()
+    res = runner.invoke(app, ["audit", "--compare", str(old), str(new), "--fail-on", "regressed"])
+    assert res.exit_code == 1 and "a supported regression: exit 1" in res.output, res.output
+
+
+def test_auto_budget_stops_a_decided_step_and_records_its_rounds(tmp_path):
+    metrics = _audit(tmp_path / "auto", ["ref:reader", "ref:nearest"], budget="auto",
+                     max_items=240)  # fmt: skip
+    run = json.loads((tmp_path / "auto" / "run.json").read_text())
+    for step in run["steps"]:
+        looks = step["looks"]
+        assert 1 <= len(looks) <= 4 and all(x["limit"] <= 240 for x in looks), looks
+        # a round runs only while the step is undecided, and the last one stops the step
+        assert not any(x["decided"] for x in looks[:-1])
+    assert metrics["comparisons"]["looks"] == 4 and metrics["comparisons"]["alpha"] == pytest.approx(0.0125)
+    assert all("alpha spent over 4 looks" in e["reading"] for e in metrics["effects"]
+               if e["ci_low"] is not None)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--budget", "auto"], "--budget auto needs --time"),
+        (["--budget", "auto", "--time", "twenty"], "--time 'twenty': give a duration"),
+        (["--budget", "auto", "--time", "0s"], "must be more than 0"),
+        (["--time", "20m"], "add --budget auto"),
+        (["--budget", "auto", "--max-items", "0"], "--max-items 0: must be at least 1"),
+        (["--adjust", "bonferroni"], "--adjust 'bonferroni': choose from holm, bh"),
+        (["--fail-on", "regressed"], "--fail-on and --markdown go with --compare"),
+    ],
+)
+def test_auto_and_comparison_arguments_are_checked_first(tmp_path, args, message):
+    res = runner.invoke(app, ["audit", "--model", "ref:reader", "--out", str(tmp_path / "a"),
+                              *args])  # fmt: skip
+    assert res.exit_code == 2 and message in res.output, res.output
+    assert not (tmp_path / "a").exists()
+
+
+def test_compare_checks_fail_on_and_reads_only_audits(two_models, tmp_path):
+    folder, _ = two_models
+    res = runner.invoke(app, ["audit", "--compare", str(folder), str(folder), "--fail-on", "x"])
+    assert res.exit_code == 2 and "--fail-on 'x': choose from regressed" in res.output
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "metrics.json").write_text(json.dumps({"kind": "audit", "models": []}))
+    res = runner.invoke(app, ["audit", "--compare", str(folder), str(broken)])
+    assert res.exit_code == 2 and "field 'effects' is missing" in res.output, res.output
