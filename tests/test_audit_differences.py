@@ -127,3 +127,33 @@ def test_compare_checks_fail_on_and_reads_only_audits(two_models, tmp_path):
     (broken / "metrics.json").write_text(json.dumps({"kind": "audit", "models": []}))
     res = runner.invoke(app, ["audit", "--compare", str(folder), str(broken)])
     assert res.exit_code == 2 and "field 'effects' is missing" in res.output, res.output
+
+
+def _step(index: int, seconds: float, limit: int, following: int | None, needs: list[float]):
+    from faithprobe.audit.auto import AutoStep
+
+    step = AutoStep(index, planned=None)
+    entry = {"limit": limit, "n_pairs": limit, "seconds": seconds, "cpu_seconds": seconds}
+    card = {"steps": [{"verdicts": {"m": "inconclusive" if needs else "faithful"}}],
+            "effects": [{"subject": "m", "verdict": "inconclusive",
+                         "to_decide": {"times_items": x}} for x in needs],
+            "differences": []}  # fmt: skip
+    step.add(entry, card, following)
+    return step
+
+
+def test_auto_schedule_runs_the_round_likeliest_to_decide_that_fits():
+    from faithprobe.audit.auto import next_round
+
+    hopeless = _step(0, 10, 100, 300, [50.0])  # needs 50x its items: a 3x round won't do
+    promising = _step(1, 60, 20, 60, [2.0, 2.5])  # a 3x round likely decides both
+    done = _step(2, 5, 10, 30, [])
+    assert done.decided and not promising.decided
+    assert next_round([hopeless, promising, done], None) is promising
+    # promising's next round takes about 180 s: with 100 s left only hopeless's 30 s fits
+    assert next_round([hopeless, promising, done], 100) is hopeless
+    assert next_round([hopeless, promising, done], 20) is None
+    last = _step(3, 1, 240, None, [1.5])  # no round left
+    assert next_round([last, done], None) is None
+    assert promising.record()["looks"][0] == {"limit": 20, "n_pairs": 20, "seconds": 60,
+                                              "cpu_seconds": 60, "decided": False}  # fmt: skip

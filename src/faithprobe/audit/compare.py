@@ -157,10 +157,7 @@ def compare_audits(old_folder: Path, new_folder: Path, *, adjustment: str = "hol
     matched = sorted(before.keys() & after.keys())
     seed = int(old.get("seed") or 0)
     settled = settle(
-        [
-            {"step": k[0], "key": k[1], **tested(before[k], after[k], seed=seed)}
-            for k in matched
-        ],
+        [{"step": k[0], "key": k[1], **tested(before[k], after[k], seed=seed)} for k in matched],
         adjustment=adjustment,
     )
     differences = dict(zip(matched, settled, strict=True))
@@ -228,4 +225,3 @@ def check_fail_on(value: str | None) -> None:
 def failed(comparison: Comparison, fail_on: str | None) -> bool:
     """Whether ``--fail-on`` asks the command to exit 1 for this comparison."""
     return fail_on == "regressed" and comparison.regressed
-

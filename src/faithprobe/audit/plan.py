@@ -164,9 +164,7 @@ def parse_duration(text: str) -> float:
     given = text.strip().lower()
     parts = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?", given)
     if not given or parts is None or not any(parts.groups()):
-        raise UsageError(
-            f"--time {excerpt(text)}: give a duration such as 90s, 20m, 1.5h or 1h30m"
-        )
+        raise UsageError(f"--time {excerpt(text)}: give a duration such as 90s, 20m, 1.5h or 1h30m")
     seconds = sum(float(x) * _UNITS[u] for x, u in zip(parts.groups(), "hms", strict=True) if x)
     if seconds <= 0:
         raise UsageError(f"--time {excerpt(text)}: must be more than 0")

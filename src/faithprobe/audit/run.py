@@ -12,10 +12,11 @@ loaded once (on the first answer the cache does not hold) and shared by the step
 interrupted audit loses no answer: the same command resumes it.
 
 With ``--budget auto`` each step runs in rounds of growing size (:meth:`~faithprobe.audit.
-plan.Step.rounds`), each round answering only the items the cache lacks, and stops once every
-verdict and every difference of the step is decided (read at the level the looks spend,
-:mod:`faithprobe.metrics.sequential`), or when the next round would overrun the step's share
-of ``--time`` (the time left over the steps left), or at ``--max-items``.
+plan.Step.rounds`), each round answering only the items the cache lacks: first every step's
+first round, then further rounds where they are most likely to decide something, while
+``--time`` lasts (:mod:`faithprobe.audit.auto`); a step stops once every verdict and
+difference of it is decided (read at the level the looks spend, :mod:`faithprobe.metrics.
+sequential`), and no round goes past ``--max-items``.
 """
 
 from __future__ import annotations
@@ -27,12 +28,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from faithprobe.atomic import write_json
+from faithprobe.audit.auto import AutoStep, next_round
 from faithprobe.audit.card import card_metrics
 from faithprobe.audit.edges import Edges
 from faithprobe.audit.plan import AUTO, STEPS, Step, check_budget, data_root, step_data
 from faithprobe.errors import UsageError
 from faithprobe.metrics.sequential import LOOKS
-from faithprobe.metrics.verdict import INCONCLUSIVE
 from faithprobe.report.card import write_card
 from faithprobe.report.runs import write_run
 from faithprobe.runfolder import check_target, replaced_whole
@@ -154,50 +155,64 @@ def _execute(p: Planned, staging: Path, progress: ProgressFactory | None) -> dic
     }
 
 
-def _decided(entry: dict, models: list[dict], config: AuditConfig, edges: Edges) -> bool:
-    """Whether every verdict and every difference of one step's run is decided, read at the
-    level the auto budget's looks spend."""
-    card = card_metrics([entry], models, budget=check_budget(AUTO), seed=config.seed,
+def _step_card(entry: dict, models: list[dict], config: AuditConfig, edges: Edges) -> dict:
+    """One step's card read at the level the auto budget's looks spend."""
+    return card_metrics([entry], models, budget=check_budget(AUTO), seed=config.seed,
                         edges=edges, adjustment=config.adjustment, looks=LOOKS)  # fmt: skip
-    verdicts = card["steps"][0]["verdicts"].values()
-    return all(v != INCONCLUSIVE for v in verdicts) and all(
-        d["supported"] for d in card["differences"]
-    )
 
 
-def _auto(
-    p: Planned,
+def _auto_runs(
+    planned: list[Planned],
     config: AuditConfig,
     context: tuple[list, Path | None, list[dict], Edges],
     staging: Path,
-    share: float | None,
     progress: ProgressFactory | None,
     log: Callable[[str], None],
-) -> dict:
-    """Step ``p`` in rounds (the auto budget): returns the last round's record, with every
-    round's size, time and whether it decided the step (``looks``)."""
+) -> list[dict]:
+    """The auto budget: every step's first round, then further rounds where they are most
+    worth running (:mod:`faithprobe.audit.auto`) while time is left; the step records."""
     subjects, root, models, edges = context
-    spent, looks = 0.0, []
-    rounds = p.step.rounds()
-    for look in range(len(rounds)):
-        if look:
-            p = _planned(p.step, config, subjects, root, look)
+    clock = time.perf_counter()
+    runs: list[dict] = []
+    steps: list[AutoStep] = []
+
+    def take(step: AutoStep, p: Planned, look: int) -> None:
+        step.planned = p
         entry = _execute(p, staging, progress)
-        spent += entry["seconds"]
-        decided = _decided(entry, models, config, edges)
-        looks.append({"limit": entry["limit"], "n_pairs": entry["n_pairs"],
-                      "seconds": entry["seconds"], "cpu_seconds": entry["cpu_seconds"],
-                      "decided": decided})  # fmt: skip
-        log(f"    round {look + 1}: {entry['n_pairs']} pairs, {entry['seconds']:.0f} s, "
-            f"{'decided' if decided else 'not decided'}")  # fmt: skip
-        limit, _ = _sized(p.step, config, look + 1) if look + 1 < len(rounds) else (0, {})
-        if decided or limit <= entry["limit"]:
-            break
-        next_seconds = entry["seconds"] * limit / max(entry["limit"], 1)
-        if share is not None and spent + next_seconds > share:
-            break
-    return {**entry, "seconds": round(spent, 1),
-            "cpu_seconds": round(sum(x["cpu_seconds"] for x in looks), 1), "looks": looks}  # fmt: skip
+        rounds = len(p.step.rounds())
+        following = _sized(p.step, config, look + 1)[0] if look + 1 < rounds else None
+        step.add(entry, _step_card(entry, models, config, edges), following)
+        state = "decided" if step.decided else f"{len(step.needs)} open"
+        log(f"    round {look + 1}: {entry['n_pairs']} pairs, {entry['seconds']:.0f} s, {state}")
+
+    def seconds_left() -> float | None:
+        if config.time_limit is None:
+            return None
+        return config.time_limit - (time.perf_counter() - clock)
+
+    for i, p in enumerate(planned, 1):
+        if p.reason:
+            runs.append(_skipped(p, i, len(planned), log))
+            continue
+        log(f"[{i}/{len(planned)}] {p.step.name}: {len(p.prepared.pairs)} pairs")
+        steps.append(AutoStep(len(runs), p))
+        runs.append({})
+        take(steps[-1], p, 0)
+    while (step := next_round(steps, seconds_left())) is not None:
+        look = len(step.looks)
+        p = _planned(step.planned.step, config, subjects, root, look)
+        log(f"[round {look + 1}] {p.step.name}: {len(p.prepared.pairs)} pairs, "
+            f"{step.likely()} of {len(step.needs)} open questions likely decided")  # fmt: skip
+        take(step, p, look)
+    for step in steps:
+        runs[step.index] = step.record()
+    return runs
+
+
+def _skipped(p: Planned, i: int, n: int, log: Callable[[str], None]) -> dict:
+    log(f"[{i}/{n}] {p.step.name}: skipped ({p.reason})")
+    step = {"step": p.step.name, "suite": p.step.suite, "question": p.step.question}
+    return {**step, "status": "skipped", "reason": p.reason}
 
 
 def audit(
@@ -232,25 +247,18 @@ def audit(
     root = data_root(config.data_dir)
     planned = [_planned(step, config, list(subjects), root) for step in config.steps]
     auto = config.budget == AUTO
-    clock = time.perf_counter()
-    runs: list[dict] = []
     with replaced_whole(out) as staging:
-        for i, p in enumerate(planned, 1):
-            entry = {"step": p.step.name, "suite": p.step.suite, "question": p.step.question}
-            if p.reason:
-                log(f"[{i}/{len(planned)}] {p.step.name}: skipped ({p.reason})")
-                runs.append({**entry, "status": "skipped", "reason": p.reason})
-                continue
-            log(f"[{i}/{len(planned)}] {p.step.name}: {len(p.prepared.pairs)} pairs")
-            if not auto:
-                runs.append(_execute(p, staging, progress))
-                continue
-            left = [q for q in planned[i - 1 :] if not q.reason]
-            share = None
-            if config.time_limit is not None:
-                share = (config.time_limit - (time.perf_counter() - clock)) / len(left)
+        if auto:
             context = (list(subjects), root, models, edges)
-            runs.append(_auto(p, config, context, staging, share, progress, log))
+            runs = _auto_runs(planned, config, context, staging, progress, log)
+        else:
+            runs = []
+            for i, p in enumerate(planned, 1):
+                if p.reason:
+                    runs.append(_skipped(p, i, len(planned), log))
+                    continue
+                log(f"[{i}/{len(planned)}] {p.step.name}: {len(p.prepared.pairs)} pairs")
+                runs.append(_execute(p, staging, progress))
         metrics = card_metrics(runs, models, budget=budget, seed=config.seed, edges=edges,
                                adjustment=config.adjustment, looks=LOOKS if auto else 1)  # fmt: skip
         write_json(staging / "metrics.json", metrics)
