@@ -13,6 +13,7 @@ on every run.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -372,3 +373,24 @@ def test_sequential_rule_decides_falsely_at_most_five_percent_on_the_edge():
         f"false decisions over {LOOKS} looks at the edge: widened intervals {widened_rate:.4f}, "
         f"naive 95% intervals {naive_rate:.4f}"
     )
+
+
+def test_items_for_power_give_the_power_they_promise():
+    """The items :func:`scale_to_decide` asks for, simulated: a two-sided t-test over that
+    many clusters rejects about 80% of the time when the estimate was the truth; the normal
+    approximation (no cluster count) asks for too few where clusters are few."""
+    from faithprobe.metrics.comparison import scale_to_decide
+
+    k, d, sd = 4, 1.0, 1.0
+    rng = np.random.default_rng(7)
+
+    def power(n: int) -> float:
+        x = rng.normal(d, sd, size=(4000, n))
+        t = x.mean(1) / (x.std(1, ddof=1) / np.sqrt(n))
+        return float(np.mean(np.abs(t) > stats.t.ppf(0.975, n - 1)))
+
+    with_t = math.ceil(k * scale_to_decide(sd / math.sqrt(k), d, clusters=k))
+    normal = math.ceil(k * scale_to_decide(sd / math.sqrt(k), d))
+    assert with_t > normal
+    assert 0.78 <= power(with_t) <= 0.86, (with_t, power(with_t))
+    assert power(normal) < 0.78, (normal, power(normal))

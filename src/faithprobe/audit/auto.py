@@ -2,11 +2,12 @@
 
 Every step first runs its first round (the small budget's size). Then, while time is left,
 the next round goes to the undecided step where it is most worth running: the step whose
-next round is likely to decide the most open questions (inconclusive effects, unsupported
-differences) per second, a question counting as likely decided when the items it needs for
-80% power (:func:`faithprobe.audit.differences.power_needs`) are no more than the next
-round gives. Where no round is likely to decide anything, the cheapest round that fits is
-run, since time is left. A step stops when it is decided, when it has had its
+next round is expected to decide the most open questions (inconclusive effects, unsupported
+differences) per second. Each open question says how many times its items it needs for 80%
+power (:func:`faithprobe.audit.differences.power_needs`); a round giving g times the items
+decides a question needing s times with probability about Phi(2.80 sqrt(g / s) - 1.96)
+(0.8 at g = s, the normal power curve). Ties (nothing likely anywhere) go to the cheapest
+round, since time is left. A step stops when it is decided, when it has had its
 :data:`~faithprobe.metrics.sequential.LOOKS` rounds, or when its next round does not fit in
 the time left (predicted from its last round's rate).
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Any
 
 from faithprobe.metrics.verdict import INCONCLUSIVE
@@ -60,9 +62,11 @@ class AutoStep:
         """The next round's time at the last round's rate (cached answers make it less)."""
         return self.entry["seconds"] * self.growth
 
-    def likely(self) -> int:
-        """Open questions the next round likely decides."""
-        return sum(need <= self.growth for need in self.needs)
+    def expected(self) -> float:
+        """Open questions the next round is expected to decide (module docstring)."""
+        normal = NormalDist()
+        g = self.growth
+        return sum(normal.cdf(2.80 * math.sqrt(g / s) - 1.96) for s in self.needs)
 
     def record(self) -> dict:
         """The step's record for run.json: its last round's, with every round."""
@@ -104,5 +108,8 @@ def next_round(steps: Sequence[AutoStep], seconds_left: float | None) -> AutoSte
         return None
     return max(
         candidates,
-        key=lambda s: (s.likely() / max(s.predicted_seconds(), 1e-9), -s.predicted_seconds()),
+        key=lambda s: (
+            round(s.expected() / max(s.predicted_seconds(), 1e-9), 6),
+            -s.predicted_seconds(),
+        ),
     )

@@ -70,7 +70,9 @@ def settle(
         supported = not math.isnan(p) and p < alpha
         record = {**d, "p_adjusted": None if math.isnan(p) else p, "supported": supported}
         if not supported and d.get("se") is not None:
-            scale = scale_to_decide(d["se"], d["difference"], alpha=alpha / max(m, 1))
+            clusters = min(d["n_clusters"]) if d.get("n_clusters") else None
+            scale = scale_to_decide(d["se"], d["difference"], alpha=alpha / max(m, 1),
+                                    clusters=clusters)  # fmt: skip
             record["to_support"] = power_needs(scale, (sizes or {}).get(d["step"]))
         out.append(record)
     return out
@@ -99,7 +101,7 @@ def to_decide(effect: Effect, size: Mapping[str, Any] | None) -> dict | None:
     if effect.verdict != INCONCLUSIVE or not effect.has_interval:
         return None
     distance = effect.value - effect.region.bound
-    return power_needs(scale_to_decide(effect_se(effect), distance), size)
+    return power_needs(scale_to_decide(effect_se(effect), distance, clusters=effect.n), size)
 
 
 def tested(a: Effect, b: Effect, *, seed: int) -> dict:

@@ -202,7 +202,7 @@ def _auto_runs(
         look = len(step.looks)
         p = _planned(step.planned.step, config, subjects, root, look)
         log(f"[round {look + 1}] {p.step.name}: {len(p.prepared.pairs)} pairs, "
-            f"{step.likely()} of {len(step.needs)} open questions likely decided")  # fmt: skip
+            f"{step.expected():.1f} of {len(step.needs)} open questions expected to be decided")  # fmt: skip
         take(step, p, look)
     for step in steps:
         runs[step.index] = step.record()

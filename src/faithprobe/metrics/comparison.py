@@ -42,8 +42,7 @@ POWER = 0.80
 ADJUSTMENTS = ("holm", "bh")
 ADJUSTMENT_TEXT = {
     "holm": "Holm's step-down adjustment over all the card's comparisons (family-wise error 5%)",
-    "bh": "Benjamini-Hochberg adjustment over all the card's comparisons (false discovery "
-    "rate 5%)",
+    "bh": "Benjamini-Hochberg adjustment over all the card's comparisons (false discovery rate 5%)",
 }
 
 
@@ -193,16 +192,31 @@ def effect_se(effect: Effect) -> float:
 
 
 def scale_to_decide(
-    se: float, distance: float, *, alpha: float = ALPHA, power: float = POWER
+    se: float,
+    distance: float,
+    *,
+    alpha: float = ALPHA,
+    power: float = POWER,
+    clusters: int | None = None,
 ) -> float | None:
     """How many times the current items a test would need to detect ``distance`` (an
     effect's distance to its edge, or a difference) with ``power`` at two-sided ``alpha``,
-    its standard error ``se`` shrinking as 1/sqrt(items) (normal approximation, the
-    estimate taken as the truth); None where nothing can be said (no standard error, no
-    distance)."""
+    its standard error ``se`` shrinking as 1/sqrt(items), the estimate taken as the truth;
+    None where nothing can be said (no standard error, no distance). With the number of
+    ``clusters`` the test resamples, the quantiles are Student's t on the degrees of freedom
+    the larger sample would have (a few clusters need more than the normal approximation
+    says); without, normal."""
     from scipy import stats
 
     if not (math.isfinite(se) and math.isfinite(distance)) or se <= 0 or distance == 0:
         return None
-    z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)
-    return float((z * se / abs(distance)) ** 2)
+    ratio = (se / abs(distance)) ** 2
+    scale = (stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) ** 2 * ratio
+    if clusters:
+        for _ in range(20):  # the fixed point of scale = (t(df(scale)) quantiles)^2 * ratio
+            df = max(clusters * scale - 1, 1.0)
+            z = stats.t.ppf(1 - alpha / 2, df) + stats.t.ppf(power, df)
+            scale, before = z**2 * ratio, scale
+            if abs(scale - before) <= 1e-6 * before:
+                break
+    return float(scale)
