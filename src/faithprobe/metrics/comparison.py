@@ -208,7 +208,9 @@ def scale_to_decide(
     says); without, normal."""
     from scipy import stats
 
-    if not (math.isfinite(se) and math.isfinite(distance)) or se <= 0 or distance == 0:
+    if not (math.isfinite(se) and math.isfinite(distance)) or se <= 0:
+        return None
+    if abs(distance) <= 1e-9 * se:  # no distance, or rounding noise: no number of items
         return None
     ratio = (se / abs(distance)) ** 2
     scale = (stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) ** 2 * ratio

@@ -35,7 +35,8 @@ def region_text(region: Mapping[str, Any]) -> str:
     return Region(**region).text()
 
 
-GLYPH_WIDTH = 150  # px of the interval drawing in each cell
+GLYPH_WIDTH = 150
+FAR = 100  # beyond this many times a run's items, the card says "more than" rather than a count  # px of the interval drawing in each cell
 
 
 def _finite(*xs: Any) -> bool:
@@ -100,6 +101,8 @@ def _needs_text(needs: Mapping[str, Any] | None, what: str) -> str:
     """E.g. 'about 240 items (4× this run's, 6.5 min at its rate) would likely decide it'."""
     if not needs:
         return ""
+    if needs["times_items"] > FAR:
+        return f"more than {FAR}× this run's items {what}"
     return (
         f"about {needs['items']} items ({fmt_general(needs['times_items'])}× this run's, "
         f"{fmt_general(needs['minutes'])} min at its rate) {what}"
