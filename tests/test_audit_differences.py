@@ -126,7 +126,7 @@ def test_compare_checks_fail_on_and_reads_only_audits(two_models, tmp_path):
     broken.mkdir()
     (broken / "metrics.json").write_text(json.dumps({"kind": "audit", "models": []}))
     res = runner.invoke(app, ["audit", "--compare", str(folder), str(broken)])
-    assert res.exit_code == 2 and "field 'effects' is missing" in res.output, res.output
+    assert res.exit_code == 2 and "field 'effects': missing" in res.output, res.output
 
 
 def _step(index: int, seconds: float, limit: int, following: int | None, needs: list[float]):

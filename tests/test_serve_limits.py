@@ -1,6 +1,7 @@
 """``faithprobe serve`` stays responsive under abuse: replies capped by the server and the
-model's context, a time budget per request, 400 for malformed requests, bodies bounded and
-read with a timeout, and the API key checked before the body is read.
+model's context, one time budget per request kept inside forward passes too, 400 for
+malformed requests, bodies bounded and read with a timeout and a deadline, connections
+capped, and the API key checked on every route before a body is read.
 
 Every request goes through a socket with a timeout, so a regression fails instead of
 hanging the suite."""
@@ -9,15 +10,20 @@ from __future__ import annotations
 
 import http.client
 import json
+import selectors
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import pytest
+import torch
 from typer.testing import CliRunner
 
+from cli_corpus import refused
 from faithprobe.cli import app
 from faithprobe.serving import Limits, OpenAIServer
 from faithprobe.subjects.hf_causal import HFCausalLM
@@ -39,6 +45,32 @@ def slowed(tiny_chat_llama: HFCausalLM, seconds: float) -> HFCausalLM:
 
     subject._forward = slow_forward
     return subject
+
+
+@contextmanager
+def heavy(subject: HFCausalLM, seconds_per_position: float) -> Iterator[HFCausalLM]:
+    """``subject`` whose every linear layer takes ``seconds_per_position`` x the positions it
+    reads longer: a forward over a long prompt takes long inside, as a real model's does, so
+    only a deadline kept inside the forward can stop it in time."""
+
+    def slow(_module, args) -> None:
+        time.sleep(seconds_per_position * args[0].shape[-2])
+
+    layers = [m for m in subject.model.modules() if isinstance(m, torch.nn.Linear)]
+    handles = [m.register_forward_pre_hook(slow) for m in layers]
+    try:
+        yield subject
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def long_prompt(subject: HFCausalLM, tokens: int) -> str:
+    """A prompt of at most ``tokens`` tokens, nearly that many."""
+    prompt = ""
+    while len(subject.prompt_ids(prompt + "Alice lives in Paris. ")) <= tokens:
+        prompt += "Alice lives in Paris. "
+    return prompt
 
 
 @dataclass
@@ -149,10 +181,10 @@ def test_generation_stops_when_the_time_budget_is_spent(tiny_chat_llama):
 
 
 def test_a_request_that_cannot_get_the_model_within_its_budget_gets_503(tiny_chat_llama):
-    """The first request holds the model for about 1.6 s (1 s of budget, then the decoding
-    step under way and the log-prob pass, 0.4 s each); the second waits for it for its own
-    second of budget only, then is told to retry."""
-    with OpenAIServer(slowed(tiny_chat_llama, 0.4), limits=Limits(seconds=1.0)) as s:
+    """The first request holds the model for about 1.8 s (its prompt read in 0.9 s, then
+    the decoding step under way when its second of budget ends); the second waits for it
+    for its own second of budget only, then is told to retry."""
+    with OpenAIServer(slowed(tiny_chat_llama, 0.9), limits=Limits(seconds=1.0)) as s:
         first: list[Response] = []
         busy = threading.Thread(
             target=lambda: first.append(post(s, "completions", completion(max_tokens=10**9), 30))
@@ -167,6 +199,93 @@ def test_a_request_that_cannot_get_the_model_within_its_budget_gets_503(tiny_cha
         busy.join(timeout=30)
         assert first[0].status == 200 and first[0].body["choices"][0]["finish_reason"] == "length"
         assert post(s, "completions", completion(max_tokens=0), timeout=10).status == 200
+
+
+def test_a_long_scoring_request_is_cut_at_the_budget_while_another_client_is_served(
+    tiny_chat_llama,
+):
+    """A prompt scored with echo and logprobs whose forward pass takes 3.6 s is stopped inside
+    it once its 2 s are spent (503); a client that came a second later gets the model then
+    and is answered within its own budget. Before, the pass ran to its end and the second
+    client got 503."""
+    prompt = long_prompt(tiny_chat_llama, 240)
+    with (
+        heavy(tiny_chat_llama, 0.001),
+        OpenAIServer(tiny_chat_llama, limits=Limits(seconds=2.0)) as s,
+    ):
+        started, first = time.monotonic(), []
+
+        def score() -> None:
+            body = completion(prompt, echo=True, logprobs=1, max_tokens=0)
+            first.append((post(s, "completions", body, timeout=30), time.monotonic() - started))
+
+        scoring = threading.Thread(target=score)
+        scoring.start()
+        time.sleep(1.0)
+        second = post(s, "completions", completion(max_tokens=1), timeout=30)
+        second_time = time.monotonic() - started
+        scoring.join(timeout=30)
+    (r, took) = first[0]
+    assert r.status == 503 and "ran out while prompt" in r.message, r.body
+    assert r.headers["Retry-After"] == "1"
+    assert 2.0 <= took < 3.0  # the budget, and one linear layer of 0.24 s under way
+    assert second.status == 200, second.body
+    assert second_time < 3.0  # within its own budget: it came at 1 s
+
+
+def test_a_prompt_read_for_generation_is_stopped_inside_the_forward(tiny_chat_llama):
+    """Generating after a prompt whose prefill takes 3.6 s: stopped inside the prefill when
+    the budget of 1 s is spent, not after it (and after the log-prob pass)."""
+    prompt = long_prompt(tiny_chat_llama, 240)
+    with (
+        heavy(tiny_chat_llama, 0.001),
+        OpenAIServer(tiny_chat_llama, limits=Limits(seconds=1.0)) as s,
+    ):
+        started = time.monotonic()
+        r = post(s, "completions", completion(prompt, max_tokens=5), timeout=30)
+        assert r.status == 503 and "was read" in r.message, r.body
+        assert time.monotonic() - started < 2.0
+        assert post(s, "completions", completion(max_tokens=2), timeout=10).status == 200
+
+
+@pytest.mark.parametrize("route", ["completions", "chat"])
+def test_a_huge_max_tokens_with_logprobs_answers_within_the_budget(tiny_chat_llama, route):
+    """Each forward takes 0.3 s: generation stops halfway through the budget, leaving the
+    rest to the pass that scores the reply. Before, it generated for the whole budget and
+    scored after it."""
+    body = completion(logprobs=1) if route == "completions" else chat(logprobs=True, top_logprobs=2)
+    with OpenAIServer(slowed(tiny_chat_llama, 0.3), limits=Limits(seconds=2.0)) as s:
+        started = time.monotonic()
+        r = post(s, route, {**body, "max_tokens": 10**9}, timeout=30)
+        took = time.monotonic() - started
+    assert r.status == 200, r.body
+    (choice,) = r.body["choices"]
+    assert choice["finish_reason"] == "length" and took < 2.0
+    n = r.body["usage"]["completion_tokens"]
+    logprobs = choice["logprobs"]
+    got = logprobs["token_logprobs"] if route == "completions" else logprobs["content"]
+    assert 0 < n == len(got)
+
+
+def test_scoring_holds_the_logits_of_one_chunk_at_a_time(tiny_chat_llama):
+    """A prompt of 240 tokens is scored 32 positions a time through the key/value cache: the
+    vocabulary is never projected at more positions than that, and the log-probabilities
+    are those of one pass over the whole prompt."""
+    prompt = long_prompt(tiny_chat_llama, 240)
+    projected: list[int] = []
+    head = tiny_chat_llama.model.get_output_embeddings()
+    hook = head.register_forward_hook(lambda _m, _a, out: projected.append(out.shape[-2]))
+    try:
+        with OpenAIServer(tiny_chat_llama, limits=Limits(chunk_tokens=32)) as s:
+            body = completion(prompt, echo=True, logprobs=1, max_tokens=0)
+            r = post(s, "completions", body, timeout=30)
+    finally:
+        hook.remove()
+    assert r.status == 200, r.body
+    assert 0 < max(projected) <= 32
+    whole = tiny_chat_llama.token_logprobs(tiny_chat_llama.prompt_ids(prompt))
+    got = r.body["choices"][0]["logprobs"]["token_logprobs"]
+    assert got[0] is None and got[1:] == pytest.approx(whole[1:], abs=1e-4)
 
 
 # -- 3. malformed requests are 400s naming what is wrong ----------------------------------
@@ -259,12 +378,88 @@ def test_a_body_that_stops_arriving_gets_408_and_frees_the_thread(tiny_chat_llam
     with OpenAIServer(tiny_chat_llama, limits=Limits(read_seconds=0.5)) as s:
         started = time.monotonic()
         r = raw(s, "Content-Length: 1000\r\n", b'{"model": "tiny", ')
-        assert r.status == 408 and "stopped arriving" in r.message
+        assert r.status == 408 and "did not arrive in time" in r.message
         assert time.monotonic() - started < 4
         assert post(s, "completions", completion(max_tokens=1)).status == 200
 
 
-# -- 5. the API key is checked before the body is read ------------------------------------
+def trickled(server: OpenAIServer, head: bytes, drip: bytes) -> tuple[bytes, float]:
+    """Send ``head``, then ``drip`` a byte every 0.3 s, as a client holding a connection
+    open would; what the server answered before closing the connection, and when."""
+    started = time.monotonic()
+    with socket.create_connection(address(server), timeout=8) as sock:
+        sock.sendall(head)
+        done = threading.Event()
+
+        def drip_bytes() -> None:
+            for byte in drip:
+                if done.wait(0.3):
+                    return
+                try:
+                    sock.sendall(bytes([byte]))
+                except OSError:
+                    return
+
+        dripping = threading.Thread(target=drip_bytes)
+        dripping.start()
+        answer = b""
+        try:
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except (TimeoutError, ConnectionResetError):
+            pass
+        finally:
+            done.set()
+            dripping.join()
+    return answer, time.monotonic() - started
+
+
+def test_a_trickled_body_is_cut_at_the_read_deadline(tiny_chat_llama):
+    """A byte every 0.3 s never waits out the 1 s timeout of each read; the deadline for
+    the whole request (1.5 s) cuts it: 408, the connection closed. Before, the thread was
+    held for as long as the client went on."""
+    limits = Limits(read_seconds=1.0, request_read_seconds=1.5)
+    head = b"POST /v1/completions HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\n"
+    with OpenAIServer(tiny_chat_llama, limits=limits) as s:
+        answer, took = trickled(s, head, b"x" * 1000)
+        assert answer.startswith(b"HTTP/1.1 408 ") and b"did not arrive in time" in answer
+        assert 1.5 <= took < 3.0
+        assert post(s, "completions", completion(max_tokens=1)).status == 200
+
+
+def test_trickled_headers_are_cut_at_the_read_deadline(tiny_chat_llama):
+    limits = Limits(read_seconds=1.0, request_read_seconds=1.5)
+    with OpenAIServer(tiny_chat_llama, limits=limits) as s:
+        answer, took = trickled(s, b"POST /v1/completions HTTP/1.1\r\n", b"X-Slow: y\r\n" * 100)
+        assert answer == b"" and took < 3.0  # closed without an answer
+
+
+# -- 5. the API key is checked on every route, before the body is read ---------------------
+
+
+def get(server: OpenAIServer, path: str, **headers) -> Response:
+    connection = http.client.HTTPConnection(*address(server), timeout=10)
+    try:
+        connection.request("GET", path, headers=headers)
+        return read(connection.getresponse())
+    finally:
+        connection.close()
+
+
+def test_the_api_key_is_checked_on_every_route(tiny_chat_llama):
+    with OpenAIServer(tiny_chat_llama, api_key=KEY) as s:
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": KEY}):
+            for path in ("/v1/models", "/v1/models/", "/v1/nowhere"):
+                r = get(s, path, **headers)
+                assert r.status == 401 and r.message == "invalid API key", (path, headers)
+            r = post(s, "nowhere", completion(), **headers)
+            assert r.status == 401, headers
+        r = get(s, "/v1/models", Authorization=f"Bearer {KEY}")
+        assert r.status == 200 and r.body["data"][0]["id"] == "tiny"
+        assert get(s, "/v1/nowhere", Authorization=f"Bearer {KEY}").status == 404
+        # a query (a gateway's key, say) is not part of the route
+        r = get(s, "/v1/models?key=gateway&region=eu", Authorization=f"Bearer {KEY}")
+        assert r.status == 200, r.message
 
 
 def test_the_api_key_is_checked_before_the_body_is_read(tiny_chat_llama):
@@ -286,6 +481,43 @@ def test_the_api_key_is_checked_before_the_body_is_read(tiny_chat_llama):
             connection.close()
 
 
+# -- 6. connections are capped ------------------------------------------------------------
+
+
+def handler_threads() -> int:
+    return sum("process_request_thread" in t.name for t in threading.enumerate())
+
+
+def test_connections_beyond_the_cap_are_turned_away_at_once(tiny_chat_llama):
+    """20 idle connections to a server taking 4: 16 are answered 503 at once, with no thread
+    of their own; the 4 served are closed when idle for the read timeout (1 s), and the
+    next client is served. Before, each idle connection held a thread."""
+    limits = Limits(connections=4, read_seconds=1.0)
+    before = handler_threads()
+    with OpenAIServer(tiny_chat_llama, limits=limits) as s:
+        started = time.monotonic()
+        idle = [socket.create_connection(address(s), timeout=5) for _ in range(20)]
+        time.sleep(0.3)
+        assert handler_threads() - before <= 4
+        answers = []  # (what the server sent, when), as each connection is answered
+        with selectors.DefaultSelector() as waiting:
+            for sock in idle:
+                waiting.register(sock, selectors.EVENT_READ)
+            while len(answers) < len(idle):
+                for key, _ in waiting.select(timeout=5) or pytest.fail("a connection hangs"):
+                    answers.append((key.fileobj.recv(4096), time.monotonic() - started))
+                    waiting.unregister(key.fileobj)
+                    key.fileobj.close()
+        turned_away = [t for a, t in answers if a.startswith(b"HTTP/1.1 503 ")]
+        closed = [t for a, t in answers if a == b""]
+        assert len(turned_away) == 16 and max(turned_away) < 1.0  # at once, not idling
+        assert all(b"Retry-After: 1" in a for a, _ in answers if a)
+        assert len(closed) == 4 and max(closed) < 3.0
+        assert post(s, "completions", completion(max_tokens=1)).status == 200
+        time.sleep(0.2)  # the last handler thread ends
+    assert handler_threads() == before
+
+
 # -- the command ----------------------------------------------------------------------------
 
 
@@ -302,6 +534,74 @@ def test_serve_takes_the_limits(tiny_chat_llama, tmp_path, monkeypatch):
     monkeypatch.setattr(OpenAIServer, "serve_forever", serve_once)
     args = ["serve", "--model", str(folder), "--port", "0", "--max-tokens", "7"]
     args += ["--time-budget", "2.5", "--max-body-bytes", "4096", "--read-timeout", "3"]
+    args += ["--read-deadline", "4", "--max-connections", "5"]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
-    assert served == [Limits(max_tokens=7, seconds=2.5, body_bytes=4096, read_seconds=3.0)]
+    assert served == [
+        Limits(
+            max_tokens=7,
+            seconds=2.5,
+            body_bytes=4096,
+            read_seconds=3.0,
+            request_read_seconds=4.0,
+            connections=5,
+        )
+    ]
+    shown = CliRunner().invoke(app, ["serve", "--help"], env={"COLUMNS": "400"}).output
+    assert "--read-deadline" in shown and "in all" in shown
+    assert "--max-connections" in shown and "answered 503" in shown
+
+
+@pytest.fixture(scope="module")
+def listening() -> Iterator[int]:
+    """A port something else listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--host", "no such host!"], ["--host", "cannot listen"]),
+        (["--host", "192.0.2.1"], ["--host", "cannot listen"]),  # an address not this machine's
+        (["--host", "a\x00b"], ["--host", "null character"]),
+        (["--port", "LISTENING"], ["--port", "already in use"]),
+        (["--api-key-env", "FAITHPROBE_NOT_SET_ANYWHERE"], ["--api-key-env", "not set"]),
+        (["--model", "openai:gpt-4o"], ["local causal LM"]),
+        (["--model", "heuristic:overlap+sentence"], ["local causal LM"]),
+        (["--model", "ref:reader"], ["local causal LM"]),
+        (["--model", "NOWHERE"], ["is not 'embedded'"]),
+        (["--max-connections", "0"], ["--max-connections"]),
+        (["--read-deadline", "0"], ["--read-deadline"]),
+    ],
+    ids=[
+        "unknown-host",
+        "foreign-address",
+        "nul-in-host",
+        "port-in-use",
+        "key-variable-unset",
+        "remote-model",
+        "heuristic-model",
+        "reference-model",
+        "missing-model-folder",
+        "no-connections",
+        "no-read-deadline",
+    ],
+)
+def test_serve_refuses_a_bad_argument_before_loading_the_model(
+    tiny_chat_llama_dir, tmp_path, listening, monkeypatch, args, words
+):
+    """One line and exit 2, before any model is loaded (loading one is made to fail)."""
+    model = ["--model", str(tiny_chat_llama_dir)]
+    args = [str(listening) if a == "LISTENING" else a for a in args]
+    args = args if "--model" in args else model + args
+    args = [tmp_path / "absent" if a == "NOWHERE" else a for a in args]
+
+    def no_loading(*_args, **_kwargs):
+        raise AssertionError("the model was loaded before the arguments were checked")
+
+    monkeypatch.setattr("faithprobe.subjects.load_subject", no_loading)
+    monkeypatch.delenv("FAITHPROBE_NOT_SET_ANYWHERE", raising=False)
+    refused(["serve", "--port", "0", *args], watch=[tmp_path], expect=words)

@@ -24,7 +24,7 @@ from faithprobe.console import (
     set_arguments,
     user_errors,
 )
-from faithprobe.errors import DataError, UsageError
+from faithprobe.errors import DataError, ModelError, UsageError
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # ours are the progress bars that count items; set before transformers is imported, this
@@ -111,7 +111,7 @@ def list_things() -> None:
 
 
 # options several commands share, declared once
-Seed = Annotated[int, typer.Option(help="seed for generation and sampling")]
+Seed = Annotated[int, typer.Option(min=0, help="seed for generation and sampling")]
 BatchSize = Annotated[
     int,
     typer.Option(
@@ -139,6 +139,49 @@ def _parse_options(items: list[str]) -> dict[str, str]:
             raise typer.BadParameter(f"{item!r}: expected KEY=VALUE", param_hint="--option")
         options[key.strip()] = value
     return options
+
+
+def _check_models(specs: list[str]) -> None:
+    """Every ``--model`` names a model (:func:`~faithprobe.subjects.check_model`), and one in
+    a local folder holds the config.json its kind is read from: told before any data is read
+    or model loaded, not once the run has started."""
+    from faithprobe.subjects import BACKENDS, check_model
+
+    for spec in specs:
+        check_model(spec)
+        backend, _, target = spec.partition(":")
+        if backend in BACKENDS and not BACKENDS.entry(backend).details.get("hub", False):
+            continue  # embedded, gguf:, openai:...: not a folder of a Hugging Face model
+        folder = Path(target if backend in BACKENDS else spec).expanduser()
+        if not folder.is_dir():
+            continue  # a Hugging Face id
+        try:
+            json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            reason = err.strerror if isinstance(err, OSError) else f"not valid JSON ({err})"
+            hint = (
+                f"it holds a GGUF file: give it as gguf:{folder}"
+                if any(folder.glob("*.gguf"))
+                else "give the folder a Hugging Face model was saved in"
+            )
+            raise ModelError(
+                f"model folder {folder}: no readable config.json ({reason}); {hint}"
+            ) from None
+
+
+def _endpoint(models: list[str], base_url: str | None, **settings):
+    """The endpoint settings of the ``openai:`` models, checked before anything is read:
+    ``--base-url`` only with such a model and a URL a request can reach, and the API key set
+    where the endpoint needs one."""
+    from faithprobe.subjects import EndpointConfig
+
+    served = [m for m in models if m.startswith("openai:")]
+    if base_url is not None and not served:
+        raise UsageError("--base-url is for openai:MODEL models; none was given")
+    endpoint = EndpointConfig(base_url=base_url, **settings)
+    for spec in served:
+        endpoint.api_key(spec)
+    return endpoint
 
 
 def _endpoint_option(text: str, **kwargs):
@@ -247,18 +290,23 @@ def run(
 ) -> None:
     """Run SUITE on one or more models and write a run folder with a report."""
     from faithprobe.executors import EXECUTORS, RayConfig
-    from faithprobe.subjects import EndpointConfig, check_model
     from faithprobe.suite import suite_options
 
     with user_errors(RESUME):
         options = _parse_options(option or [])
         suite_options(suite, options)  # a mistyped suite or option: told before the imports
-        for spec in model or []:
-            check_model(spec)
+        _check_models(model or [])
         if data is not None and not data.exists():
             raise DataError(data, "no such data file or folder")
-        if base_url and not any(m.startswith("openai:") for m in model or []):
-            raise UsageError("--base-url is for openai:MODEL models; none was given")
+        endpoint = _endpoint(
+            model or [],
+            base_url,
+            api=api,
+            api_key_env=api_key_env,
+            concurrency=concurrency,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
         if executor not in EXECUTORS:
             raise UsageError(f"--executor {executor!r}: choose from {', '.join(EXECUTORS)}")
         if address and executor != "ray":
@@ -266,14 +314,6 @@ def run(
         from faithprobe.report import run_to_folder, summary_table, summary_title
         from faithprobe.runner import RunConfig
 
-        endpoint = EndpointConfig(
-            base_url=base_url,
-            api=api,
-            api_key_env=api_key_env,
-            concurrency=concurrency,
-            timeout=timeout,
-            max_retries=max_retries,
-        )
         config = RunConfig(
             suite=suite,
             models=model or ["embedded"],
@@ -377,7 +417,7 @@ def audit(
     from faithprobe.audit.edges import Edges
     from faithprobe.audit.plan import STEPS, check_auto, check_budget, data_root
     from faithprobe.metrics.comparison import ADJUSTMENTS
-    from faithprobe.subjects import EndpointConfig, check_model
+    from faithprobe.runfolder import check_cache_dir
 
     with user_errors(RESUME):
         if adjust not in ADJUSTMENTS:
@@ -396,9 +436,10 @@ def audit(
         check_budget(budget)
         time_limit = check_auto(budget, time, max_items)
         Edges.parse(edge or (), [s.suite for s in STEPS])
-        for spec in model:
-            check_model(spec)
+        _check_models(model)
+        endpoint = _endpoint(model, base_url, api=api)
         data_root(data_dir)
+        check_cache_dir(cache_dir)
         from datetime import UTC, datetime
 
         from faithprobe.audit.run import AuditConfig
@@ -416,7 +457,7 @@ def audit(
             force=force,
             cache=not no_cache,
             cache_dir=cache_dir,
-            endpoint=EndpointConfig(base_url=base_url, api=api),
+            endpoint=endpoint,
             command=command_line(),
             edges=edge or (),
             adjustment=adjust,
@@ -444,6 +485,8 @@ def _compare(
     )
 
     check_fail_on(fail_on)
+    if markdown is not None and (markdown.is_dir() or not markdown.parent.is_dir()):
+        raise UsageError(f"--markdown {markdown}: not a file in an existing folder")
     comparison = compare_audits(*folders, adjustment=adjustment)
     print_rows(*compare_rows(comparison), f"{folders[0]} → {folders[1]}")
     log(comparison.pairing())
@@ -523,22 +566,47 @@ def serve(
         float,
         typer.Option(
             min=0.1,
-            help="seconds a request may take once its body is read: generation stops then, "
-            "and a request still waiting for the model gets 503",
+            help="seconds a request may take from its first byte, reading, scoring and "
+            "generating included: generation stops then, and a prompt still being read or "
+            "scored, or still waiting for the model, gets 503",
         ),
     ] = 60.0,
     max_body_bytes: Annotated[
         int, typer.Option(min=0, help="largest request body (413 above it)")
     ] = 1 << 20,
     read_timeout: Annotated[
-        float, typer.Option(min=0.1, help="seconds each wait for a client's bytes may last")
+        float,
+        typer.Option(
+            min=0.1,
+            help="seconds each wait for a client's bytes may last (an idle connection is "
+            "closed then)",
+        ),
     ] = 10.0,
+    read_deadline: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            help="seconds a request's line, headers and body may take to arrive in all, from "
+            "its first byte (a client trickling bytes is cut off: 408)",
+        ),
+    ] = 30.0,
+    max_connections: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="connections served at once, a thread each; one more is answered 503 and "
+            "closed at once",
+        ),
+    ] = 32,
 ) -> None:
     """Serve a local causal LM through an OpenAI-compatible API (/v1/completions with echo
     and logprobs, /v1/chat/completions, /v1/models), for trying the openai: backend."""
+    from faithprobe.errors import excerpt
     from faithprobe.serving import Faults, Limits, OpenAIServer
-    from faithprobe.subjects import load_subject
+    from faithprobe.serving.connections import check_address
+    from faithprobe.subjects import check_model, load_subject
     from faithprobe.subjects.hf_causal import HFCausalLM
+    from faithprobe.subjects.reference import PREFIX as REFERENCE
 
     with user_errors("the server stopped"):
         kinds = tuple(k.strip() for k in fault_kinds.split(",") if k.strip())
@@ -549,29 +617,39 @@ def serve(
             slow_seconds=slow_seconds,
             seed=fault_seed,
         )
-        subject = load_subject(model)
-        if not isinstance(subject, HFCausalLM):
-            raise UsageError(f"{model}: serve needs a causal LM, not a {subject.kind} model")
+        limits = Limits(
+            max_tokens=max_tokens,
+            seconds=time_budget,
+            body_bytes=max_body_bytes,
+            read_seconds=read_timeout,
+            request_read_seconds=read_deadline,
+            connections=max_connections,
+        )
         key = None
         if api_key_env:
             key = os.environ.get(api_key_env)
             if not key:
-                raise UsageError(f"--api-key-env {api_key_env}: that variable is not set")
-        server = OpenAIServer(
-            subject,
-            host=host,
-            port=port,
-            model_name=name or model,
-            faults=faults,
-            api_key=key,
-            chat_only=chat_only,
-            limits=Limits(
-                max_tokens=max_tokens,
-                seconds=time_budget,
-                body_bytes=max_body_bytes,
-                read_seconds=read_timeout,
-            ),
-        )
+                raise UsageError(f"--api-key-env {excerpt(api_key_env)}: that variable is not set")
+        if model.partition(":")[0] in ("openai", "heuristic", REFERENCE):
+            raise UsageError(f"--model {excerpt(model)}: serve needs a local causal LM")
+        check_model(model)
+        check_address(host, port)  # everything checked before the model is loaded
+        subject = load_subject(model)
+        if not isinstance(subject, HFCausalLM):
+            raise UsageError(f"{model}: serve needs a causal LM, not a {subject.kind} model")
+        try:
+            server = OpenAIServer(
+                subject,
+                host=host,
+                port=port,
+                model_name=name or model,
+                faults=faults,
+                api_key=key,
+                chat_only=chat_only,
+                limits=limits,
+            )
+        except OSError as err:  # taken since it was checked
+            raise UsageError(f"--port {port}: cannot listen there: {err.strerror or err}") from None
         served = name or model
         log(f"serving {served} at {server.url} (Ctrl-C stops)")
         log(f"try: faithprobe run distractors --model openai:{served} --base-url {server.url}")
@@ -597,23 +675,34 @@ def generate(
             "`faithprobe list` shows each generator's)",
         ),
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="replace an --out file that faithprobe did not write"),
+    ] = False,
 ) -> None:
-    """Write a generated dataset and print its breakdown by condition."""
+    """Write a generated dataset (whole, or nothing) and print its breakdown by condition."""
     from collections import Counter
 
-    from faithprobe.generators import GENERATORS
+    from faithprobe.generators import GENERATORS, written_by_a_generator
+    from faithprobe.runfolder import check_file_target
 
     with user_errors("nothing was written"):
         generator = GENERATORS.get(name)
-        items = generator.items(seed, _parse_options(option or []))
-        n = generator.write(items, out)
+        config = generator.configure(_parse_options(option or []))
+        check_file_target(out, ours=written_by_a_generator, force=force)
+        items = generator.build(config, seed)
+        try:
+            n = generator.write(items, out)
+        except OSError as err:
+            raise UsageError(f"--out {out}: cannot write it: {err.strerror or err}") from None
         counts = Counter(tuple(generator.breakdown(i).values()) for i in items)
-        table = Table(title=f"{n} items written to {out}")
+        table = Table(title=f"{n} items by condition")  # the path goes below: never wrapped
         for col in (*generator.breakdown(items[0]), "items"):
             table.add_column(col)
         for key, c in sorted(counts.items()):
             table.add_row(*map(str, key), str(c))
         out_console.print(table)
+        log(f"{n} items written to {out}")
 
 
 from faithprobe.training.cli import train_app  # noqa: E402

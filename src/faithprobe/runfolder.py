@@ -11,6 +11,8 @@ next write to the same target (:func:`recover`) puts it back.
 
 An existing ``--out`` folder is replaced only if it is a faithprobe run folder (its
 ``run.json`` says faithprobe wrote it) or empty; anything else is refused unless forced.
+A command writing one file (``generate --out``) follows the same rules for that file
+(:func:`check_file_target`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -39,10 +41,20 @@ def is_run_folder(path: Path) -> bool:
     version."""
     try:
         record = json.loads((Path(path) / MARKER).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return False
     versions = record.get("versions") if isinstance(record, dict) else None
     return isinstance(versions, dict) and "faithprobe" in versions
+
+
+def check_creatable(path: Path, option: str) -> None:
+    """Refuse ``path`` when a file stands where one of its folders would be (``x.json/out``):
+    nothing could be created there, and finding that out at the end would cost the run."""
+    for parent in Path(path).parents:  # the nearest first
+        if parent.exists():
+            if not parent.is_dir():
+                raise UsageError(f"{option} {path}: {parent} is a file, not a folder")
+            return
 
 
 def check_target(path: Path, *, force: bool = False, option: str = "--out") -> Path:
@@ -50,6 +62,7 @@ def check_target(path: Path, *, force: bool = False, option: str = "--out") -> P
     ours (with ``force``: any folder that is not the working directory or one holding it).
     Checked before any work, so a refused run costs nothing."""
     path = Path(path)
+    check_creatable(path, option)
     recover(path)
     if path.exists() and not path.is_dir():
         raise UsageError(f"{option} {path}: is a file, not a folder")
@@ -66,9 +79,35 @@ def check_target(path: Path, *, force: bool = False, option: str = "--out") -> P
 
 
 def check_cache_dir(path: Path | None) -> None:
-    """A cache folder that is an existing file fails before any work."""
-    if path is not None and Path(path).exists() and not Path(path).is_dir():
+    """A cache folder that is an existing file (or below one) fails before any work."""
+    if path is None:
+        return
+    check_creatable(path, "--cache-dir")
+    if Path(path).exists() and not Path(path).is_dir():
         raise UsageError(f"--cache-dir {path}: is a file, not a folder")
+
+
+def check_file_target(
+    path: Path, *, ours: Callable[[Path], bool], force: bool = False, option: str = "--out"
+) -> Path:
+    """``path`` if a file may be written there: absent, empty, or a file ``ours`` says
+    faithprobe wrote (with ``force``: any regular file); a folder, a device, or a path below
+    a file is refused. The rules of :func:`check_target`, for commands that write one file
+    (whole, through :mod:`faithprobe.atomic`)."""
+    path = Path(path)
+    check_creatable(path, option)
+    if path.is_dir():
+        raise UsageError(f"{option} {path}: is a folder, not a file")
+    if not path.exists():
+        return path
+    if not path.is_file():
+        raise UsageError(f"{option} {path}: is not a regular file")
+    if force or path.stat().st_size == 0 or ours(path):
+        return path
+    raise UsageError(
+        f"{option} {path}: exists and is not a file faithprobe wrote; choose another file, "
+        "or pass --force to replace it"
+    )
 
 
 # -- replacing a folder whole -------------------------------------------------------------

@@ -23,19 +23,24 @@ an audit without them is compared unpaired, from its intervals.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from faithprobe.audit.differences import adjustment_text, settle, tested
-from faithprobe.errors import UsageError
-from faithprobe.metrics.verdict import Effect
+from faithprobe.datasets.json_doc import get
+from faithprobe.errors import DataError, UsageError, excerpt
+from faithprobe.metrics.verdict import Effect, Region
 from faithprobe.report.card import interval_text
 from faithprobe.report.tables import DASH, fmt_general
+from faithprobe.suite import SUITES
 
 UNSUPPORTED_CHANGE = "verdict changed, difference not supported"
 FAIL_ON = ("regressed",)
+SIDES = ("at_most", "at_least")
+TOP = "top level"  # where metrics.json's own fields are, in error messages
 ORDER = ("regressed", "improved", UNSUPPORTED_CHANGE, "only in old", "only in new", "unchanged")
 
 
@@ -88,17 +93,33 @@ class Comparison:
 
 
 def read_audit(folder: Path) -> dict:
-    """An audit folder's metrics.json, or a plain error naming the folder."""
+    """An audit folder's metrics.json, or a plain error naming the folder; its models and
+    steps checked as untrusted input (each effect is checked where it is read,
+    :func:`_effect`)."""
     path = Path(folder) / "metrics.json"
     try:
         metrics = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:
         raise UsageError(f"{folder}: not an audit folder ({path.name}: {err})") from None
     if not isinstance(metrics, dict) or metrics.get("kind") != "audit":
         raise UsageError(f"{folder}: not an audit folder (its metrics.json is a suite run's)")
     for name in ("models", "effects", "steps"):
-        if not isinstance(metrics.get(name), list):
-            raise UsageError(f"{path}: field '{name}' is missing or not a list")
+        get(path, TOP, metrics, name, list)
+    get(path, TOP, metrics, "seed", int, 0)
+    names: set[str] = set()
+    for i, model in enumerate(metrics["models"]):
+        name = get(path, f"models[{i}]", model, "name", str)
+        if name in names:
+            raise DataError(path, f"model {excerpt(name)} is listed twice", record=f"models[{i}]",
+                            field="name")  # fmt: skip
+        names.add(name)
+    for i, step in enumerate(metrics["steps"]):
+        name = get(path, f"steps[{i}]", step, "step", str)
+        if not name or name in (".", "..") or Path(name).name != name:
+            raise DataError(path, f"{excerpt(name)} is not a step's name", record=f"steps[{i}]",
+                            field="step")  # fmt: skip
+        get(path, f"steps[{i}]", step, "suite", str)
+        get(path, f"steps[{i}]", step, "status", str)
     return metrics
 
 
@@ -116,36 +137,100 @@ def _model_pairs(old: dict, new: dict) -> list[tuple[str, str]]:
     )
 
 
-def _units(folder: Path, metrics: dict) -> dict[tuple[str, str, str], Any]:
+def _units(folder: Path, metrics: dict) -> tuple[dict[tuple[str, str, str], Any], dict]:
     """(step, key, subject) -> the effect's units, read off the audit's step folders by the
-    suites' headline functions; steps whose folder cannot be read give none."""
+    suites' headline functions, and step -> the metrics.json read. A step without its
+    folder's metrics.json (or of a suite not installed here) gives none: its effects are
+    compared unpaired."""
+    out, read = {}, {}
+    for step in metrics["steps"]:
+        path = Path(folder) / "suites" / step["step"] / "metrics.json"
+        if step["status"] != "ran" or step["suite"] not in SUITES or not path.exists():
+            continue
+        found = _step_effects(path, step["suite"])
+        out.update(
+            {(step["step"], e.key, e.subject): e.units for e in found if e.units is not None}
+        )
+        read[step["step"]] = path
+    return out, read
+
+
+def _step_effects(path: Path, suite: str) -> list[Effect]:
+    """The headline effects (with their units) a step's metrics.json holds, or a plain
+    error naming it."""
     from faithprobe.audit.card import headline
 
-    out = {}
-    for step in metrics["steps"]:
-        if step.get("status") != "ran":
-            continue
-        path = Path(folder) / "suites" / str(step.get("step")) / "metrics.json"
-        try:
-            found, _ = headline(step["suite"], json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        out.update({(step["step"], e.key, e.subject): e.units for e in found})
-    return out
+    try:
+        metrics = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:
+        raise DataError(path, f"not readable as JSON ({excerpt(str(err), 160)})") from None
+    if not isinstance(metrics, dict):
+        raise DataError(path, f"expected a JSON object, got {type(metrics).__name__}")
+    try:
+        return headline(suite, metrics)[0]
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+        why = f"{type(err).__name__}: {excerpt(str(err))}"
+        raise DataError(path, f"not the metrics of a {suite} run ({why})") from None
+
+
+def _number(path: Path, where: str, record: dict, name: str, *, missing: bool) -> float | None:
+    """A finite number (or, where ``missing``, null: nothing estimated) of an effect."""
+    kinds = (int, float, type(None)) if missing else (int, float)
+    value = get(path, where, record, name, kinds)
+    if value is None or (missing and value != value):  # null or NaN: nothing estimated
+        return value
+    if not abs(value) <= sys.float_info.max:  # also NaN, and integers too large for a float
+        raise DataError(path, f"{excerpt(value)} is not a finite number", record=where,
+                        field=name)  # fmt: skip
+    return float(value)
+
+
+def _effect(path: Path, i: int, record: Any) -> tuple[str, Effect, bool]:
+    """Effect ``i`` of an audit's metrics.json with its step and whether the card says it
+    has per-unit numbers, every field checked (the numbers are not in it: :func:`_units`
+    reads them)."""
+    where = f"effects[{i}]"
+    text = {k: get(path, where, record, k, str) for k in ("step", "suite", "key", "title",
+                                                            "subject")}  # fmt: skip
+    text |= {k: get(path, where, record, k, str, "") for k in ("reading", "edge", "control")}
+    value, low, high = (_number(path, where, record, k, missing=True)
+                        for k in ("value", "ci_low", "ci_high"))  # fmt: skip
+    if low is not None and high is not None and low > high:
+        raise DataError(path, f"ci_low {low} is above ci_high {high}", record=where,
+                        field="ci_low")  # fmt: skip
+    n = get(path, where, record, "n", int)
+    if n < 0:
+        raise DataError(path, f"{n} units: a count cannot be negative", record=where, field="n")
+    region = get(path, where, record, "region", dict)
+    side = get(path, f"{where}.region", region, "side", str)
+    if side not in SIDES:
+        raise DataError(path, f"{excerpt(side)}: one of {', '.join(SIDES)}",
+                        record=f"{where}.region", field="side")  # fmt: skip
+    bound = _number(path, f"{where}.region", region, "bound", missing=False)
+    step = text.pop("step")
+    effect = Effect(**text, value=value, ci_low=low, ci_high=high, n=n,
+                    region=Region(side, float(bound)))  # fmt: skip
+    return step, effect, get(path, where, record, "paired", bool, False)
 
 
 def _effects(folder: Path, metrics: dict, names: Mapping[str, tuple[str, str]]) -> dict:
-    units = _units(folder, metrics)
+    """(step, key, model pair) -> the effect, for the effects of the models in ``names``."""
+    path = Path(folder) / "metrics.json"
+    units, read = _units(folder, metrics)
     out = {}
     for i, record in enumerate(metrics["effects"]):
-        try:
-            if record["subject"] not in names:
-                continue
-            effect = Effect.from_record(record)
-            key = (record["step"], effect.key, names[effect.subject])
-        except (KeyError, TypeError, ValueError) as err:
-            raise UsageError(f"{folder}/metrics.json: effect {i}: bad or missing {err}") from None
-        out[key] = replace(effect, units=units.get((record["step"], effect.key, effect.subject)))
+        step, effect, paired = _effect(path, i, record)
+        found = units.get((step, effect.key, effect.subject))
+        if paired and found is None and step in read:
+            raise DataError(read[step], f"no per-unit numbers for {excerpt(effect.key)} of "
+                            f"{excerpt(effect.subject)}, which {path} says it has")  # fmt: skip
+        if effect.subject not in names:
+            continue
+        key = (step, effect.key, names[effect.subject])
+        if key in out:
+            raise DataError(path, "repeats the step, key and subject of an earlier effect",
+                            record=f"effects[{i}]", field="key")  # fmt: skip
+        out[key] = replace(effect, units=found)
     return out
 
 
@@ -155,7 +240,7 @@ def compare_audits(old_folder: Path, new_folder: Path, *, adjustment: str = "hol
     before = _effects(old_folder, old, {p[0]: p for p in pairs})
     after = _effects(new_folder, new, {p[1]: p for p in pairs})
     matched = sorted(before.keys() & after.keys())
-    seed = int(old.get("seed") or 0)
+    seed = old.get("seed", 0)
     settled = settle(
         [{"step": k[0], "key": k[1], **tested(before[k], after[k], seed=seed)} for k in matched],
         adjustment=adjustment,

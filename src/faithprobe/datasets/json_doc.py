@@ -21,6 +21,8 @@ def load_json(path: Path) -> Any:
         raise DataError(
             path, f"not valid JSON ({err.msg}: line {err.lineno}, column {err.colno})"
         ) from err
+    except RecursionError:  # nested deeper than the JSON parser can go
+        raise DataError(path, "nested too deeply to be data") from None
 
 
 def get(path: Path, where: str, obj: Any, name: str, kind, default: Any = _MISSING) -> Any:

@@ -53,7 +53,12 @@ def _shape(doc: Any) -> str | None:
     return None
 
 
-def _unknown_shape(path: Path) -> DataError:
+def _unknown_shape(path: Path, doc: Any) -> DataError:
+    """Why ``doc`` has no shape :func:`_shape` knows: it is empty, or something else."""
+    if isinstance(doc, dict) and doc.get("data") == []:
+        return DataError(path, "holds no articles (an empty list)", field="data")
+    if doc == []:
+        return DataError(path, "holds no questions (an empty list)")
     return DataError(
         path,
         "not a QA format faithprobe knows: expected SQuAD/Quoref ({'data': [{'paragraphs': "
@@ -64,9 +69,10 @@ def _unknown_shape(path: Path) -> DataError:
 def detect_qa_format(path: str | Path) -> str:
     """The format of a QA file: ``"squad"``, ``"coqa"`` or ``"hotpotqa"``."""
     path = Path(path)
-    shape = _shape(load_json(path))
+    doc = load_json(path)
+    shape = _shape(doc)
     if shape is None:
-        raise _unknown_shape(path)
+        raise _unknown_shape(path, doc)
     return shape
 
 
@@ -82,5 +88,5 @@ def read_qa(path: str | Path, format: str = "auto", **options: Any) -> list[QAEx
     if format == "auto":
         format = _shape(doc)
         if format is None:
-            raise _unknown_shape(path)
+            raise _unknown_shape(path, doc)
     return QA_FORMATS[format](path, doc, **options)

@@ -94,7 +94,10 @@ def squad_examples(
 def _records(path: Path, doc: Any, tolerance: int):
     """The fields of every question's example, with its answer spans under ``"spans"``."""
     seen: set[str] = set()
-    for i, article in enumerate(get(path, "top level", doc, "data", list)):
+    articles = get(path, "top level", doc, "data", list)
+    if not articles:
+        raise DataError(path, "holds no articles (an empty list)", field="data")
+    for i, article in enumerate(articles):
         where_a = f"data[{i}]"
         title = get(path, where_a, article, "title", str, "")
         for j, para in enumerate(get(path, where_a, article, "paragraphs", list)):

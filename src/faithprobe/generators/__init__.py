@@ -6,6 +6,7 @@ and the generator's own options, how to write them, and which features break the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,8 @@ from faithprobe.generators.distractors import DistractorConfig, generate
 from faithprobe.options import parse
 from faithprobe.registry import Registry
 
+HEAD_BYTES = 8192  # enough for a generated file's first record
+
 
 @dataclass(frozen=True)
 class Generator:
@@ -27,11 +30,31 @@ class Generator:
     build: Callable[[Any, int], list]
     write: Callable[[list, Path], int]
     breakdown: Callable[[Any], dict[str, Any]]  # item -> its condition, column by column
+    head: re.Pattern[str]  # how a file this generator wrote begins
+
+    def configure(self, options: Mapping[str, object] | None = None) -> Any:
+        """The :attr:`config` ``options`` give (strings from the command line are
+        converted), checked: cheap, so a bad option is told before anything is built."""
+        return parse(self.config, options, f"generator {self.name!r}")
 
     def items(self, seed: int, options: Mapping[str, object] | None = None) -> list:
-        """The items for ``seed``; ``options`` are fields of :attr:`config` (strings from
-        the command line are converted)."""
-        return self.build(parse(self.config, options, f"generator {self.name!r}"), seed)
+        """The items for ``seed``; ``options`` as :meth:`configure` takes them."""
+        return self.build(self.configure(options), seed)
+
+    def wrote(self, path: Path) -> bool:
+        """Whether the file at ``path`` begins as this generator's output does (what lets
+        ``generate --out`` replace it without ``--force``)."""
+        try:
+            with open(path, "rb") as f:
+                head = f.read(HEAD_BYTES).decode("utf-8", errors="replace")
+        except OSError:
+            return False
+        return self.head.match(head) is not None
+
+
+def written_by_a_generator(path: Path) -> bool:
+    """Whether a generator of :data:`GENERATORS` wrote the file at ``path``."""
+    return any(GENERATORS.get(name).wrote(path) for name in GENERATORS.names())
 
 
 DISTRACTORS = Generator(
@@ -44,6 +67,7 @@ DISTRACTORS = Generator(
         "attractor type": i.features["attractor_type"],
         "n": i.features["n_attractors"],
     },
+    re.compile(r'\{"id": "[^\n]*", "candidates": \[[^\n]*\], "features": \{"item_set": "'),
 )
 COMPARISONS = Generator(
     "comparisons",
@@ -55,6 +79,7 @@ COMPARISONS = Generator(
         "comparative": i.features["comparative"],
         "condition": i.features["condition"],
     },
+    re.compile(r'\{"version": "1\.1", "data": \[\{"title": "[^\n]*"qas": \[\{"id": "cmp-'),
 )
 
 GENERATORS: Registry[Generator] = Registry("generator")
@@ -71,4 +96,11 @@ GENERATORS.add(
     "paragraph, as SQuAD JSON (right-reasons; Ray Choudhury et al. 2022)",
 )
 
-__all__ = ["GENERATORS", "ComparisonConfig", "DistractorConfig", "Generator", "generate"]
+__all__ = [
+    "GENERATORS",
+    "ComparisonConfig",
+    "DistractorConfig",
+    "Generator",
+    "generate",
+    "written_by_a_generator",
+]

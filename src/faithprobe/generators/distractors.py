@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from faithprobe.errors import UsageError
 from faithprobe.examples import ClozeExample
 from faithprobe.generators.attractor_sets import variant_count, variant_id
+from faithprobe.generators.choices import check_choices
 from faithprobe.generators.stories import (
     ATTRACTOR_TYPES,
     ITEM_SETS,
@@ -66,22 +67,24 @@ class DistractorConfig:
     )
 
     def __post_init__(self) -> None:
-        checks = {
-            "settings": (self.settings, SETTINGS),
-            "attractor_types": (self.attractor_types, ATTRACTOR_TYPES),
-            "positions": (self.positions, ("after", "between", "later")),
-            "item_sets": (self.item_sets, tuple(ITEM_SETS)),
-        }
-        for name, (given, allowed) in checks.items():
-            bad = [v for v in given if v not in allowed]
-            if bad:
-                raise UsageError(f"{name}: unknown {bad}; choose from {list(allowed)}")
+        check_choices(
+            {
+                "settings": (self.settings, SETTINGS),
+                "attractor_types": (self.attractor_types, ATTRACTOR_TYPES),
+                "positions": (self.positions, ("after", "between", "later")),
+                "item_sets": (self.item_sets, tuple(ITEM_SETS)),
+                "counts": (self.counts, (1, 2, 3)),
+                "fillers": (self.fillers, (0, 1, 2, 3)),
+            }
+        )
+        if not any(p in POSITIONS[s] for s in self.settings for p in self.positions):
+            fits = "; ".join(f"{s}: {', '.join(POSITIONS[s])}" for s in self.settings)
+            raise UsageError(
+                f"positions {list(self.positions)}: none fits the settings given ({fits}), "
+                "so there would be no attractor variants"
+            )
         if not 1 <= self.names_per_pair <= len(NAMES):
             raise UsageError(f"names_per_pair must be between 1 and {len(NAMES)}")
-        if any(not 1 <= n <= 3 for n in self.counts):
-            raise UsageError("counts must lie in 1..3")
-        if any(not 0 <= f <= 3 for f in self.fillers):
-            raise UsageError("fillers must lie in 0..3")
         if not 0 <= self.filler_sentences <= 3:
             raise UsageError("filler_sentences must lie in 0..3")
 

@@ -78,6 +78,7 @@ import numpy as np
 
 from faithprobe.errors import UsageError
 from faithprobe.examples import QAExample
+from faithprobe.generators.choices import check_choices
 from faithprobe.seeding import rng_for
 
 COLOURS: tuple[str, ...] = (
@@ -222,14 +223,21 @@ class Story:
         ]
 
 
+def check_stories(n: int, part: str, option: str = "stories_per_schema") -> None:
+    """Stories per schema (given as ``option``): at least one, at most the ordered pairs of
+    the part's colours."""
+    most = len(PART_COLOURS[part]) * (len(PART_COLOURS[part]) - 1)
+    if not 1 <= n <= most:
+        raise UsageError(f"{option} must lie in 1..{most}, got {n:,}")
+
+
 def colour_pairs(
     schema: str, seed: int = 0, n: int = STORIES_PER_SCHEMA, part: str = "test"
 ) -> list[tuple[str, str]]:
     """``n`` ordered pairs of distinct colours of ``part`` for ``schema``, seeded, in the
     order of the part's colours."""
     every = list(permutations(PART_COLOURS[part], 2))
-    if not 1 <= n <= len(every):
-        raise UsageError(f"stories_per_schema must lie in 1..{len(every)}")
+    check_stories(n, part)
     extra = () if part == "test" else (part,)  # the test part's draws as they always were
     rng = rng_for(seed, "predicate_argument.pairs", schema, *extra)
     picks = np.sort(rng.choice(len(every), size=n, replace=False))
@@ -247,15 +255,14 @@ class PredicateArgumentConfig:
     def __post_init__(self) -> None:
         if self.part not in PARTS:
             raise UsageError(f"part: unknown {self.part!r}; choose from {list(PARTS)}")
-        checks = {
-            "forms": (self.forms, FORMS),
-            "variants": (self.variants, VARIANTS),
-            "schemas": (self.schemas, SCHEMA_NAMES),
-        }
-        for name, (given, allowed) in checks.items():
-            bad = [v for v in given if v not in allowed]
-            if bad:
-                raise UsageError(f"{name}: unknown {bad}; choose from {list(allowed)}")
+        check_choices(
+            {
+                "forms": (self.forms, FORMS),
+                "variants": (self.variants, VARIANTS),
+                "schemas": (self.schemas, SCHEMA_NAMES),
+            }
+        )
+        check_stories(self.stories_per_schema, self.part)
 
 
 def stories(config: PredicateArgumentConfig | None = None, seed: int = 0) -> list[Story]:

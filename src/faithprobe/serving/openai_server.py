@@ -16,30 +16,44 @@ tests, the embedded SmolLM2 with ``faithprobe serve``) through the part of the A
 - ``GET /v1/models``.
 
 Decoding is always greedy, exactly as the model answers generation requests locally (a
-``temperature`` other than 0 is refused). Token log-probabilities come from one forward pass
-over prompt and reply. A token's text is what it adds to the decoded text (a token holding
-part of a character adds nothing; the one completing it adds the character), and its
-``text_offset`` is where that text starts in the prompt (echoed tokens) or after it (reply
-tokens), assuming the tokenizer decodes a prompt back to itself.
+``temperature`` other than 0 is refused). Token log-probabilities, when they are asked
+for, come from forward passes over prompt and reply in chunks of ``Limits.chunk_tokens``
+positions through the key/value cache (:mod:`~faithprobe.serving.scoring`). A token's text
+is what it adds to the decoded text (a token holding part of a character adds nothing; the
+one completing it adds the character), and its ``text_offset`` is where that text starts in
+the prompt (echoed tokens) or after it (reply tokens), assuming the tokenizer decodes a
+prompt back to itself.
 
 Requests run one at a time on the model; the HTTP server is threaded, so slow or faulty
-requests do not block the others. :class:`Limits` keeps any one request from holding the
+requests do not block the others. :class:`Limits` keeps any one client from holding the
 server up (defaults in brackets):
 
+- at most ``connections`` (32) connections are served at once, a thread each; one more is
+  answered 503 at once and closed (:mod:`~faithprobe.serving.connections`);
+- each wait for a client's bytes ends after ``read_seconds`` (10 s), so an idle connection
+  is closed after that long; a request's line, headers and body must all arrive within
+  ``request_read_seconds`` (30 s) of its first byte, so a client sending a byte now and then
+  is cut off too (408 once the body has begun; the connection is closed);
 - a POST needs a ``Content-Length`` (411 without one, 400 if it is not a number of bytes);
-  bodies above ``body_bytes`` (1 MiB) get 413, without being read; each wait for a client's
-  bytes ends after ``read_seconds`` (10 s): a body that stops arriving gets 408;
-- the API key is checked before the body is read;
+  bodies above ``body_bytes`` (1 MiB) get 413, without being read;
+- the API key is checked on every route (``GET /v1/models`` too), before a body is read;
 - a body that is not UTF-8 JSON, or a field of the wrong type or value, gets 400 naming it;
 - a prompt (in the chat template, for chat) longer than the model's context
   (``max_position_embeddings``, else the tokenizer's ``model_max_length``) gets 400 naming
   the limit; prompts are tokenised whole first (1 MiB of text: 1-2 s for SmolLM2's);
 - a prompt gets at most ``max_tokens`` (512) new tokens, and never more than the context
   leaves after it (``finish_reason`` "length" when the cap cuts it);
-- a request has ``seconds`` (60 s) from when its body has been read: generation stops when
-  they are spent (checked between decoding steps; ``finish_reason`` "length"), and a prompt
-  that cannot get the model before then gets 503 with ``Retry-After``. The model is held
-  only while a prompt is run, never while a request waits for anything else.
+- a request has ``seconds`` (60 s) from its first byte (:class:`~faithprobe.serving.budget.
+  Budget`) for everything: reading its body, waiting for the model, generating, scoring.
+  Generation stops when the budget is spent (checked between decoding steps;
+  ``finish_reason`` "length"), or halfway through what is left of it when the reply's
+  log-probabilities are asked for, leaving the rest to the pass that scores them. A forward
+  pass over many positions (a prompt read or scored) is stopped inside once the budget is
+  spent (:mod:`~faithprobe.serving.forward_guard`) and the request gets 503 with
+  ``Retry-After``, as does one that cannot get the model in time. The model is held only
+  while a prompt is run, never while a request waits for anything else;
+- what a request holds in memory is bounded by its tokens: its key/value cache (the
+  model's context at most) and the logits of ``chunk_tokens`` (256) positions at a time.
 
 :class:`Faults` makes it misbehave on purpose: answer 429 or 500, drop the connection
 without a response, or respond only after a delay, for the first requests and/or a seeded
@@ -48,6 +62,7 @@ fraction of them.
 
 from __future__ import annotations
 
+import io
 import json
 import random
 import socket
@@ -57,16 +72,23 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+from urllib.parse import urlsplit
 
 from jinja2 import TemplateError
 
 from faithprobe.errors import UsageError
+from faithprobe.serving.budget import Budget
+from faithprobe.serving.connections import CappedHTTPServer, RequestReader
+from faithprobe.serving.forward_guard import Overdue, interrupted_after
+from faithprobe.serving.refusals import BadRequest, Refused
+from faithprobe.serving.scoring import CHUNK_TOKENS, scored_tokens
 
 FAULT_KINDS = ("429", "500", "drop", "slow")
 ROUTES = {"/v1/completions": "completions", "/v1/chat/completions": "chat"}
 NO_LIMIT = 10**9  # tokenizers without a length limit report a huge placeholder (1e30)
 MAX_TOP_LOGPROBS = 20  # the OpenAI API's bound
+SHORTER = "send a shorter prompt, or give the server a longer --time-budget"
 
 
 @dataclass(frozen=True)
@@ -93,36 +115,27 @@ class Faults:
 
 @dataclass(frozen=True)
 class Limits:
-    """What one request may take from the server (the module docstring says how each
-    limit is enforced): at most ``max_tokens`` new tokens per prompt, ``seconds`` from
-    when its body has been read, a body of ``body_bytes``, and ``read_seconds`` for each
-    wait for bytes from the client."""
+    """What one client may take from the server (the module docstring says how each
+    limit is enforced): at most ``max_tokens`` new tokens per prompt, ``seconds`` from a
+    request's first byte, a body of ``body_bytes``, ``read_seconds`` for each wait for
+    bytes from the client and ``request_read_seconds`` for all of a request's bytes,
+    ``connections`` open at once, and the logits of ``chunk_tokens`` positions at a time."""
 
     max_tokens: int = 512
     seconds: float = 60.0
     body_bytes: int = 1 << 20
     read_seconds: float = 10.0
+    request_read_seconds: float = 30.0
+    connections: int = 32
+    chunk_tokens: int = CHUNK_TOKENS
 
     def __post_init__(self) -> None:
         if self.max_tokens < 0 or self.body_bytes < 0:
             raise UsageError("max_tokens and body_bytes must be >= 0")
-        if not (self.seconds > 0 and self.read_seconds > 0):
-            raise UsageError("the time budget and the read timeout must be > 0 seconds")
-
-
-class Refused(Exception):
-    """A request the server answers with the error ``status`` (its message is the error's)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class BadRequest(Refused):
-    """A request the server refuses with 400."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(400, message)
+        if not (self.seconds > 0 and self.read_seconds > 0 and self.request_read_seconds > 0):
+            raise UsageError("the time budget and the read timeout and deadline must be > 0 s")
+        if self.connections < 1 or self.chunk_tokens < 1:
+            raise UsageError("connections and chunk_tokens must be >= 1")
 
 
 class OpenAIServer:
@@ -130,9 +143,10 @@ class OpenAIServer:
     thread (``port=0``: a free port); ``stop()`` or a ``with`` block ends it.
 
     ``hits`` counts the requests each route received, faulty ones included. With
-    ``api_key`` set, requests without ``Authorization: Bearer <api_key>`` get 401.
+    ``api_key`` set, requests without ``Authorization: Bearer <api_key>`` get 401 on every
+    route (and are not counted).
     ``chat_only`` answers 404 on ``/v1/completions``, as a chat-only endpoint does.
-    ``limits`` bound what one request may take; ``context_tokens`` is the model's context
+    ``limits`` bound what one client may take; ``context_tokens`` is the model's context
     (None: unknown, and only ``limits.max_tokens`` caps a reply)."""
 
     def __init__(
@@ -157,8 +171,7 @@ class OpenAIServer:
         self._model_lock = threading.Lock()
         self._count_lock = threading.Lock()
         self.inject(faults or Faults())
-        self._httpd = ThreadingHTTPServer((host, port), _handler(self))
-        self._httpd.daemon_threads = True
+        self._httpd = CappedHTTPServer((host, port), _handler(self), self.limits.connections)
         self._thread: threading.Thread | None = None
 
     @property
@@ -216,20 +229,24 @@ class OpenAIServer:
         entry = {"id": self.model_name, "object": "model", "created": 0, "owned_by": "faithprobe"}
         return {"object": "list", "data": [entry]}
 
-    def completions(self, body: dict, deadline: float) -> dict:
-        """The reply to a completions request whose time budget ends at ``deadline`` (a
-        ``time.monotonic()`` value)."""
+    def completions(self, body: dict, budget: Budget) -> dict:
+        """The reply to a completions request within its time ``budget``."""
         prompts = _prompts(body)
         echo, logprobs, stop = _flag(body, "echo"), _integer(body, "logprobs", None), _stop(body)
         requested = _max_tokens(body, "max_tokens")
-        named = len(prompts) > 1
+        names = [f"prompt[{i}]" if len(prompts) > 1 else "prompt" for i in range(len(prompts))]
         encoded = [
-            self._fitting(self.subject.prompt_ids(p), f"prompt[{i}]" if named else "prompt")
-            for i, p in enumerate(prompts)
+            self._fitting(self.subject.prompt_ids(p), what)
+            for p, what in zip(prompts, names, strict=True)
         ]
         choices, usage = [], Counter()
-        for index, (prompt, ids) in enumerate(zip(prompts, encoded, strict=True)):
-            reply = self._continue(ids, requested, usage, deadline)
+        for index, (prompt, ids, what) in enumerate(zip(prompts, encoded, names, strict=True)):
+            scored = logprobs is not None
+            # spelt out before the model is taken: quadratic in the prompt's length
+            spelt = (
+                _token_texts(self.subject.decode, ids, budget, what) if echo and scored else None
+            )
+            reply = self._continue(ids, requested, usage, budget, what, scored, echo=echo)
             reply.cut_at_stop(stop)
             choice = {
                 "index": index,
@@ -237,10 +254,8 @@ class OpenAIServer:
                 "finish_reason": reply.finish_reason,
                 "logprobs": None,
             }
-            if logprobs is not None:
-                pieces = (
-                    reply.echo(self.subject, ids, prompt) if echo else reply.pieces(len(prompt))
-                )
+            if scored:
+                pieces = reply.echo(*spelt, prompt) if spelt else reply.pieces(len(prompt))
                 tokens, values, offsets = zip(*pieces, strict=True) if pieces else ((), (), ())
                 choice["logprobs"] = {
                     "tokens": list(tokens),
@@ -251,8 +266,8 @@ class OpenAIServer:
             choices.append(choice)
         return self._response("text_completion", choices, usage)
 
-    def chat(self, body: dict, deadline: float) -> dict:
-        """The reply to a chat request whose time budget ends at ``deadline``."""
+    def chat(self, body: dict, budget: Budget) -> dict:
+        """The reply to a chat request within its time ``budget``."""
         messages = _messages(body)
         key = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
         requested, logprobs = _max_tokens(body, key), _flag(body, "logprobs")
@@ -261,9 +276,10 @@ class OpenAIServer:
             ids = self.subject.chat_ids(messages)
         except (UsageError, TemplateError) as err:  # no template, or one refusing the roles
             raise BadRequest(str(err)) from None
-        ids = self._fitting(ids, "messages (in the chat template)")
+        what = "messages (in the chat template)"
+        ids = self._fitting(ids, what)
         usage: Counter[str] = Counter()
-        reply = self._continue(ids, requested, usage, deadline, top)
+        reply = self._continue(ids, requested, usage, budget, what, logprobs, top=top)
         choice = {
             "index": 0,
             "message": {"role": "assistant", "content": reply.text},
@@ -298,14 +314,12 @@ class OpenAIServer:
         return cap if self.context_tokens is None else min(cap, self.context_tokens - n_prompt)
 
     @contextmanager
-    def _model_until(self, deadline: float) -> Iterator[None]:
-        """Hold the model, waiting for it until ``deadline`` at most (then 503)."""
-        left = deadline - time.monotonic()
+    def _model_within(self, budget: Budget) -> Iterator[None]:
+        """Hold the model, waiting for it while ``budget`` lasts at most (then 503)."""
+        left = budget.left()
         if left <= 0 or not self._model_lock.acquire(timeout=left):
-            raise Refused(
-                503,
-                f"this request's time budget ({self.limits.seconds:g} s) ran out before the "
-                "model was free for it; retry later, or send fewer prompts at a time",
+            raise budget.spent(
+                "before the model was free for it", "retry later, or send fewer prompts at a time"
             )
         try:
             yield
@@ -313,28 +327,56 @@ class OpenAIServer:
             self._model_lock.release()
 
     def _continue(
-        self, ids: list[int], requested: int, usage: Counter, deadline: float, top: int = 0
+        self,
+        ids: list[int],
+        requested: int,
+        usage: Counter,
+        budget: Budget,
+        what: str,
+        scored: bool,
+        *,
+        echo: bool = False,
+        top: int = 0,
     ) -> _Reply:
-        """The greedy reply to ``ids``, with the ``top`` most likely tokens at each of its
-        positions (none for ``top=0``)."""
+        """The greedy reply to ``ids`` (the prompt ``what``) within ``budget``; if
+        ``scored``, with the log-probabilities of its tokens (and of the prompt's, for
+        ``echo``) and the ``top`` most likely tokens at each of its positions."""
         max_tokens = self._token_cap(len(ids), requested)
-        with self._model_until(deadline):
-            tokens, ended = (
-                self.subject.greedy(ids, max_tokens, deadline) if max_tokens else ([], False)
-            )
-            logprobs = self.subject.token_logprobs(ids + tokens)
-            alternatives = top_tokens(self.subject, ids + tokens, len(ids), top)
+        model = self.subject.model
+        with self._model_within(budget):
+            # generating leaves half of what is left to the scoring pass, if there is one
+            stop_at = budget.halfway() if scored and max_tokens else budget.deadline
+            try:
+                with interrupted_after(model, stop_at):
+                    tokens, ended = (
+                        self.subject.greedy(ids, max_tokens, stop_at) if max_tokens else ([], False)
+                    )
+            except Overdue:
+                raise budget.spent(f"before {what} ({len(ids)} tokens) was read", SHORTER) from None
+            first = 1 if echo else len(ids)
+            values, alternatives = [], []
+            if scored and first < len(ids) + len(tokens):
+                try:
+                    with interrupted_after(model, budget.deadline):
+                        values, alternatives = scored_tokens(
+                            self.subject, ids + tokens, first, top, self.limits.chunk_tokens
+                        )
+                except Overdue:
+                    raise budget.spent(
+                        f"while {what} ({len(ids)} tokens) was scored", SHORTER
+                    ) from None
         usage["prompt_tokens"] += len(ids)
         usage["completion_tokens"] += len(tokens) + ended
         texts, offsets = _token_texts(self.subject.decode, tokens)
+        n_prompt = len(values) - len(tokens)  # prompt positions scored (echo only)
         return _Reply(
             text="".join(texts),
             texts=texts,
             offsets=offsets,
-            logprobs=logprobs[len(ids) :],
-            prompt_logprobs=logprobs[: len(ids)],
+            logprobs=values[n_prompt:] if scored else [None] * len(tokens),
+            prompt_logprobs=[None, *values[:n_prompt]] if echo and scored else [],
             finish_reason="stop" if ended else "length",
-            top=alternatives,
+            top=alternatives[n_prompt:] if top else [[] for _ in tokens],
         )
 
     def _response(self, obj: str, choices: list[dict], usage: Counter) -> dict:
@@ -364,24 +406,6 @@ def context_length(subject) -> int | None:
         if isinstance(value, int) and 0 < value < NO_LIMIT:
             return value
     return None
-
-
-def top_tokens(subject, ids: list[int], start: int, k: int) -> list[list[tuple[str, float]]]:
-    """For each position from ``start`` on, the ``k`` most likely tokens given the tokens
-    before it (text, natural-log probability), most likely first, from one forward pass;
-    empty lists for ``k=0``."""
-    if not k:
-        return [[] for _ in ids[start:]]
-    import torch
-
-    tokens = torch.tensor([ids], dtype=torch.long, device=subject.device)
-    with torch.inference_mode():
-        logits = subject.model(input_ids=tokens).logits[0, start - 1 : len(ids) - 1].float()
-        values, indices = torch.log_softmax(logits, dim=-1).topk(k, dim=-1)
-    return [
-        [(subject.decode([i]), v) for i, v in zip(row_ids, row_values, strict=True)]
-        for row_ids, row_values in zip(indices.tolist(), values.tolist(), strict=True)
-    ]
 
 
 # -- reading a request's fields: a malformed one is a 400 naming it ----------------------
@@ -523,19 +547,27 @@ class _Reply:
             for t, v, o in zip(self.texts, self.logprobs, self.offsets, strict=True)
         ]
 
-    def echo(self, subject, ids: list[int], prompt: str) -> list[tuple[str, float | None, int]]:
-        """The prompt's tokens, then the reply's."""
-        texts, offsets = _token_texts(subject.decode, ids)
+    def echo(
+        self, texts: list[str], offsets: list[int], prompt: str
+    ) -> list[tuple[str, float | None, int]]:
+        """The prompt's tokens (``texts`` at ``offsets``: :func:`_token_texts`), then the
+        reply's."""
         echoed = list(zip(texts, self.prompt_logprobs, offsets, strict=True))
         return echoed + self.pieces(len(prompt))
 
 
-def _token_texts(decode, ids: list[int]) -> tuple[list[str], list[int]]:
+def _token_texts(
+    decode, ids: list[int], budget: Budget | None = None, what: str = ""
+) -> tuple[list[str], list[int]]:
     """What each token adds to the decoded text, and where that starts. Decoding each
     prefix keeps characters split over several tokens whole (a token ending inside a
-    character adds nothing; the one completing it adds the character)."""
+    character adds nothing; the one completing it adds the character). That is quadratic
+    in the tokens (8,000 of SmolLM2's: about 9 s), so with a ``budget`` it is checked
+    after each token (the prompt ``what`` is spelt out)."""
     texts, offsets, before = [], [], ""
     for k in range(1, len(ids) + 1):
+        if budget is not None:
+            budget.check(f"while {what}'s {len(ids)} tokens were spelt out", SHORTER)
         now = decode(ids[:k])
         if k < len(ids):
             now = now.rstrip("\ufffd")  # an unfinished character, shown once it is complete
@@ -563,21 +595,43 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format, *args) -> None:  # noqa: A002 - quiet
             pass
 
+        def setup(self) -> None:
+            super().setup()
+            self.rfile.close()  # read through a RequestReader instead
+            self.reader = RequestReader(
+                self.connection, limits.read_seconds, limits.request_read_seconds
+            )
+            self.rfile = io.BufferedReader(self.reader)
+
+        def handle_one_request(self) -> None:
+            self.reader.next_request()
+            super().handle_one_request()
+
+        def _budget(self) -> Budget:
+            """This request's time budget, from its first byte; reading its body ends with
+            it too."""
+            budget = Budget(limits.seconds, self.reader.started or time.monotonic())
+            self.reader.limit(budget.deadline)
+            return budget
+
         def do_GET(self) -> None:
-            if self.path.rstrip("/") == "/v1/models":
+            if not server._authorized(self.headers.get("Authorization")):
+                self._error(401, "invalid API key", "invalid_api_key")
+            elif self._route() == "/v1/models":
                 self._send(200, server.models())
             else:
                 self._error(404, f"no route {self.path}")
 
         def do_POST(self) -> None:
-            route = ROUTES.get(self.path.rstrip("/"))
+            budget = self._budget()
+            if not server._authorized(self.headers.get("Authorization")):
+                self._refuse_unread(401, "invalid API key", "invalid_api_key")
+                return
+            route = ROUTES.get(self._route())
             if route is None or (route == "completions" and server.chat_only):
                 self._refuse_unread(404, f"no route {self.path}")
                 return
             fault = server._arrived(route)
-            if not server._authorized(self.headers.get("Authorization")):
-                self._refuse_unread(401, "invalid API key", "invalid_api_key")
-                return
             try:
                 body = self._body()
             except Refused as err:
@@ -593,7 +647,6 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return
             if fault == "slow":
                 time.sleep(server.faults.slow_seconds)
-            deadline = time.monotonic() + limits.seconds
             try:
                 payload = _payload(body)
                 model = payload.get("model")
@@ -602,13 +655,17 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 if model != server.model_name:
                     self._error(404, f"model {model!r} is not served here", "model_not_found")
                     return
-                self._send(200, getattr(server, route)(payload, deadline))
+                self._send(200, getattr(server, route)(payload, budget))
             except Refused as err:
                 self._error(err.status, str(err))
             except Exception as err:  # the server stays up; the client sees a 500
                 self._error(500, f"{type(err).__name__}: {err}")
 
         # -- the body --------------------------------------------------------------------
+
+        def _route(self) -> str:
+            """The request's path without its query (a client may put its key there)."""
+            return urlsplit(self.path).path.rstrip("/")
 
         def _declared_length(self) -> int:
             """The body's length as Content-Length declares it, if the server takes it."""
@@ -633,7 +690,10 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 body = self.rfile.read(length)
             except TimeoutError:
                 raise Refused(
-                    408, f"the body stopped arriving (nothing for {limits.read_seconds:g} s)"
+                    408,
+                    f"the body did not arrive in time (each wait ends after "
+                    f"{limits.read_seconds:g} s, the whole request after "
+                    f"{min(limits.request_read_seconds, limits.seconds):g} s)",
                 ) from None
             except OSError as err:
                 raise Refused(400, f"the body could not be read: {err}") from None
@@ -669,6 +729,7 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
         def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
             data = json.dumps(payload).encode()
             try:
+                self.connection.settimeout(limits.read_seconds)  # reading may have lowered it
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

@@ -18,6 +18,7 @@ another waiting for good. Answers never depend on who computed them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import socket
@@ -29,11 +30,14 @@ from pathlib import Path
 
 import platformdirs
 
+from faithprobe.errors import UsageError
+
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS claims "
     "(key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)",
 )
+_COLUMNS = {"answers": {"key", "value"}, "claims": {"key", "owner", "expires"}}
 _SQL_CHUNK = 500  # stays under SQLite's limit on bound parameters
 _LOCK_TIMEOUT = 60.0  # seconds to wait for another connection's lock
 
@@ -52,6 +56,30 @@ def _enable_wal(conn: sqlite3.Connection) -> None:
             if not busy or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
+
+
+def _check_tables(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse, before anything is written to it, a SQLite file that is not an answer cache
+    (another program's database): a table of another name, or ours without its columns."""
+    tables = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    )
+    for (name,) in tables.fetchall():
+        if name in _COLUMNS:
+            found = {row[1] for row in conn.execute(f'PRAGMA table_info("{name}")')}
+            if _COLUMNS[name] <= found:
+                continue
+            why = f"its table {name!r} has no column {min(_COLUMNS[name] - found)!r}"
+        else:
+            why = f"it holds a table {name!r}"
+        raise UsageError(f"answer cache {path}: not a faithprobe cache ({why}); choose another one")
+
+
+def _check_creatable(path: Path) -> None:
+    """A cache file that does not exist must be one that can be made: below folders."""
+    existing = next(p for p in path.parents if p.exists())
+    if not existing.is_dir():
+        raise UsageError(f"answer cache {path}: {existing} is a file, not a folder")
 
 
 def _batches(keys: Sequence[str]) -> Iterator[tuple[str, list[str]]]:
@@ -100,16 +128,37 @@ def answers_file(cache_dir: Path | None = None) -> Path:
 
 class AnswerCache:
     """``path=None`` keeps answers in memory only (deduplication within one run; claims are
-    then always granted, nobody else can see them)."""
+    then always granted, nobody else can see them).
+
+    A cache file that does not exist yet is made (with its folders) only when the first
+    claim or answer is written, and one this cache made is removed again on :meth:`close`
+    if nothing was answered into it and no other run has it open: a run that fails before
+    its first answer leaves no empty cache behind."""
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else None
         self.owner = new_owner_id()  # who this cache's claims belong to
+        self._conn: sqlite3.Connection | None = None
+        self._made: list[Path] = []  # the file and folders this cache made, deepest first
         if self.path is None:
             self._conn = sqlite3.connect(":memory:")
             self._create_tables(self._conn)
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        elif self.path.exists():  # read (or set aside, if damaged) at once
+            self._connection()
+        else:
+            _check_creatable(self.path)
+
+    def _connection(self, *, create: bool = False) -> sqlite3.Connection | None:
+        """The open cache; None while its file does not exist and ``create`` is false."""
+        if self._conn is not None or self.path is None:
+            return self._conn
+        if self.path.exists() and not self.path.is_file():
+            raise UsageError(f"answer cache {self.path}: is not a file")
+        if not self.path.exists():
+            if not create:
+                return None
+            self._made = [p for p in (self.path, *self.path.parents) if not p.exists()]
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._conn = self._open(self.path)
         except sqlite3.OperationalError:
@@ -124,21 +173,23 @@ class AnswerCache:
                 f"cache {self.path} was unreadable ({err}); moved it to {aside} and "
                 "started an empty cache",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
             self._conn = self._open(self.path)
+        return self._conn
 
     @staticmethod
     def _open(path: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(path, timeout=_LOCK_TIMEOUT)
         try:
+            _check_tables(conn, path)
             _enable_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             AnswerCache._create_tables(conn)
             status = conn.execute("PRAGMA quick_check").fetchone()[0]
             if status != "ok":
                 raise sqlite3.DatabaseError(f"integrity check failed: {status}")
-        except sqlite3.DatabaseError:
+        except BaseException:
             conn.close()
             raise
         return conn
@@ -151,35 +202,37 @@ class AnswerCache:
 
     def get_many(self, keys: Iterable[str]) -> dict[str, str]:
         found: dict[str, str] = {}
+        if (conn := self._connection()) is None:
+            return found
         for marks, batch in _batches(list(keys)):
-            rows = self._conn.execute(
-                f"SELECT key, value FROM answers WHERE key IN ({marks})", batch
-            )
+            rows = conn.execute(f"SELECT key, value FROM answers WHERE key IN ({marks})", batch)
             found.update(rows)
         return found
 
     def put_many(self, items: Mapping[str, str]) -> None:
         """Write answers and drop any claims on them, in one transaction."""
-        with self._conn:
-            self._conn.executemany(
+        conn = self._connection(create=True)
+        with conn:
+            conn.executemany(
                 "INSERT OR REPLACE INTO answers (key, value) VALUES (?, ?)", items.items()
             )
-            self._conn.executemany("DELETE FROM claims WHERE key = ?", ((k,) for k in items))
+            conn.executemany("DELETE FROM claims WHERE key = ?", ((k,) for k in items))
 
     def claim(self, keys: Sequence[str], lease: float) -> list[str]:
         """Claim for ``lease`` seconds the ``keys`` nobody has answered and nobody else holds
         (claims of owners gone or past their lease are taken over); return the ones now
         claimed by this cache, in order. One transaction, so two runs never claim one key."""
         now = time.time()
-        with self._conn:
-            self._conn.execute("BEGIN IMMEDIATE")
+        conn = self._connection(create=True)
+        with conn:
+            conn.execute("BEGIN IMMEDIATE")
             stale = [
                 key
                 for key, owner, expires in self._others_claims(keys)
                 if not _is_live(owner, expires, now)
             ]
-            self._conn.executemany("DELETE FROM claims WHERE key = ?", ((k,) for k in stale))
-            self._conn.executemany(
+            conn.executemany("DELETE FROM claims WHERE key = ?", ((k,) for k in stale))
+            conn.executemany(
                 "INSERT OR IGNORE INTO claims (key, owner, expires) SELECT ?, ?, ? "
                 "WHERE NOT EXISTS (SELECT 1 FROM answers WHERE key = ?)",
                 ((k, self.owner, now + lease, k) for k in keys),
@@ -189,6 +242,8 @@ class AnswerCache:
 
     def held_elsewhere(self, keys: Sequence[str]) -> set[str]:
         """Those of ``keys`` another owner holds a live claim on (read only)."""
+        if self._connection() is None:
+            return set()
         now = time.time()
         return {
             key
@@ -198,6 +253,8 @@ class AnswerCache:
 
     def renew_claims(self, lease: float) -> None:
         """Extend every claim of this cache to ``lease`` seconds from now."""
+        if self._conn is None:
+            return
         with self._conn:
             self._conn.execute(
                 "UPDATE claims SET expires = ? WHERE owner = ?", (time.time() + lease, self.owner)
@@ -205,6 +262,8 @@ class AnswerCache:
 
     def release_claims(self) -> None:
         """Drop every claim of this cache (its answers will not come: others may compute)."""
+        if self._conn is None:
+            return
         with self._conn:
             self._conn.execute("DELETE FROM claims WHERE owner = ?", (self.owner,))
 
@@ -228,9 +287,24 @@ class AnswerCache:
         return mine
 
     def __len__(self) -> int:
-        return self._conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+        if (conn := self._connection()) is None:
+            return 0
+        return conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
 
     def close(self) -> None:
-        """Release this cache's claims and close the file."""
+        """Release this cache's claims and close the file; remove the file (and folders)
+        this cache made if nothing was answered into it (see the class docstring)."""
+        if self._conn is None:
+            return
         self.release_claims()
+        unused = bool(self._made) and len(self) == 0
         self._conn.close()
+        self._conn = None
+        if unused and not Path(f"{self.path}-wal").exists():  # no other run has it open
+            for made in self._made:  # deepest first: the file, then its folders
+                with contextlib.suppress(OSError):
+                    if made == self.path:
+                        made.unlink()
+                    else:
+                        made.rmdir()  # only if empty
+        self._made = []

@@ -19,26 +19,30 @@ from pathlib import Path
 from faithprobe.errors import ModelError
 from faithprobe.subjects.cache import default_cache_dir
 from faithprobe.subjects.fingerprint import fingerprint_path
+from faithprobe.subjects.gguf_file import check_gguf_file
 
 MARKER = "faithprobe.json"  # written last: a folder without it is an unfinished conversion
 
 
 def find_gguf(target: str | Path) -> Path:
-    """The GGUF file ``target`` names: the file itself, or the only ``.gguf`` in a folder."""
+    """The GGUF file ``target`` names: the file itself, or the only ``.gguf`` file in a
+    folder; checked to be a whole GGUF model (:mod:`~faithprobe.subjects.gguf_file`) before
+    anything reads it."""
     path = Path(target).expanduser()
     if not path.exists():
         raise ModelError(f"GGUF model {path} does not exist")
     if path.is_dir():
-        found = sorted(path.glob("*.gguf"))
+        found = sorted(p for p in path.glob("*.gguf") if p.is_file())
         if len(found) != 1:
             names = ", ".join(f.name for f in found) or "none"
             raise ModelError(
                 f"folder {path} must hold exactly one .gguf file (found: {names}); "
                 "give the file's path"
             )
-        return found[0]
-    if path.suffix.lower() != ".gguf":
+        path = found[0]
+    elif path.suffix.lower() != ".gguf":
         raise ModelError(f"model file {path} is not a .gguf file")
+    check_gguf_file(path)
     return path
 
 

@@ -61,10 +61,11 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
+from urllib.parse import parse_qsl, unquote_plus, urlsplit, urlunsplit
 
 import numpy as np
 
-from faithprobe.errors import ModelError, UsageError
+from faithprobe.errors import ModelError, UsageError, excerpt
 from faithprobe.requests import (
     Answer,
     CandidateScoreRequest,
@@ -77,9 +78,12 @@ from faithprobe.requests import (
     stop_index,
 )
 from faithprobe.subjects.base import Progress, Subject
-from faithprobe.urls import public_url
+from faithprobe.urls import public_url, redact_command, redact_url
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+BASE_URL_ENV = "OPENAI_BASE_URL"  # the base URL when no --base-url is given
+NO_KEY = "none"  # sent when no key is set: a server without authentication takes any key
+SECRET_CHARS = 4  # the shortest URL value an error message hides (see url_secrets)
 APIS = {
     "completions": "the endpoint serves /v1/completions with echo and logprobs (candidate "
     "scores, plain generation) and /v1/chat/completions",
@@ -114,9 +118,80 @@ class EndpointConfig:
 
     def __post_init__(self) -> None:
         if self.api not in APIS:
-            raise UsageError(f"unknown --api {self.api!r}; choose one of {', '.join(APIS)}")
+            raise UsageError(f"unknown --api {excerpt(self.api)}; choose one of {', '.join(APIS)}")
         if self.concurrency < 1 or self.max_retries < 0 or self.timeout <= 0:
             raise UsageError("concurrency must be >= 1, max_retries >= 0 and timeout > 0")
+        if self.base_url is not None:
+            check_base_url(self.base_url)
+
+    @property
+    def url(self) -> str:
+        """Where requests go: ``base_url``, else ``$OPENAI_BASE_URL`` (checked as
+        ``--base-url`` is), else the OpenAI API."""
+        if self.base_url is not None:
+            return self.base_url
+        if given := os.environ.get(BASE_URL_ENV):
+            check_base_url(given, f"${BASE_URL_ENV}")
+            return given
+        return DEFAULT_BASE_URL
+
+    def api_key(self, model: str) -> str:
+        """The key in ``api_key_env``; without one, a placeholder for an endpoint of one's
+        own (a server without authentication takes any key), and a ModelError naming
+        ``model`` for the OpenAI API itself. (Asked before anything is read, it tells a bad
+        ``$OPENAI_BASE_URL`` too.)"""
+        url = self.url
+        key = os.environ.get(self.api_key_env)
+        if key:
+            return key
+        if public_url(url) == DEFAULT_BASE_URL:
+            raise ModelError(
+                f"{model}: set the environment variable {self.api_key_env} to your API key "
+                f"for {DEFAULT_BASE_URL}"
+            )
+        return NO_KEY
+
+
+def check_base_url(url: str, source: str = "--base-url") -> None:
+    """Refuse a base URL no request could reach (no http(s) scheme, no host, a bad port,
+    white space), before anything is read; ``source`` names where it came from, and the
+    URL is shown redacted."""
+    shown = f"{source} {excerpt(redact_url(url))}"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- raises ValueError on a port that is no number in range
+    except ValueError as err:
+        raise UsageError(f"{shown}: not a URL ({err})") from None
+    if any(c.isspace() or not c.isprintable() for c in url):
+        raise UsageError(f"{shown}: a URL holds no white space or control characters")
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise UsageError(
+            f"{shown}: give an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000/v1"
+        )
+
+
+def split_query(url: str) -> tuple[str, dict[str, str | list[str]]]:
+    """(the base URL the client joins paths to, its query's parameters): the client sends
+    the parameters with every request, so ``/v1?key=K`` asks ``/v1/completions?key=K``
+    (glued into the base, the query would end up in the path)."""
+    parts = urlsplit(url)
+    params: dict[str, list[str]] = {}
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        params.setdefault(name, []).append(value)
+    base = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+    return base, {name: v[0] if len(v) == 1 else v for name, v in params.items()}
+
+
+def url_secrets(url: str) -> tuple[str, ...]:
+    """What of ``url`` may be a credential (its user name and password, its query values),
+    as written and decoded, longest first; values of fewer than :data:`SECRET_CHARS`
+    characters are left (they are no credential, and replacing them everywhere would garble
+    a message)."""
+    parts = urlsplit(url)
+    userinfo = parts.netloc.rpartition("@")[0]
+    written = [*userinfo.split(":", 1), *(p.partition("=")[2] for p in parts.query.split("&"))]
+    found = {form for v in written for form in (v, unquote_plus(v)) if len(form) >= SECRET_CHARS}
+    return tuple(sorted(found, key=len, reverse=True))
 
 
 class _Aborted(Exception):
@@ -148,19 +223,16 @@ class OpenAISubject(Subject):
         # a chat-only endpoint applies the model's template itself; one serving completions
         # too is asked plainly unless -o chat=true says otherwise
         self.has_chat_template = endpoint.api == "chat"
-        url = endpoint.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        url = endpoint.url
         self.base_url = public_url(url)
-        key = os.environ.get(endpoint.api_key_env)
-        if not key:
-            if self.base_url == DEFAULT_BASE_URL:
-                raise ModelError(
-                    f"{self.name}: set the environment variable {endpoint.api_key_env} to "
-                    f"your API key for {DEFAULT_BASE_URL}"
-                )
-            key = "none"  # a server without authentication takes any key
+        key = endpoint.api_key(self.name)
+        # what an error message must not show: the key and the URL's credentials
+        self._secrets = url_secrets(url) + ((key,) if key != NO_KEY else ())
+        base, query = split_query(url)
         self._client = openai.OpenAI(
             api_key=key,
-            base_url=url,
+            base_url=base,
+            default_query=query,
             timeout=endpoint.timeout,
             max_retries=0,  # ours, below: counted, and proven by the tests
         )
@@ -386,8 +458,12 @@ class OpenAISubject(Subject):
         )
 
     def _redact(self, text: str) -> str:
-        key = self._client.api_key
-        return text.replace(key, "<redacted>") if isinstance(key, str) and key else text
+        """``text`` with every URL in it redacted as run.json redacts one, and the key and
+        the base URL's credentials wherever they appear (an error body may quote a path)."""
+        text = redact_command([text])
+        for secret in self._secrets:
+            text = text.replace(secret, "<redacted>")
+        return text
 
 
 _LETTER_WRAP = "()[]*.:"  # what may stand around a letter in one token

@@ -18,9 +18,10 @@ from typing import Annotated, Any
 import typer
 
 from faithprobe.console import command_line, log, user_errors
-from faithprobe.errors import UsageError
+from faithprobe.errors import DataError, UsageError
 from faithprobe.prompts import DEFAULT_TEMPLATE
-from faithprobe.training.common import TrainSettings, describe_accuracy
+from faithprobe.runfolder import check_creatable
+from faithprobe.training.common import TrainSettings, describe_accuracy, prepare_out, resolve_base
 from faithprobe.training.configs import (
     AUGMENTED,
     DEFAULT_AUGMENT,
@@ -54,7 +55,7 @@ SETTINGS_OPTIONS: list[tuple[str, str, Any, dict[str, Any]]] = [
     ("max_length", "max_length", int, {"min": 16}),
     ("warmup", "warmup_ratio", float, {"help": "warm-up, as a fraction of the steps"}),
     ("weight_decay", "weight_decay", float, {}),
-    ("seed", "seed", int, {}),
+    ("seed", "seed", int, {"min": 0, "max": 2**32 - 1}),  # numpy's seeding takes no more
     ("max_steps", "max_steps", int | None, {"min": 1, "help": "stop after N optimizer steps"}),
     ("save_steps", "save_steps", int, {"min": 1, "help": "checkpoint every N steps"}),
 ]
@@ -124,6 +125,31 @@ def recipe_command(name: str, config: type[TrainSettings], help: dict[str, str] 
     return register
 
 
+FOLDER_INPUTS = ("--exclude",)  # input options that take a folder too (an NLI-XY grid)
+
+
+def check_first(
+    cfg: TrainSettings, flags: dict[str, Any], inputs: list[tuple[str, Path | None]]
+) -> None:
+    """What can be told before any data is read or progress line printed: the settings, that
+    every input (``inputs``: option, path; None for one not given) exists, that ``--base``
+    is a model folder, and that ``--out`` may be claimed. (Whether checkpoints in ``--out``
+    were made with the same settings is known only once the data is read.)"""
+    cfg.check()
+    for option, path in inputs:
+        if path is None:
+            continue
+        if not path.exists():
+            what = "path" if option in FOLDER_INPUTS else "file"
+            raise DataError(path, f"{option} {what} not found")
+        if option not in FOLDER_INPUTS and not path.is_file():
+            raise DataError(path, f"{option} path is not a file")
+    resolve_base(cfg.base)
+    check_creatable(cfg.out, "--out")
+    # restart=True: the checkpoints' settings are not compared here (see above)
+    prepare_out(Path(cfg.out), {}, overwrite=flags["overwrite"], restart=True, write=False)
+
+
 def _report(summary: dict[str, Any], what: str, acc: dict[str, Any] | None, used: int, out) -> None:
     minutes = summary["train_seconds"] / 60
     scored = f"{what} {describe_accuracy(acc)}; " if acc else ""
@@ -176,6 +202,7 @@ def train_mc_command(
         template=template,
         **settings,
     )
+    check_first(cfg, flags, [("--train", train), ("--dev", dev)])
     summary = train_mc(cfg, **flags)
     used = summary["train"]["examples_used"]
     _report(summary, "dev accuracy", summary["dev_accuracy"], used, cfg.out)
@@ -236,6 +263,9 @@ def train_nli_command(
         heldout=heldout,
         **settings,
     )
+    inputs = [("--train", p) for p in cfg.train] + [("--extra", p) for p in cfg.extra_train]
+    inputs += [("--dev", p) for p in cfg.dev] + [("--exclude", p) for p in cfg.exclude]
+    check_first(cfg, flags, inputs)
     summary = train_nli(cfg, **flags)
     for record in summary["dev"]:
         print(f"{Path(record['path']).name}: accuracy {describe_accuracy(record['accuracy'])}")
@@ -343,6 +373,8 @@ def train_qa_command(
 
     Runs resume from <out>/checkpoints after an interruption: run the same command again.
     """
+    from faithprobe.generators.predicate_argument import check_stories
+    from faithprobe.subjects import check_model
     from faithprobe.training.qa import train_qa
 
     if strategy not in STRATEGIES:
@@ -365,6 +397,12 @@ def train_qa_command(
         predicate_argument=predicate_argument,
         **settings,
     )
+    mixed = [("--mix", path) for path, _ in cfg.mix]
+    check_first(cfg, flags, [("--train", train), ("--dev", dev), *mixed])
+    if cfg.predicate_argument:
+        check_stories(cfg.predicate_argument, "train", "--predicate-argument")
+    if cfg.augment:
+        check_model(cfg.augment)
     summary = train_qa(cfg, **flags)
     t = summary["train"]
     generated = summary["predicate_argument"]

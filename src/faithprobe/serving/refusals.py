@@ -1,0 +1,19 @@
+"""Requests the server refuses: each is answered with an HTTP error status and a message
+saying what was wrong."""
+
+from __future__ import annotations
+
+
+class Refused(Exception):
+    """A request the server answers with the error ``status`` (its message is the error's)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class BadRequest(Refused):
+    """A request the server refuses with 400."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(400, message)
