@@ -157,3 +157,19 @@ def test_auto_schedule_runs_the_round_likeliest_to_decide_that_fits():
     assert next_round([last, done], None) is None
     assert promising.record()["looks"][0] == {"limit": 20, "n_pairs": 20, "seconds": 60,
                                               "cpu_seconds": 60, "decided": False}  # fmt: skip
+
+
+def test_a_competence_not_yet_shown_keeps_its_step_open():
+    from faithprobe.audit.auto import competence_need, open_questions
+
+    def competence(value, low, high, competent=False):
+        return {"subject": "m", "competent": competent, "value": value, "ci_low": low,
+                "ci_high": high, "baseline": 0.5, "margin": 0.05, "n": 20}  # fmt: skip
+
+    maybe = competence(0.65, 0.52, 0.77)  # not shown at 20 items, but likely at a few times more
+    assert 1 < competence_need(maybe) < 10
+    assert competence_need(competence(0.40, 0.30, 0.52)) is None  # ruled out: ends below 0.55
+    assert competence_need(competence(0.80, 0.70, 0.90, competent=True)) is None
+    card = {"steps": [{"verdicts": {"m": "not assessable"}}], "effects": [],
+            "competence": [maybe], "differences": []}  # fmt: skip
+    assert open_questions(card) == [competence_need(maybe)]

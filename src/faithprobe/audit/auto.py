@@ -2,8 +2,8 @@
 
 Every step first runs its first round (the small budget's size). Then, while time is left,
 the next round goes to the undecided step where it is most worth running: the step whose
-next round is expected to decide the most open questions (inconclusive effects, unsupported
-differences) per second. Each open question says how many times its items it needs for 80%
+next round is expected to decide the most open questions (inconclusive effects,
+competences not shown that more items may still show, unsupported differences) per second. Each open question says how many times its items it needs for 80%
 power (:func:`faithprobe.audit.differences.power_needs`); a round giving g times the items
 decides a question needing s times with probability about Phi(2.80 sqrt(g / s) - 1.96)
 (0.8 at g = s, the normal power curve). Ties (nothing likely anywhere) go to the cheapest
@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
-from faithprobe.metrics.verdict import INCONCLUSIVE
+from faithprobe.metrics.comparison import scale_to_decide
+from faithprobe.metrics.verdict import INCONCLUSIVE, Z_SIDE
 
 
 @dataclass
@@ -78,7 +79,8 @@ class AutoStep:
 def open_questions(card: Mapping[str, Any]) -> list[float]:
     """Per open question of a one-step card, the times its items it likely needs (inf where
     nothing can be said): each inconclusive effect of a model whose step verdict is
-    inconclusive, and each unsupported difference."""
+    inconclusive, each competence not shown that more items may still show
+    (:func:`competence_need`), and each unsupported difference."""
     step = card["steps"][0]
     undecided = {m for m, v in step.get("verdicts", {}).items() if v == INCONCLUSIVE}
     needs = [
@@ -86,10 +88,26 @@ def open_questions(card: Mapping[str, Any]) -> list[float]:
         for e in card["effects"]
         if e["subject"] in undecided and e["verdict"] == INCONCLUSIVE
     ]
+    needs += [n for c in card.get("competence", []) if (n := competence_need(c)) is not None]
     needs += [_times(d.get("to_support")) for d in card["differences"] if not d["supported"]]
     if undecided and not needs:  # inconclusive for want of an interval: more items may help
         needs = [math.inf]
     return needs
+
+
+def competence_need(c: Mapping[str, Any]) -> float | None:
+    """For a model not (yet) shown competent: the times its items that would likely settle
+    whether it beats the constant answer by the margin, or None where that is settled
+    already (shown, or ruled out: the accuracy's 95% interval ends below constant +
+    margin). "Not assessable" is the failure of a one-sided test, not a finding that the
+    model is incompetent, so the schedule keeps sampling while it may still be reversed."""
+    if c["competent"] or c.get("ci_low") is None or c.get("ci_high") is None:
+        return None
+    if c["ci_high"] <= c["baseline"] + c["margin"]:
+        return None
+    se = (c["ci_high"] - c["ci_low"]) / (2 * Z_SIDE)
+    scale = scale_to_decide(se, c["value"] - c["baseline"] - c["margin"], clusters=c.get("n"))
+    return math.inf if scale is None else scale
 
 
 def _times(needs: Mapping[str, Any] | None) -> float:
