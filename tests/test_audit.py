@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from conftest import tiny_bert_config
 from faithprobe.audit.card import card_metrics
-from faithprobe.audit.compare import compare_audits
+from faithprobe.audit.compare import compare_audits, compare_markdown
 from faithprobe.audit.plan import BUDGETS, STEPS
 from faithprobe.audit.run import AuditConfig, audit
 from faithprobe.cli import app
@@ -169,19 +169,44 @@ def test_a_rerun_answers_everything_from_the_cache(finished, data_dir, subjects,
     assert json.loads((folder / "run.json").read_text())["command"] == "test again"
 
 
-def test_cli_audit_skips_steps_without_data(tmp_path, tiny_llama_dir):
+def test_cli_audit_runs_every_step_on_the_shipped_samples(tmp_path, tiny_llama_dir):
+    """A fresh machine (no data folder, nothing fetched): the small budget runs all six
+    steps, the data steps on the samples shipped with faithprobe, and says so."""
     out = tmp_path / "audit"
     res = runner.invoke(
         app,
         ["audit", "--model", str(tiny_llama_dir), "--out", str(out), "--no-cache"],
-        env={"FAITHPROBE_DATA": ""},
+        env={"FAITHPROBE_DATA": str(tmp_path / "nothing-fetched")},
     )
     assert res.exit_code == 0, res.output
+    record = json.loads((out / "run.json").read_text())
+    steps = {s["step"]: s for s in record["steps"]}
+    assert all(s["status"] == "ran" for s in steps.values()), steps
+    for name, title in (("faithfulness-deletion", "SQuAD 1.1 dev"), ("natural-logic", "NLI-XY"),
+                        ("confidence-shift", "Social IQA dev")):  # fmt: skip
+        assert steps[name]["data_source"] == "sample" and title in steps[name]["data_set"]
+        assert f"(shipped sample: {steps[name]['data_set']})" in res.output
+    assert steps["distractors"]["data_source"] == "generated"
+    page, card = (out / "index.html").read_text(), (out / "card.md").read_text()
+    for said in (page, card):  # the page and the card for a model card say it too
+        assert "sample shipped with faithprobe: 327 questions of SQuAD 1.1 dev" in said
+
+
+def test_cli_audit_skips_data_steps_beyond_the_samples(tmp_path, tiny_llama_dir):
+    """Larger budgets need the full files: the data steps are skipped with how to fetch
+    them, the others run (auto, capped at 4 items, to keep the test short)."""
+    out = tmp_path / "audit"
+    args = ["audit", "--model", str(tiny_llama_dir), "--out", str(out), "--no-cache",
+            "--budget", "auto", "--max-items", "4"]  # fmt: skip
+    res = runner.invoke(app, args, env={"FAITHPROBE_DATA": str(tmp_path / "nothing-fetched")})
+    assert res.exit_code == 0, res.output
     steps = {s["step"]: s for s in json.loads((out / "metrics.json").read_text())["steps"]}
-    for name in ("faithfulness-deletion", "natural-logic", "confidence-shift"):
-        assert steps[name]["status"] == "skipped" and "--data-dir" in steps[name]["reason"]
+    for name, fetch in (("faithfulness-deletion", "squad"), ("natural-logic", "nli-xy"),
+                        ("confidence-shift", "socialiqa")):  # fmt: skip
+        assert steps[name]["status"] == "skipped"
+        assert f"faithprobe data fetch {fetch}" in steps[name]["reason"]
     assert steps["distractors"]["status"] == steps["right-reasons"]["status"] == "ran"
-    assert "faithfulness card" in res.output and "skipped: needs SQuAD" in res.output
+    assert "skipped: needs SQuAD 1.1 dev" in res.output
     verdicts = (out / "index.html").read_text().split('<section id="card">')[1]
     assert str(escape(steps["natural-logic"]["reason"])) in verdicts.split("</section>")[0]
 
@@ -266,6 +291,20 @@ def test_compare_names_regressions_improvements_and_what_one_side_lacks(tmp_path
     assert "2 regressed, 1 improved" in text and "Holm" in text
     res = runner.invoke(app, ["audit", "--compare", str(old), str(old), "--fail-on", "regressed"])
     assert res.exit_code == 0, res.output
+
+
+def test_the_comparison_comment_keeps_hostile_names_as_text(tmp_path):
+    """A model name or folder that reads as Markdown or HTML stays literal text in its
+    table cell: the pull-request comment renders no tag and keeps its columns."""
+    from markdown_it import MarkdownIt
+
+    hostile = "m|v<script>alert(1)</script>*x*"
+    old = _hand_made(tmp_path / "old`<b>", hostile, [_effect(hostile, "worse", 0.02, 0.0, 0.06)])
+    new = _hand_made(tmp_path / "new", hostile, [_effect(hostile, "worse", 0.3, 0.2, 0.4)])
+    page = MarkdownIt("commonmark").enable("table").render(compare_markdown(compare_audits(old, new)))
+    assert "<script" not in page and "<b>" not in page and "<em>" not in page
+    rows = page.split("<tbody>")[1].split("</tbody>")[0].split("<tr>")[1:]
+    assert len(rows) == 1 and rows[0].count("<td>") == 8 and hostile.replace("<", "&lt;")[:8] in page
 
 
 def test_compare_refuses_what_is_not_an_audit(tmp_path):

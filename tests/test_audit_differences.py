@@ -173,3 +173,30 @@ def test_a_competence_not_yet_shown_keeps_its_step_open():
     card = {"steps": [{"verdicts": {"m": "not assessable"}}], "effects": [],
             "competence": [maybe], "differences": []}  # fmt: skip
     assert open_questions(card) == [competence_need(maybe)]
+
+
+def test_an_auto_card_tests_unpaired_differences_on_the_95_intervals(monkeypatch):
+    """The auto budget widens the effects' intervals to 98.75% for the verdicts; an
+    unpaired difference reads its standard errors off the 95% intervals and spends its
+    alpha in the adjusted p (reading them off the widened ones inflated them by ~1.27)."""
+    from faithprobe.audit import card
+    from faithprobe.audit.plan import BUDGETS
+    from faithprobe.metrics.verdict import Effect, Region
+
+    def hand_made(suite, metrics):  # no per-unit numbers: tested unpaired
+        return [Effect("distractors", "drop", "drop", m, v, v - 0.1, v + 0.1, 50,
+                       Region("at_most", 0.1)) for m, v in (("a", 0.2), ("b", 0.5))], []  # fmt: skip
+
+    monkeypatch.setattr(card, "headline", hand_made)
+    runs = [{"step": "distractors", "suite": "distractors", "question": "q", "status": "ran",
+             "report": "r", "limit": 10, "options": {}, "data": None, "n_pairs": 10,
+             "seconds": 1.0, "models": ["a", "b"], "skipped_models": [], "metrics": {}}]  # fmt: skip
+    models = [{"spec": m, "name": m, "fingerprint": "f"} for m in ("a", "b")]
+    once, auto = (card.card_metrics(runs, models, budget=BUDGETS[b], seed=0, looks=k)
+                  for b, k in (("small", 1), ("auto", 4)))  # fmt: skip
+    (d1,), (d4,) = once["differences"], auto["differences"]
+    assert not d4["paired"] and d4["se"] == pytest.approx(d1["se"]) == pytest.approx(0.1 / 1.96 * 2**0.5, rel=1e-3)
+    assert d4["p"] == pytest.approx(d1["p"])
+    assert auto["comparisons"]["alpha"] == pytest.approx(0.0125)
+    effects = {e["subject"]: e for e in auto["effects"]}
+    assert effects["a"]["ci_high"] - effects["a"]["value"] > 0.12  # the verdicts' intervals are widened

@@ -1,6 +1,6 @@
 """The command line over a corpus of bad files that faithprobe reads back: run folders
-(``report``), audit folders (``audit --compare``), ``gguf:`` model files (``run`` and
-``audit``), and answer caches (``run``), each refused as a bad input must be
+(``report``), audit folders (``report`` and ``audit --compare``), ``gguf:`` model files
+(``run`` and ``audit``), and answer caches (``run``), each refused as a bad input must be
 (:func:`cli_corpus.refused`: exit 2, one plain ``error:`` line naming the file, record and
 field, nothing written or changed in any folder the command could write to, not even an
 empty cache file)."""
@@ -179,6 +179,22 @@ def _foreign(b: Bench) -> Path:
     return _write(b.tmp / "mine" / "thesis.txt", "chapter 1").parent
 
 
+def _audit_card(name: str, corrupt: Callable[[Path], object], *expect: str) -> Case:
+    def make(b: Bench) -> list[str]:
+        folder = b.audit("audit")
+        corrupt(folder)
+        return ["report", str(folder)]
+
+    return Case(f"report-audit-{name}", make, expect)
+
+
+def _audit_metrics(name: str, change: Callable[[dict], object], *expect: str) -> Case:
+    def corrupt(folder: Path) -> None:
+        _edit_json(folder / "metrics.json", change)
+
+    return _audit_card(name, corrupt, "metrics.json", *expect)
+
+
 REPORT_CASES = [
     # results.parquet unreadable
     _results_bytes("results-garbage", lambda d: b"not a parquet file " * 40, "not a readable results table"),
@@ -229,7 +245,17 @@ REPORT_CASES = [
     _report("run-json-missing", lambda f: (f / "run.json").unlink(), "not a faithprobe run folder"),
     Case("report-folder-missing", lambda b: ["report", str(b.tmp / "nowhere")], ("nowhere", "not a faithprobe run folder")),
     Case("report-folder-is-a-file", lambda b: ["report", str(_write(b.tmp / "notes.txt", "hi"))], ("notes.txt", "not a faithprobe run folder")),
-    Case("report-an-audit-folder", lambda b: ["report", str(b.audit("audit"))], ("audit folder", "suites")),
+    Case("report-an-audit-folder-merged", lambda b: ["report", str(b.audit("audit")), str(b.run()), "--out", str(b.tmp / "merged")], ("audit folder", "alone")),
+    # audit folders: report rebuilds the card from metrics.json and run.json
+    _audit_card("metrics-not-json", lambda f: (f / "metrics.json").write_text("{"), "not an audit folder"),
+    _audit_card("metrics-no-kind", lambda f: _edit_json(f / "metrics.json", _pop("kind")), "not an audit folder"),
+    _audit_metrics("step-name-a-path", lambda d: d["steps"][0].update(step="../../elsewhere"), "steps[0]", "'step'"),
+    _audit_metrics("effect-value-text", lambda d: d["effects"][0].update(value="abc"), "effects[0]", "'value'"),
+    _audit_metrics("verdict-a-number", lambda d: d["steps"][0]["verdicts"].update(dict.fromkeys(d["steps"][0]["verdicts"], 1)), "steps[0]", "'verdicts'"),
+    _audit_metrics("competence-no-baseline", lambda d: d["competence"][0].pop("baseline"), "competence[0]", "'baseline'"),
+    _audit_metrics("summary-missing", _pop("summary"), "'summary'", "missing"),
+    _audit_metrics("budget-a-string", _put("budget", "small"), "'budget'", "expected dict"),
+    _audit_card("run-json-data-dirs-number", lambda f: _edit_json(f / "run.json", _put("data_dirs", 5)), "run.json", "'data_dirs'"),
     # merging and --out
     _merged("second-garbage", lambda f: (f / "results.parquet").write_bytes(b"garbage"), "second", "results.parquet"),
     _merged("second-no-seed", lambda f: _edit_json(f / "run.json", _pop("seed")), "second", "'seed'"),
@@ -554,6 +580,9 @@ def test_the_sources_themselves_report_and_compare_cleanly(tmp_path, sources):
     bench = Bench(tmp_path, sources)
     res = runner.invoke(app, ["report", str(bench.run())])
     assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["report", str(bench.audit("card"))])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "card" / "card.md").is_file() and (tmp_path / "card" / "index.html").is_file()
     old, new = bench.audit("old"), bench.audit("new")
     res = runner.invoke(app, ["audit", "--compare", str(old), str(new)])
     assert res.exit_code == 0, res.output

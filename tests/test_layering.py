@@ -28,6 +28,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "faithprobe.seeding",
         "faithprobe.atomic",
         "faithprobe.urls",
+        "faithprobe.markdown",
         "faithprobe.console",
         "faithprobe.examples",
         "faithprobe.sentences",
@@ -35,6 +36,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     "data": (
         "faithprobe.datasets",
+        "faithprobe.catalog",  # the data sets by name: where they are, fetching them
         "faithprobe.qa",  # questions, prompts and answers as text
     ),
     "interventions": (

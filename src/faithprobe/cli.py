@@ -24,7 +24,7 @@ from faithprobe.console import (
     set_arguments,
     user_errors,
 )
-from faithprobe.errors import DataError, ModelError, UsageError
+from faithprobe.errors import ModelError, UsageError
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # ours are the progress bars that count items; set before transformers is imported, this
@@ -212,8 +212,9 @@ def run(
     data: Annotated[
         Path | None,
         typer.Option(
-            help="data file or folder (natural-logic: an NLI-XY folder); default: the "
-            "suite's generated dataset"
+            help="data file or folder (natural-logic: an NLI-XY folder), or the name of a data "
+            "set fetched with `faithprobe data fetch` (squad, socialiqa, nli-xy, ...); default: "
+            "the suite's generated dataset"
         ),
     ] = None,
     limit: Annotated[
@@ -296,8 +297,10 @@ def run(
         options = _parse_options(option or [])
         suite_options(suite, options)  # a mistyped suite or option: told before the imports
         _check_models(model or [])
-        if data is not None and not data.exists():
-            raise DataError(data, "no such data file or folder")
+        if data is not None:
+            from faithprobe.catalog.locate import resolve
+
+            data = resolve(data)
         endpoint = _endpoint(
             model or [],
             base_url,
@@ -375,8 +378,10 @@ def audit(
     data_dir: Annotated[
         Path | None,
         typer.Option(
-            help="folder holding squad/dev-v1.1.json, nli-xy/ and socialiqa/ (default: "
-            "$FAITHPROBE_DATA); steps whose data is missing are skipped with the reason"
+            help="a data folder holding squad/dev-v1.1.json, nli-xy/ and socialiqa/, searched "
+            "before $FAITHPROBE_DATA and the folder `faithprobe data fetch` fills; at --budget "
+            "small the samples shipped with faithprobe stand in for missing files, at larger "
+            "budgets a step whose data is missing is skipped with the reason"
         ),
     ] = None,
     compare: Annotated[
@@ -415,7 +420,8 @@ def audit(
     """Run every suite each model can answer at one budget, and write one faithfulness card
     (index.html) with a verdict per suite and model; or compare two audits."""
     from faithprobe.audit.edges import Edges
-    from faithprobe.audit.plan import STEPS, check_auto, check_budget, data_root
+    from faithprobe.audit.plan import STEPS, check_auto, check_budget
+    from faithprobe.catalog.locate import data_roots
     from faithprobe.metrics.comparison import ADJUSTMENTS
     from faithprobe.runfolder import check_cache_dir
 
@@ -438,7 +444,7 @@ def audit(
         Edges.parse(edge or (), [s.suite for s in STEPS])
         _check_models(model)
         endpoint = _endpoint(model, base_url, api=api)
-        data_root(data_dir)
+        data_roots(data_dir)
         check_cache_dir(cache_dir)
         from datetime import UTC, datetime
 
@@ -503,16 +509,30 @@ def _compare(
 
 @app.command()
 def report(
-    run_dirs: Annotated[list[Path], typer.Argument(help="one or more run folders")],
+    run_dirs: Annotated[
+        list[Path], typer.Argument(help="one or more run folders, or one audit folder")
+    ],
     out: Annotated[
         Path | None, typer.Option(help="folder for a merged report (default: the first run folder)")
     ] = None,
     force: Force = False,
 ) -> None:
-    """(Re)build the report of finished runs; several runs are merged to compare models."""
+    """(Re)build the report of finished runs (several are merged to compare models), or an
+    audit folder's card (index.html, card.md) from its metrics.json and run.json."""
     from faithprobe.report import rebuild
+    from faithprobe.report.runs import is_audit_folder
 
     with user_errors("nothing was changed"):
+        if len(run_dirs) == 1 and out is None and is_audit_folder(run_dirs[0]):
+            from faithprobe.audit.compare import check_audit
+            from faithprobe.report.card import CARD_MD, check_card, read_run, write_card
+
+            folder = run_dirs[0]
+            metrics = check_audit(folder)  # as audit --compare checks it, then the rest
+            check_card(folder / "metrics.json", metrics)
+            read_run(folder / "run.json")
+            log(f"card: {write_card(folder)} and {folder / CARD_MD}")
+            return
         if len(run_dirs) > 1 and out is None:
             raise UsageError("merging several runs needs --out FOLDER")
         folder = rebuild(run_dirs, out, force=force, command=command_line())
@@ -720,3 +740,7 @@ app.add_typer(
 from faithprobe.heuristics.cli import baseline_app  # noqa: E402
 
 app.add_typer(baseline_app, name="baseline", help="Baselines to set models against (heuristic QA).")
+
+from faithprobe.catalog.cli import data_app  # noqa: E402
+
+app.add_typer(data_app, name="data", help="The data sets the suites read: list them, fetch them.")

@@ -16,12 +16,14 @@ import typer
 from rich.console import Console
 from rich.progress import (
     BarColumn,
+    DownloadColumn,
     MofNCompleteColumn,
     Progress,
     ProgressColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
+    TransferSpeedColumn,
 )
 from rich.table import Table
 from rich.text import Text
@@ -123,15 +125,29 @@ def _item_progress() -> Progress:
     return Progress(*columns, console=console, transient=False)
 
 
+def byte_progress() -> Progress:
+    """A progress display (on stderr) for downloads, counting bytes, in a terminal only
+    (rich ends even a transient display with a newline, which would break a one-line
+    error); the bars go when the command ends, and its log lines say what was done."""
+    columns = [
+        TextColumn("{task.description}", markup=False, style="bold"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+    ]
+    return Progress(*columns, console=console, transient=True, disable=not console.is_terminal)
+
+
 ProgressFactory = Callable[[str, int], Callable[[int], None]]
 
 
 @contextmanager
-def progress_bars() -> Iterator[ProgressFactory]:
-    """``start(description, total)`` returning ``advance(k)``, as the runner takes it. The
-    display starts with the first bar, so a command that fails before any work prints
-    nothing but its error."""
-    progress = _item_progress()
+def progress_bars(progress: Progress | None = None) -> Iterator[ProgressFactory]:
+    """``start(description, total)`` returning ``advance(k)``, as the runner takes it, on
+    ``progress`` (default: bars counting items). The display starts with the first bar, so
+    a command that fails before any work prints nothing but its error."""
+    progress = progress or _item_progress()
     started = False
 
     def start(description: str, total: int) -> Callable[[int], None]:

@@ -57,6 +57,9 @@ def moved(effects: Sequence[Effect], edges: Edges) -> list[Effect]:
         for e in effects
     ]
 
+# where a step's data came from (audit.plan.StepData.record): "full", "sample" or "generated"
+DATA_FIELDS = ("data_source", "data_set", "data_license")
+
 
 def _step_record(r: Mapping[str, Any], found: list[Effect], able: list[Competence]) -> dict:
     competence = {c.subject: c for c in able}
@@ -67,6 +70,7 @@ def _step_record(r: Mapping[str, Any], found: list[Effect], able: list[Competenc
     return {
         **{k: r[k] for k in ("step", "suite", "question", "status")},
         **{k: r[k] for k in keep},
+        **{k: r[k] for k in DATA_FIELDS if k in r},
         "skipped_models": r["skipped_models"],
         "verdicts": verdicts,
         "not_assessable": {m: c.reason for m, c in competence.items() if not c.competent},
@@ -113,12 +117,15 @@ def card_metrics(
             steps.append({**step, "reason": r["reason"], "verdicts": {}})
             continue
         found, able = headline(r["suite"], r["metrics"])
-        found = [widened(e, looks) for e in moved(found, edges)]
+        found = moved(found, edges)
+        # tested on the 95% intervals (an unpaired test reads its standard errors off them);
+        # the tests spend their alpha over the looks in settle() below
+        differences += model_differences(r["step"], found, names, seed=seed)
+        found = [widened(e, looks) for e in found]
         steps.append(_step_record(r, found, able))
         unable = {c.subject for c in able if not c.competent}
         effects += [_effect_record(r["step"], e, e.subject in unable, r) for e in found]
         competence += [{"step": r["step"], **c.record()} for c in able]
-        differences += model_differences(r["step"], found, names, seed=seed)
     alpha = spent_alpha(looks, ALPHA)
     differences = settle(differences, adjustment=adjustment, alpha=alpha, sizes=sizes)
     counts = {

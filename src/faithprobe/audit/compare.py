@@ -32,6 +32,7 @@ from typing import Any
 from faithprobe.audit.differences import adjustment_text, settle, tested
 from faithprobe.datasets.json_doc import get
 from faithprobe.errors import DataError, UsageError, excerpt
+from faithprobe.markdown import table, text
 from faithprobe.metrics.verdict import Effect, Region
 from faithprobe.report.card import interval_text
 from faithprobe.report.tables import DASH, fmt_general
@@ -123,6 +124,16 @@ def read_audit(folder: Path) -> dict:
     return metrics
 
 
+def check_audit(folder: Path) -> dict:
+    """An audit folder's metrics.json with its models, steps and every effect checked as
+    :func:`compare_audits` checks them (``faithprobe report AUDIT_FOLDER`` reads it so)."""
+    metrics = read_audit(folder)
+    path = Path(folder) / "metrics.json"
+    for i, record in enumerate(metrics["effects"]):
+        _effect(path, i, record)
+    return metrics
+
+
 def _model_pairs(old: dict, new: dict) -> list[tuple[str, str]]:
     a = [m["name"] for m in old["models"]]
     b = [m["name"] for m in new["models"]]
@@ -190,9 +201,9 @@ def _effect(path: Path, i: int, record: Any) -> tuple[str, Effect, bool]:
     has per-unit numbers, every field checked (the numbers are not in it: :func:`_units`
     reads them)."""
     where = f"effects[{i}]"
-    text = {k: get(path, where, record, k, str) for k in ("step", "suite", "key", "title",
+    fields = {k: get(path, where, record, k, str) for k in ("step", "suite", "key", "title",
                                                             "subject")}  # fmt: skip
-    text |= {k: get(path, where, record, k, str, "") for k in ("reading", "edge", "control")}
+    fields |= {k: get(path, where, record, k, str, "") for k in ("reading", "edge", "control")}
     value, low, high = (_number(path, where, record, k, missing=True)
                         for k in ("value", "ci_low", "ci_high"))  # fmt: skip
     if low is not None and high is not None and low > high:
@@ -207,8 +218,8 @@ def _effect(path: Path, i: int, record: Any) -> tuple[str, Effect, bool]:
         raise DataError(path, f"{excerpt(side)}: one of {', '.join(SIDES)}",
                         record=f"{where}.region", field="side")  # fmt: skip
     bound = _number(path, f"{where}.region", region, "bound", missing=False)
-    step = text.pop("step")
-    effect = Effect(**text, value=value, ci_low=low, ci_high=high, n=n,
+    step = fields.pop("step")
+    effect = Effect(**fields, value=value, ci_low=low, ci_high=high, n=n,
                     region=Region(side, float(bound)))  # fmt: skip
     return step, effect, get(path, where, record, "paired", bool, False)
 
@@ -286,20 +297,14 @@ def compare_markdown(comparison: Comparison) -> str:
     counts = {s: sum(c.status == s for c in comparison.changes) for s in ORDER}
     said = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     lines = [
-        f"### faithprobe: `{comparison.old}` → `{comparison.new}`",
+        f"### faithprobe: {text(comparison.old)} → {text(comparison.new)}",
         "",
-        f"**{said}.** {comparison.pairing()}; {adjustment_text(comparison.adjustment)}.",
+        f"**{said}.** {text(comparison.pairing())}; {text(adjustment_text(comparison.adjustment))}.",
         "",
-        "| " + " | ".join(header) + " |",
-        "|" + "---|" * len(header),
-        *("| " + " | ".join(_markdown_cell(x) for x in row) + " |" for row in rows),
+        *table([text(h) for h in header], ([text(x) for x in row] for row in rows)),
         "",
     ]
     return "\n".join(lines)
-
-
-def _markdown_cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def check_fail_on(value: str | None) -> None:

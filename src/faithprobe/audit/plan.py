@@ -8,24 +8,27 @@ for rounds of growing size (:meth:`Step.rounds`: at most :data:`~faithprobe.metr
 sequential.LOOKS`) until the step is decided or its share of ``--time`` is spent
 (docs/audit.md lists the sizes and the times measured so far).
 
-Steps that read data find it under a data folder laid out as the project's shared data
-(``--data-dir``, or ``$FAITHPROBE_DATA``); a step whose data is absent is skipped with the
-path it looked for. Light to import: ``faithprobe audit --help`` reads it.
+Steps that read data find it in the data folders (:mod:`faithprobe.catalog.locate`:
+``--data-dir``, ``$FAITHPROBE_DATA``, the folder ``faithprobe data fetch`` fills); at the
+``small`` budget the sample shipped with faithprobe stands in for a file found in none of
+them, and the step says so. A step whose data is absent is skipped with where it looked and
+how to fetch it. Light to import: ``faithprobe audit --help`` reads it.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from faithprobe.catalog.entries import DataSet, owner
+from faithprobe.catalog.locate import Sample, find, sample
 from faithprobe.errors import UsageError, excerpt
 from faithprobe.metrics.sequential import LOOKS
 
-DATA_ENV = "FAITHPROBE_DATA"
 AUTO = "auto"
+SAMPLED = "small"  # the budget at which a shipped sample stands in for a missing data file
 
 
 @dataclass(frozen=True)
@@ -59,8 +62,7 @@ class Step:
     question: str  # what the step asks of a model, in plain words
     limits: Mapping[str, int | None]  # budget -> --limit (None: everything)
     options: Mapping[str, str] = field(default_factory=dict)
-    data: str | None = None  # path under the data folder; None: the suite's generated data
-    data_name: str = ""  # what that data is, for a skip reason
+    data: str | None = None  # a catalogue path under the data folders; None: generated data
     budget_options: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     # the suite option that takes the step's size too (natural-logic's ``bases``), if any
     size_option: str | None = None
@@ -115,7 +117,6 @@ STEPS: tuple[Step, ...] = (
         "Does the model stop answering once the sentence holding the answer is deleted?",
         {"small": 20, "default": 60, "full": None},
         data="squad/dev-v1.1.json",
-        data_name="SQuAD 1.1 dev",
     ),
     Step(
         "right-reasons",
@@ -135,7 +136,6 @@ STEPS: tuple[Step, ...] = (
         # intervals under-cover and it gives none
         {"small": 16, "default": 24, "full": None},
         data="nli-xy",
-        data_name="NLI-XY",
         size_option="bases",
     ),
     Step(
@@ -144,7 +144,6 @@ STEPS: tuple[Step, ...] = (
         "Does confidence drop when no choice is correct?",
         {"small": 40, "default": 150, "full": None},
         data="socialiqa/dev.jsonl",
-        data_name="Social IQA dev",
         budget_options={"small": {"trials": "2"}},
     ),
 )
@@ -185,25 +184,52 @@ def check_auto(budget: str, time: str | None, max_items: int | None) -> float | 
     return None if time is None else parse_duration(time)
 
 
-def data_root(given: Path | None) -> Path | None:
-    """The data folder: ``--data-dir``, else ``$FAITHPROBE_DATA``, else none."""
-    if given is not None:
-        if not Path(given).is_dir():
-            raise UsageError(f"--data-dir {given}: no such folder")
-        return Path(given)
-    env = os.environ.get(DATA_ENV)
-    return Path(env) if env else None
+@dataclass(frozen=True)
+class StepData:
+    """Where a step's data was found: ``path`` and ``source`` (``"full"``: in a data
+    folder; ``"sample"``: the shipped ``sample``), or ``reason`` it cannot run. Both None
+    for a step whose suite generates its data."""
+
+    path: Path | None = None
+    source: str | None = None
+    dataset: DataSet | None = None
+    reason: str | None = None
+    sample: Sample | None = None
+
+    @property
+    def title(self) -> str:
+        """What the step reads, as the card names it."""
+        if self.sample is not None:
+            return self.sample.title
+        return self.dataset.title if self.dataset else "generated"
+
+    def record(self) -> dict:
+        """The fields a step's run.json record holds about its data."""
+        if self.dataset is None:
+            return {"data_source": "generated"}
+        return {
+            "data_source": self.source,
+            "data_set": self.title,
+            "data_license": self.sample.license if self.sample else self.dataset.license,
+        }
 
 
-def step_data(step: Step, root: Path | None) -> tuple[Path | None, str | None]:
-    """The data file or folder of ``step`` and None, or None and why it cannot run."""
+def step_data(step: Step, roots: Sequence[Path], budget: str) -> StepData:
+    """The data of ``step`` under the first of ``roots`` holding it; at the small budget
+    the shipped sample where none does; else why the step cannot run."""
     if step.data is None:
-        return None, None
-    if root is None:
-        return None, (
-            f"needs {step.data_name}: pass --data-dir DIR holding {step.data} (or set ${DATA_ENV})"
-        )
-    path = root / step.data
-    if not path.exists():
-        return None, f"needs {step.data_name}: {path} not found"
-    return path, None
+        return StepData()
+    dataset = owner(step.data)
+    if dataset is None:  # a step naming a path the catalogue lacks is a bug in STEPS
+        raise ValueError(f"step {step.name}: {step.data} is in no catalogue entry")
+    if (path := find(step.data, list(roots))) is not None:
+        return StepData(path, "full", dataset)
+    shipped = sample(step.data)
+    if budget == SAMPLED and shipped is not None:
+        return StepData(shipped.path, "sample", dataset, sample=shipped)
+    looked = ", ".join(str(r) for r in roots)
+    only = " (the sample shipped with faithprobe serves --budget small only)" if shipped else ""
+    return StepData(dataset=dataset, reason=(
+        f"needs {dataset.title}{only}: run `faithprobe data fetch {dataset.name}`, or pass "
+        f"--data-dir DIR holding {step.data} (looked in {looked})"
+    ))  # fmt: skip

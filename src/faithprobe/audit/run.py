@@ -31,7 +31,8 @@ from faithprobe.atomic import write_json
 from faithprobe.audit.auto import AutoStep, next_round
 from faithprobe.audit.card import card_metrics
 from faithprobe.audit.edges import Edges
-from faithprobe.audit.plan import AUTO, STEPS, Step, check_budget, data_root, step_data
+from faithprobe.audit.plan import AUTO, STEPS, Step, StepData, check_budget, step_data
+from faithprobe.catalog.locate import data_roots
 from faithprobe.errors import UsageError
 from faithprobe.metrics.sequential import LOOKS
 from faithprobe.report.card import write_card
@@ -77,6 +78,7 @@ class Planned:
     reasons the others do not; or skipped with its reason."""
 
     step: Step
+    data: StepData = field(default_factory=StepData)
     config: RunConfig | None = None
     prepared: Prepared | None = None
     subjects: list = field(default_factory=list)
@@ -85,17 +87,17 @@ class Planned:
 
 
 def _planned(
-    step: Step, config: AuditConfig, subjects: list, root: Path | None, look: int = 0
+    step: Step, config: AuditConfig, subjects: list, roots: list[Path], look: int = 0
 ) -> Planned:
     """``step`` prepared at the audit's budget (``auto``: at round ``look``)."""
-    data, why = step_data(step, root)
-    if why:
-        return Planned(step, reason=why)
+    data = step_data(step, roots, config.budget)
+    if data.reason:
+        return Planned(step, data, reason=data.reason)
     limit, options = _sized(step, config, look)
     run_config = RunConfig(
         suite=step.suite,
         models=[s.name for s in subjects],
-        data=data,
+        data=data.path,
         limit=limit,
         seed=config.seed,
         batch_size=config.batch_size,
@@ -106,7 +108,7 @@ def _planned(
         command=config.command,
     )
     prepared = prepare(run_config, check_models=False)
-    p = Planned(step, run_config, prepared)
+    p = Planned(step, data, run_config, prepared)
     for subject in subjects:
         if (why := cannot_answer(prepared.suite, prepared.pairs, subject)) is None:
             p.subjects.append(subject)
@@ -146,6 +148,7 @@ def _execute(p: Planned, staging: Path, progress: ProgressFactory | None) -> dic
         "limit": p.config.limit,
         "options": dict(p.config.options),
         "data": str(p.config.data) if p.config.data else None,
+        **p.data.record(),
         "n_pairs": len(p.prepared.pairs),
         "seconds": round(time.perf_counter() - clock, 1),
         "cpu_seconds": round(time.process_time() - cpu, 1),
@@ -171,7 +174,7 @@ def _auto_runs(
 ) -> list[dict]:
     """The auto budget: every step's first round, then further rounds where they are most
     worth running (:mod:`faithprobe.audit.auto`) while time is left; the step records."""
-    subjects, root, models, edges = context
+    subjects, roots, models, edges = context
     clock = time.perf_counter()
     runs: list[dict] = []
     steps: list[AutoStep] = []
@@ -194,19 +197,24 @@ def _auto_runs(
         if p.reason:
             runs.append(_skipped(p, i, len(planned), log))
             continue
-        log(f"[{i}/{len(planned)}] {p.step.name}: {len(p.prepared.pairs)} pairs")
+        log(_started(p, i, len(planned)))
         steps.append(AutoStep(len(runs), p))
         runs.append({})
         take(steps[-1], p, 0)
     while (step := next_round(steps, seconds_left())) is not None:
         look = len(step.looks)
-        p = _planned(step.planned.step, config, subjects, root, look)
+        p = _planned(step.planned.step, config, subjects, roots, look)
         log(f"[round {look + 1}] {p.step.name}: {len(p.prepared.pairs)} pairs, "
             f"{step.expected():.1f} of {len(step.needs)} open questions expected to be decided")  # fmt: skip
         take(step, p, look)
     for step in steps:
         runs[step.index] = step.record()
     return runs
+
+
+def _started(p: Planned, i: int, n: int) -> str:
+    sampled = f" (shipped sample: {p.data.title})" if p.data.source == "sample" else ""
+    return f"[{i}/{n}] {p.step.name}: {len(p.prepared.pairs)} pairs{sampled}"
 
 
 def _skipped(p: Planned, i: int, n: int, log: Callable[[str], None]) -> dict:
@@ -244,12 +252,12 @@ def audit(
         raise UsageError(f"two models share a name: {', '.join(names)}")
     models = [{"spec": spec, "name": s.name, "fingerprint": s.fingerprint}
               for spec, s in zip(config.models or names, subjects, strict=True)]  # fmt: skip
-    root = data_root(config.data_dir)
-    planned = [_planned(step, config, list(subjects), root) for step in config.steps]
+    roots = data_roots(config.data_dir)
+    planned = [_planned(step, config, list(subjects), roots) for step in config.steps]
     auto = config.budget == AUTO
     with replaced_whole(out) as staging:
         if auto:
-            context = (list(subjects), root, models, edges)
+            context = (list(subjects), roots, models, edges)
             runs = _auto_runs(planned, config, context, staging, progress, log)
         else:
             runs = []
@@ -257,7 +265,7 @@ def audit(
                 if p.reason:
                     runs.append(_skipped(p, i, len(planned), log))
                     continue
-                log(f"[{i}/{len(planned)}] {p.step.name}: {len(p.prepared.pairs)} pairs")
+                log(_started(p, i, len(planned)))
                 runs.append(_execute(p, staging, progress))
         metrics = card_metrics(runs, models, budget=budget, seed=config.seed, edges=edges,
                                adjustment=config.adjustment, looks=LOOKS if auto else 1)  # fmt: skip
@@ -274,7 +282,7 @@ def audit(
                 "time_limit": config.time_limit,
                 "max_items": config.max_items,
                 "batch_size": config.batch_size,
-                "data_dir": str(root) if root else None,
+                "data_dirs": [str(r) for r in roots],
                 "cache": str(answers_file(config.cache_dir)) if config.cache else None,
                 "models": models,
                 "steps": [{k: v for k, v in r.items() if k != "metrics"} for r in runs],

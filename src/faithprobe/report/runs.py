@@ -6,7 +6,8 @@ and swaps it in only when every file, the report included, is there
 (:mod:`faithprobe.runfolder`): a failed or interrupted write leaves the earlier folder as
 it was. :func:`rebuild` recomputes the metrics from one or several results tables (several
 runs merged to compare their models) and writes the folder again; the run folders it reads
-are untrusted input, checked before anything is written (:func:`_read_run`).
+are untrusted input, checked before anything is written (:func:`_read_run`). An audit
+folder is not rebuilt here: its card is (:func:`is_audit_folder`, ``faithprobe report``).
 """
 
 from __future__ import annotations
@@ -55,19 +56,25 @@ def write_run(finished: Run, kept: Path | None = None) -> Path:
     return finished.out
 
 
+def is_audit_folder(folder: Path) -> bool:
+    """Whether ``folder`` is a folder faithprobe wrote whose run.json says it holds an audit
+    (its card is rebuilt by :func:`faithprobe.report.card.write_card`)."""
+    return is_run_folder(folder) and load_json(Path(folder) / "run.json").get("kind") == "audit"
+
+
 def _read_run(folder: Path) -> tuple[dict, pd.DataFrame]:
     """run.json and results.parquet of a run folder, checked as untrusted input: a plain
     error naming the file, record and field of anything this module could not use."""
     folder = Path(folder)
     if not is_run_folder(folder):
         raise UsageError(f"{folder}: not a faithprobe run folder (no run.json of ours)")
+    if is_audit_folder(folder):
+        raise UsageError(
+            f"{folder}: an audit folder: `faithprobe report {folder}` alone rebuilds its card; "
+            f"runs are merged from run folders such as {folder / 'suites' / 'distractors'}"
+        )
     path = folder / "run.json"
     record = load_json(path)
-    if record.get("kind") == "audit":
-        raise UsageError(
-            f"{folder}: an audit folder; report rebuilds one suite run's folder, such as "
-            f"{folder / 'suites' / 'distractors'}"
-        )
     _check_record(path, record)
     return record, _read_results(folder / "results.parquet", record)
 

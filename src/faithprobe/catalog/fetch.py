@@ -1,0 +1,380 @@
+"""Downloads of the catalogue's files: resumable, checked, moved into place whole.
+
+Each URL of a data set is one download (an archive holding several of its files is fetched
+once). Its bytes go to ``<data folder>/<name>.part``, where ``name`` is the file's catalogue
+path or, for an archive, the archive's file name in its data set's folder
+(``socialiqa/socialiqa-train-dev.zip``). A second run finds the ``.part``, asks for the rest
+(``Range: bytes=N-``) and appends on ``206``, or starts again where the server sends the
+whole file (``200``). Once the transfer has the announced length the file is checked -- its
+SHA-256 where the catalogue has one, else its format -- and only then renamed onto its path
+(``os.replace``); an archive's members are extracted one by one into temporary files,
+checked, and renamed likewise. So a file at its catalogue path is always whole and checked:
+a partial download is never read as data.
+
+A mirror (``--mirror URL`` or ``$FAITHPROBE_DATA_MIRROR``) serves each download at
+``MIRROR/<name>``: a data folder served over HTTP, with the archives beside their files,
+is one.
+
+Every failure is a :class:`FetchError`: one line saying what failed, the URL, and where to
+put the file by hand. A transfer cut short keeps its ``.part`` (the next fetch resumes); a
+file that fails its checksum or format check is deleted (a resume would not mend it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from urllib.parse import urlsplit
+
+import requests
+import urllib3
+
+from faithprobe.atomic import replacing
+from faithprobe.catalog.entries import DataSet, Remote
+from faithprobe.errors import FaithprobeError, excerpt
+
+CHUNK = 1 << 16
+
+# ``start(description, total bytes or None)`` returning ``advance(bytes)``
+ByteProgress = Callable[[str, int | None], Callable[[int], None]]
+
+
+class FetchError(FaithprobeError):
+    """A download that failed: what failed, the URL, and where to put the file by hand."""
+
+
+class BadFile(Exception):
+    """A downloaded file that is not the one the catalogue names (checksum or format)."""
+
+
+@dataclass(frozen=True)
+class Download:
+    """One URL to download: a file, or an archive holding some of a data set's files."""
+
+    url: str
+    name: str  # where its bytes go under a data folder (``name.part``), and under a mirror
+    files: tuple[Remote, ...]
+
+    @property
+    def archive(self) -> bool:
+        return self.files[0].member is not None
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """A file of a data set that is in place: ``how`` is ``fetched`` or ``present``."""
+
+    path: Path
+    how: str
+    check: str  # what it was checked with: ``sha256`` or ``format <name>``
+
+
+def downloads(entry: DataSet) -> list[Download]:
+    """The data set's files grouped by URL, in catalogue order."""
+    groups: dict[str, list[Remote]] = {}
+    for remote in entry.files:
+        groups.setdefault(remote.url, []).append(remote)
+    out = []
+    for url, files in groups.items():
+        name = files[0].path
+        if files[0].member is not None:
+            name = str(PurePosixPath(name).parent / PurePosixPath(urlsplit(url).path).name)
+        out.append(Download(url, name, tuple(files)))
+    return out
+
+
+def fetch(
+    entry: DataSet,
+    root: Path,
+    *,
+    force: bool = False,
+    timeout: float = 60.0,
+    progress: ByteProgress | None = None,
+    mirror: str | None = None,
+) -> list[Fetched]:
+    """Put every file of ``entry`` under the data folder ``root``; files already there and
+    verified are left as they are (unless ``force``). ``timeout``: seconds to wait for a
+    connection or for the next bytes."""
+    root = Path(root)
+    out: list[Fetched] = []
+    with requests.Session() as session:
+        for download in downloads(entry):
+            todo = []
+            for remote in download.files:
+                target = root / remote.path
+                if not force and target.is_file() and _passes(target, remote):
+                    out.append(Fetched(target, "present", _check_name(remote)))
+                else:
+                    todo.append(remote)
+            if not todo:
+                continue
+            job = _Job(download, todo, root, mirror)
+            try:
+                if force:
+                    job.part.unlink(missing_ok=True)
+                _transfer(session, job, timeout, progress)
+                out += _install(job)
+            except requests.RequestException:
+                raise  # turned into FetchError where they happen; one escaping is a bug
+            except OSError as err:  # the data folder cannot be written
+                where = err.filename or job.part
+                raise FetchError(f"cannot write {where}: {err.strerror or err}") from None
+    return out
+
+
+class _Job:
+    """A download under way: where its bytes go and what to say when it fails."""
+
+    def __init__(self, download: Download, todo: list[Remote], root: Path, mirror: str | None):
+        self.download = download
+        self.todo = todo
+        self.root = root
+        self.part = root / f"{download.name}.part"
+        self.url = f"{mirror.rstrip('/')}/{download.name}" if mirror else download.url
+        if download.archive:
+            put = ", ".join(f"{r.member} at {root / r.path}" for r in todo)
+            self.hand = f"To place it by hand, download {download.url}, unzip it and put {put}"
+        else:
+            target = root / todo[0].path
+            self.hand = f"To place it by hand, download {download.url} and put it at {target}"
+
+    def error(self, problem: str) -> FetchError:
+        return FetchError(
+            f"fetching {self.download.name} from {self.url} failed: {problem}. {self.hand}"
+        )
+
+
+def _transfer(
+    session: requests.Session, job: _Job, timeout: float, progress: ByteProgress | None
+) -> None:
+    """The download's bytes into ``job.part``, resumed where a ``.part`` is there; returns
+    once the part has the length the server announced."""
+    job.part.parent.mkdir(parents=True, exist_ok=True)
+    have = job.part.stat().st_size if job.part.exists() else 0
+    headers = {"Accept-Encoding": "identity"}  # the length announced is the length on disk
+    if have:
+        headers["Range"] = f"bytes={have}-"
+    try:
+        response = session.get(job.url, headers=headers, stream=True, timeout=timeout)
+    except requests.Timeout:
+        raise job.error(f"no answer within --timeout {timeout:g} s") from None
+    except requests.ConnectionError as err:
+        raise job.error(f"cannot connect ({_reason(err)}; offline?)") from None
+    except requests.RequestException as err:  # an URL requests cannot use
+        raise job.error(str(err)) from None
+    # a body cut short just ends (the length check below tells the cut), so no byte
+    # received is lost to urllib3's IncompleteRead
+    response.raw.enforce_content_length = False
+    with response:
+        if response.status_code == 416 and have:  # nothing after byte N: whole, or stale
+            if _content_range(response)[1] == have:
+                return
+            job.part.unlink()
+            return _transfer(session, job, timeout, progress)
+        if response.status_code >= 400:
+            raise job.error(f"HTTP {response.status_code} {response.reason}")
+        if response.status_code == 206:
+            start, total = _content_range(response)
+            if start != have:  # not the range asked for: start again
+                job.part.unlink()
+                return _transfer(session, job, timeout, progress)
+        else:
+            have, total = 0, _length(response)
+        advance = progress(job.download.name, total) if progress else (lambda k: None)
+        advance(have)
+        got = have
+        try:
+            with job.part.open("ab" if have else "wb") as f:
+                # one socket read at a time: a stall loses nothing already received
+                while chunk := response.raw.read1(CHUNK, decode_content=True):
+                    f.write(chunk)
+                    got += len(chunk)
+                    advance(len(chunk))
+        except urllib3.exceptions.ReadTimeoutError:
+            raise _cut_short(job, got, total, f"no data within --timeout {timeout:g} s") from None
+        except (urllib3.exceptions.HTTPError, ConnectionError):
+            raise _cut_short(job, got, total, "the connection broke") from None
+    if total is not None and got < total:
+        raise _cut_short(job, got, total, "the connection closed early")
+
+
+def _install(job: _Job) -> list[Fetched]:
+    """Check the downloaded file (or the archive's members) and move each into place; a
+    file that fails its check deletes the download."""
+    try:
+        if job.download.archive:
+            installed = _extract(job)
+        else:
+            remote = job.todo[0]
+            _check(job.part, remote)
+            with job.part.open("rb+") as f:
+                os.fsync(f.fileno())
+            target = job.root / remote.path
+            os.replace(job.part, target)
+            installed = [Fetched(target, "fetched", _check_name(remote))]
+    except BadFile as bad:
+        job.part.unlink(missing_ok=True)
+        raise job.error(f"{bad}; the download was deleted") from None
+    job.part.unlink(missing_ok=True)  # an archive, once its members are in place
+    return installed
+
+
+def _extract(job: _Job) -> list[Fetched]:
+    try:
+        archive = zipfile.ZipFile(job.part)
+    except zipfile.BadZipFile:
+        raise BadFile("not a zip archive") from None
+    out = []
+    with archive:
+        for remote in job.todo:
+            try:
+                member = archive.getinfo(remote.member)
+            except KeyError:
+                raise BadFile(f"the archive holds no {remote.member}") from None
+            target = job.root / remote.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with replacing(target) as tmp:
+                try:
+                    with archive.open(member) as src, tmp.open("wb") as dst:
+                        shutil.copyfileobj(src, dst, CHUNK)
+                except zipfile.BadZipFile as err:
+                    raise BadFile(f"{remote.member} in the archive is damaged ({err})") from None
+                _check(tmp, remote, remote.member)
+            out.append(Fetched(target, "fetched", _check_name(remote)))
+    return out
+
+
+def _check(path: Path, remote: Remote, what: str | None = None) -> None:
+    """Raise :class:`BadFile` unless ``path`` is the file ``remote`` names: its SHA-256
+    where the catalogue has one, else its format."""
+    if remote.sha256 is not None:
+        digest = sha256(path)
+        if digest != remote.sha256:
+            name = f" of {what}" if what else ""
+            raise BadFile(
+                f"checksum mismatch: the SHA-256{name} is {digest[:16]}…, the "
+                f"catalogue's is {remote.sha256[:16]}…"
+            )
+        return
+    try:
+        FORMATS[remote.format](path, remote)
+    except (BadFile, UnicodeDecodeError) as bad:
+        detail = "not UTF-8 text" if isinstance(bad, UnicodeDecodeError) else bad
+        raise BadFile(f"not the expected file{f' ({what})' if what else ''}: {detail}") from None
+
+
+def _passes(path: Path, remote: Remote) -> bool:
+    try:
+        _check(path, remote)
+    except BadFile:
+        return False
+    return True
+
+
+def _check_name(remote: Remote) -> str:
+    return "sha256" if remote.sha256 else f"format {remote.format}"
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _load_json(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise BadFile(f"not JSON ({err.msg} at line {err.lineno})") from None
+
+
+def _json(path: Path, remote: Remote) -> None:
+    data = _load_json(path)
+    if not (isinstance(data, dict) and isinstance(data.get("data"), list)):
+        raise BadFile('not a JSON object with a "data" list')
+
+
+def _json_records(path: Path, remote: Remote) -> None:
+    data = _load_json(path)
+    if not (isinstance(data, list) and data and all(isinstance(r, dict) for r in data)):
+        raise BadFile("not a JSON list of records")
+
+
+def _jsonl(path: Path, remote: Remote) -> None:
+    records = 0
+    with path.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                raise BadFile(f"line {number} is not JSON: {excerpt(line.strip())}") from None
+            if not isinstance(record, dict):
+                raise BadFile(f"line {number} is not a JSON object")
+            records += 1
+    if not records:
+        raise BadFile("no JSON lines")
+
+
+def _tsv(path: Path, remote: Remote) -> None:
+    with path.open(encoding="utf-8", newline="") as f:
+        first = f.readline().rstrip("\r\n")
+    header = first.split("\t")
+    if len(header) < 2 or any(c not in header for c in remote.columns):
+        names = f" naming {', '.join(remote.columns)}" if remote.columns else ""
+        raise BadFile(f"the first line is not a TSV header{names}: {excerpt(first)}")
+
+
+def _labels(path: Path, remote: Remote) -> None:
+    lines = path.read_text(encoding="utf-8").split()
+    bad = next((line for line in lines if not line.isdigit()), None)
+    if not lines or bad is not None:
+        raise BadFile(f"not one integer label a line: {excerpt(bad or '')}")
+
+
+FORMATS: dict[str, Callable[[Path, Remote], None]] = {
+    "json": _json,
+    "json-records": _json_records,
+    "jsonl": _jsonl,
+    "tsv": _tsv,
+    "labels": _labels,
+}
+
+
+def _length(response: requests.Response) -> int | None:
+    """The body's length on disk, where the server says it (and does not encode it)."""
+    encoded = response.headers.get("Content-Encoding", "identity") != "identity"
+    length = response.headers.get("Content-Length")
+    return int(length) if length and length.isdigit() and not encoded else None
+
+
+def _content_range(response: requests.Response) -> tuple[int | None, int | None]:
+    """``(first byte, total)`` of ``Content-Range: bytes A-B/T`` (or ``bytes */T``)."""
+    header = response.headers.get("Content-Range", "").strip()
+    m = re.fullmatch(r"bytes (?:(\d+)-\d+|\*)/(\d+)", header)
+    return (int(m.group(1)) if m.group(1) else None, int(m.group(2))) if m else (None, None)
+
+
+def _reason(err: requests.ConnectionError) -> str:
+    """The system's words for a failed connection (``Connection refused``, ``Name or
+    service not known``), out of urllib3's wrapping."""
+    m = re.search(r"\[Errno -?\d+\] ([^'\")\]]+)", str(err))
+    return m.group(1).strip() if m else "no connection"
+
+
+def _cut_short(job: _Job, got: int, total: int | None, why: str) -> FetchError:
+    of = f" of {total:,}" if total is not None else ""
+    return job.error(
+        f"the transfer stopped after {got:,}{of} bytes ({why}); {job.part} is "
+        "kept and the next `faithprobe data fetch` resumes from there"
+    )
