@@ -305,13 +305,22 @@ def test_data_options_reach_the_reader_and_the_deletions(squad_file):
 
 
 def test_reinserted_names_what_replaced_the_support():
-    rows = [("TS-R", None), ("TS-R", "Ann"), ("TS-R+Aug", "It was Ann."), ("OS-R", float("nan"))]
-    frame = pd.DataFrame(rows, columns=["variant", "appended"])
+    rows = [
+        ("TS-R", None, "span"),
+        ("TS-R", "Ann", "span"),
+        ("TS-R+Aug", "It was Ann.", "span"),
+        ("OS-R", float("nan"), "span"),
+        ("OS-R", None, "yes"),  # HotpotQA's yes/no answers are never re-inserted
+        ("TS-R", None, "free"),
+    ]
+    frame = pd.DataFrame(rows, columns=["variant", "appended", "answer_type"])
     assert list(frame.apply(reinserted, axis=1)) == [
         "nothing: the answer is still in the text",
         "bare answer",
         "generated sentence",
         "nothing: the answer is still in the text",
+        "nothing: not a span answer (yes/no, free)",
+        "nothing: not a span answer (yes/no, free)",
     ]
 
 

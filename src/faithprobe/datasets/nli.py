@@ -4,13 +4,16 @@
   ``gold_label`` -- MED, the NLI-XY copies of HELP's test set and of the monotonicity
   fragments.
 * HELP's own TSV: ``ori_sentence`` (premise), ``new_sentence`` (hypothesis), ``gold_label``.
-* JSON lines: ``premise``, ``hypothesis``, ``label``, optional ``id``.
+* JSON lines: ``premise``, ``hypothesis``, ``label``, optional ``id``; or SNLI's official
+  jsonl (``snli_1.0_*.jsonl``): ``sentence1``, ``sentence2``, ``gold_label``, optional
+  ``pairID`` -- told apart per record by the presence of ``sentence1``.
 
 Labels are read case-insensitively and collapsed to two classes: ``entailment`` stays
 entailment; ``neutral``, ``contradiction``, ``non-entailment`` and ``not_entailment`` become
-non-entailment. The label as written is kept in ``features["gold_label"]``. Ids are
-``<file stem>-<line>`` (the files' own index columns are not unique everywhere), or a JSON
-record's ``id``.
+non-entailment. A gold label ``-`` (SNLI's and MNLI's mark for no annotator consensus) has no
+gold class: the line is dropped, as the data sets' authors prescribe. The label as written is
+kept in ``features["gold_label"]``. Ids are ``<file stem>-<line>`` (the files' own index
+columns are not unique everywhere), or a JSON record's ``id`` (SNLI: ``pairID``).
 
 TSV files are read without quote processing (MNLI's convention: a ``"`` is text).
 """
@@ -33,8 +36,12 @@ TWO_CLASS = {
     "not_entailment": NON_ENTAILMENT,
     "not-entailment": NON_ENTAILMENT,
 }
+NO_CONSENSUS = "-"  # SNLI/MNLI gold label when the annotators did not agree: no gold class
 # (premise column, hypothesis column) of the TSV layouts we know
 TSV_LAYOUTS = (("sentence1", "sentence2"), ("ori_sentence", "new_sentence"))
+# (premise, hypothesis, label, id) fields of the JSON-lines layouts we know: ours, SNLI's
+OWN_JSONL = ("premise", "hypothesis", "label", "id")
+SNLI_JSONL = ("sentence1", "sentence2", "gold_label", "pairID")
 
 
 def two_class(path: Path, record: str, raw: object) -> str:
@@ -78,8 +85,10 @@ def read_nli_tsv(path: str | Path) -> list[NLIExample]:
                 raise DataError(path, "missing or empty", record=where, field=name)
             return row[i].strip()
 
-        premise, hypothesis = cell(layout[0]), cell(layout[1])
         raw = cell("gold_label")
+        if raw == NO_CONSENSUS:
+            continue
+        premise, hypothesis = cell(layout[0]), cell(layout[1])
         items.append(
             NLIExample(
                 id=f"{path.stem}-{line}",
@@ -99,8 +108,13 @@ def read_nli_jsonl(path: str | Path) -> list[NLIExample]:
     items, seen = [], set()
     for line, record in iter_records(path):
         where = f"line {line}"
-        raw = field(path, line, record, "label", str)
-        key = field(path, line, record, "id", (str, int), required=False)
+        premise_key, hypothesis_key, label_key, id_key = (
+            SNLI_JSONL if "sentence1" in record else OWN_JSONL
+        )
+        raw = field(path, line, record, label_key, str)
+        if raw.strip() == NO_CONSENSUS:
+            continue
+        key = field(path, line, record, id_key, (str, int), required=False)
         item_id = str(key) if key is not None else f"{path.stem}-{line}"
         if item_id in seen:
             raise DataError(path, f"duplicate id {excerpt(item_id)}", record=where, field="id")
@@ -108,12 +122,14 @@ def read_nli_jsonl(path: str | Path) -> list[NLIExample]:
         items.append(
             NLIExample(
                 id=item_id,
-                premise=field(path, line, record, "premise", str).strip(),
-                hypothesis=field(path, line, record, "hypothesis", str).strip(),
+                premise=field(path, line, record, premise_key, str).strip(),
+                hypothesis=field(path, line, record, hypothesis_key, str).strip(),
                 label=two_class(path, where, raw),
                 features={"source": path.stem, "line": line, "gold_label": raw},
             )
         )
+    if not items:
+        raise DataError(path, "holds no examples with a gold label")
     return items
 
 

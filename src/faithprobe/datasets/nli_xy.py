@@ -34,12 +34,15 @@ REVERSED = {"leq": "geq", "geq": "leq", "none": "none"}
 KINDS = {"s": "singular", "m": "mass", "p": "plural", "l": "place"}
 SLOT = re.compile(r"\bx\b")
 
-# challenge sets (two-class NLI) looked for beside an NLI-XY folder, relative to it
+# challenge sets (two-class NLI) looked for beside an NLI-XY folder, relative to it; SNLI's
+# dev and test jsonl (the full files or prefixes named after them), not its training file
 CHALLENGE_SETS = (
     "help_test.tsv",
     "monotonicity_fragments_easy_test.tsv",
     "../med/MED.tsv",
     "../help/*.tsv",
+    "../snli/snli_1.0_dev*.jsonl",
+    "../snli/snli_1.0_test*.jsonl",
 )
 
 

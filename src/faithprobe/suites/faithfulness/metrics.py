@@ -71,11 +71,18 @@ def reply_kinds(asked: pd.DataFrame, keys: list[str], cluster: str, seed: int) -
     return _records(m.reply_kind_shares(asked, [*keys, "answer_mode"], cluster=cluster, seed=seed))
 
 
+NOT_A_SPAN = "nothing: not a span answer (yes/no, free)"
+
+
 def reinserted(row: pd.Series) -> str:
-    """What a TS-R / OS-R row's text got back in place of the deleted support."""
-    if row["appended"] is None or pd.isna(row["appended"]):
-        return "nothing: the answer is still in the text"
-    return "generated sentence" if "+Aug" in row["variant"] else "bare answer"
+    """What a TS-R / OS-R row's text got back in place of the deleted support. Only a span
+    answer is re-inserted: a yes/no answer (HotpotQA's comparison questions, CoQA) or a free
+    one is not, whether or not its words remain in the text."""
+    if row["appended"] is not None and not pd.isna(row["appended"]):
+        return "generated sentence" if "+Aug" in row["variant"] else "bare answer"
+    if row.get("answer_type", "span") != "span":
+        return NOT_A_SPAN
+    return "nothing: the answer is still in the text"
 
 
 def _scores_by(rows: pd.DataFrame, name: str, labels: pd.Series | None, seed: int) -> list[dict]:
