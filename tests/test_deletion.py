@@ -13,6 +13,7 @@ from faithprobe.interventions.deletion import (
     AUGMENT_FAILED,
     FIRST_SENTENCE,
     NO_RATIONALE,
+    NOTHING_LEFT,
     RESTORED,
     UNKNOWN_GOLD,
     Augmenter,
@@ -158,9 +159,10 @@ SPANS = [(6, 12), (13, 19), (28, 36)]
     [
         ([1], "Title\nA one.\n\nTitle2\nC three."),
         ([0], "Title\nB two.\n\nTitle2\nC three."),
-        ([0, 1], "Title\n\nTitle2\nC three."),
-        ([2], "Title\nA one. B two.\n\nTitle2"),
-        ([1, 2], "Title\nA one.\n\nTitle2"),
+        ([0, 1], "Title2\nC three."),  # a title goes with the last of its sentences
+        ([2], "Title\nA one. B two."),
+        ([1, 2], "Title\nA one."),
+        ([0, 1, 2], ""),
     ],
 )
 def test_remove_sentences_keeps_lines_and_maps_the_kept_spans(gone, expected):
@@ -187,6 +189,69 @@ def test_remove_support_on_hotpotqa_uses_its_own_sentences(tmp_path):
         "Bob is a painter.",
         "She was born in Paris.",
     ]
+
+
+PAINTERS = [
+    ["Bob", ["Bob is a painter.", " He was born in Rome."]],
+    ["Ann", ["Ann is a singer.", " She was born in Paris."]],
+    ["Cy", ["Cy is a poet.", " He lives in Oslo."]],
+]
+
+
+def _hotpot_os_r(tmp_path, answer: str, facts: list, context=PAINTERS):
+    record = {
+        "_id": "h2", "question": "Q?", "answer": answer, "type": "bridge", "level": "easy",
+        "supporting_facts": facts, "context": context,
+    }  # fmt: skip
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps([record]))
+    (example,) = read_hotpotqa(path)
+    return example, get("remove_support").apply(example, seed=0)
+
+
+@pytest.mark.parametrize(
+    ("answer", "facts", "expected", "appended"),
+    [
+        # the first paragraph is all support: it goes with its title and the blank line
+        ("Rome", [["Bob", 0], ["Bob", 1], ["Ann", 0], ["Cy", 1]],
+         "Ann\nShe was born in Paris.\n\nCy\nCy is a poet. Rome", "Rome"),
+        # a middle one: one blank line is left between its neighbours
+        ("Paris", [["Ann", 0], ["Ann", 1], ["Bob", 1], ["Cy", 0]],
+         "Bob\nBob is a painter.\n\nCy\nHe lives in Oslo. Paris", "Paris"),
+        # the last one: the answer follows the last kept sentence, not a bare title
+        ("Oslo", [["Cy", 0], ["Cy", 1], ["Bob", 0], ["Ann", 1]],
+         "Bob\nHe was born in Rome.\n\nAnn\nAnn is a singer. Oslo", "Oslo"),
+        # the answer is only a title, of a paragraph that keeps a sentence: shown, so present
+        ("Ann", [["Ann", 0], ["Bob", 1], ["Cy", 1]],
+         "Bob\nBob is a painter.\n\nAnn\nShe was born in Paris.\n\nCy\nCy is a poet.", None),
+        # ... of a paragraph that goes whole: the title goes too, so the answer is appended
+        ("Ann", [["Ann", 0], ["Ann", 1], ["Bob", 1], ["Cy", 0], ["Cy", 1]],
+         "Bob\nBob is a painter. Ann", "Ann"),
+        # a yes/no answer is never appended
+        ("yes", [["Cy", 0], ["Cy", 1], ["Ann", 1], ["Bob", 0]],
+         "Bob\nHe was born in Rome.\n\nAnn\nAnn is a singer.", None),
+    ],
+)  # fmt: skip
+def test_remove_support_on_hotpotqa_takes_a_title_with_its_last_sentence(
+    tmp_path, answer, facts, expected, appended
+):
+    example, outcome = _hotpot_os_r(tmp_path, answer, facts)
+    osr = outcome.example
+    assert osr.context == expected
+    assert osr.features["appended"] == appended
+    assert osr.features["answer_present"] is (appended is None and answer not in ("yes", "no"))
+    assert [osr.context[s:e] for s, e in osr.features["sentences"]] == [
+        example.context[s:e] for s, e in example.features["sentences"]
+        if (s, e) not in example.rationale
+    ]  # fmt: skip
+    for new, old, size in osr.features["copied"]:
+        assert osr.context[new : new + size] == example.context[old : old + size]
+
+
+def test_remove_support_drops_a_hotpotqa_question_whose_context_is_all_support(tmp_path):
+    facts = [[title, k] for title, sentences in PAINTERS[:2] for k in range(len(sentences))]
+    _, outcome = _hotpot_os_r(tmp_path, "Rome", facts, context=PAINTERS[:2])
+    assert outcome.examples == () and outcome.reason == NOTHING_LEFT
 
 
 PARAGRAPH_STORY = "Tom has a red ball.\nHe plays in the garden. His sister is Ann.\nAnn likes cats."

@@ -11,6 +11,8 @@ supporting facts name, in the order of ``context``. The context is::
 
 (``titles=False`` leaves the title lines out.) Each of HotpotQA's sentences is stripped of
 surrounding whitespace and joined to the next with one space; empty sentences are skipped.
+A title line belongs to no sentence: the deletions take it away with the last sentence of
+its paragraph (:mod:`faithprobe.interventions.deletion`), so no bare title is left.
 The character spans of all sentences are kept in ``features["sentences"]``, so that
 deletions remove HotpotQA's own sentences rather than a splitter's. The rationale is the
 spans of the supporting-fact sentences. HotpotQA has a few supporting facts that point

@@ -28,6 +28,22 @@ or those of a splitter (``splitter=``; by default the one the loader used, else
 was: a removed sentence takes the spaces before it (or after it, at the start of a line)
 with it, and a line it leaves empty disappears.
 
+A *title* is a line no sentence touches (HotpotQA's paragraph titles; a splitter's
+sentences cover the whole text, so SQuAD and CoQA stories have none). It heads the
+sentences after it, up to the next title, and goes with the last of them: a paragraph whose
+every sentence is removed disappears whole, with the blank line that set it apart, rather
+than leaving its bare title (which states nothing, and which the appended answer would run
+into: "Ralph Hefferline\n\nColumbia University New York City"). When the removed sentences
+were the whole text, titles included, nothing is left and the example is dropped
+(:data:`NOTHING_LEFT`): a text of the answer alone would not test reading.
+
+The appended answer (or sentence) follows the last kept sentence after one space, for
+every data source alike: a title always keeps a sentence after it, so it stands as a
+sentence of its own and never on a title line. Whether the answer is "still in the text"
+(``features["answer_present"]``; then nothing is appended) is asked of the whole changed
+text, titles included: a title is shown to the model like any other line, and an
+extractive model can point at it, so an answer found only in a kept title counts as present.
+
 Every changed example records in ``features["copied"]`` where its text comes from: one
 ``(start in the new text, start in the original, length)`` per piece copied unchanged from
 the original context (the appended answer or sentence is not among them), so analyses can
@@ -39,7 +55,7 @@ A dropped example's :class:`~faithprobe.examples.Outcome` says why (one of ``DRO
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -233,10 +249,37 @@ def remove_sentences(
 
 
 def deletion_ranges(text: str, sentences: Sequence[Span], gone: Sequence[int]) -> list[Span]:
-    """The character ranges of ``text`` that :func:`remove_sentences` deletes, in order."""
-    return [
-        _cut(text, sentences[b[0]][0], sentences[b[-1]][1]) for b in _runs(text, sentences, gone)
-    ]
+    """The character ranges of ``text`` that :func:`remove_sentences` deletes, in order: the
+    sentences in ``gone`` and the titles they leave without a sentence."""
+    titles = emptied_titles(text, sentences, gone)
+    units = sorted([*(sentences[i] for i in gone), *titles])
+    is_title = set(titles)
+    cuts = []
+    for run in _runs(text, units, range(len(units))):
+        start, end = units[run[0]][0], units[run[-1]][1]
+        takes_title = any(units[i] in is_title for i in run)
+        cuts.append(_paragraph_cut(text, start, end) if takes_title else _cut(text, start, end))
+    return cuts
+
+
+def title_lines(text: str, sentences: Sequence[Span]) -> tuple[Span, ...]:
+    """The spans of the lines of ``text`` (without their surrounding spaces) that no
+    sentence touches: the titles (see the module docstring)."""
+    lines = (m.span() for m in re.finditer(r"\S(?:[^\n]*\S)?", text))
+    return tuple((s, e) for s, e in lines if not overlapping(sentences, s, e))
+
+
+def emptied_titles(text: str, sentences: Sequence[Span], gone: Sequence[int]) -> list[Span]:
+    """The titles of ``text`` that head at least one sentence, all of them in ``gone``."""
+    titles = title_lines(text, sentences)
+    removed = set(gone)
+    next_titles = [s for s, _ in titles[1:]] + [len(text)]
+    emptied = []
+    for (start, end), next_title in zip(titles, next_titles, strict=False):
+        headed = [i for i, (s, _) in enumerate(sentences) if end <= s < next_title]
+        if headed and removed.issuperset(headed):
+            emptied.append((start, end))
+    return emptied
 
 
 def copied_pieces(length: int, cuts: Sequence[Span]) -> list[tuple[int, int, int]]:
@@ -251,7 +294,7 @@ def copied_pieces(length: int, cuts: Sequence[Span]) -> list[tuple[int, int, int
     return pieces
 
 
-def _runs(text: str, sentences: Sequence[Span], gone: Sequence[int]) -> list[list[int]]:
+def _runs(text: str, sentences: Sequence[Span], gone: Iterable[int]) -> list[list[int]]:
     """``gone`` grouped into runs of neighbouring sentences with only whitespace between."""
     runs: list[list[int]] = []
     for i in sorted(gone):
@@ -284,6 +327,21 @@ def _cut(text: str, start: int, end: int) -> tuple[int, int]:
     if line_start:
         return start, after
     return before, end
+
+
+def _paragraph_cut(text: str, start: int, end: int) -> tuple[int, int]:
+    """The range to delete for a run ``[start, end)`` that takes a title: with all the
+    whitespace before it (the blank line that set its paragraph apart), or after it when
+    nothing is before it."""
+    before = start
+    while before > 0 and text[before - 1].isspace():
+        before -= 1
+    if before > 0:
+        return before, end
+    after = end
+    while after < len(text) and text[after].isspace():
+        after += 1
+    return 0, after
 
 
 def occurs(answer: str, text: str) -> bool:
@@ -327,7 +385,7 @@ _DELETIONS = {
     "remove_support": (
         remove_support,
         "every sentence overlapping the rationale (supporting facts) removed from the whole "
-        f"story; {_APPENDED} (OS-R, OS-R+Aug)",
+        f"story, with the title of a paragraph left empty; {_APPENDED} (OS-R, OS-R+Aug)",
         "the question and every other sentence",
         ANSWER_UNKNOWN,
     ),
