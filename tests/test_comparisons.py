@@ -19,6 +19,7 @@ from faithprobe.datasets.squad import write_squad
 from faithprobe.errors import UsageError
 from faithprobe.examples import QAExample
 from faithprobe.expectations import ANSWER_OTHER_ENTITY
+from faithprobe.generators import GENERATORS
 from faithprobe.generators.comparisons import PARTS, ComparisonConfig, generate, part_of
 from faithprobe.interventions import get
 from faithprobe.interventions.comparative import (
@@ -185,5 +186,5 @@ def test_train_and_test_parts_never_compare_the_same_two_entities(tmp_path):
     path = tmp_path / "train.json"
     write_squad(train, path)
     assert {b.features["title"] for b in read_qa(path)} == set(titles)
-    with pytest.raises(UsageError, match="part: unknown 'dev'"):
-        ComparisonConfig(part="dev")
+    with pytest.raises(UsageError, match="option part='dev': choose from 'test', 'train'"):
+        GENERATORS.get("comparisons").configure({"part": "dev"})

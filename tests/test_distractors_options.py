@@ -48,7 +48,7 @@ def test_filler_sentences_add_one_padded_no_attractor_copy_per_base():
         DistractorConfig(filler_sentences=4)
     with pytest.raises(UsageError, match="filler must lie in 0..3"):
         get_suite("distractors", {"filler": "5"})
-    with pytest.raises(UsageError, match="competent must be each or shared"):
+    with pytest.raises(UsageError, match="option competent='all': choose from 'each', 'shared'"):
         get_suite("distractors", {"competent": "all"})
 
 

@@ -127,7 +127,7 @@ def test_requests_for_a_model_that_can_only_generate():
     plain = get_suite("faithfulness", {"yes_no": "generate", "chat": "false"})
     assert not plain.request(ex, instruct).chat
     assert plain.request(ex, chat_only).chat  # a chat endpoint has no other form
-    with pytest.raises(UsageError, match="chat must be one of auto, true, false"):
+    with pytest.raises(UsageError, match="chat='maybe': choose from 'auto', 'true', 'false'"):
         get_suite("faithfulness", {"chat": "maybe"})
 
 

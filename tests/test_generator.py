@@ -5,6 +5,7 @@ import pytest
 
 from faithprobe.errors import UsageError
 from faithprobe.expectations import ANSWER_UNCHANGED
+from faithprobe.generators import GENERATORS
 from faithprobe.generators.distractors import DistractorConfig, base_items, build, generate, plan
 from faithprobe.generators.stories import ITEM_SETS, Story, base_story
 from faithprobe.interventions import Pair
@@ -119,10 +120,15 @@ def test_rendering(story: Story, text: str):
 
 
 def test_bad_config_is_rejected():
-    with pytest.raises(UsageError, match="positions"):
-        DistractorConfig(positions=("middle",))
-    with pytest.raises(UsageError, match="counts"):
-        DistractorConfig(counts=(4,))
+    configure = GENERATORS.get("distractors").configure
+    with pytest.raises(UsageError, match="option positions='middle': choose from 'after'"):
+        configure({"positions": "after,middle"})
+    with pytest.raises(UsageError, match="option counts=4: choose from 1, 2, 3$"):
+        configure({"counts": "4"})
+    with pytest.raises(UsageError, match="option counts is empty: choose one or more of 1, 2"):
+        configure({"counts": ""})
+    with pytest.raises(UsageError, match="option settings='multi': given more than once"):
+        configure({"settings": "multi,single,multi"})
 
 
 @pytest.mark.parametrize(

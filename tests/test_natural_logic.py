@@ -272,10 +272,10 @@ def test_subject_differences_pair_the_bootstrap_over_shared_bases():
     assert tce["value"] == pytest.approx(1 - sum(map(sum, half.values())) / 240)
     assert 0 < tce["ci_low"] < tce["value"] < tce["ci_high"] and tce["p_value"] < 0.01
     assert dce["value"] == 0 and dce["p_value"] == 1.0
-    from faithprobe.suites.natural_logic.report import build_tables
+    from faithprobe.suites.natural_logic.report import NaturalLogicReport
 
     metrics = {"subject_differences": [tce, dce], "subjects": [{"name": "with-help"}]}
-    table = build_tables(metrics)["subject_differences"]
+    table = NaturalLogicReport.tables(metrics)["subject_differences"]
     assert list(table.display["A"]) == ["with-help"] * 2 and "excludes 0" in table.note
     # twins: a difference of 0 on every base; a rate flat across bases (A's TCE = 1, DCE =
     # 0) keeps its as-if-one-trial-per-base variance, so the interval is not a point there
@@ -290,7 +290,7 @@ def test_the_card_effects_carry_their_pairs_as_units():
     and not naming either; a model that never moves has no ratio on either side. The
     report's tables leave the units out."""
     from faithprobe.suites.natural_logic.headline import headline
-    from faithprobe.suites.natural_logic.report import build_tables
+    from faithprobe.suites.natural_logic.report import NaturalLogicReport
 
     rng = np.random.default_rng(4)
     bases = [f"b{i}" for i in range(MIN_BASES + 2)]
@@ -315,7 +315,7 @@ def test_the_card_effects_carry_their_pairs_as_units():
     assert all(len(set(a.unit) & set(b.unit)) == len(a.unit) for a, b in by.values())
     ratio = next(e for e in effects if e.subject == "reader-model" and "over" in e.key)
     assert not np.isnan(ratio.value)
-    table = build_tables(metrics)["effects"].data
+    table = NaturalLogicReport.tables(metrics)["effects"].data
     assert not any("units" in c for c in table.columns) and "delta.value" in table
 
 
@@ -415,7 +415,7 @@ def test_limit_keeps_a_prefix_of_the_seed_set(grid_dir):
 def test_option_i1_leq_geq_keeps_only_directional_swaps(
     tmp_path, grid_dir, tiny_llama, tiny_tokenizer
 ):
-    with pytest.raises(UsageError, match="i1 must be all or leq-geq"):
+    with pytest.raises(UsageError, match="option i1='none': choose from 'all', 'leq-geq'"):
         get_suite("natural-logic", {"i1": "none"})
     pairs = {
         i1: [p for p in get_suite("natural-logic", {"i1": i1}).pairs(grid_dir, 0)]

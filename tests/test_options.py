@@ -56,3 +56,64 @@ def test_describe_and_record():
     assert list(describe(Opts))[0] == ("trials", 5, "trials per probe")
     assert record(Opts(counts=(3,))) == {"trials": 5, "rate": 0.5, "strict": False,
                                          "name": "x", "counts": [3], "model": None}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Picked:
+    splitter: str = option("spacy", "sentence splitter", choices=("spacy", "pysbd"))
+    parts: tuple[str, ...] = option(("a",), "parts", choices={"a": "first", "b": "second"})
+    counts: tuple[int, ...] = option((1,), "counts", choices=(1, 2, 3))
+    model: str | None = option(None, "a model, or none", choices=("tiny", "small"))
+
+
+def test_choices_are_accepted():
+    given = {"splitter": "pysbd", "parts": "b, a", "counts": "3,1", "model": "tiny"}
+    assert parse(Picked, given, "x") == Picked("pysbd", ("b", "a"), (3, 1), "tiny")
+    assert parse(Picked, {"parts": ["b"], "counts": (2,)}, "x") == Picked(parts=("b",), counts=(2,))
+    assert parse(Picked, {"model": ""}, "x").model is None  # an optional option left empty
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"splitter": "nltk"}, "suite 's' option splitter='nltk': choose from 'spacy', 'pysbd'"),
+        ({"parts": "a,c"}, "suite 's' option parts='c': choose from 'a', 'b'"),
+        ({"parts": ("b", "z")}, "suite 's' option parts='z': choose from 'a', 'b'"),
+        ({"counts": "1,5"}, "suite 's' option counts=5: choose from 1, 2, 3"),
+        ({"model": "huge"}, "suite 's' option model='huge': choose from 'tiny', 'small'"),
+        ({"parts": ""}, "suite 's' option parts is empty: choose one or more of 'a', 'b'"),
+        ({"counts": "2,1,2"}, "suite 's' option counts=2: given more than once"),
+    ],
+)
+def test_a_value_not_among_the_choices_is_refused_naming_them(given, message):
+    with pytest.raises(UsageError) as refused:
+        parse(Picked, given, "suite 's'")
+    assert str(refused.value) == message
+
+
+def test_a_long_refused_value_is_shown_cut():
+    with pytest.raises(UsageError, match=r"option splitter='xxxx.*…"):
+        parse(Picked, {"splitter": "x" * 500}, "suite 's'")
+
+
+def test_describe_lists_the_choices():
+    assert list(describe(Picked)) == [
+        ("splitter", "spacy", "sentence splitter; one of 'spacy', 'pysbd'"),
+        ("parts", ("a",), "parts; one or more of 'a', 'b'"),
+        ("counts", (1,), "counts; one or more of 1, 2, 3"),
+        ("model", None, "a model, or none; one of 'tiny', 'small'"),
+    ]
+    assert record(Picked()) == {"splitter": "spacy", "parts": ["a"], "counts": [1], "model": None}
+
+
+def test_options_without_choices_take_any_value_and_describe_as_before():
+    o = parse(Opts, {"name": "anything at all", "counts": "9,9"}, "x")
+    assert (o.name, o.counts) == ("anything at all", (9, 9))
+    assert [text for _, _, text in describe(Opts)] == [
+        "trials per probe", "a rate", "be strict", "a name", "counts", "a model, or none"
+    ]  # fmt: skip
+
+
+def test_a_default_outside_its_choices_is_a_declaration_error():
+    with pytest.raises(ValueError, match="default 'x' is not among the choices 'a', 'b'"):
+        option("x", "help", choices=("a", "b"))

@@ -1,11 +1,12 @@
 """Options declared once, as a frozen dataclass, and read from ``-o KEY=VALUE``.
 
 A suite or a generator declares its options as the fields of a frozen dataclass, each made
-with :func:`option` (a default and one line of help). Everything else reads that one
-declaration: :func:`parse` turns the command line's strings into the fields' types,
-:func:`describe` lists them for ``faithprobe list``, and :func:`record` gives the values a
-run keeps (``metrics.json``, ``run.json``). A dataclass's ``__post_init__`` checks values
-that need more than a type (a name from a fixed list, a range) and raises
+with :func:`option` (a default, one line of help, and for a name from a fixed list its
+choices). Everything else reads that one declaration: :func:`parse` turns the command line's
+strings into the fields' types and checks the choices, :func:`describe` lists them for
+``faithprobe list``, and :func:`record` gives the values a run keeps (``metrics.json``,
+``run.json``). A dataclass's ``__post_init__`` checks values that need more than a type and
+its choices (a range, one option against another) and raises
 :class:`~faithprobe.errors.UsageError`.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from faithprobe.errors import UsageError, excerpt
@@ -23,9 +24,38 @@ T = TypeVar("T")
 TRUE, FALSE = ("true", "1", "yes"), ("false", "0", "no")
 
 
-def option(default: Any, help: str) -> Any:
-    """A dataclass field holding an option: its ``default`` and its one-line ``help``."""
-    return dataclasses.field(default=default, metadata={"help": help})
+def option(default: Any, help: str, choices: Iterable[object] | None = None) -> Any:
+    """A dataclass field holding an option: its ``default``, its one-line ``help`` and, for
+    an option naming values from a fixed list, its ``choices`` (see :func:`check_choice`)."""
+    metadata: dict[str, Any] = {"help": help}
+    if choices is not None:
+        metadata["choices"] = choices = tuple(choices)
+        if any(v not in choices for v in _chosen(default)):
+            raise ValueError(f"default {default!r} is not among the choices {_listed(choices)}")
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def _chosen(value: object) -> tuple:
+    """The values ``value`` names: a tuple's elements, none for None, else itself."""
+    return () if value is None else value if isinstance(value, tuple) else (value,)
+
+
+def _listed(choices: Sequence[object]) -> str:
+    return ", ".join(map(repr, choices))
+
+
+def check_choice(owner: str, key: str, value: object, choices: Sequence[object]) -> None:
+    """Refuses ``value`` of the option ``key`` of ``owner`` unless it is one of ``choices``.
+    None passes (an optional option left empty); a tuple names one or more of them, each
+    once: an empty or repeated selection would build nothing, or the same items twice."""
+    chosen = _chosen(value)
+    if value is not None and not chosen:
+        raise UsageError(f"{owner} option {key} is empty: choose one or more of {_listed(choices)}")
+    for v in chosen:
+        if v not in choices:
+            raise UsageError(f"{owner} option {key}={excerpt(v)}: choose from {_listed(choices)}")
+    if twice := [v for i, v in enumerate(chosen) if v in chosen[:i]]:
+        raise UsageError(f"{owner} option {key}={excerpt(twice[0])}: given more than once")
 
 
 def _types(cls: type) -> dict[str, Any]:
@@ -88,13 +118,21 @@ def parse(cls: type[T], given: Mapping[str, object] | None, owner: str) -> T:
             raise UsageError(
                 f"option {key}={excerpt(raw)}: expected {_type_name(kinds[key])}"
             ) from None
+        if (choices := fields[key].metadata.get("choices")) is not None:
+            check_choice(owner, key, values[key], choices)
     return cls(**values)
 
 
 def describe(cls: type) -> Iterator[tuple[str, object, str]]:
-    """(name, default, help) of every option of ``cls``."""
+    """(name, default, help) of every option of ``cls``; the help of an option with choices
+    ends by listing them."""
+    kinds = _types(cls)
     for f in dataclasses.fields(cls):
-        yield f.name, f.default, f.metadata.get("help", "")
+        text = f.metadata.get("help", "")
+        if (choices := f.metadata.get("choices")) is not None:
+            many = "one or more" if typing.get_origin(kinds[f.name]) is tuple else "one"
+            text += f"; {many} of {_listed(choices)}"
+        yield f.name, f.default, text
 
 
 def record(options: object) -> dict[str, Any]:

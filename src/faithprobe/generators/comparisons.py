@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING
 from faithprobe.datasets.comparisons import comparison
 from faithprobe.errors import UsageError
 from faithprobe.examples import QAExample
-from faithprobe.generators.choices import check_choices
 from faithprobe.options import option
 from faithprobe.seeding import rng_for
 
@@ -152,18 +151,17 @@ class ComparisonConfig:
     comma-separated)."""
 
     pairs_per_domain: int = option(50, "entity pairs per domain")
-    domains: tuple[str, ...] = option(tuple(DOMAINS), "domains to include")
+    domains: tuple[str, ...] = option(tuple(DOMAINS), "domains to include", choices=DOMAINS)
     conditions: tuple[str, ...] = option(
-        CONDITIONS, "conditions: supporting (the facts alone), paragraph (with fillers)"
+        CONDITIONS,
+        "conditions: supporting (the facts alone), paragraph (with fillers)",
+        choices=CONDITIONS,
     )
-    part: str = option("test", "test (what the suite runs on) or train (the other pairs)")
+    part: str = option(
+        "test", "test (what the suite runs on) or train (the other pairs)", choices=PARTS
+    )
 
     def __post_init__(self) -> None:
-        if self.part not in PARTS:
-            raise UsageError(f"part: unknown {self.part!r}; choose from {list(PARTS)}")
-        check_choices(
-            {"domains": (self.domains, tuple(DOMAINS)), "conditions": (self.conditions, CONDITIONS)}
-        )
         if not 1 <= self.pairs_per_domain <= MAX_PAIRS_PER_DOMAIN:
             raise UsageError(
                 f"pairs_per_domain must lie in 1..{MAX_PAIRS_PER_DOMAIN:,}, "

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from faithprobe.errors import UsageError
 from faithprobe.examples import ClozeExample
 from faithprobe.generators.attractor_sets import variant_count, variant_id
-from faithprobe.generators.choices import check_choices
 from faithprobe.generators.stories import (
     ATTRACTOR_TYPES,
     ITEM_SETS,
@@ -40,6 +39,10 @@ from faithprobe.generators.stories import (
 from faithprobe.interventions import get as get_intervention
 from faithprobe.options import option
 from faithprobe.seeding import rng_for
+
+COUNTS = (1, 2, 3)  # attractors an item may have
+FILLER_LEVELS = (0, 1, 2, 3)
+EVERY_POSITION = POSITIONS["multi"]  # the multi setting has every position
 
 INTERVENTION_FOR_TYPE = {
     "B": "attractors.background",
@@ -54,29 +57,23 @@ class DistractorConfig:
     comma-separated)."""
 
     names_per_pair: int = option(2, "entities per background/target pair")
-    settings: tuple[str, ...] = option(SETTINGS, "settings to include: single, multi")
-    attractor_types: tuple[str, ...] = option(ATTRACTOR_TYPES, "attractor types: B, T, unrelated")
-    counts: tuple[int, ...] = option((1, 2, 3), "numbers of attractors (1..3)")
-    positions: tuple[str, ...] = option(
-        ("after", "between", "later"), "attractor positions: after, between, later"
+    settings: tuple[str, ...] = option(SETTINGS, "settings to include", choices=SETTINGS)
+    attractor_types: tuple[str, ...] = option(
+        ATTRACTOR_TYPES, "attractor types", choices=ATTRACTOR_TYPES
     )
-    fillers: tuple[int, ...] = option((0,), "filler levels to include (0..3; 0 = none)")
-    item_sets: tuple[str, ...] = option(tuple(ITEM_SETS), "item sets to include")
+    counts: tuple[int, ...] = option(COUNTS, "numbers of attractors", choices=COUNTS)
+    positions: tuple[str, ...] = option(
+        EVERY_POSITION, "attractor positions", choices=EVERY_POSITION
+    )
+    fillers: tuple[int, ...] = option(
+        (0,), "filler levels to include (0 = none)", choices=FILLER_LEVELS
+    )
+    item_sets: tuple[str, ...] = option(tuple(ITEM_SETS), "item sets to include", choices=ITEM_SETS)
     filler_sentences: int = option(
         0, "neutral sentences padding a no-attractor copy of each base item (0..3; 0 = none)"
     )
 
     def __post_init__(self) -> None:
-        check_choices(
-            {
-                "settings": (self.settings, SETTINGS),
-                "attractor_types": (self.attractor_types, ATTRACTOR_TYPES),
-                "positions": (self.positions, ("after", "between", "later")),
-                "item_sets": (self.item_sets, tuple(ITEM_SETS)),
-                "counts": (self.counts, (1, 2, 3)),
-                "fillers": (self.fillers, (0, 1, 2, 3)),
-            }
-        )
         if not any(p in POSITIONS[s] for s in self.settings for p in self.positions):
             fits = "; ".join(f"{s}: {', '.join(POSITIONS[s])}" for s in self.settings)
             raise UsageError(

@@ -78,7 +78,7 @@ import numpy as np
 
 from faithprobe.errors import UsageError
 from faithprobe.examples import QAExample
-from faithprobe.generators.choices import check_choices
+from faithprobe.options import check_choice
 from faithprobe.seeding import rng_for
 
 COLOURS: tuple[str, ...] = (
@@ -253,15 +253,9 @@ class PredicateArgumentConfig:
     part: str = "test"
 
     def __post_init__(self) -> None:
-        if self.part not in PARTS:
-            raise UsageError(f"part: unknown {self.part!r}; choose from {list(PARTS)}")
-        check_choices(
-            {
-                "forms": (self.forms, FORMS),
-                "variants": (self.variants, VARIANTS),
-                "schemas": (self.schemas, SCHEMA_NAMES),
-            }
-        )
+        choices = {"forms": FORMS, "variants": VARIANTS, "schemas": SCHEMA_NAMES, "part": PARTS}
+        for key, allowed in choices.items():
+            check_choice("generator 'predicate-argument'", key, getattr(self, key), allowed)
         check_stories(self.stories_per_schema, self.part)
 
 

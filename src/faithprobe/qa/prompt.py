@@ -83,19 +83,17 @@ class QAPromptOptions:
     template: str = option(DEFAULT_TEMPLATE, "LM prompt ({context}, {question}, {history})")
     max_new_tokens: int = option(DEFAULT_MAX_NEW_TOKENS, "LM answer length cap (tokens)")
     chat: str = option(
-        "auto", "ask LMs as a chat message: auto (if it has a chat template), true or false"
+        "auto",
+        "ask LMs as a chat message: auto (if it has a chat template), true or false",
+        choices=CHAT_MODES,
     )
-    yes_no: str = option("auto", "yes/no questions: auto (log-likelihoods if scorable) or generate")
+    yes_no: str = option(
+        "auto",
+        "yes/no questions: auto (log-likelihoods if scorable) or generate",
+        choices=YES_NO_MODES,
+    )
 
     def __post_init__(self) -> None:
-        if self.chat not in CHAT_MODES:
-            raise UsageError(
-                f"chat must be one of {', '.join(CHAT_MODES)}, got {excerpt(self.chat)}"
-            )
-        if self.yes_no not in YES_NO_MODES:
-            raise UsageError(
-                f"yes_no must be one of {', '.join(YES_NO_MODES)}, got {excerpt(self.yes_no)}"
-            )
         if self.max_new_tokens < 1:
             raise UsageError(f"max_new_tokens must be 1 or more, got {self.max_new_tokens}")
         QAPrompt(self.template)  # raises UsageError if a slot is missing

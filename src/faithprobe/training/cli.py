@@ -13,7 +13,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -287,7 +287,7 @@ def train_nli_command(
 )
 def train_qa_command(
     strategy: Annotated[
-        str,
+        Literal[STRATEGIES],
         typer.Option(
             help="ot: the original stories (the method's OT); ot-ts: and the truncated "
             "ones (TS), what ot was before; ibt: and TS-R, the truncated story without the "
@@ -377,8 +377,6 @@ def train_qa_command(
     from faithprobe.subjects import check_model
     from faithprobe.training.qa import train_qa
 
-    if strategy not in STRATEGIES:
-        raise UsageError(f"--strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     if full and limit is not None:
         raise UsageError("give --limit or --full, not both")
     cfg = QATrainConfig(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from faithprobe.errors import UsageError, excerpt
+from faithprobe.errors import UsageError
 from faithprobe.options import option
 
 # option competent: which base items count in the competent views
@@ -22,12 +22,10 @@ class DistractorsOptions:
     filler: int = option(
         0, "neutral sentences padding the n = 0 items (0..3; 0 = the bare base items)"
     )
-    competent: str = option("each", "items counted: each (model's own) or shared (all pass)")
+    competent: str = option(
+        "each", "items counted: each (model's own) or shared (all pass)", choices=COMPETENT_RULES
+    )
 
     def __post_init__(self) -> None:
         if not 0 <= self.filler <= 3:
             raise UsageError(f"filler must lie in 0..3, got {self.filler}")
-        if self.competent not in COMPETENT_RULES:
-            raise UsageError(
-                f"competent must be {' or '.join(COMPETENT_RULES)}, got {excerpt(self.competent)}"
-            )

@@ -9,42 +9,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from faithprobe.datasets.squad import RATIONALES
-from faithprobe.errors import UsageError, excerpt
+from faithprobe.errors import UsageError
 from faithprobe.options import option
 from faithprobe.qa.prompt import QAPromptOptions
 from faithprobe.sentences import DEFAULT_SPLITTER, SPLITTERS
 
 NEGATE_MODES = ("", "rule")
-PREDICATE_ARGUMENT = "predicate-argument"
-PROBES = ("", PREDICATE_ARGUMENT)
+PROBES = ("", "predicate-argument")
 
 
 @dataclass(frozen=True)
 class FaithfulnessOptions(QAPromptOptions):
     edits: str = option("", "negation edit file (JSON lines): adds NEG pairs")
-    negate: str = option("", "'rule': negate yes/no items without an edit by rule")
-    probe: str = option("", "'predicate-argument': the generated probe instead of --data")
+    negate: str = option(
+        "", "'rule': negate yes/no items without an edit by rule", choices=NEGATE_MODES
+    )
+    probe: str = option(
+        "", "'predicate-argument': the generated probe instead of --data", choices=PROBES
+    )
     augment: str = option("", "model writing TS-R+Aug/OS-R+Aug sentences (e.g. embedded)")
-    splitter: str = option(DEFAULT_SPLITTER, "sentence splitter: spacy or pysbd")
-    rationale: str = option("sentence", "SQuAD-format rationale: sentence or answer (span)")
+    splitter: str = option(DEFAULT_SPLITTER, "sentence splitter", choices=SPLITTERS)
+    rationale: str = option(
+        "sentence", "SQuAD-format rationale: sentence or answer (span)", choices=RATIONALES
+    )
     history_turns: int = option(2, "CoQA: previous turns (with gold answers) before a question")
     heldout_of: str = option("", "model from `train qa`: only its held-out documents of --data")
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.probe not in PROBES:
-            raise UsageError(
-                f"probe must be {excerpt(PREDICATE_ARGUMENT)} or empty, got {excerpt(self.probe)}"
-            )
-        if self.negate not in NEGATE_MODES:
-            raise UsageError(f"negate must be 'rule' or empty, got {excerpt(self.negate)}")
-        if self.splitter not in SPLITTERS:
-            raise UsageError(
-                f"splitter must be one of {', '.join(SPLITTERS)}, got {excerpt(self.splitter)}"
-            )
-        if self.rationale not in RATIONALES:
-            raise UsageError(
-                f"rationale must be one of {', '.join(RATIONALES)}, got {excerpt(self.rationale)}"
-            )
         if self.history_turns < 0:
             raise UsageError(f"history_turns must be 0 or more, got {self.history_turns}")
