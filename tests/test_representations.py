@@ -23,9 +23,9 @@ from faithprobe.representations.alignment import shared_tokens
 from faithprobe.representations.analysis import analyze, read_items
 from faithprobe.representations.config import (
     AnalysisConfig,
-    ModelSpec,
-    parse_model,
-    parse_models,
+    NamedEncoder,
+    parse_named_encoder,
+    parse_named_encoders,
 )
 from faithprobe.representations.similarity import (
     Encoder,
@@ -185,7 +185,7 @@ def model_folders(tiny_pair_tokenizer, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def specs(model_folders):
-    return [ModelSpec(name, str(path)) for name, path in model_folders.items()]
+    return [NamedEncoder(name, str(path)) for name, path in model_folders.items()]
 
 
 def test_encoding_is_the_extractive_backends_first_window(tiny_pair_tokenizer):
@@ -349,15 +349,15 @@ def test_a_short_window_cuts_and_says_so(squad_file, specs):
 
 
 def test_model_arguments():
-    assert parse_model("OT=models/qa-ot") == ModelSpec("OT", "models/qa-ot")
-    assert parse_model("models/qa-ibt/") == ModelSpec("qa-ibt", "models/qa-ibt/")
+    assert parse_named_encoder("OT=models/qa-ot") == NamedEncoder("OT", "models/qa-ot")
+    assert parse_named_encoder("models/qa-ibt/") == NamedEncoder("qa-ibt", "models/qa-ibt/")
     for bad in ("=models/x", "OT=", " = "):
         with pytest.raises(UsageError, match="NAME=PATH"):
-            parse_model(bad)
+            parse_named_encoder(bad)
     with pytest.raises(UsageError, match="two or more"):
-        parse_models(["OT=a"])
+        parse_named_encoders(["OT=a"])
     with pytest.raises(UsageError, match="differ"):
-        parse_models(["OT=a", "OT=b"])
+        parse_named_encoders(["OT=a", "OT=b"])
     with pytest.raises(ModelError, match="cannot load"):
         Encoder.load("X", "/nonexistent/model-folder")
 

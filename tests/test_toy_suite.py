@@ -1,6 +1,7 @@
-"""A sixth suite is one folder: ``tests/toy_suite`` (three files) installed as a plug-in
-into a temporary folder and run through the command line, with nothing in faithprobe
-changed. README's "Adding a suite" walks through the same folder."""
+"""A sixth suite is one folder: ``tests/toy_suite`` (four files) installed as a plug-in
+into a temporary folder and run through the command line, on its own and as a step of
+``faithprobe audit``, with nothing in faithprobe changed. README's "Adding a suite" walks
+through the same folder."""
 
 from __future__ import annotations
 
@@ -33,14 +34,15 @@ def site(tmp_path_factory) -> Path:
     return site
 
 
-def faithprobe(site: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(SRC)])}
+def faithprobe(site: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(SRC)]), **env}
     command = [sys.executable, "-c", "from faithprobe.cli import app; app()", *args]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
 
 
 def test_the_toy_suite_is_one_folder():
-    assert sorted(p.name for p in TOY.glob("*.py")) == ["__init__.py", "report.py", "suite.py"]
+    assert sorted(p.name for p in TOY.glob("*.py")) == [
+        "__init__.py", "headline.py", "report.py", "suite.py"]  # fmt: skip
 
 
 def test_list_shows_the_plugin_and_its_options(site):
@@ -74,3 +76,28 @@ def test_run_through_the_cli(site, tmp_path, tiny_llama_dir):
     bad = faithprobe(site, "run", "shout", "-o", "item=5", "--out", str(tmp_path / "x"))
     assert bad.returncode == 2
     assert "suite 'shout' has no option 'item'; its options: items" in bad.stderr
+
+
+def test_audit_runs_the_step_the_suite_declares(site, tmp_path):
+    """The step declared in the toy's entry runs in `faithprobe audit` after the built-in
+    ones, and its headline puts its effect on the card, on its own edge (which --edge
+    moves): adding a suite with its card step is its folder alone."""
+    out = tmp_path / "audit"
+    res = faithprobe(site, "audit", "--model", "ref:reader", "--out", str(out), "--no-cache",
+                     "--edge", "shout.kept=0.6", FAITHPROBE_DATA=str(tmp_path / "no-data"))  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    steps = json.loads((out / "run.json").read_text())["steps"]
+    assert [s["step"] for s in steps][-2:] == ["confidence-shift", "shout"]
+    assert steps[-1]["status"] == "ran" and steps[-1]["options"] == {"items": "8"}
+    assert (out / "suites" / "shout" / "report.html").is_file()
+    card = json.loads((out / "metrics.json").read_text())
+    (effect,) = [e for e in card["effects"] if e["step"] == "shout"]
+    assert (effect["key"], effect["edge"], effect["region"]) == (
+        "kept", "shout.kept", {"side": "at_least", "bound": 0.6})  # fmt: skip
+    assert (effect["value"], effect["n"], effect["verdict"]) == (1.0, 8, "faithful")
+    assert card["edges"]["shout.kept"]["default"] == 0.9
+    assert (
+        "Is a cloze answer kept when the context is in capitals?"
+        in (out / "index.html").read_text()
+    )
+    assert "| shout | ref:reader | **faithful** |" in (out / "card.md").read_text()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -13,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 from typer.core import TyperGroup
 
+from faithprobe import quiet
 from faithprobe.console import (
     command_line,
     log,
@@ -24,7 +26,7 @@ from faithprobe.console import (
     set_arguments,
     user_errors,
 )
-from faithprobe.errors import ModelError, UsageError
+from faithprobe.errors import UsageError
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # ours are the progress bars that count items; set before transformers is imported, this
@@ -41,18 +43,22 @@ class Commands(TyperGroup):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         set_arguments(sys.argv[1:] if args is None else [str(a) for a in args])
-        if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
-            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except typer.TyperException as err:  # click's usage errors
-            hint = f" (see '{err.ctx.command_path} --help')" if getattr(err, "ctx", None) else ""
-            print_error(err.format_message() + hint)
-            sys.exit(err.exit_code)
-        except typer.Abort:
-            print_error("aborted")
-            sys.exit(1)
-        sys.exit(code if isinstance(code, int) else 0)
+            if not standalone_mode:
+                return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            try:
+                code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            except typer.TyperException as err:  # click's usage errors
+                ctx = getattr(err, "ctx", None)
+                hint = f" (see '{ctx.command_path} --help')" if ctx else ""
+                print_error(err.format_message() + hint)
+                sys.exit(err.exit_code)
+            except typer.Abort:
+                print_error("aborted")
+                sys.exit(1)
+            sys.exit(code if isinstance(code, int) else 0)
+        finally:
+            quiet.restore()  # a command run in-process (by tests) leaves no filters behind
 
 
 app = typer.Typer(
@@ -95,6 +101,11 @@ def list_things() -> None:
             for key, default, text in describe(GENERATORS.get(e.name).config)
         },
         "model backends": {e.name: e.description for e in BACKENDS.entries()},
+        "model backend settings (--model-option KEY=VALUE)": {
+            f"{e.name}: {key}": f"{text} (default {default!r})"
+            for e in BACKENDS.entries()
+            for key, default, text in describe(e.target.settings)
+        },
         "embedded models (--model NAME)": {
             m.name: f"{m.display}; terms: {m.terms}; "
             + ("installed" if m.installed else f"not installed: {m.install}")
@@ -131,63 +142,76 @@ CacheDir = Annotated[
 ]
 
 
-def _parse_options(items: list[str]) -> dict[str, str]:
+def _libraries_speak(verbose: bool) -> bool:
+    """``--verbose``: the libraries' warnings and log lines shown as they come; without it
+    the known ones are hidden (:mod:`faithprobe.quiet`) from here until the command ends."""
+    if not verbose:
+        quiet.hush()
+    return verbose
+
+
+Verbose = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        callback=_libraries_speak,
+        help="also show the warnings and log lines of the libraries faithprobe runs on "
+        "(transformers, torch...), hidden by default",
+    ),
+]
+
+
+def _parse_options(items: list[str], flag: str = "--option") -> dict[str, str]:
     options = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise typer.BadParameter(f"{item!r}: expected KEY=VALUE", param_hint="--option")
+            raise typer.BadParameter(f"{item!r}: expected KEY=VALUE", param_hint=flag)
         options[key.strip()] = value
     return options
 
 
-def _check_models(specs: list[str]) -> None:
-    """Every ``--model`` names a model (:func:`~faithprobe.subjects.check_model`), and one in
-    a local folder holds the config.json its kind is read from: told before any data is read
-    or model loaded, not once the run has started."""
-    from faithprobe.subjects import BACKENDS, check_model
+def _model_specs(models: list[str], items: list[str], **aliases: object) -> list:
+    """Every ``--model`` parsed once (:func:`~faithprobe.subjects.parse_model`: checked
+    before any data is read or model loaded), with the ``--model-option`` settings of its
+    backend; ``aliases``: the same settings under their older flags (``--base-url``...),
+    None where not given. A setting no model's backend has is refused."""
+    from faithprobe.subjects import parse_model
+    from faithprobe.subjects.endpoint import check_base_url
 
-    for spec in specs:
-        check_model(spec)
-        backend, _, target = spec.partition(":")
-        if backend in BACKENDS and not BACKENDS.entry(backend).details.get("hub", False):
-            continue  # embedded, gguf:, openai:...: not a folder of a Hugging Face model
-        folder = Path(target if backend in BACKENDS else spec).expanduser()
-        if not folder.is_dir():
-            continue  # a Hugging Face id
-        try:
-            json.loads((folder / "config.json").read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            reason = err.strerror if isinstance(err, OSError) else f"not valid JSON ({err})"
-            hint = (
-                f"it holds a GGUF file: give it as gguf:{folder}"
-                if any(folder.glob("*.gguf"))
-                else "give the folder a Hugging Face model was saved in"
-            )
-            raise ModelError(
-                f"model folder {folder}: no readable config.json ({reason}); {hint}"
-            ) from None
+    given = {key: value for key, value in aliases.items() if value is not None}
+    options = {**given, **_parse_options(items, "--model-option")}
+    specs = [parse_model(text, options) for text in models]
+    taken = {f.name for spec in specs for f in dataclasses.fields(spec.settings)}
+    if "base_url" in given:
+        if not any(spec.backend == "openai" for spec in specs):
+            raise UsageError("--base-url is for openai:MODEL models; none was given")
+        check_base_url(given["base_url"])  # "" too, which as a setting means none
+    if unknown := [key for key in options if key not in taken and key not in given]:
+        raise UsageError(
+            f"--model-option {unknown[0]}: no --model's backend has that setting "
+            "(`faithprobe list` shows each backend's)"
+        )
+    return specs
 
 
-def _endpoint(models: list[str], base_url: str | None, **settings):
-    """The endpoint settings of the ``openai:`` models, checked before anything is read:
-    ``--base-url`` only with such a model and a URL a request can reach, and the API key set
-    where the endpoint needs one."""
-    from faithprobe.subjects import EndpointConfig
-
-    served = [m for m in models if m.startswith("openai:")]
-    if base_url is not None and not served:
-        raise UsageError("--base-url is for openai:MODEL models; none was given")
-    endpoint = EndpointConfig(base_url=base_url, **settings)
-    for spec in served:
-        endpoint.api_key(spec)
-    return endpoint
+ModelOptions = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model-option",
+        help="a setting of the models' backend, KEY=VALUE (repeatable; applies to each "
+        "--model whose backend has it, under settings in the spec, MODEL,KEY=VALUE; "
+        "`faithprobe list` shows each backend's), e.g. base_url=http://127.0.0.1:8000/v1",
+    ),
+]
 
 
-def _endpoint_option(text: str, **kwargs):
-    """An option of ``run`` that applies to openai: models only."""
+def _endpoint_option(setting: str, **kwargs):
+    """An older flag for the ``openai`` backend's ``setting`` (kept: scripts use it)."""
     return typer.Option(
-        help=f"openai: models: {text}", rich_help_panel="OpenAI-compatible endpoints", **kwargs
+        help=f"the same as --model-option {setting}=VALUE (openai: models)",
+        rich_help_panel="OpenAI-compatible endpoints (older flags)",
+        **kwargs,
     )
 
 
@@ -204,9 +228,10 @@ def run(
         typer.Option(
             "--model",
             "-m",
-            help="'embedded' (or embedded:NAME, see `faithprobe list`), gguf:FILE.gguf, a "
-            "local folder or a Hugging Face id; repeat to compare models; prefix hf-causal:, hf-masked:, hf-mc:, hf-nli: or hf-qa: to "
-            "force a backend; openai:MODEL for a model behind an OpenAI-compatible endpoint",
+            help="'embedded' (or embedded:NAME), gguf:FILE.gguf, a local folder or a Hugging "
+            "Face id; repeat to compare models; a backend's prefix in front forces it "
+            "(hf-causal:, hf-masked:, hf-mc:, hf-nli:, hf-qa:); openai:MODEL for a model behind "
+            "an OpenAI-compatible endpoint; `faithprobe list` shows every backend",
         ),
     ] = None,
     data: Annotated[
@@ -231,6 +256,7 @@ def run(
     force: Force = False,
     no_cache: NoCache = False,
     cache_dir: CacheDir = None,
+    verbose: Verbose = False,
     option: Annotated[
         list[str] | None,
         typer.Option(
@@ -239,37 +265,13 @@ def run(
             help="suite option KEY=VALUE (repeatable; `faithprobe list` shows each suite's)",
         ),
     ] = None,
-    base_url: Annotated[
-        str | None,
-        _endpoint_option(
-            "the endpoint's base URL, e.g. http://127.0.0.1:8000/v1 (default: the OpenAI API)"
-        ),
-    ] = None,
-    api: Annotated[
-        str,
-        _endpoint_option(
-            "what the endpoint serves: 'completions' (/v1/completions with echo and logprobs, "
-            "and chat) or 'chat' (chat completions only: generation suites only)"
-        ),
-    ] = "completions",
-    api_key_env: Annotated[
-        str,
-        _endpoint_option(
-            "the environment variable holding the API key (the key is never written anywhere)"
-        ),
-    ] = "OPENAI_API_KEY",
-    concurrency: Annotated[int, _endpoint_option("requests in flight at once", min=1)] = 4,
-    timeout: Annotated[
-        float, _endpoint_option("seconds per HTTP request before it is retried", min=0.001)
-    ] = 60.0,
-    max_retries: Annotated[
-        int,
-        _endpoint_option(
-            "retries of a request after 429, 5xx, a timeout or a dropped connection "
-            "(exponential backoff with jitter)",
-            min=0,
-        ),
-    ] = 6,
+    model_option: ModelOptions = None,
+    base_url: Annotated[str | None, _endpoint_option("base_url")] = None,
+    api: Annotated[str | None, _endpoint_option("api")] = None,
+    api_key_env: Annotated[str | None, _endpoint_option("api_key_env")] = None,
+    concurrency: Annotated[int | None, _endpoint_option("concurrency", min=1)] = None,
+    timeout: Annotated[float | None, _endpoint_option("timeout", min=0.001)] = None,
+    max_retries: Annotated[int | None, _endpoint_option("max_retries", min=0)] = None,
     executor: Annotated[
         str,
         typer.Option(
@@ -296,20 +298,20 @@ def run(
     with user_errors(RESUME):
         options = _parse_options(option or [])
         suite_options(suite, options)  # a mistyped suite or option: told before the imports
-        _check_models(model or [])
-        if data is not None:
-            from faithprobe.catalog.locate import resolve
-
-            data = resolve(data)
-        endpoint = _endpoint(
-            model or [],
-            base_url,
+        specs = _model_specs(
+            model or ["embedded"],
+            model_option or [],
+            base_url=base_url,
             api=api,
             api_key_env=api_key_env,
             concurrency=concurrency,
             timeout=timeout,
             max_retries=max_retries,
         )
+        if data is not None:
+            from faithprobe.catalog.locate import resolve
+
+            data = resolve(data)
         if executor not in EXECUTORS:
             raise UsageError(f"--executor {executor!r}: choose from {', '.join(EXECUTORS)}")
         if address and executor != "ray":
@@ -319,7 +321,7 @@ def run(
 
         config = RunConfig(
             suite=suite,
-            models=model or ["embedded"],
+            models=specs,
             data=data,
             limit=limit,
             seed=seed,
@@ -329,7 +331,6 @@ def run(
             cache=not no_cache,
             cache_dir=cache_dir,
             options=options,
-            endpoint=endpoint,
             executor=executor,
             ray=RayConfig(address=address, workers=workers, gpus_per_worker=gpus_per_worker),
             command=command_line(),
@@ -410,12 +411,10 @@ def audit(
     force: Force = False,
     no_cache: NoCache = False,
     cache_dir: CacheDir = None,
-    base_url: Annotated[
-        str | None, _endpoint_option("the endpoint's base URL (see `faithprobe run --help`)")
-    ] = None,
-    api: Annotated[
-        str, _endpoint_option("'completions' or 'chat' (see `faithprobe run --help`)")
-    ] = "completions",
+    verbose: Verbose = False,
+    model_option: ModelOptions = None,
+    base_url: Annotated[str | None, _endpoint_option("base_url")] = None,
+    api: Annotated[str | None, _endpoint_option("api")] = None,
 ) -> None:
     """Run every suite each model can answer at one budget, and write one faithfulness card
     (index.html) with a verdict per suite and model; or compare two audits."""
@@ -442,8 +441,7 @@ def audit(
         check_budget(budget)
         time_limit = check_auto(budget, time, max_items)
         Edges.parse(edge or (), [s.suite for s in STEPS])
-        _check_models(model)
-        endpoint = _endpoint(model, base_url, api=api)
+        specs = _model_specs(model, model_option or [], base_url=base_url, api=api)
         data_roots(data_dir)
         check_cache_dir(cache_dir)
         from datetime import UTC, datetime
@@ -454,7 +452,7 @@ def audit(
 
         started = datetime.now(UTC).strftime("%Y-%m-%dT%H%M%S")
         config = AuditConfig(
-            models=model,
+            models=specs,
             out=out or Path("runs") / f"audit-{started}",
             budget=budget,
             data_dir=data_dir,
@@ -463,7 +461,6 @@ def audit(
             force=force,
             cache=not no_cache,
             cache_dir=cache_dir,
-            endpoint=endpoint,
             command=command_line(),
             edges=edge or (),
             adjustment=adjust,
@@ -624,9 +621,9 @@ def serve(
     from faithprobe.errors import excerpt
     from faithprobe.serving import Faults, Limits, OpenAIServer
     from faithprobe.serving.connections import check_address
-    from faithprobe.subjects import check_model, load_subject
+    from faithprobe.subjects import BACKENDS, load_subject, parse_model
+    from faithprobe.subjects.backends import DEFAULT_HUB, backend_name
     from faithprobe.subjects.hf_causal import HFCausalLM
-    from faithprobe.subjects.reference import PREFIX as REFERENCE
 
     with user_errors("the server stopped"):
         kinds = tuple(k.strip() for k in fault_kinds.split(",") if k.strip())
@@ -650,11 +647,12 @@ def serve(
             key = os.environ.get(api_key_env)
             if not key:
                 raise UsageError(f"--api-key-env {excerpt(api_key_env)}: that variable is not set")
-        if model.partition(":")[0] in ("openai", "heuristic", REFERENCE):
+        backend = BACKENDS.get(backend_name(model) or DEFAULT_HUB)
+        if not (backend.hub or backend.identity):  # no weights here (an endpoint, ref:...)
             raise UsageError(f"--model {excerpt(model)}: serve needs a local causal LM")
-        check_model(model)
+        spec = parse_model(model)
         check_address(host, port)  # everything checked before the model is loaded
-        subject = load_subject(model)
+        subject = load_subject(spec)
         if not isinstance(subject, HFCausalLM):
             raise UsageError(f"{model}: serve needs a causal LM, not a {subject.kind} model")
         try:

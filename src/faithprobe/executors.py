@@ -19,7 +19,8 @@ from pathlib import Path
 from faithprobe.errors import UsageError
 from faithprobe.requests import Answer, Request
 from faithprobe.subjects.base import Progress, Subject
-from faithprobe.subjects.openai_compat import EndpointConfig
+from faithprobe.subjects.endpoint import EndpointConfig
+from faithprobe.subjects.spec import ModelSpec
 
 EXECUTORS = ("inprocess", "ray")
 
@@ -58,7 +59,9 @@ def _worker_env() -> dict[str, str]:
 class _Replica:
     """One model replica inside a Ray actor."""
 
-    def __init__(self, spec: str, batch_size: int, endpoint: EndpointConfig, gpus: float):
+    def __init__(
+        self, spec: str | ModelSpec, batch_size: int, endpoint: EndpointConfig, gpus: float
+    ):
         from faithprobe.subjects import load_subject
 
         self.subject = load_subject(spec, batch_size=batch_size, endpoint=endpoint)
@@ -95,7 +98,9 @@ class _Replica:
 class RaySubject(Subject):
     """A model ``spec`` answered by ``actors`` (Ray actor handles of :class:`_Replica`)."""
 
-    def __init__(self, spec: str, actors: list, meta: dict, shard_size: int = 64) -> None:
+    def __init__(
+        self, spec: str | ModelSpec, actors: list, meta: dict, shard_size: int = 64
+    ) -> None:
         self.spec, self.actors, self.shard_size = spec, actors, shard_size
         self.name = meta["name"]
         self.kind = meta["kind"]
@@ -227,7 +232,7 @@ class RayExecutor:
         return 1.0 if torch.cuda.is_available() else 0.0
 
     def subject(
-        self, spec: str, *, batch_size: int = 16, endpoint: EndpointConfig | None = None
+        self, spec: str | ModelSpec, *, batch_size: int = 16, endpoint: EndpointConfig | None = None
     ) -> RaySubject:
         ray = _import_ray()
         gpus = self.gpus_per_worker()

@@ -35,12 +35,11 @@ from faithprobe.interventions import Pair
 from faithprobe.memo import Memo, fingerprint, module_fingerprint
 from faithprobe.options import record
 from faithprobe.runfolder import check_cache_dir, check_target
-from faithprobe.subjects import check_model, load_subject
+from faithprobe.subjects import BACKENDS, ModelSpec, check_unique_names, load_subject, model_spec
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.cache import AnswerCache, answers_file
 from faithprobe.subjects.cached import CachedSubject
 from faithprobe.subjects.openai_compat import EndpointConfig
-from faithprobe.subjects.reference import is_reference
 from faithprobe.suite import COMMON_COLUMNS, Suite, get_suite
 
 METRICS_SCHEMA_VERSION = 1
@@ -51,7 +50,7 @@ ProgressFactory = Callable[[str, int], Callable[[int], None]]
 @dataclass
 class RunConfig:
     suite: str
-    models: Sequence[str] = ("embedded",)
+    models: Sequence[str | ModelSpec] = ("embedded",)  # strings are parsed once, on entry
     data: Path | None = None
     limit: int | None = None
     seed: int = 0
@@ -240,13 +239,12 @@ def load_subjects(config: RunConfig, stack: ExitStack) -> tuple[list[Subject], d
     return subjects, {"name": "inprocess"}
 
 
-def _check(config: RunConfig, suite: Suite, models: Sequence[str]) -> tuple[Path, Path]:
+def _check(config: RunConfig, suite: Suite, models: Sequence[ModelSpec]) -> tuple[Path, Path]:
     """The run folder and the cache file, after checking what can fail before any work."""
-    for spec in models:
-        check_model(spec)
     if config.executor not in EXECUTORS:
         raise UsageError(f"--executor {config.executor!r}: choose from {', '.join(EXECUTORS)}")
-    if config.executor == "ray" and (refs := [m for m in config.models if is_reference(m)]):
+    in_process = [str(m) for m in models if BACKENDS.get(m.backend).in_process_only]
+    if config.executor == "ray" and (refs := in_process):
         raise UsageError(
             f"--executor ray: reference models ({', '.join(refs)}) answer in this process; "
             "run them without --executor ray"
@@ -285,6 +283,8 @@ class Prepared:
 def prepare(config: RunConfig, *, check_models: bool = True) -> Prepared:
     """Check ``config`` and sample its pairs, before any model is loaded."""
     suite = get_suite(config.suite, config.options)
+    if check_models:  # parsed once, here: what follows takes the specs
+        config.models = [model_spec(m, config.endpoint) for m in config.models]
     out, cache_path = _check(config, suite, config.models if check_models else ())
     pairs = suite.sampled_pairs(config.data, config.limit, config.seed)
     if not pairs:
@@ -314,19 +314,17 @@ def run(
     subjects: Sequence[Subject] | None = None,
     log: Callable[[str], None] = lambda msg: None,
     prepared: Prepared | None = None,
+    out: Path | None = None,
 ) -> Run:
     """Run ``config`` (``subjects`` overrides ``config.models``: library use, tests;
-    ``prepared``: what :func:`prepare` made of ``config`` already); the run folder is
-    written by :func:`faithprobe.report.write_run`."""
+    ``prepared``: what :func:`prepare` made of ``config`` already; ``out``: the run folder,
+    if not the one ``prepared`` checked: an audit writes each step first into its staging
+    folder, which replaces the audit folder whole); the run folder is written by
+    :func:`faithprobe.report.write_run`."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
     if prepared is None:
         prepared = prepare(config, check_models=subjects is None)
-    suite, pairs, out, cache_path = (
-        prepared.suite,
-        prepared.pairs,
-        prepared.out,
-        prepared.cache_path,
-    )
+    suite, pairs, cache_path = prepared.suite, prepared.pairs, prepared.cache_path
     cache = AnswerCache(cache_path if config.cache else None)
     rows, info = [], []
     with ExitStack() as stack:
@@ -337,9 +335,7 @@ def run(
         executor = {"name": "inprocess"}  # subjects given by the caller compute here
         if subjects is None:
             subjects, executor = load_subjects(config, stack)
-        names = [s.name for s in subjects]
-        if len(set(names)) != len(names):
-            raise UsageError(f"two models share a name: {', '.join(names)}")
+        check_unique_names(s.name for s in subjects)
         for subject in subjects:
             # a subject whose answers depend on more than the request is asked directly
             cached = CachedSubject(subject, cache) if subject.cacheable else None
@@ -380,4 +376,4 @@ def run(
         "n_pairs": len(pairs),
         "data_record": suite.data_record(),
     }
-    return Run(out, results, metrics, record)
+    return Run(out or prepared.out, results, metrics, record)

@@ -9,8 +9,9 @@ columns every suite shares (:data:`COMMON_COLUMNS`), the run folder and the repo
 A suite is one package, ``faithprobe/suites/<name>/`` or any installed package named by an
 entry point in the group ``faithprobe.suites``, whose ``__init__`` holds a
 :class:`SuiteEntry` called ``SUITE``: the name, a line of description, the method it
-implements, its options (a frozen dataclass, :mod:`faithprobe.options`), and where its
-suite class and report view are (``"module:Class"`` strings, imported only when used).
+implements, its options (a frozen dataclass, :mod:`faithprobe.options`), where its suite
+class, report view and card headline are (``"module:attribute"`` strings, imported only
+when used), and the steps ``faithprobe audit`` runs of it (:class:`AuditStep`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pkgutil
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -59,9 +60,32 @@ class NoOptions:
 
 
 @dataclass(frozen=True)
+class AuditStep:
+    """A run of its suite that ``faithprobe audit`` makes, as the suite declares it: the
+    question the card asks, the items (``--limit``) and suite options at each budget, and
+    the data it reads. Options are the suite's own, given as ``-o KEY=VALUE`` takes them."""
+
+    name: str  # the card's section and the run folder's name under suites/
+    question: str  # what the step asks of a model, in plain words
+    # budget ("small", "default", "full") -> items (--limit; None: every item)
+    limits: Mapping[str, int | None]
+    # the step's place on the card, lowest first. A number rather than a list of names, so
+    # that a plug-in places its step among the others without an edit to the audit; the
+    # built-in steps leave gaps of ten for that
+    order: int = 100
+    options: Mapping[str, str] = field(default_factory=dict)  # at every budget
+    budget_options: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # and at one
+    # the option that takes the step's size too (natural-logic's ``bases``), if any
+    size_option: str | None = None
+    # a catalogue path under the data folders (faithprobe.catalog.entries); None: the
+    # suite generates its data
+    data: str | None = None
+
+
+@dataclass(frozen=True)
 class SuiteEntry:
     """A suite as registered: everything ``faithprobe list`` shows without importing it,
-    and where its suite class and report view are."""
+    where its suite class, report view and headline are, and its audit steps."""
 
     name: str
     description: str
@@ -69,9 +93,10 @@ class SuiteEntry:
     suite: str  # "package.module:Class" of the Suite subclass
     report: str  # "package.module:Class" of its report view
     options: type = NoOptions  # a frozen dataclass of options.option fields
-    # "package.module:function" reading the suite's metrics.json into the headline effects
-    # of the faithfulness card (faithprobe.metrics.verdict.Effect); "" for none
+    # "package.module:attribute" of the faithprobe.metrics.headline.Headline reading the
+    # suite's metrics.json into the card's competence and effects; "" for none
     headline: str = ""
+    audit: tuple[AuditStep, ...] = ()  # the steps faithprobe audit runs of it
 
 
 def _discover(registry: Registry) -> None:

@@ -1,8 +1,8 @@
 """The faithfulness card's numbers: each ran step's competence and headline effects (read
-off its metrics.json by its suite's ``headline`` function), their verdicts, a verdict per
-step and model, the models' paired differences (:mod:`faithprobe.audit.differences`), and
-a count per model. This is the audit's ``metrics.json``; docs/audit.md documents every
-field."""
+off its metrics.json by its suite's declared headline, :mod:`faithprobe.metrics.headline`),
+their verdicts, a verdict per step and model, the models' paired differences
+(:mod:`faithprobe.audit.differences`), and a count per model. This is the audit's
+``metrics.json``; docs/audit.md documents every field."""
 
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ SCHEMA_VERSION = 3
 
 def headline(suite: str, metrics: Mapping[str, Any]) -> tuple[list[Effect], list[Competence]]:
     """The headline effects and the competence records suite ``suite`` reads off its
-    ``metrics``; none if it names no headline function. A headline function returns both
-    kinds of record in one list (a plug-in's may return effects only: its steps are then
-    judged without a competence check, and the card says so)."""
+    ``metrics``; none if it names no headline. A suite whose metrics hold no competence
+    records (a plug-in's may not) is judged without a competence check, and the card says
+    so."""
     target = SUITES.get(suite).headline
     found = load_target(target)(metrics) if target else []
     return (

@@ -1,26 +1,23 @@
 """The edges of the card's faithful regions: each a named tolerance with a default and a
 sentence on where that default comes from, declared by the suite whose headline uses it
-(``EDGES`` in the module of its ``headline`` function), and movable per audit with
-``--edge NAME=VALUE`` (recorded in run.json and metrics.json)."""
+(the ``edges`` of its :class:`~faithprobe.metrics.headline.Headline`), and movable per
+audit with ``--edge NAME=VALUE`` (recorded in run.json and metrics.json)."""
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from faithprobe.errors import UsageError, excerpt
+from faithprobe.registry import load_target
 from faithprobe.suite import SUITES
 
 
 def suite_edges(suite: str) -> dict[str, tuple[float, str]]:
     """The edges suite ``suite`` declares: name -> (default bound, where it comes from)."""
     target = SUITES.get(suite).headline
-    if not target:
-        return {}
-    module = importlib.import_module(target.partition(":")[0])
-    return dict(getattr(module, "EDGES", {}))
+    return dict(load_target(target).edges) if target else {}
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,15 @@
-"""What an audit runs: one step per suite question, its data and its size at each budget.
+"""What an audit runs: the steps the registered suites declare, their data and their size
+at each budget.
 
-A *step* is one run of one suite with fixed options (the faithfulness suite has two: the
-generated predicate–argument probe and deletion on SQuAD). A *budget* names how many items
-each step samples: ``small`` for a first look in a few minutes, ``default`` for numbers
-whose intervals decide most verdicts, ``full`` for every item the data holds, and ``auto``
-for rounds of growing size (:meth:`Step.rounds`: at most :data:`~faithprobe.metrics.
-sequential.LOOKS`) until the step is decided or its share of ``--time`` is spent
-(docs/audit.md lists the sizes and the times measured so far).
+A *step* is one run of one suite with fixed options, declared by the suite
+(:class:`~faithprobe.suite.AuditStep` in its ``SUITE`` entry; a suite may declare several).
+The audit runs them in the order they declare, so a new suite's folder alone adds its
+step to the card. A *budget* names how many items each step samples: ``small`` for a
+first look in a few minutes, ``default`` for numbers whose intervals decide most
+verdicts, ``full`` for every item the data holds, and ``auto`` for rounds of growing size
+(:meth:`Step.rounds`: at most :data:`~faithprobe.metrics.sequential.LOOKS`) until the step
+is decided or its share of ``--time`` is spent (docs/audit.md lists the sizes and the
+times measured so far).
 
 Steps that read data find it in the data folders (:mod:`faithprobe.catalog.locate`:
 ``--data-dir``, ``$FAITHPROBE_DATA``, the folder ``faithprobe data fetch`` fills); at the
@@ -18,14 +21,15 @@ how to fetch it. Light to import: ``faithprobe audit --help`` reads it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from faithprobe.catalog.entries import DataSet, owner
 from faithprobe.catalog.locate import Sample, find, sample
 from faithprobe.errors import UsageError, excerpt
 from faithprobe.metrics.sequential import LOOKS
+from faithprobe.suite import SUITES, AuditStep
 
 AUTO = "auto"
 SAMPLED = "small"  # the budget at which a shipped sample stands in for a missing data file
@@ -53,19 +57,11 @@ BUDGETS = {
 }
 
 
-@dataclass(frozen=True)
-class Step:
-    """One suite run of an audit."""
+@dataclass(frozen=True, kw_only=True)
+class Step(AuditStep):
+    """One suite run of an audit: a step its suite declares, with the suite's name."""
 
-    name: str  # the card's section and the run folder's name under suites/
     suite: str
-    question: str  # what the step asks of a model, in plain words
-    limits: Mapping[str, int | None]  # budget -> --limit (None: everything)
-    options: Mapping[str, str] = field(default_factory=dict)
-    data: str | None = None  # a catalogue path under the data folders; None: generated data
-    budget_options: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    # the suite option that takes the step's size too (natural-logic's ``bases``), if any
-    size_option: str | None = None
 
     def options_for(self, budget: str) -> dict[str, str]:
         """The options at ``budget`` (``auto`` takes the default budget's)."""
@@ -97,56 +93,34 @@ def _like(budget: str) -> str:
     return "default" if budget == AUTO else budget
 
 
-STEPS: tuple[Step, ...] = (
-    Step(
-        "distractors",
-        "distractors",
-        "Is the right word still chosen once related distractors are added?",
-        {"small": 300, "default": 900, "full": None},
-    ),
-    Step(
-        "faithfulness-negation",
-        "faithfulness",
-        "Are yes/no answers read off the story, negation and formatting included?",
-        {"small": 24, "default": 60, "full": None},
-        options={"probe": "predicate-argument"},
-    ),
-    Step(
-        "faithfulness-deletion",
-        "faithfulness",
-        "Does the model stop answering once the sentence holding the answer is deleted?",
-        {"small": 20, "default": 60, "full": None},
-        data="squad/dev-v1.1.json",
-    ),
-    Step(
-        "right-reasons",
-        "right-reasons",
-        "Does the answer follow the comparison it depends on, for the right reasons?",
-        {"small": 20, "default": 40, "full": None},
-        # saliency of a causal LM costs an IG pass per step over the prompt (about 3 CPU-s
-        # per step for the embedded model): the small budget compares answers only, the
-        # default one adds IG with 8 steps, the full one the suite's defaults
-        budget_options={"small": {"saliency": ""}, "default": {"saliency": "ig", "ig_steps": "8"}},
-    ),
-    Step(
-        "natural-logic",
-        "natural-logic",
-        "Does the NLI prediction move when monotonicity or the word pair change the label?",
-        # 16 bases: the suite's minimum (natural_logic.intervals.MIN_BASES) below which its
-        # intervals under-cover and it gives none
-        {"small": 16, "default": 24, "full": None},
-        data="nli-xy",
-        size_option="bases",
-    ),
-    Step(
-        "confidence-shift",
-        "confidence-shift",
-        "Does confidence drop when no choice is correct?",
-        {"small": 40, "default": 150, "full": None},
-        data="socialiqa/dev.jsonl",
-        budget_options={"small": {"trials": "2"}},
-    ),
-)
+def declared_steps() -> tuple[Step, ...]:
+    """Every step the registered suites declare, in card order (their ``order``, then
+    their names). A step not sized for each budget, or two steps of one name, is a bug in
+    a suite's entry, told at once."""
+    steps = sorted(
+        (
+            Step(**{f.name: getattr(step, f.name) for f in fields(AuditStep)}, suite=name)
+            for name in SUITES.names()
+            for step in SUITES.get(name).audit
+        ),
+        key=lambda s: (s.order, s.name),
+    )
+    sized = set(BUDGETS) - {AUTO}
+    for step in steps:
+        if set(step.limits) != sized or not set(step.budget_options) <= sized:
+            raise ValueError(f"suite {step.suite}: step {step.name} is not sized for the "
+                             f"budgets {', '.join(sorted(sized))}")  # fmt: skip
+    if len(names := [s.name for s in steps]) != len(set(names)):
+        raise ValueError(f"two audit steps share a name: {', '.join(names)}")
+    return tuple(steps)
+
+
+def __getattr__(name: str) -> tuple[Step, ...]:
+    """``STEPS``: :func:`declared_steps`, read when first asked for (finding the suites
+    imports their entries, which ``audit --help`` need not do)."""
+    if name == "STEPS":
+        return declared_steps()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_budget(name: str) -> Budget:
@@ -220,7 +194,7 @@ def step_data(step: Step, roots: Sequence[Path], budget: str) -> StepData:
     if step.data is None:
         return StepData()
     dataset = owner(step.data)
-    if dataset is None:  # a step naming a path the catalogue lacks is a bug in STEPS
+    if dataset is None:  # a step naming a path the catalogue lacks is a bug in its suite
         raise ValueError(f"step {step.name}: {step.data} is in no catalogue entry")
     if (path := find(step.data, list(roots))) is not None:
         return StepData(path, "full", dataset)

@@ -1,5 +1,6 @@
-"""Run an audit: every step of :data:`~faithprobe.audit.plan.STEPS` that a model can
-answer, at one budget, through the shared answer cache, into one folder replaced whole:
+"""Run an audit: every step the suites declare (:func:`~faithprobe.audit.plan.
+declared_steps`) that a model can answer, at one budget, through the shared answer cache,
+into one folder replaced whole:
 
     DIR/index.html       the faithfulness card (:mod:`faithprobe.report.card`)
     DIR/metrics.json     the card's numbers (:mod:`faithprobe.audit.card`, docs/audit.md)
@@ -31,7 +32,7 @@ from faithprobe.atomic import write_json
 from faithprobe.audit.auto import AutoStep, next_round
 from faithprobe.audit.card import card_metrics
 from faithprobe.audit.edges import Edges
-from faithprobe.audit.plan import AUTO, STEPS, Step, StepData, check_budget, step_data
+from faithprobe.audit.plan import AUTO, Step, StepData, check_budget, declared_steps, step_data
 from faithprobe.catalog.locate import data_roots
 from faithprobe.errors import UsageError
 from faithprobe.metrics.sequential import LOOKS
@@ -41,20 +42,21 @@ from faithprobe.runfolder import check_target, replaced_whole
 from faithprobe.runner import (
     Prepared,
     ProgressFactory,
+    Run,
     RunConfig,
     cannot_answer,
     package_versions,
     prepare,
     run,
 )
-from faithprobe.subjects import check_model, load_subject
+from faithprobe.subjects import ModelSpec, check_unique_names, load_subject, model_spec
 from faithprobe.subjects.cache import answers_file
 from faithprobe.subjects.openai_compat import EndpointConfig
 
 
 @dataclass
 class AuditConfig:
-    models: Sequence[str]
+    models: Sequence[str | ModelSpec]  # strings are parsed once, on entry
     out: Path
     budget: str = "small"
     data_dir: Path | None = None
@@ -64,7 +66,7 @@ class AuditConfig:
     cache: bool = True
     cache_dir: Path | None = None
     endpoint: EndpointConfig = field(default_factory=EndpointConfig)
-    steps: Sequence[Step] = STEPS
+    steps: Sequence[Step] = field(default_factory=declared_steps)
     command: str = ""
     edges: Sequence[str] = ()  # --edge NAME=VALUE: a faithful region's bound moved
     adjustment: str = "holm"  # of the differences' p-values: "holm" or "bh"
@@ -101,7 +103,7 @@ def _planned(
         limit=limit,
         seed=config.seed,
         batch_size=config.batch_size,
-        out=config.out / "suites" / step.name,  # re-rooted in the staging folder to run
+        out=config.out / _folder(step),  # where it ends up; run into the staging folder
         cache=config.cache,
         cache_dir=config.cache_dir,
         options=options,
@@ -129,30 +131,43 @@ def _sized(step: Step, config: AuditConfig, look: int) -> tuple[int | None, dict
     return limit, options
 
 
+def _folder(step: Step) -> Path:
+    """A step's run folder within the audit folder."""
+    return Path("suites") / step.name
+
+
+def _step_fields(step: Step) -> dict:
+    """What every record of a step, run or skipped, begins with."""
+    return {"step": step.name, "suite": step.suite, "question": step.question}
+
+
 def _execute(p: Planned, staging: Path, progress: ProgressFactory | None) -> dict:
-    """Run planned step ``p`` into ``staging`` (its folder replaced) and return its record."""
-    folder = staging / "suites" / p.step.name
-    prepared = Prepared(p.prepared.suite, p.prepared.pairs, folder, p.prepared.cache_path)
+    """Run planned step ``p`` into its folder in ``staging`` and return its record."""
     clock, cpu = time.perf_counter(), time.process_time()
-    finished = run(
-        p.config, progress=progress, subjects=p.subjects, log=lambda m: None, prepared=prepared
-    )
+    finished = run(p.config, progress=progress, subjects=p.subjects, log=lambda m: None,
+                   prepared=p.prepared, out=staging / _folder(p.step))  # fmt: skip
     write_run(finished)
+    return _ran_record(p, finished, time.perf_counter() - clock, time.process_time() - cpu)
+
+
+def _ran_record(p: Planned, finished: Run, seconds: float, cpu_seconds: float) -> dict:
+    """A step's record in the audit's run.json: its run's own record (run.json of its
+    folder) read for what the card shows, where its data came from, its times, and the
+    models it left out."""
+    ran = finished.record
     return {
-        "step": p.step.name,
-        "suite": p.step.suite,
-        "question": p.step.question,
+        **_step_fields(p.step),
         "status": "ran",
-        "folder": f"suites/{p.step.name}",
-        "report": f"suites/{p.step.name}/report.html",
-        "limit": p.config.limit,
-        "options": dict(p.config.options),
-        "data": str(p.config.data) if p.config.data else None,
+        "folder": _folder(p.step).as_posix(),
+        "report": (_folder(p.step) / "report.html").as_posix(),
+        "limit": ran["limit"],
+        "options": dict(ran["options"]),
+        "data": ran["data"],
         **p.data.record(),
-        "n_pairs": len(p.prepared.pairs),
-        "seconds": round(time.perf_counter() - clock, 1),
-        "cpu_seconds": round(time.process_time() - cpu, 1),
-        "models": [s.name for s in p.subjects],
+        "n_pairs": ran["n_pairs"],
+        "seconds": round(seconds, 1),
+        "cpu_seconds": round(cpu_seconds, 1),
+        "models": [s["name"] for s in ran["subjects"]],
         "skipped_models": p.skipped,
         "metrics": finished.metrics,
     }
@@ -219,8 +234,7 @@ def _started(p: Planned, i: int, n: int) -> str:
 
 def _skipped(p: Planned, i: int, n: int, log: Callable[[str], None]) -> dict:
     log(f"[{i}/{n}] {p.step.name}: skipped ({p.reason})")
-    step = {"step": p.step.name, "suite": p.step.suite, "question": p.step.question}
-    return {**step, "status": "skipped", "reason": p.reason}
+    return {**_step_fields(p.step), "status": "skipped", "reason": p.reason}
 
 
 def audit(
@@ -239,18 +253,13 @@ def audit(
     if subjects is None:
         if not config.models:
             raise UsageError("give at least one --model")
-        for spec in config.models:
-            check_model(spec)
-        subjects = [
-            load_subject(m, batch_size=config.batch_size, endpoint=config.endpoint, defer=True)
-            for m in config.models
-        ]
+        specs = [model_spec(m, config.endpoint) for m in config.models]  # parsed once
+        subjects = [load_subject(s, batch_size=config.batch_size, defer=True) for s in specs]
     if budget.name == AUTO and config.time_limit is None and config.max_items is None:
         raise UsageError("--budget auto needs --time (e.g. 20m) or --max-items (or both)")
     names = [s.name for s in subjects]
-    if len(set(names)) != len(names):
-        raise UsageError(f"two models share a name: {', '.join(names)}")
-    models = [{"spec": spec, "name": s.name, "fingerprint": s.fingerprint}
+    check_unique_names(names)
+    models = [{"spec": str(spec), "name": s.name, "fingerprint": s.fingerprint}
               for spec, s in zip(config.models or names, subjects, strict=True)]  # fmt: skip
     roots = data_roots(config.data_dir)
     planned = [_planned(step, config, list(subjects), roots) for step in config.steps]
@@ -270,26 +279,31 @@ def audit(
         metrics = card_metrics(runs, models, budget=budget, seed=config.seed, edges=edges,
                                adjustment=config.adjustment, looks=LOOKS if auto else 1)  # fmt: skip
         write_json(staging / "metrics.json", metrics)
-        write_json(
-            staging / "run.json",
-            {
-                "kind": "audit",
-                "command": config.command,
-                "budget": config.budget,
-                "seed": config.seed,
-                "edges": dict(edges.overrides),
-                "adjustment": config.adjustment,
-                "time_limit": config.time_limit,
-                "max_items": config.max_items,
-                "batch_size": config.batch_size,
-                "data_dirs": [str(r) for r in roots],
-                "cache": str(answers_file(config.cache_dir)) if config.cache else None,
-                "models": models,
-                "steps": [{k: v for k, v in r.items() if k != "metrics"} for r in runs],
-                "versions": package_versions(),
-                "started": started,
-                "finished": datetime.now(UTC).isoformat(timespec="seconds"),
-            },
-        )
+        finished = datetime.now(UTC).isoformat(timespec="seconds")
+        record = _audit_record(config, edges, roots, models, runs)
+        write_json(staging / "run.json", {**record, "started": started, "finished": finished})
         write_card(staging)
     return out
+
+
+def _audit_record(
+    config: AuditConfig, edges: Edges, roots: list[Path], models: list[dict], runs: list[dict]
+) -> dict:
+    """The audit's run.json, but for its times: what was run, with each step's record (its
+    own run.json is in its folder)."""
+    return {
+        "kind": "audit",
+        "command": config.command,
+        "budget": config.budget,
+        "seed": config.seed,
+        "edges": dict(edges.overrides),
+        "adjustment": config.adjustment,
+        "time_limit": config.time_limit,
+        "max_items": config.max_items,
+        "batch_size": config.batch_size,
+        "data_dirs": [str(r) for r in roots],
+        "cache": str(answers_file(config.cache_dir)) if config.cache else None,
+        "models": models,
+        "steps": [{k: v for k, v in r.items() if k != "metrics"} for r in runs],
+        "versions": package_versions(),
+    }

@@ -50,7 +50,7 @@ from faithprobe.metrics.intervals import clustered_mean, paired_difference
 from faithprobe.qa.deletions import ORIGINAL, variant_pairs
 from faithprobe.qa.questions import history_question, passage_id
 from faithprobe.representations.alignment import shared_tokens
-from faithprobe.representations.config import DEFAULT_LIMIT, AnalysisConfig, ModelSpec
+from faithprobe.representations.config import DEFAULT_LIMIT, AnalysisConfig, NamedEncoder
 from faithprobe.representations.similarity import (
     Encoder,
     Encoding,
@@ -338,7 +338,7 @@ def analyze(
     config: AnalysisConfig,
     *,
     progress: ProgressFactory | None = None,
-    load: Callable[[ModelSpec, int], Encoder] | None = None,
+    load: Callable[[NamedEncoder, int], Encoder] | None = None,
 ) -> Analysis:
     """Read the items, run every model on them and summarise (nothing is written).
     ``load(spec, max_length)`` loads a model (default :meth:`Encoder.load`)."""

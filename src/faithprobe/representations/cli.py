@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from faithprobe.console import log, print_table, progress_bars, user_errors
-from faithprobe.representations.config import DEFAULT_LIMIT, AnalysisConfig, parse_models
+from faithprobe.representations.config import DEFAULT_LIMIT, AnalysisConfig, parse_named_encoders
 from faithprobe.subjects.qa_windows import DEFAULT_MAX_LENGTH
 
 analyze_app = typer.Typer(
@@ -56,7 +56,7 @@ def representations(
 
     with user_errors("nothing was written"):
         config = AnalysisConfig(
-            models=parse_models(model),
+            models=parse_named_encoders(model),
             data=data,
             heldout_of=str(heldout_of) if heldout_of else "",
             limit=limit,

@@ -16,12 +16,12 @@ DEFAULT_LIMIT = 500
 
 
 @dataclass(frozen=True)
-class ModelSpec:
+class NamedEncoder:
     name: str
     path: str
 
 
-def parse_model(value: str) -> ModelSpec:
+def parse_named_encoder(value: str) -> NamedEncoder:
     """``NAME=PATH`` or ``PATH`` (named after the folder)."""
     name, sep, path = value.partition("=")
     if not sep:
@@ -29,11 +29,11 @@ def parse_model(value: str) -> ModelSpec:
     name, path = name.strip(), path.strip()
     if not name or not path:
         raise UsageError(f"--model {value!r}: expected NAME=PATH or PATH (e.g. OT=models/qa-ot)")
-    return ModelSpec(name, path)
+    return NamedEncoder(name, path)
 
 
-def parse_models(values: Sequence[str]) -> list[ModelSpec]:
-    specs = [parse_model(v) for v in values]
+def parse_named_encoders(values: Sequence[str]) -> list[NamedEncoder]:
+    specs = [parse_named_encoder(v) for v in values]
     if len(specs) < 2:
         raise UsageError("give two or more models to compare (--model OT=... --model IBT=...)")
     names = Counter(s.name for s in specs)
@@ -44,7 +44,7 @@ def parse_models(values: Sequence[str]) -> list[ModelSpec]:
 
 @dataclass(frozen=True)
 class AnalysisConfig:
-    models: list[ModelSpec]
+    models: list[NamedEncoder]
     data: Path
     heldout_of: str = ""
     limit: int | None = DEFAULT_LIMIT

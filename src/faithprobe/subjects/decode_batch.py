@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import torch
 
 from faithprobe.subjects.growing_cache import aligned_cache
+from faithprobe.subjects.kv_cache_name import returned_cache
 
 CROP_FROM = 32  # the fewest unused left columns worth a copy of the cache to cut off
 
@@ -142,7 +143,7 @@ class DecodeBatch:
         cache)`` and keep the logits it returns."""
         self.mask = torch.cat([self.mask, self.mask.new_ones((len(self.rows), 1))], dim=1)
         result = forward(tokens, self.mask, self.positions, self.cache)
-        self.cache, self.logits = result.past_key_values, result.logits[:, -1]
+        self.cache, self.logits = returned_cache(result), result.logits[:, -1]
         self.positions = self.positions + 1
 
     def _realigned(self, keep: int, width: int) -> None:

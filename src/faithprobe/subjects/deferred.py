@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 
-from faithprobe.requests import Answer, Request
+from faithprobe.requests import Answer, GenerationRequest, Request
 from faithprobe.subjects.base import Progress, Subject
+from faithprobe.subjects.chat_template import folder_has_chat_template
 from faithprobe.subjects.identity import Identity
 
 
@@ -77,3 +79,15 @@ class DeferredSubject(Subject):
         first = next(chunks, None)
         if first is not None:
             yield from self.subject.answer_chunks(itertools.chain([first], chunks))
+
+
+def deferred(name: str, identity: Identity, folder: Path, load: Callable[[], Subject]) -> Subject:
+    """The model in ``folder``, known from its files until ``load`` is needed."""
+    generates = GenerationRequest.kind in identity.accepts
+    return DeferredSubject(
+        name,
+        identity,
+        identity.fingerprint(folder),
+        load,
+        has_chat_template=generates and folder_has_chat_template(folder),
+    )

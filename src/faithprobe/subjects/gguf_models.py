@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
+from faithprobe.console import log as console_log
 from faithprobe.errors import ModelError
 from faithprobe.subjects.cache import default_cache_dir
 from faithprobe.subjects.fingerprint import fingerprint_path
@@ -63,7 +63,7 @@ def ensure_converted(
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    say = log or (lambda msg: print(msg, file=sys.stderr))
+    say = log or console_log  # a line of faithprobe's own, even while progress bars are drawn
     say(f"First use of {source.name}: dequantising it to safetensors in {target} (once)...")
     folder, name = source.parent, source.name
     try:

@@ -74,6 +74,7 @@ from faithprobe.subjects.bounds import CHARS_PER_TOKEN, cut_for_tokens, special_
 from faithprobe.subjects.decode_batch import DecodeBatch, ReadyRow, ready_rows, stacked_rows
 from faithprobe.subjects.hf_base import HFSubject
 from faithprobe.subjects.identity import HF_CAUSAL
+from faithprobe.subjects.kv_cache_name import cache_argument, returned_cache
 from faithprobe.subjects.packed_scoring import (
     Piece,
     block_mask,
@@ -120,6 +121,7 @@ class HFCausalLM(HFSubject):
         accepted = inspect.signature(model.forward).parameters
         self._takes_positions = "position_ids" in accepted
         self._takes_logits_to_keep = "logits_to_keep" in accepted
+        self._cache_argument = cache_argument(model)
         pad = tokenizer.pad_token_id
         self._pad_id = pad if pad is not None else (tokenizer.eos_token_id or 0)
         start = tokenizer.bos_token_id
@@ -286,7 +288,7 @@ class HFCausalLM(HFSubject):
         if last_only and self._takes_logits_to_keep:
             kwargs["logits_to_keep"] = 1  # the vocabulary projection only where it is read
         if cache is not None:
-            kwargs["past_key_values"] = cache
+            kwargs[self._cache_argument] = cache
         return self.model(**kwargs)
 
     def _score_batch(self, batch: list[tuple[list[int], list[list[int]]]]) -> list[CandidateScores]:
@@ -398,7 +400,7 @@ class HFCausalLM(HFSubject):
 
         longer = [r for r, toks in enumerate(row_tokens) if len(toks) > 1]
         if longer:
-            cache = result.past_key_values
+            cache = returned_cache(result)
             groups = torch.tensor([row_group[r] for r in longer], device=dev)
             cache.batch_select_indices(groups)
             n_feed = max(len(row_tokens[r]) for r in longer) - 1
@@ -644,7 +646,7 @@ class HFCausalLM(HFSubject):
         width = max(starts)
         if not width:
             result = self._forward(ids, mask, positions, growing_cache(), last_only=True)
-            return result.logits[:, -1], mask, result.past_key_values
+            return result.logits[:, -1], mask, returned_cache(result)
         stored = [self._prefixes.layers(ids, n) if n else None for ids, _, n in rows]
         shapes = next(layers for layers in stored if layers)
         nothing = [(k[:, :, :0], v[:, :, :0]) for k, v in shapes]  # a row with no beginning
@@ -654,14 +656,14 @@ class HFCausalLM(HFSubject):
         mask = torch.cat([past.to(mask.dtype), mask], dim=1)
         positions = positions + torch.tensor(starts, device=self.device)[:, None]
         result = self._forward(ids, mask, positions, cache, last_only=True)
-        return result.logits[:, -1], mask, result.past_key_values
+        return result.logits[:, -1], mask, returned_cache(result)
 
     def _run_padded(self, prompts: list[list[int]]):
         """(Each row's last logits, attention mask, key/value cache) of ``prompts`` run as
         one left-padded batch."""
         ids, mask, positions = self._left_padded(prompts)
         result = self._forward(ids, mask, positions, last_only=True)
-        return result.logits[:, -1], mask, result.past_key_values
+        return result.logits[:, -1], mask, returned_cache(result)
 
     @cached_property
     def _merges_caches(self) -> bool:

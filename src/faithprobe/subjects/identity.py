@@ -75,8 +75,3 @@ HF_EXTRACTIVE_QA = Identity(
         }
     ),
 )
-
-# The ``--model`` backend prefixes whose fingerprint is their folder's under their identity,
-# so they can be deferred. The encoder backends (hf-mc, hf-nli, hf-qa) also mix in their
-# truncation length and settings read off the loaded model and tokenizer; they load at once.
-DEFERRABLE = {"hf-causal": HF_CAUSAL, "hf-masked": HF_MASKED}

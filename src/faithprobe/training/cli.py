@@ -374,7 +374,7 @@ def train_qa_command(
     Runs resume from <out>/checkpoints after an interruption: run the same command again.
     """
     from faithprobe.generators.predicate_argument import check_stories
-    from faithprobe.subjects import check_model
+    from faithprobe.subjects import parse_model
     from faithprobe.training.qa import train_qa
 
     if full and limit is not None:
@@ -400,7 +400,7 @@ def train_qa_command(
     if cfg.predicate_argument:
         check_stories(cfg.predicate_argument, "train", "--predicate-argument")
     if cfg.augment:
-        check_model(cfg.augment)
+        parse_model(cfg.augment)
     summary = train_qa(cfg, **flags)
     t = summary["train"]
     generated = summary["predicate_argument"]

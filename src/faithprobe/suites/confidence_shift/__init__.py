@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from faithprobe.datasets.multiple_choice import RULES
-from faithprobe.errors import UsageError, excerpt
+from faithprobe.datasets.multiple_choice import CHOICE_FORMATS, RULES
+from faithprobe.errors import UsageError
 from faithprobe.options import option
-from faithprobe.suite import SuiteEntry
+from faithprobe.suite import AuditStep, SuiteEntry
 
 # probe -> (registered intervention, its parameters)
 PROBES = {
@@ -47,6 +47,7 @@ class ConfidenceShiftOptions:
         "sum",
         "choice score: 'sum' of its token log-probs (lm-eval acc), 'per-token' (their mean), "
         "'per-char' (sum / characters, lm-eval acc_norm) or 'per-byte' (sum / UTF-8 bytes)",
+        choices=NORMALISATIONS,
     )
     probes: str = option(
         ",".join(DEFAULT_PROBES),
@@ -57,40 +58,28 @@ class ConfidenceShiftOptions:
         "how each format is put to the model: 'standard' (as its community scores it: "
         "HellaSwag as lm-eval's cleaned continuation, Social IQA 'Q: …\\nA:') or 'qa' "
         "(raw text in the Q/A frame for every format)",
+        choices=RULES,
     )
     template: str = option(
         "auto", "the prompt's frame ({prompt}; \\n ok); 'auto': the rule's frame per format"
     )
-    format: str = option("auto", "data format: auto, socialiqa, hellaswag, choice-jsonl")
+    format: str = option(
+        "auto", "data format ('auto': detected from the file)", choices=("auto", *CHOICE_FORMATS)
+    )
     answer: str = option(
         "auto",
         "'scores' (choice log-likelihoods), 'letter' (the model writes a letter; "
         "abstentions counted) or 'auto' (letters only for models that cannot score)",
+        choices=ANSWER_MODES,
     )
 
     def __post_init__(self) -> None:
         if self.trials < 1:
             raise UsageError(f"trials must be at least 1, got {self.trials}")
-        if self.normalisation == "mean":  # its old name; 'mean' alone says too little
-            raise UsageError(
-                "normalisation 'mean' is now 'per-token' (mean log-prob per token); "
-                "lm-eval's acc_norm is 'per-char'"
-            )
-        if self.normalisation not in NORMALISATIONS:
-            raise UsageError(
-                f"normalisation must be one of {', '.join(NORMALISATIONS)}, got "
-                f"{excerpt(self.normalisation)}"
-            )
         unknown = sorted(set(self.probe_names) - set(PROBES))
         if unknown or not (self.probe_names or self.probes.strip() == NO_PROBES):
             raise UsageError(
                 f"unknown probes {unknown}; known: {', '.join(PROBES)} (or '{NO_PROBES}')"
-            )
-        if self.rule not in RULES:
-            raise UsageError(f"rule must be one of {', '.join(RULES)}, got {excerpt(self.rule)}")
-        if self.answer not in ANSWER_MODES:
-            raise UsageError(
-                f"answer must be one of {', '.join(ANSWER_MODES)}, got {excerpt(self.answer)}"
             )
 
     @property
@@ -111,4 +100,14 @@ SUITE = SuiteEntry(
     report="faithprobe.suites.confidence_shift.report:ConfidenceShiftReport",
     headline="faithprobe.suites.confidence_shift.headline:headline",
     options=ConfidenceShiftOptions,
+    audit=(
+        AuditStep(
+            "confidence-shift",
+            "Does confidence drop when no choice is correct?",
+            {"small": 40, "default": 150, "full": None},
+            order=60,
+            budget_options={"small": {"trials": "2"}},
+            data="socialiqa/dev.jsonl",
+        ),
+    ),
 )

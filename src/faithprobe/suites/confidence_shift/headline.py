@@ -29,7 +29,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faithprobe.metrics.verdict import Competence, Effect, competences, missing
+from faithprobe.metrics.headline import EffectSpec, Headline
+from faithprobe.metrics.verdict import missing
 from faithprobe.suites.confidence_shift import PROBE_TITLES, PROMPT_PROBES
 
 SUITE = "confidence-shift"
@@ -62,77 +63,50 @@ EDGES: dict[str, tuple[float, str]] = {
 }
 
 
-def _title(probe: str) -> str:
-    return PROBE_TITLES.get(probe, probe)
+def _probe(row: Mapping[str, Any]) -> dict[str, str]:
+    return {"probe_title": PROBE_TITLES.get(row["probe"], row["probe"])}
 
 
-def _pseudo_accuracy_effect(row: Mapping[str, Any]) -> Effect:
-    excess = row["excess"]
-    return Effect.from_estimate(
-        excess,
-        "at_most",
-        PSEUDO_ACCURACY_EDGE,
-        EDGES,
-        suite=SUITE,
-        key=f"pseudo_accuracy_excess_{row['probe']}",
-        title=f"picks the once-right choice above 1/n ({_title(row['probe'])})",
-        subject=row["subject"],
-        reading=f"pseudo-accuracy {row['value']:.3g} minus 1/n ({row['agnostic']:.3g}); "
-        f"original accuracy {row['original_accuracy']:.3g}; a tie at the top shares its "
-        f"credit; {excess['method']}",
-        control="a model that does not read the question keeps its picks: its original "
-        "accuracy minus 1/n, above the edge once it is competent",
-    )
+def _spread(row: Mapping[str, Any]) -> dict[str, str]:
+    """The probe's title, and the spread on the originals where there is one."""
+    before = row["before"]["value"]
+    shown = "" if missing(before) else f"; {before:.3g} on the originals"
+    return {**_probe(row), "on_originals": shown}
 
 
-def _spread_effect(row: Mapping[str, Any]) -> Effect:
-    after, before = row["after"], row["before"]
-    shown = "" if missing(before["value"]) else f"; {before['value']:.3g} on the originals"
-    return Effect.from_estimate(
-        after,
-        "at_most",
-        SPREAD_EDGE,
-        EDGES,
-        suite=SUITE,
-        key=f"confidence_spread_{row['probe']}",
-        title=f"confidence not spread evenly once no choice is right ({_title(row['probe'])})",
-        subject=row["subject"],
-        reading=f"SD of the choice confidences (RMS distance from 1/n; 0: the method's "
-        f"agnostic model){shown}; {row['method']}",
-        control="a model that ignores the choices' content keeps its original spread; one "
-        "that treats the donor answer as right, or avoids it for an old wrong choice, keeps "
-        "a spread too",
-    )
-
-
-def _detection_effect(row: Mapping[str, Any]) -> Effect:
-    return Effect.from_estimate(
-        row,
-        "at_least",
-        DETECTION_EDGE,
-        EDGES,
-        n=row["n_instances"],
-        suite=SUITE,
-        key=f"maxprob_detection_{row['probe']}",
-        title=f"top confidence tells probed from original inputs ({_title(row['probe'])})",
-        subject=row["subject"],
-        reading=f"detection accuracy, chance 0.5; {row['method']}",
-        control="0.5: a confidence that ignores the input is the same on both inputs",
-    )
-
-
-def headline(metrics: Mapping[str, Any]) -> list[Effect | Competence]:
-    """Each subject's competence, then the effects read off ``pseudo_accuracy`` (prompt
-    probes), ``confidence_spread`` (No-Right-Answer) and ``maxprob_detection``."""
-    out: list[Effect | Competence] = [*competences(SUITE, metrics)]
-    out += [
-        _pseudo_accuracy_effect(r)
-        for r in metrics.get("pseudo_accuracy", [])
-        if r["probe"] in PROMPT_PROBES
-    ]
-    out += [
-        _spread_effect(r)
-        for r in metrics.get("confidence_spread", [])
-        if r["probe"] == ANSWER_PROBE
-    ]
-    return out + [_detection_effect(r) for r in metrics.get("maxprob_detection", [])]
+# each subject's competence, then the effects read off ``pseudo_accuracy`` (prompt probes),
+# ``confidence_spread`` (No-Right-Answer) and ``maxprob_detection``
+headline = Headline(
+    SUITE,
+    EDGES,
+    (
+        EffectSpec(
+            "pseudo_accuracy", PSEUDO_ACCURACY_EDGE, "at_most", estimate="excess",
+            match={"probe": PROMPT_PROBES}, fields=_probe,
+            key="pseudo_accuracy_excess_{probe}",
+            title="picks the once-right choice above 1/n ({probe_title})",
+            reading="pseudo-accuracy {value:.3g} minus 1/n ({agnostic:.3g}); original accuracy "
+            "{original_accuracy:.3g}; a tie at the top shares its credit; {excess[method]}",
+            control="a model that does not read the question keeps its picks: its original "
+            "accuracy minus 1/n, above the edge once it is competent",
+        ),
+        EffectSpec(
+            "confidence_spread", SPREAD_EDGE, "at_most", estimate="after",
+            match={"probe": (ANSWER_PROBE,)}, fields=_spread,
+            key="confidence_spread_{probe}",
+            title="confidence not spread evenly once no choice is right ({probe_title})",
+            reading="SD of the choice confidences (RMS distance from 1/n; 0: the method's "
+            "agnostic model){on_originals}; {method}",
+            control="a model that ignores the choices' content keeps its original spread; one "
+            "that treats the donor answer as right, or avoids it for an old wrong choice, "
+            "keeps a spread too",
+        ),
+        EffectSpec(
+            "maxprob_detection", DETECTION_EDGE, "at_least", n=("n_instances",), fields=_probe,
+            key="maxprob_detection_{probe}",
+            title="top confidence tells probed from original inputs ({probe_title})",
+            reading="detection accuracy, chance 0.5; {method}",
+            control="0.5: a confidence that ignores the input is the same on both inputs",
+        ),
+    ),
+)  # fmt: skip

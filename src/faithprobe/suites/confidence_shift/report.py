@@ -6,15 +6,13 @@ is read from ``metrics.json``; nothing is estimated here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from faithprobe.report.figures import Plot, grouped_bars, new_figure, save_figures
-from faithprobe.report.html import Examples, Section
+from faithprobe.report.figures import grouped_bars, new_figure
 from faithprobe.report.tables import (
     BY_SUBJECT,
     DASH,
@@ -27,12 +25,12 @@ from faithprobe.report.tables import (
     subject_order,
 )
 from faithprobe.report.views import (
+    ExampleRows,
     ReportView,
+    SectionSpec,
     estimate_text,
-    examples_rng,
     f3,
     metric_frame,
-    pick_ids,
 )
 from faithprobe.suites.confidence_shift import NORMALISATIONS, PROBE_TITLES
 from faithprobe.suites.confidence_shift.metrics import SHIFT_TYPES
@@ -459,35 +457,16 @@ def dataset_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
-def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
-    tables: dict[str, Table] = {
-        "summary": Table(
-            "summary",
-            "Headline",
-            _frame(metrics, "pseudo_accuracy"),
-            summary(metrics),
-            note="Pseudo-accuracy: share of perturbed instances whose pseudo-correct choice "
-            "(the old answer, or the donor answer in its slot) gets the highest confidence; "
-            "an agnostic model scores 1/n. Shift types as shares of instances.",
-        )
-    }
-    for t in (
-        competence_table(metrics),
-        accuracy_table(metrics),
-        normalisation_table(metrics),
-        pseudo_accuracy_table(metrics),
-        abstention_table(metrics),
-        shift_table(metrics),
-        pooled_shift_table(metrics),
-        spread_table(metrics),
-        profile_table(metrics),
-        contrast_table(metrics),
-        maxprob_table(metrics),
-        dataset_table(metrics),
-    ):
-        if t is not None:
-            tables[t.name] = t
-    return tables
+def summary_table(metrics: Mapping[str, Any]) -> Table:
+    return Table(
+        "summary",
+        "Headline",
+        _frame(metrics, "pseudo_accuracy"),
+        summary(metrics),
+        note="Pseudo-accuracy: share of perturbed instances whose pseudo-correct choice "
+        "(the old answer, or the donor answer in its slot) gets the highest confidence; "
+        "an agnostic model scores 1/n. Shift types as shares of instances.",
+    )
 
 
 # --------------------------------------------------------------------------- plots
@@ -575,18 +554,6 @@ def confidence_figure(metrics: Mapping[str, Any]) -> Figure | None:
     return fig
 
 
-def build_plots(metrics: Mapping[str, Any], out_dir: Path) -> list[Plot]:
-    return save_figures(
-        metrics,
-        out_dir,
-        (
-            ("pseudo_accuracy", "Pseudo-accuracy by probe (95% CI)", pseudo_accuracy_figure),
-            ("shift_types", "Shift types by probe", shift_figure),
-            ("confidence", "Confidence of the correct / pseudo-correct choice", confidence_figure),
-        ),
-    )
-
-
 # --------------------------------------------------------------------------- examples
 
 EXAMPLE_COLUMNS = [
@@ -611,21 +578,8 @@ def _choices_text(choices, confidences, pseudo: int, reply=None) -> str:
     )
 
 
-def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examples:
-    """A seeded sample of trial-0 perturbed instances, every subject's confidences; a row
-    counts as "correct" when the model did not put the pseudo-correct choice on top."""
-    note = (
-        "A seeded sample of perturbed instances (trial 0), with each subject's confidences; "
-        "* marks the pseudo-correct choice."
-    )
-    if results.empty:
-        return Examples(EXAMPLE_COLUMNS, pd.DataFrame(), note)
-    pool = results[results["trial"] == 0]
-    n_subjects = max(1, pool["subject"].nunique())
-    picked = pick_ids(examples_rng(seed), pool["pair_id"], max(1, N_EXAMPLES // n_subjects))
-    rows = order_rows(pool[pool["pair_id"].isin(picked)], subjects, BY_SUBJECT)
-    rows = rows.sort_values(["probe", "pair_id"], kind="stable")
-    frame = pd.DataFrame(
+def _example_frame(rows: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame(
         {
             "subject": rows["subject"],
             "probe": rows["probe"].map(_probe),
@@ -642,52 +596,67 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
                 )
             ],
             "pseudo": [c[i] for c, i in zip(rows["choices"], rows["pseudo_label"], strict=True)],
+            # "correct": the model did not put the pseudo-correct choice on top
             "correct": ~rows["pseudo_correct"].astype(bool),
         }
     )
-    return Examples(EXAMPLE_COLUMNS, frame.reset_index(drop=True), note)
+
+
+def _lead(metrics: Mapping[str, Any]) -> str:
+    options = metrics.get("options") or {}
+    how = options.get("normalisation", DASH)
+    return (
+        f"{options.get('trials', DASH)} trials per probe; prompt rule: "
+        f"{options.get('rule', DASH)}; choice scores: {how} "
+        f"({NORMALISATIONS.get(how, how)}); confidences: softmax over the choices' scores."
+    )
 
 
 class ConfidenceShiftReport(ReportView):
     summary_title = "pseudo-accuracy, tests, shift types and MaxProb detection by probe"
-    tables = staticmethod(build_tables)
-    plots = staticmethod(build_plots)
-    summary = staticmethod(summary)
-    examples = staticmethod(examples)
-
-    @staticmethod
-    def sections(tables: Mapping[str, Table], metrics: Mapping[str, Any]) -> list[Section]:
-        options = metrics.get("options") or {}
-        how = options.get("normalisation", DASH)
-        lead = (
-            f"{options.get('trials', DASH)} trials per probe; prompt rule: "
-            f"{options.get('rule', DASH)}; choice scores: {how} "
-            f"({NORMALISATIONS.get(how, how)}); confidences: softmax over the choices' scores."
-        )
-        return [
-            Section(
-                "accuracy",
-                "Accuracy and pseudo-accuracy",
-                [
-                    tables.get("competence"),
-                    tables.get("original_accuracy"),
-                    tables.get("accuracy_by_normalisation"),
-                    tables.get("pseudo_accuracy"),
-                ],
-                lead=lead,
-            ),
-            Section(
-                "shifts", "Shift types", [tables.get("shift_types"), tables.get("pooled_shifts")]
-            ),
-            Section(
-                "confidence",
-                "Confidence and variance",
-                [
-                    tables.get("confidence_spread"),
-                    tables.get("confidence_profile"),
-                    tables.get("probe_contrasts"),
-                ],
-            ),
-            Section("maxprob", "MaxProb detection", [tables.get("maxprob_detection")]),
-            Section("dataset", "Dataset", [tables.get("dataset")]),
-        ]
+    table_makers = (
+        summary_table,
+        competence_table,
+        accuracy_table,
+        normalisation_table,
+        pseudo_accuracy_table,
+        abstention_table,
+        shift_table,
+        pooled_shift_table,
+        spread_table,
+        profile_table,
+        contrast_table,
+        maxprob_table,
+        dataset_table,
+    )
+    figures = (
+        ("pseudo_accuracy", "Pseudo-accuracy by probe (95% CI)", pseudo_accuracy_figure),
+        ("shift_types", "Shift types by probe", shift_figure),
+        ("confidence", "Confidence of the correct / pseudo-correct choice", confidence_figure),
+    )
+    layout = (
+        SectionSpec(
+            "accuracy",
+            "Accuracy and pseudo-accuracy",
+            ("competence", "original_accuracy", "accuracy_by_normalisation", "pseudo_accuracy"),
+            lead=_lead,
+        ),
+        SectionSpec("shifts", "Shift types", ("shift_types", "pooled_shifts")),
+        SectionSpec(
+            "confidence",
+            "Confidence and variance",
+            ("confidence_spread", "confidence_profile", "probe_contrasts"),
+        ),
+        SectionSpec("maxprob", "MaxProb detection", ("maxprob_detection",)),
+        SectionSpec("dataset", "Dataset", ("dataset",)),
+    )
+    # a seeded sample of trial-0 perturbed instances, every subject's confidences
+    example_rows = ExampleRows(
+        EXAMPLE_COLUMNS,
+        _example_frame,
+        note="A seeded sample of perturbed instances (trial 0), with each subject's "
+        "confidences; * marks the pseudo-correct choice.",
+        pool=lambda results: results[results["trial"] == 0],  # each instance's first trial
+        sort=("probe", "pair_id"),
+        n=N_EXAMPLES,
+    )

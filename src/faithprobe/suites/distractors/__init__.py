@@ -1,6 +1,6 @@
 """The ``distractors`` suite (Pandia & Ettinger 2021): cloze accuracy under attractors."""
 
-from faithprobe.suite import SuiteEntry
+from faithprobe.suite import AuditStep, SuiteEntry
 from faithprobe.suites.distractors.options import DistractorsOptions
 
 SUITE = SuiteEntry(
@@ -12,4 +12,12 @@ SUITE = SuiteEntry(
     report="faithprobe.suites.distractors.report:DistractorsReport",
     options=DistractorsOptions,
     headline="faithprobe.suites.distractors.headline:headline",
+    audit=(
+        AuditStep(
+            "distractors",
+            "Is the right word still chosen once related distractors are added?",
+            {"small": 300, "default": 900, "full": None},
+            order=10,
+        ),
+    ),
 )

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faithprobe.metrics.verdict import Competence, Effect, competences
+from faithprobe.metrics.headline import EffectSpec, Headline
 
 SUITE = "distractors"
 # edge name -> (default bound, where the default comes from)
@@ -42,47 +42,47 @@ EDGES: dict[str, tuple[float, str]] = {
     ),
 }
 _SETTINGS = {"single": "one entity", "multi": "several entities"}
-_EFFECTS = {
-    "related_drop": (
-        "accuracy lost to one related attractor after the fact",
-        "0 for a model that ignores the input (it loses nothing to attractors; competence "
-        "catches it)",
+READING = (
+    "{no_interval}{comparison}; competent items, one attractor after the critical fact, "
+    "{n_related} related and {n_unrelated} unrelated pairs; {method}"
+)
+
+
+def _texts(row: Mapping[str, Any]) -> dict[str, str]:
+    """The setting in words, and a note that there is no interval where the row has one."""
+    return {
+        "setting_label": _SETTINGS.get(row["setting"], row["setting"]),
+        "no_interval": f"{row['note']}: no interval. " if row.get("note") else "",
+    }
+
+
+def _drop(name: str, title: str, control: str) -> EffectSpec:
+    """The effect ``name`` of ``one_attractor_drops``, per subject and setting."""
+    return EffectSpec(
+        "one_attractor_drops", f"{SUITE}.{name}", "at_most", key="{effect}_{setting}",
+        title=f"{title} ({{setting_label}})", reading=READING, control=control,
+        match={"effect": (name,)}, fields=_texts,
+    )  # fmt: skip
+
+
+# each subject's competence, then per subject and setting its related drop and the
+# related-minus-unrelated control (read off ``competence`` and ``one_attractor_drops``)
+headline = Headline(
+    SUITE,
+    EDGES,
+    (
+        _drop(
+            "related_drop",
+            "accuracy lost to one related attractor after the fact",
+            "0 for a model that ignores the input (it loses nothing to attractors; competence "
+            "catches it)",
+        ),
+        _drop(
+            "related_minus_unrelated",
+            "accuracy lost to one related minus one unrelated attractor after the fact",
+            "0 for a model that ignores the input, and for one pulled equally by any added "
+            "words (the related drop catches that one); positive for the nearest-candidate "
+            "shortcut",
+        ),
     ),
-    "related_minus_unrelated": (
-        "accuracy lost to one related minus one unrelated attractor after the fact",
-        "0 for a model that ignores the input, and for one pulled equally by any added words "
-        "(the related drop catches that one); positive for the nearest-candidate shortcut",
-    ),
-}
-
-
-def _effect(record: Mapping[str, Any]) -> Effect:
-    name, setting = record["effect"], record["setting"]
-    title, control = _EFFECTS[name]
-    edge = f"{SUITE}.{name}"
-    reading = (
-        f"{record['comparison']}; competent items, one attractor after the critical fact, "
-        f"{record['n_related']} related and {record['n_unrelated']} unrelated pairs; "
-        f"{record['method']}"
-    )
-    if record.get("note"):
-        reading = f"{record['note']}: no interval. {reading}"
-    return Effect.from_estimate(
-        record,
-        "at_most",
-        edge,
-        EDGES,
-        suite=SUITE,
-        key=f"{name}_{setting}",
-        title=f"{title} ({_SETTINGS.get(setting, setting)})",
-        subject=record["subject"],
-        reading=reading,
-        control=control,
-    )
-
-
-def headline(metrics: Mapping[str, Any]) -> list[Effect | Competence]:
-    """Each subject's competence, then per subject and setting its related drop and the
-    related-minus-unrelated control (read off ``competence`` and ``one_attractor_drops``)."""
-    out: list[Effect | Competence] = [*competences(SUITE, metrics)]
-    return out + [_effect(r) for r in metrics.get("one_attractor_drops", [])]
+)

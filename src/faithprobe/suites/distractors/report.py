@@ -8,11 +8,11 @@ from typing import Any
 
 import pandas as pd
 
-from faithprobe.report.html import Examples, Section
-from faithprobe.report.tables import DASH, Table, order_rows
-from faithprobe.report.views import ReportView, examples_rng, pick_ids
+from faithprobe.report.html import Examples
+from faithprobe.report.tables import DASH, order_rows
+from faithprobe.report.views import ReportView, SectionSpec, examples_rng, pick_ids
 from faithprobe.suites.distractors.plots import build_plots
-from faithprobe.suites.distractors.tables import ORDERING, build_tables, summary_table
+from faithprobe.suites.distractors.tables import ORDERING, build_tables
 
 N_EXAMPLES = 20
 EXAMPLE_COLUMNS = [
@@ -77,55 +77,39 @@ def _example_rows(
     return out.reset_index(drop=True)
 
 
+def _dataset_lead(metrics: Mapping[str, Any]) -> str:
+    dataset = metrics.get("dataset") or {}
+
+    def show(x: Any) -> str:
+        return DASH if x is None else str(x)
+
+    pairs, bases = show(dataset.get("n_pairs")), show(dataset.get("n_base"))
+    return f"{pairs} pairs built on {bases} base items."
+
+
 class DistractorsReport(ReportView):
     summary_title = "accuracy [95% CI] by attractors"
-    tables = staticmethod(build_tables)
+    table_makers = (build_tables,)  # the headline first (tables.py)
+    layout = (
+        SectionSpec("tables", "Tables", ("accuracy_*", "relative_probability_*"),
+                    empty="No estimates."),
+        SectionSpec("competence", "Competence and dropped items",
+                    ("competence", "competent_set", "base_accuracy"),
+                    empty="No competence records."),
+        SectionSpec("card", "The faithfulness card's effects", ("one_attractor_drops",),
+                    empty="No one-attractor drops recorded."),
+        SectionSpec("tests", "Tests", ("tests",), empty="No tests recorded."),
+        SectionSpec("dataset", "Dataset", ("dataset",), lead=_dataset_lead),
+    )  # fmt: skip
+
+    # its figures are drawn from one frame of the estimates (plots.py)
     plots = staticmethod(build_plots)
-
-    summary = staticmethod(summary_table)
-
-    @staticmethod
-    def sections(tables: Mapping[str, Table], metrics: Mapping[str, Any]) -> list[Section]:
-        dataset = metrics.get("dataset") or {}
-
-        def show(x: Any) -> str:
-            return DASH if x is None else str(x)
-
-        curves = [
-            t
-            for name, t in tables.items()
-            if name.startswith(("accuracy_", "relative_probability_"))
-        ]
-        return [
-            Section("tables", "Tables", curves, empty="No estimates."),
-            Section(
-                "competence",
-                "Competence and dropped items",
-                [
-                    tables.get("competence"),
-                    tables.get("competent_set"),
-                    tables.get("base_accuracy"),
-                ],
-                empty="No competence records.",
-            ),
-            Section(
-                "card",
-                "The faithfulness card's effects",
-                [tables.get("one_attractor_drops")],
-                empty="No one-attractor drops recorded.",
-            ),
-            Section("tests", "Tests", [tables.get("tests")], empty="No tests recorded."),
-            Section(
-                "dataset",
-                "Dataset",
-                [tables.get("dataset")],
-                lead=f"{show(dataset.get('n_pairs'))} pairs built on "
-                f"{show(dataset.get('n_base'))} base items.",
-            ),
-        ]
 
     @staticmethod
     def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examples:
+        """Its own draw (:func:`_example_rows`): pairs drawn from the competent items, each
+        shown with every subject's answer (:class:`ExampleRows` shows only the rows it draws
+        from)."""
         return Examples(
             EXAMPLE_COLUMNS,
             _example_rows(results, seed=seed, subjects=subjects),

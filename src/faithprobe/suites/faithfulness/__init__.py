@@ -1,7 +1,7 @@
 """The ``faithfulness`` suite (Chaturvedi et al.): is a QA answer still given once the
 sentences that support it are deleted?"""
 
-from faithprobe.suite import SuiteEntry
+from faithprobe.suite import AuditStep, SuiteEntry
 from faithprobe.suites.faithfulness.options import FaithfulnessOptions
 
 SUITE = SuiteEntry(
@@ -13,4 +13,20 @@ SUITE = SuiteEntry(
     report="faithprobe.suites.faithfulness.report:FaithfulnessReport",
     headline="faithprobe.suites.faithfulness.headline:headline",
     options=FaithfulnessOptions,
+    audit=(
+        AuditStep(
+            "faithfulness-negation",
+            "Are yes/no answers read off the story, negation and formatting included?",
+            {"small": 24, "default": 60, "full": None},
+            order=20,
+            options={"probe": "predicate-argument"},
+        ),
+        AuditStep(
+            "faithfulness-deletion",
+            "Does the model stop answering once the sentence holding the answer is deleted?",
+            {"small": 20, "default": 60, "full": None},
+            order=30,
+            data="squad/dev-v1.1.json",
+        ),
+    ),
 )

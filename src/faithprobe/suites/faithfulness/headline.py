@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faithprobe.metrics.verdict import Competence, Effect, competences
+from faithprobe.metrics.headline import EffectSpec, Headline
 
 # edge name -> (default bound, where it comes from); every Effect's ``edge`` names one
 EDGES: dict[str, tuple[float, str]] = {
@@ -58,74 +58,69 @@ def _answer(key: str | None) -> str:
     return "none" if key is None else key.removeprefix("text:")
 
 
-def _negation_excess(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
-    always = f"always '{_answer(row['constant_answer'])}'"
-    return (
-        "negation_excess",
-        "yes/no accuracy on negated stories over the best constant answer",
-        f"accuracy {row['measured']:.3g} on the negated stories (original question form) "
-        f"minus {always} {row['control']:.3g}",
-        f"0: no constant answer beats the best one ({always}, right on {row['control']:.0%} "
-        "of these questions); a model reading every colour as asserted, 'not' or not: 0",
-    )
+def _always(row: Mapping[str, Any]) -> dict[str, str]:
+    return {"always": f"always '{_answer(row['constant_answer'])}'"}
 
 
-def _formatting_flips(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
-    variant = row["variant"]
-    return (
-        f"formatting_flips_{variant}",
-        f"answers flipped by a harmless trailing {variant}",
-        f"share of original-form questions answered otherwise once the story ends in a "
-        f"{variant}: {row['measured']:.3g}",
-        "0: a constant answer never flips (competence keeps it off the card)",
-    )
+def _variant_key(row: Mapping[str, Any]) -> dict[str, str]:
+    return {"variant_key": row["variant"].lower().replace("-", "_").replace("+", "_")}
 
 
-def _unknown_gain(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
-    variant = row["variant"]
-    return (
-        "unknown_gain_" + variant.lower().replace("-", "_").replace("+", "_"),
-        f"'unknown' once the supporting sentence is deleted ({variant}) minus 'unknown' on "
-        "the original story",
-        f"unknown {row['measured']:.3g} after {variant} minus {row['control']:.3g} on OS",
-        "0: a model that always (or never) says 'unknown' says it as often on both",
-    )
+PAIRED = "; paired over {n} questions; {method}"
 
 
-def _comb_acc_excess(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
-    return (
-        "comb_acc_excess",
-        "Comb-Acc under negation (original and negated right) over the best constant answer",
-        f"Comb-Acc {row['measured']:.3g} minus the best constant answer's {row['control']:.3g}",
-        "0: an edit flips the gold, so no one answer is right on both sides",
-    )
+def _controlled(effect: str, side: str, **texts: Any) -> EffectSpec:
+    """The effect ``effect`` of the ``controlled`` block (controls.py), per model."""
+    return EffectSpec("controlled", f"{SUITE}.{effect}", side, match={"effect": (effect,)},
+                      n=("n_clusters", "n"), **texts)  # fmt: skip
 
 
-# effect of the ``controlled`` block -> which side of its edge is faithful, and what its
-# Effect says (key, title, reading, control)
-CONTROLLED = {
-    "negation_excess": ("at_least", _negation_excess),
-    "formatting_flips": ("at_most", _formatting_flips),
-    "unknown_gain": ("at_least", _unknown_gain),
-    "comb_acc_excess": ("at_least", _comb_acc_excess),
-}
-
-
-def _effect(row: Mapping[str, Any]) -> Effect:
-    side, describe = CONTROLLED[row["effect"]]
-    key, title, what, control = describe(row)
-    edge = f"faithfulness.{row['effect']}"
-    return Effect.from_estimate(
-        row, side, edge, EDGES, n=row.get("n_clusters") or row["n"],
-        suite=SUITE, key=key, title=title, subject=row["subject"],
-        reading=f"{what}; paired over {row['n']} questions; {row['method']}",
-        control=control,
-    )  # fmt: skip
-
-
-def headline(metrics: Mapping[str, Any]) -> list[Effect | Competence]:
-    """Per model its Competence, then its controlled effects."""
-    return [
-        *competences(SUITE, metrics, baseline_answer=_answer),
-        *(_effect(r) for r in metrics.get("controlled", [])),
-    ]
+# per model its Competence, then its controlled effects
+headline = Headline(
+    SUITE,
+    EDGES,
+    (
+        _controlled(
+            "negation_excess",
+            "at_least",
+            key="negation_excess",
+            title="yes/no accuracy on negated stories over the best constant answer",
+            reading="accuracy {measured:.3g} on the negated stories (original question form) "
+            "minus {always} {control:.3g}" + PAIRED,
+            control="0: no constant answer beats the best one ({always}, right on "
+            "{control:.0%} of these questions); a model reading every colour as asserted, "
+            "'not' or not: 0",
+            fields=_always,
+        ),
+        _controlled(
+            "formatting_flips",
+            "at_most",
+            key="formatting_flips_{variant}",
+            title="answers flipped by a harmless trailing {variant}",
+            reading="share of original-form questions answered otherwise once the story ends "
+            "in a {variant}: {measured:.3g}" + PAIRED,
+            control="0: a constant answer never flips (competence keeps it off the card)",
+        ),
+        _controlled(
+            "unknown_gain",
+            "at_least",
+            key="unknown_gain_{variant_key}",
+            title="'unknown' once the supporting sentence is deleted ({variant}) minus "
+            "'unknown' on the original story",
+            reading="unknown {measured:.3g} after {variant} minus {control:.3g} on OS" + PAIRED,
+            control="0: a model that always (or never) says 'unknown' says it as often on both",
+            fields=_variant_key,
+        ),
+        _controlled(
+            "comb_acc_excess",
+            "at_least",
+            key="comb_acc_excess",
+            title="Comb-Acc under negation (original and negated right) over the best constant "
+            "answer",
+            reading="Comb-Acc {measured:.3g} minus the best constant answer's {control:.3g}"
+            + PAIRED,
+            control="0: an edit flips the gold, so no one answer is right on both sides",
+        ),
+    ),
+    baseline_answer=_answer,
+)

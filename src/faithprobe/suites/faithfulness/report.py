@@ -9,15 +9,12 @@ probe's accuracies and formatting flip rates (Table 12). Every number is read fr
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from faithprobe.metrics.qa import NEGATION_LABELS
 from faithprobe.prompts import command_line_template
-from faithprobe.report.figures import Plot
-from faithprobe.report.html import Examples, Section
 from faithprobe.report.tables import (
     DASH,
     Ordering,
@@ -28,7 +25,14 @@ from faithprobe.report.tables import (
     order_rows,
     subject_order,
 )
-from faithprobe.report.views import ReportView, examples_rng, metric_frame, percent_text, pick_ids
+from faithprobe.report.views import (
+    ExampleRows,
+    ReportView,
+    SectionSpec,
+    answered,
+    metric_frame,
+    percent_text,
+)
 
 N_EXAMPLES = 24
 VARIANT_ORDER = ("OS", "TS", "TS-R", "TS-R+Aug", "OS-R", "OS-R+Aug")
@@ -426,43 +430,6 @@ def flip_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
-def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
-    tables: dict[str, Table] = {}
-    scores = scores_table(metrics)
-    pa = predicate_argument_table(metrics)
-    if scores is not None:
-        tables["summary"] = Table("summary", "Headline", scores.data, scores.display, NOTE)
-    elif pa is not None:
-        tables["summary"] = Table("summary", "Headline", pa.data, pa.display, pa.note)
-    for t in (
-        scores,
-        differences_table(metrics),
-        sizes_table(metrics),
-        drops_table(metrics),
-        kind_table(metrics),
-        reinsertion_table(metrics),
-        expectation_table(metrics),
-        negation_table(metrics),
-        competence_table(metrics),
-        controlled_table(metrics),
-        pa,
-        flip_table(metrics),
-        replies_table(metrics),
-    ):
-        if t is not None:
-            tables[t.name] = t
-    return tables
-
-
-def summary(metrics: Mapping[str, Any]) -> pd.DataFrame:
-    t = scores_table(metrics) or predicate_argument_table(metrics)
-    return t.display if t is not None else pd.DataFrame()
-
-
-def build_plots(metrics: Mapping[str, Any], out_dir: Path) -> list[Plot]:
-    return []
-
-
 # --------------------------------------------------------------------------- examples
 
 EXAMPLE_COLUMNS = [
@@ -476,21 +443,8 @@ EXAMPLE_COLUMNS = [
 ]
 
 
-def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examples:
-    """A seeded sample of items, shown in every answered variant."""
-    note = "Shaded rows: the model did not do what a faithful model does."
-    pool = results[results["dropped_reason"].isna()] if not results.empty else results
-    if pool.empty:
-        return Examples(EXAMPLE_COLUMNS, pd.DataFrame(), note)
-    per_item = max(1, pool.groupby("original_id")["pair_id"].nunique().max())
-    n_items = max(1, N_EXAMPLES // (per_item * max(1, pool["subject"].nunique())))
-    picked = pick_ids(examples_rng(seed), pool["original_id"], n_items)
-    rows = pool[pool["original_id"].isin(picked)].copy()
-    rows["_v"] = rows["variant"].map(_variant_rank)
-    rows = order_rows(rows, subjects, ORDERING).sort_values(
-        ["subject", "original_id", "_v"], kind="stable"
-    )
-    frame = pd.DataFrame(
+def _example_frame(rows: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame(
         {
             "subject": rows["subject"],
             "variant": rows["variant"],
@@ -504,7 +458,12 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
             "correct": rows["expectation_met"].astype(bool),
         }
     )
-    return Examples(EXAMPLE_COLUMNS, frame.reset_index(drop=True), note)
+
+
+def _ranked(results: pd.DataFrame) -> pd.DataFrame:
+    """The answered rows, with each variant's place in :data:`VARIANT_ORDER`."""
+    rows = answered(results)
+    return rows.assign(variant_rank=rows["variant"].map(_variant_rank))
 
 
 REPLIES_LEAD = (
@@ -512,63 +471,85 @@ REPLIES_LEAD = (
     "reply is read as yes, no, an answer, an abstention, a hedge, a refusal, other (neither "
     "yes nor no) or empty by the documented phrasings of faithprobe.qa.replies."
 )
+PROBE_LEAD = (
+    "Yes/no questions about generated one-sentence stories, answered by comparing the "
+    "log-likelihoods of ' yes' and ' no' (models that can score) or in words (models that "
+    "can only generate, and yes_no=generate; see the replies section)."
+)
+
+
+def _probed(metrics: Mapping[str, Any]) -> bool:
+    """Whether the run asked the predicate–argument probe (else: deletion on --data)."""
+    return bool((metrics.get("options") or {}).get("probe"))
+
+
+def _deleted(metrics: Mapping[str, Any]) -> bool:
+    return not _probed(metrics)
+
+
+def _summary_title(metrics: Mapping[str, Any]) -> str:
+    if _probed(metrics):
+        return "predicate–argument probe: accuracy and share of 'no' by question form"
+    return "EM, F1 and unk% after deleting the supporting sentences"
+
+
+def _deletion_lead(metrics: Mapping[str, Any]) -> str:
+    options = metrics.get("options") or {}
+    # the options as typed; the prompt turns a typed \n into a newline
+    template = command_line_template(options["template"]) if "template" in options else DASH
+    return (
+        "OS = original story; TS = story truncated after the rationale's sentence; TS-R = "
+        "TS without the rationale's sentences (a span answer no longer in the text is "
+        "appended); OS-R = HotpotQA without its supporting facts. Language models are "
+        f"prompted with the template {template!r} (at most "
+        f"{options.get('max_new_tokens', DASH)} new tokens)."
+    )
 
 
 class FaithfulnessReport(ReportView):
-    @staticmethod
-    def summary_title(metrics: Mapping[str, Any]) -> str:
-        if (metrics.get("options") or {}).get("probe"):
-            return "predicate–argument probe: accuracy and share of 'no' by question form"
-        return "EM, F1 and unk% after deleting the supporting sentences"
-
-    tables = staticmethod(build_tables)
-    plots = staticmethod(build_plots)
-    summary = staticmethod(summary)
-    examples = staticmethod(examples)
-
-    @staticmethod
-    def sections(tables: Mapping[str, Table], metrics: Mapping[str, Any]) -> list[Section]:
-        options = metrics.get("options") or {}
-        # the options as typed; the prompt turns a typed \n into a newline
-        template = command_line_template(options["template"]) if "template" in options else DASH
-        lead = (
-            "OS = original story; TS = story truncated after the rationale's sentence; TS-R = "
-            "TS without the rationale's sentences (a span answer no longer in the text is "
-            "appended); OS-R = HotpotQA without its supporting facts. Language models are "
-            f"prompted with the template {template!r} (at most "
-            f"{options.get('max_new_tokens', DASH)} new tokens)."
-        )
-        probe = [tables.get("predicate_argument"), tables.get("formatting_flips")]
-        card = Section(
-            "card",
-            "Competence and the card's effects",
-            [tables.get("competence"), tables.get("controlled")],
-            lead="What faithprobe audit judges: accuracy on the original items against the best "
-            "constant answer, then each effect against what a model ignoring its input gets.",
-        )
-        replies = Section(
-            "replies", "How the replies were read", [tables.get("reply_kinds")], lead=REPLIES_LEAD
-        )
-        if options.get("probe"):
-            lead = (
-                "Yes/no questions about generated one-sentence stories, answered by comparing "
-                "the log-likelihoods of ' yes' and ' no' (models that can score) or in words "
-                "(models that can only generate, and yes_no=generate; see the replies section)."
-            )
-            return [
-                Section("predicate_argument", "Predicate–argument probe", probe, lead=lead),
-                card,
-                replies,
-            ]
-        return [
-            Section("scores", "Scores per variant", [tables.get("scores")], lead=lead),
-            card,
-            Section("negation", "Negation", [tables.get("negation")]),
-            replies,
-            Section("drops", "Dropped items", [tables.get("sizes"), tables.get("drops")]),
-            Section(
-                "details",
-                "By answer kind and expectation",
-                [tables.get("scores_by_answer_kind"), tables.get("expectation")],
-            ),
-        ]
+    summary_title = _summary_title
+    table_makers = (
+        scores_table,
+        differences_table,
+        sizes_table,
+        drops_table,
+        kind_table,
+        reinsertion_table,
+        expectation_table,
+        negation_table,
+        competence_table,
+        controlled_table,
+        predicate_argument_table,
+        flip_table,
+        replies_table,
+    )
+    headline = ("scores", "predicate_argument")
+    layout = (
+        SectionSpec("scores", "Scores per variant", ("scores",), lead=_deletion_lead,
+                    when=_deleted),
+        SectionSpec("predicate_argument", "Predicate–argument probe",
+                    ("predicate_argument", "formatting_flips"), lead=PROBE_LEAD, when=_probed),
+        SectionSpec(
+            "card", "Competence and the card's effects", ("competence", "controlled"),
+            lead="What faithprobe audit judges: accuracy on the original items against the "
+            "best constant answer, then each effect against what a model ignoring its input "
+            "gets.",
+        ),
+        SectionSpec("negation", "Negation", ("negation",), when=_deleted),
+        SectionSpec("replies", "How the replies were read", ("reply_kinds",),
+                    lead=REPLIES_LEAD),
+        SectionSpec("drops", "Dropped items", ("sizes", "drops"), when=_deleted),
+        SectionSpec("details", "By answer kind and expectation",
+                    ("scores_by_answer_kind", "expectation"), when=_deleted),
+    )  # fmt: skip
+    # a seeded sample of items, shown in every answered variant
+    example_rows = ExampleRows(
+        EXAMPLE_COLUMNS,
+        _example_frame,
+        note="Shaded rows: the model did not do what a faithful model does.",
+        pool=_ranked,
+        draw="original_id",
+        n=N_EXAMPLES,
+        sort=("subject", "original_id", "variant_rank"),
+        ordering=ORDERING,
+    )

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faithprobe.metrics.verdict import Competence, Effect, competences
+from faithprobe.metrics.headline import EffectSpec, Headline
 
 SUITE = "natural-logic"
 RATIO_EDGE, DELTA_EDGE = f"{SUITE}.dce_over_tce", f"{SUITE}.tce_minus_dce"
@@ -38,12 +38,6 @@ EDGES: dict[str, tuple[float, str]] = {
     ),
 }
 _FEATURES = {"context": "context (monotonicity)", "insertion": "inserted word pair"}
-_CONTROLS = {
-    "dce_over_tce": "about 1 for a model answering at random (TCE ≈ DCE); no interval for one "
-    "that never moves (TCE = DCE = 0), which TCE − DCE = 0 places outside",
-    "delta": "0 for a model ignoring its input: a constant one never moves (TCE = DCE = 0), "
-    "one answering at random moves as often on either set (TCE ≈ DCE)",
-}
 
 
 def _ci(estimate: Mapping[str, Any]) -> str:
@@ -55,32 +49,32 @@ def _ci(estimate: Mapping[str, Any]) -> str:
     )
 
 
-def headline(metrics: Mapping[str, Any]) -> list[Effect | Competence]:
-    out: list[Effect | Competence] = [*competences(SUITE, metrics)]
-    for row in metrics.get("effects", []):
-        feature = _FEATURES.get(row["feature"], row["feature"])
-        reading = (
-            f"sets {row['tce_set']} vs {row['dce_set']}; TCE {_ci(row['tce'])}, DCE "
-            f"{_ci(row['dce'])}; {row['interval']}"
-        )
-        for key, title, edge, side in (
-            ("dce_over_tce", f"DCE/TCE (the method's ratio, inverted): {feature}", RATIO_EDGE,
-             "at_most"),
-            ("delta", f"TCE − DCE: {feature}", DELTA_EDGE, "at_least"),
-        ):  # fmt: skip
-            out.append(
-                Effect.from_estimate(
-                    row[key],
-                    side,
-                    edge,
-                    EDGES,
-                    n=row["n_bases"],
-                    suite=SUITE,
-                    key=f"{key}_{row['feature']}",
-                    title=title,
-                    subject=row["subject"],
-                    reading=reading,
-                    control=_CONTROLS[key],
-                )
-            )
-    return out
+def _texts(row: Mapping[str, Any]) -> dict[str, str]:
+    """The feature in words; TCE and DCE with their intervals."""
+    feature = _FEATURES.get(row["feature"], row["feature"])
+    return {"feature_label": feature, "tce_text": _ci(row["tce"]), "dce_text": _ci(row["dce"])}
+
+
+READING = "sets {tce_set} vs {dce_set}; TCE {tce_text}, DCE {dce_text}; {interval}"
+# per subject its competence, then per feature the ratio and the difference
+headline = Headline(
+    SUITE,
+    EDGES,
+    (
+        EffectSpec(
+            "effects", RATIO_EDGE, "at_most", estimate="dce_over_tce", n=("n_bases",),
+            key="dce_over_tce_{feature}",
+            title="DCE/TCE (the method's ratio, inverted): {feature_label}",
+            reading=READING, fields=_texts,
+            control="about 1 for a model answering at random (TCE ≈ DCE); no interval for one "
+            "that never moves (TCE = DCE = 0), which TCE − DCE = 0 places outside",
+        ),
+        EffectSpec(
+            "effects", DELTA_EDGE, "at_least", estimate="delta", n=("n_bases",),
+            key="delta_{feature}", title="TCE − DCE: {feature_label}", reading=READING,
+            fields=_texts,
+            control="0 for a model ignoring its input: a constant one never moves (TCE = DCE "
+            "= 0), one answering at random moves as often on either set (TCE ≈ DCE)",
+        ),
+    ),
+)  # fmt: skip

@@ -6,23 +6,21 @@ sensitivity ranking (their Table 5) and two-class accuracies. Every number is re
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from faithprobe.report.figures import Plot, grouped_bars, new_figure, save_figures
-from faithprobe.report.html import Examples, Section
+from faithprobe.report.figures import grouped_bars, new_figure
 from faithprobe.report.tables import BY_SUBJECT, DASH, Table, fmt_count, order_rows, subject_order
 from faithprobe.report.views import (
+    ExampleRows,
     ReportView,
+    SectionSpec,
     estimate_text,
-    examples_rng,
     f3,
     metric_frame,
-    pick_ids,
 )
 from faithprobe.suites.natural_logic.intervals import MIN_BASES
 from faithprobe.suites.natural_logic.metrics import SETS
@@ -211,26 +209,6 @@ def accuracy_tables(metrics: Mapping[str, Any]) -> list[Table]:
     return out
 
 
-def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
-    tables: dict[str, Table] = {}
-    effects = effects_table(metrics)
-    if effects is not None:
-        tables["summary"] = Table(
-            "summary", "Headline", effects.data, effects.display, effects.note
-        )
-    tables_in_order = (
-        sizes_table(metrics),
-        effects,
-        ranking_table(metrics),
-        differences_table(metrics),
-        *accuracy_tables(metrics),
-    )
-    for t in tables_in_order:
-        if t is not None:
-            tables[t.name] = t
-    return tables
-
-
 # --------------------------------------------------------------------------- plots
 
 
@@ -266,12 +244,6 @@ def effects_figure(metrics: Mapping[str, Any]) -> Figure | None:
     return fig
 
 
-def build_plots(metrics: Mapping[str, Any], out_dir: Path) -> list[Plot]:
-    return save_figures(
-        metrics, out_dir, (("effects", "DCE, TCE and TCE−DCE by feature (95% CI)", effects_figure),)
-    )
-
-
 # --------------------------------------------------------------------------- examples
 
 EXAMPLE_COLUMNS = [
@@ -287,25 +259,14 @@ def _short(label: str | None) -> str:
     return {"entailment": "E", "non-entailment": "N"}.get(label or "", DASH)
 
 
-def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examples:
-    """A seeded sample of intervention pairs from every set; a row is "as it should" when
-    the prediction changed on a label-changing pair or stayed on a label-preserving one."""
-    note = "E = entailment, N = non-entailment; (gold, prediction) after each input."
-    pool = results[results["set"].isin(list(SETS))] if not results.empty else results
-    if pool.empty:
-        return Examples(EXAMPLE_COLUMNS, pd.DataFrame(), note)
-    rng = examples_rng(seed)
-    per_set = max(1, N_EXAMPLES // (4 * max(1, pool["subject"].nunique())))
-    picked = set()
-    for _, g in pool.groupby("set"):
-        picked |= pick_ids(rng, g["pair_id"], per_set)
-    rows = order_rows(pool[pool["pair_id"].isin(picked)], subjects, BY_SUBJECT)
-    rows = rows.sort_values(["set", "pair_id"], kind="stable")
+def _example_frame(rows: pd.DataFrame) -> pd.DataFrame:
+    """Each pair's two inputs; "as it should" where the prediction changed on a
+    label-changing pair or stayed on a label-preserving one."""
 
     def text(p, h, gold, pred) -> str:
         return f"{p} ⇒ {h} ({_short(gold)}, {_short(pred)})"
 
-    frame = pd.DataFrame(
+    return pd.DataFrame(
         {
             "subject": rows["subject"],
             "set": rows["set"],
@@ -332,36 +293,36 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
             "correct": rows["expectation_met"].astype(bool),
         }
     )
-    return Examples(EXAMPLE_COLUMNS, frame.reset_index(drop=True), note)
+
+
+def _lead(metrics: Mapping[str, Any]) -> str:
+    options = metrics.get("options") or {}
+    words = ", ".join(split_label_words(options.get("label_words", "")))
+    return (
+        f"Seed set of {options.get('bases', DASH)} base examples. Language models answer "
+        f"with the label words {words} after the prompt template (calibration: "
+        f"{options.get('calibration', 'none')}); NLI "
+        "classifiers' neutral and contradiction are grouped as non-entailment."
+    )
 
 
 class NaturalLogicReport(ReportView):
     summary_title = "TCE and DCE of context and word-pair interventions"
-    tables = staticmethod(build_tables)
-    plots = staticmethod(build_plots)
-    summary = staticmethod(summary)
-    examples = staticmethod(examples)
-
-    @staticmethod
-    def sections(tables: Mapping[str, Table], metrics: Mapping[str, Any]) -> list[Section]:
-        options = metrics.get("options") or {}
-        words = ", ".join(split_label_words(options.get("label_words", "")))
-        lead = (
-            f"Seed set of {options.get('bases', DASH)} base examples. Language models answer "
-            f"with the label words {words} after the prompt template (calibration: "
-            f"{options.get('calibration', 'none')}); NLI "
-            "classifiers' neutral and contradiction are grouped as non-entailment."
-        )
-        return [
-            Section("sets", "Intervention sets", [tables.get("set_sizes")], lead=lead),
-            Section(
-                "effects",
-                "Causal effects",
-                [tables.get("effects"), tables.get("ranking"), tables.get("subject_differences")],
-            ),
-            Section(
-                "accuracy",
-                "Accuracy",
-                [tables.get("nli_xy_accuracy"), tables.get("challenge_accuracy")],
-            ),
-        ]
+    table_makers = (sizes_table, effects_table, ranking_table, differences_table, accuracy_tables)
+    headline = ("effects",)
+    figures = (("effects", "DCE, TCE and TCE−DCE by feature (95% CI)", effects_figure),)
+    layout = (
+        SectionSpec("sets", "Intervention sets", ("set_sizes",), lead=_lead),
+        SectionSpec("effects", "Causal effects", ("effects", "ranking", "subject_differences")),
+        SectionSpec("accuracy", "Accuracy", ("nli_xy_accuracy", "challenge_accuracy")),
+    )
+    # a seeded sample of intervention pairs from every set
+    example_rows = ExampleRows(
+        EXAMPLE_COLUMNS,
+        _example_frame,
+        note="E = entailment, N = non-entailment; (gold, prediction) after each input.",
+        pool=lambda results: results[results["set"].isin(list(SETS))],
+        per="set",
+        n=N_EXAMPLES // len(SETS),
+        sort=("set", "pair_id"),
+    )

@@ -9,7 +9,7 @@ from faithprobe.errors import UsageError
 from faithprobe.options import option
 from faithprobe.qa.prompt import QAPromptOptions
 from faithprobe.requests import IG_SUMMARIES, SALIENCY_METHODS
-from faithprobe.suite import SuiteEntry
+from faithprobe.suite import AuditStep, SuiteEntry
 
 
 @dataclass(frozen=True)
@@ -87,4 +87,19 @@ SUITE = SuiteEntry(
     report="faithprobe.suites.right_reasons.report:RightReasonsReport",
     headline="faithprobe.suites.right_reasons.headline:headline",
     options=RightReasonsOptions,
+    audit=(
+        AuditStep(
+            "right-reasons",
+            "Does the answer follow the comparison it depends on, for the right reasons?",
+            {"small": 20, "default": 40, "full": None},
+            order=40,
+            # saliency of a causal LM costs an IG pass per step over the prompt (about 3
+            # CPU-s per step for the embedded model): the small budget compares answers only,
+            # the default one adds IG with 8 steps, the full one the suite's defaults
+            budget_options={
+                "small": {"saliency": ""},
+                "default": {"saliency": "ig", "ig_steps": "8"},
+            },
+        ),
+    ),
 )

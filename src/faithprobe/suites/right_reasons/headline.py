@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faithprobe.metrics.verdict import Competence, Effect, competences
+from faithprobe.metrics.headline import EffectSpec, Headline
 
 SUITE = "right-reasons"
 FOLLOWS = "right_reasons.follows_counterfactual"
@@ -50,73 +50,48 @@ EDGES: dict[str, tuple[float, str]] = {
 # one saliency scorer on the card: IG summarised by the l2 norm (the method's default)
 # where it was asked, else the first; the suite's report compares them all
 CARD_METHOD = "ig-l2"
-FOLLOWS_CONTROL = (
-    "at most 0 for a model that gives the same answer to the original and the "
-    "counterfactual (a constant answer, the first entity named), 0 for one picking either "
-    "entity at random"
-)
-ALIGNMENT_CONTROL = (
-    "undefined for a model that ignores the input: it never answers both the original and "
-    "the counterfactual right, so no instance enters the denominator"
-)
 
 
-def _follows(record: Mapping[str, Any]) -> Effect:
-    where = f"{record['dataset']}, {record['variant']}"
-    return Effect.from_estimate(
-        record,
-        "at_least",
-        FOLLOWS,
-        EDGES,
-        suite=SUITE,
-        key=f"follows_{record['dataset']}_{record['variant']}",
-        title=f"answers follow the counterfactual ({where})",
-        subject=record["subject"],
-        reading=f"counterfactuals answered with their own gold (EM) {record['agrees']:.3g} "
-        f"minus answered with the original's answer again {record['keeps']:.3g}, "
-        f"{record['n']} pairs; {record['method']}",
-        control=FOLLOWS_CONTROL,
-    )
-
-
-def _alignment(record: Mapping[str, Any]) -> Effect:
-    where = f"{record['dataset']}, {record['variant']}, {record['method']}"
+def _shares(row: Mapping[str, Any]) -> dict[str, str]:
+    """The aligned share and the control's, or that no instance could align."""
     shares = (
-        f"aligned share {record['aligned']:.3g} minus the random-partition control's "
-        f"{record['control']:.3g}"
-        if record["n"]
+        f"aligned share {row['aligned']:.3g} minus the random-partition control's "
+        f"{row['control']:.3g}"
+        if row["n"]
         else "no instance answered right on both: nothing can align"
     )
-    excess = {
-        "value": record.get("excess"),
-        "ci_low": record.get("excess_ci_low"),
-        "ci_high": record.get("excess_ci_high"),
-        "units": record.get("units"),
-    }
-    return Effect.from_estimate(
-        excess,
-        "at_least",
-        ALIGNMENT,
-        EDGES,
-        n=record["n"],
-        suite=SUITE,
-        key=f"alignment_{record['dataset']}_{record['variant']}_{record['method']}",
-        title=f"alignment beyond a random partition ({where})",
-        subject=record["model"],
-        reading=f"{shares}; denominator: the {record['n']} of {record['instances']} instances "
-        "with saliency answered exactly right on both the original and the counterfactual "
-        "(the method's, shared by every saliency method); Newcombe's paired interval",
-        control=ALIGNMENT_CONTROL,
-    )
+    return {"shares": shares}
 
 
-def headline(metrics: Mapping[str, Any]) -> list[Effect | Competence]:
-    """Each subject's competence, then per subject, dataset and variant whether its answers
-    follow the counterfactual, then its alignment beyond the control (:data:`CARD_METHOD`)
-    where saliency was asked (read off ``competence``, ``follows`` and ``alignment``)."""
-    out: list[Effect | Competence] = [*competences(SUITE, metrics)]
-    out += [_follows(r) for r in metrics.get("follows", [])]
-    alignment = metrics.get("alignment", [])
-    methods = list(dict.fromkeys(r["method"] for r in alignment))
-    shown = CARD_METHOD if CARD_METHOD in methods else methods[0] if methods else None
-    return out + [_alignment(r) for r in alignment if r["method"] == shown]
+# each subject's competence, then per subject, dataset and variant whether its answers
+# follow the counterfactual, then its alignment beyond the control (one scorer:
+# CARD_METHOD where saliency was asked with it, else the first)
+headline = Headline(
+    SUITE,
+    EDGES,
+    (
+        EffectSpec(
+            "follows", FOLLOWS, "at_least", key="follows_{dataset}_{variant}",
+            title="answers follow the counterfactual ({dataset}, {variant})",
+            reading="counterfactuals answered with their own gold (EM) {agrees:.3g} minus "
+            "answered with the original's answer again {keeps:.3g}, {n} pairs; {method}",
+            control="at most 0 for a model that gives the same answer to the original and the "
+            "counterfactual (a constant answer, the first entity named), 0 for one picking "
+            "either entity at random",
+        ),
+        EffectSpec(
+            "alignment", ALIGNMENT, "at_least", subject="model", n=("n",),
+            estimate={"value": "excess", "ci_low": "excess_ci_low",
+                      "ci_high": "excess_ci_high", "units": "units"},
+            prefer=("method", CARD_METHOD),
+            key="alignment_{dataset}_{variant}_{method}",
+            title="alignment beyond a random partition ({dataset}, {variant}, {method})",
+            reading="{shares}; denominator: the {n} of {instances} instances with saliency "
+            "answered exactly right on both the original and the counterfactual (the "
+            "method's, shared by every saliency method); Newcombe's paired interval",
+            control="undefined for a model that ignores the input: it never answers both the "
+            "original and the counterfactual right, so no instance enters the denominator",
+            fields=_shares,
+        ),
+    ),
+)  # fmt: skip

@@ -8,14 +8,12 @@ and what the selection and the interventions dropped. Every number is read from
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import pandas as pd
 
-from faithprobe.report.figures import Plot
-from faithprobe.report.html import Examples, Section
 from faithprobe.report.tables import (
     DASH,
     Ordering,
@@ -26,7 +24,7 @@ from faithprobe.report.tables import (
     order_rows,
     subject_order,
 )
-from faithprobe.report.views import ReportView, examples_rng, percent_text, pick_ids
+from faithprobe.report.views import ExampleRows, ReportView, SectionSpec, answered, percent_text
 
 N_EXAMPLES = 24
 # Reading order of the rows of metrics.json: by metric (alphabetically), then subject.
@@ -223,35 +221,6 @@ def _counts(metrics: Mapping[str, Any], key: str, name: str, title: str) -> Tabl
     return Table(name, title, data, display)
 
 
-def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
-    tables: dict[str, Table] = {}
-    scores = scores_table(metrics)
-    if scores is not None:
-        tables["summary"] = Table("summary", "Headline", scores.data, scores.display, scores.note)
-    for t in (
-        competence_table(metrics),
-        follows_table(metrics),
-        scores,
-        consistency_table(metrics),
-        alignment_table(metrics),
-        _counts(metrics, "sizes", "sizes", "Pairs per dataset and variant"),
-        _counts(metrics, "drops", "drops", "Variants dropped, by reason"),
-        _counts(metrics, "selection", "selection", "Questions the selection rejected"),
-    ):
-        if t is not None:
-            tables[t.name] = t
-    return tables
-
-
-def summary(metrics: Mapping[str, Any]) -> pd.DataFrame:
-    t = scores_table(metrics)
-    return t.display if t is not None else pd.DataFrame()
-
-
-def build_plots(metrics: Mapping[str, Any], out_dir: Path) -> list[Plot]:
-    return []
-
-
 EXAMPLE_COLUMNS = [
     ("subject", "subject", False),
     ("variant", "variant", False),
@@ -264,16 +233,8 @@ EXAMPLE_COLUMNS = [
 ]
 
 
-def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examples:
-    """A seeded sample of answered pairs."""
-    note = "Shaded rows: the original or the counterfactual was not answered exactly right."
-    pool = results[results["dropped_reason"].isna()] if not results.empty else results
-    if pool.empty:
-        return Examples(EXAMPLE_COLUMNS, pd.DataFrame(), note)
-    n = max(1, N_EXAMPLES // max(1, pool["subject"].nunique()))
-    picked = pick_ids(examples_rng(seed), pool["pair_id"], n)
-    rows = order_rows(pool[pool["pair_id"].isin(picked)], subjects, ORDERING)
-    frame = pd.DataFrame(
+def _example_frame(rows: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame(
         {
             "subject": rows["subject"],
             "variant": rows["variant"],
@@ -285,35 +246,41 @@ def examples(results: pd.DataFrame, seed: int, subjects: Sequence[str]) -> Examp
             "correct": (rows["og_em"] == 1) & (rows["cf_em"] == 1),
         }
     )
-    return Examples(EXAMPLE_COLUMNS, frame.reset_index(drop=True), note)
 
 
 class RightReasonsReport(ReportView):
     summary_title = "F1 and EM before and after the counterfactual"
-    tables = staticmethod(build_tables)
-    plots = staticmethod(build_plots)
-    summary = staticmethod(summary)
-    examples = staticmethod(examples)
-
-    @staticmethod
-    def sections(tables: Mapping[str, Table], metrics: Mapping[str, Any]) -> list[Section]:
-        lead = (
-            "CF = comparative swapped for its antonym (comparisons) or a sentence making a new "
-            "person the answer (coreference); CF-ood = an out-of-distribution paraphrase of the "
-            "antonym."
-        )
-        return [
-            Section("competence", "Competence", [tables.get("competence")]),
-            Section(
-                "scores",
-                "Counterfactuals",
-                [tables.get("follows"), tables.get("scores"), tables.get("consistency")],
-                lead=lead,
-            ),
-            Section("alignment", "Saliency and alignment", [tables.get("alignment")]),
-            Section(
-                "drops",
-                "Selection and dropped variants",
-                [tables.get("sizes"), tables.get("drops"), tables.get("selection")],
-            ),
-        ]
+    table_makers = (
+        competence_table,
+        follows_table,
+        scores_table,
+        consistency_table,
+        alignment_table,
+        partial(_counts, key="sizes", name="sizes", title="Pairs per dataset and variant"),
+        partial(_counts, key="drops", name="drops", title="Variants dropped, by reason"),
+        partial(_counts, key="selection", name="selection",
+                title="Questions the selection rejected"),
+    )  # fmt: skip
+    headline = ("scores",)
+    layout = (
+        SectionSpec("competence", "Competence", ("competence",)),
+        SectionSpec(
+            "scores",
+            "Counterfactuals",
+            ("follows", "scores", "consistency"),
+            lead="CF = comparative swapped for its antonym (comparisons) or a sentence making a "
+            "new person the answer (coreference); CF-ood = an out-of-distribution paraphrase "
+            "of the antonym.",
+        ),
+        SectionSpec("alignment", "Saliency and alignment", ("alignment",)),
+        SectionSpec("drops", "Selection and dropped variants", ("sizes", "drops", "selection")),
+    )
+    # a seeded sample of answered pairs
+    example_rows = ExampleRows(
+        EXAMPLE_COLUMNS,
+        _example_frame,
+        note="Shaded rows: the original or the counterfactual was not answered exactly right.",
+        pool=answered,
+        n=N_EXAMPLES,
+        ordering=ORDERING,
+    )

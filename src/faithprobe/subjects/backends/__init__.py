@@ -1,0 +1,202 @@
+"""Model backends, one module each: what ``--model PREFIX:TARGET`` can name.
+
+A backend module defines ``BACKEND``, a :class:`Backend`: its prefix (the registry name the
+command line, the code and the docs use), a line for ``faithprobe list``, its loader, how
+it checks a target before anything is read, its settings (an options dataclass, given as
+``--model-option KEY=VALUE`` or in the spec, ``PREFIX:TARGET,KEY=VALUE``), how it is
+recognised in a model folder (its config's ``architectures``), and, for a model whose
+fingerprint is known from its files, the identity that makes it deferrable. The built-in
+backends are the modules of this package; a package adds its own by naming a module (or
+``module:ATTRIBUTE``) in the entry-point group ``faithprobe.backends``, as a suite does in
+``faithprobe.suites``. A backend module imports nothing heavy: its loader is a
+``"module:function"`` string, imported when a model loads.
+"""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from faithprobe.errors import ModelError, UsageError, excerpt
+from faithprobe.options import parse
+from faithprobe.registry import Registry, load_target
+from faithprobe.subjects.identity import Identity
+from faithprobe.subjects.spec import ModelSpec
+
+ENTRY_POINT_GROUP = "faithprobe.backends"
+
+
+@dataclass(frozen=True)
+class NoSettings:
+    """A backend without settings of its own."""
+
+
+@dataclass(frozen=True)
+class Loading:
+    """How the run loads every model: rows per forward pass, and whether a folder's own
+    code may run."""
+
+    batch_size: int = 16
+    trust_remote_code: bool = False
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One backend (module docstring). ``load``: ``"module:function"`` of
+    ``(spec, loading) -> Subject``; ``check``: raises on a spec that cannot name a model;
+    ``hub``: its targets are model folders or Hugging Face ids (``architectures``: the
+    config class-name endings it is recognised by, tried in ``precedence`` order, highest
+    first; ``model_types``: config ``model_type`` values it takes when no architecture
+    says); ``identity`` with ``folder``: the model's fingerprint is its folder's
+    (``folder(spec, loading)``, None when it must load at once), so it can be deferred;
+    ``in_process_only``: it answers in the runner's process only (no ``--executor ray``)."""
+
+    name: str
+    description: str
+    load: str | Callable[[ModelSpec, Loading], Any]
+    check: Callable[[ModelSpec], None] | None = None
+    settings: type = NoSettings
+    hub: bool = False
+    architectures: tuple[str, ...] = ()
+    precedence: int = 0
+    model_types: tuple[str, ...] = ()
+    identity: Identity | None = None
+    folder: Callable[[ModelSpec, Loading], Path | None] | None = None
+    in_process_only: bool = False
+
+    def loader(self) -> Callable[[ModelSpec, Loading], Any]:
+        return load_target(self.load) if isinstance(self.load, str) else self.load
+
+
+def _discover(registry: Registry) -> None:
+    """The built-in backends (the modules of this package but its private helpers), then those that installed
+    packages name in the entry-point group ``faithprobe.backends``."""
+    modules = pkgutil.iter_modules(__path__, f"{__name__}.")
+    names = [f"{m.name}:BACKEND" for m in modules if not m.name.rpartition(".")[2].startswith("_")]
+    points = metadata.entry_points(group=ENTRY_POINT_GROUP)
+    names += [p.value if ":" in p.value else f"{p.value}:BACKEND" for p in points]
+    for target in names:
+        backend: Backend = load_target(target)
+        registry.add(backend.name, backend, description=backend.description)
+
+
+BACKENDS: Registry[Backend] = Registry("model backend", discover=_discover)
+DEFAULT_HUB = "hf-causal"  # a folder or Hugging Face id nothing else recognises
+
+
+def hub_backend_of(config: Mapping[str, Any]) -> str:
+    """The hub backend a model folder's ``config.json`` says it is for."""
+    hubs = sorted((b for b in map(BACKENDS.get, BACKENDS.names()) if b.hub),
+                  key=lambda b: -b.precedence)  # fmt: skip
+    archs = config.get("architectures") or []
+    for backend in hubs:
+        if backend.architectures and any(a.endswith(backend.architectures) for a in archs):
+            return backend.name
+    for backend in hubs:
+        if config.get("model_type") in backend.model_types:
+            return backend.name
+    return DEFAULT_HUB
+
+
+def read_config(folder: Path) -> dict:
+    """The folder's ``config.json``, or a ModelError saying what to give instead."""
+    try:
+        return json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) else f"not valid JSON ({err})"
+        hint = (
+            f"it holds a GGUF file: give it as gguf:{folder}"
+            if any(folder.glob("*.gguf"))
+            else "give the folder a Hugging Face model was saved in"
+        )
+        raise ModelError(
+            f"model folder {folder}: no readable config.json ({reason}); {hint}"
+        ) from None
+
+
+def recognise(text: str, target: str) -> str:
+    """The backend of an unprefixed ``--model``: a folder's by its config, else
+    :data:`DEFAULT_HUB` (a Hugging Face id; a path that is none fails its check)."""
+    folder = Path(target).expanduser()
+    return hub_backend_of(read_config(folder)) if folder.is_dir() else DEFAULT_HUB
+
+
+def backend_name(text: str) -> str:
+    """The backend a ``--model`` string names by its prefix; "" for a folder or an id."""
+    prefix = text.partition(":")[0]
+    return prefix if prefix in BACKENDS else ""
+
+
+def _split_settings(text: str) -> tuple[str, dict[str, str]]:
+    """``MODEL,KEY=VALUE,...`` -> (MODEL, the settings): a part after a comma is a setting
+    when it is ``KEY=VALUE`` with KEY a name."""
+    model, *parts = text.split(",")
+    given: dict[str, str] = {}
+    for i, part in enumerate(parts):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip().isidentifier():
+            return ",".join([model, *parts[: i + 1]]), {}
+        given[key.strip()] = value
+    return model, given
+
+
+def _settings(backend: Backend, given: Mapping[str, object], base: object | None) -> object:
+    """The backend's settings: ``base`` (or the defaults) with ``given`` over it."""
+    owner = f"backend {excerpt(backend.name)}"
+    parsed = parse(backend.settings, given, owner)
+    if base is None:
+        return parsed
+    return replace(base, **{key: getattr(parsed, key) for key in given})
+
+
+def parse_model(
+    text: str,
+    options: Mapping[str, object] | None = None,
+    defaults: Mapping[str, object] | None = None,
+) -> ModelSpec:
+    """The one check of a ``--model`` string: its backend (by prefix; a folder's by its
+    config; a Hugging Face id's ``hf-causal``), checked by the backend before any data is
+    read or any model loaded. ``options``: settings offered to every model
+    (``--model-option``), of which it takes those its backend has, under those written in
+    the spec; ``defaults``: backend name -> a settings instance they go over (a library
+    call's ``RunConfig.endpoint``)."""
+    if not isinstance(text, str):
+        raise UsageError(f"--model {text!r}: expected a model spec string")
+    model, inline = _split_settings(text)
+    backend = backend_name(model)
+    target = model.partition(":")[2] if backend else model
+    if not backend:
+        backend = recognise(model, target)
+    entry = BACKENDS.get(backend)
+    keys = [f.name for f in fields(entry.settings)]
+    given = {**{k: v for k, v in (options or {}).items() if k in keys}, **inline}
+    if unknown := [k for k in inline if k not in keys]:
+        known = ", ".join(keys) or "none"
+        raise UsageError(
+            f"--model {excerpt(text)}: backend {backend} has no setting {excerpt(unknown[0])}; "
+            f"its settings: {known}"
+        )
+    settings = _settings(entry, given, (defaults or {}).get(backend))
+    spec = ModelSpec(model, backend, target, target if entry.hub else model, settings)
+    if entry.check is not None:
+        entry.check(spec)
+    return spec
+
+
+def load_model(spec: ModelSpec, loading: Loading, *, defer: bool = False):
+    """The subject ``spec`` names; ``defer``: a model whose fingerprint its files give is
+    loaded only when a request misses the cache
+    (:class:`~faithprobe.subjects.deferred.DeferredSubject`)."""
+    from faithprobe.subjects.deferred import deferred
+
+    backend = BACKENDS.get(spec.backend)
+    load = backend.loader()
+    folder = backend.folder(spec, loading) if defer and backend.folder is not None else None
+    if folder is not None and backend.identity is not None:
+        return deferred(spec.name, backend.identity, folder, lambda: load(spec, loading))
+    return load(spec, loading)

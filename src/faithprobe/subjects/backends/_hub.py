@@ -1,0 +1,66 @@
+"""What the Hugging Face backends share: a target that is a model folder or a Hugging Face
+id, checked before anything loads, recognised by its ``config.json``, loaded by the
+backend class's ``from_pretrained``, and deferred (for a backend with an identity) when it
+is a local folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from faithprobe.errors import ModelError
+from faithprobe.registry import load_target
+from faithprobe.subjects.backends import Backend, Loading, read_config
+from faithprobe.subjects.identity import Identity
+from faithprobe.subjects.spec import ModelSpec
+
+
+def check(spec: ModelSpec) -> None:
+    """A file instead of a folder, a path that does not exist and is no Hugging Face id, a
+    folder without a readable config.json: told before anything is read."""
+    path = Path(spec.target).expanduser()
+    if path.exists() and not path.is_dir():
+        if path.suffix.lower() == ".gguf":
+            raise ModelError(f"model path {path} is a GGUF file; give it as gguf:{spec.target}")
+        raise ModelError(f"model path {path} is a file; give the model's folder")
+    if not path.exists() and ("/" not in spec.target or spec.target.startswith((".", "/", "~"))):
+        raise ModelError(
+            f"model {spec.text!r} is not 'embedded', gguf:PATH, an existing folder, or a "
+            "Hugging Face id (owner/name)"
+        )
+    if path.is_dir():
+        read_config(path)
+
+
+def folder(spec: ModelSpec, loading: Loading) -> Path | None:
+    """The local folder a deferred model's fingerprint is read from (none for a Hugging
+    Face id, or a folder whose own code would run)."""
+    path = Path(spec.target).expanduser()
+    return path if path.is_dir() and not loading.trust_remote_code else None
+
+
+def load(cls: str):
+    """The loader of a backend whose subject class ``cls`` (``"module:Class"``) has
+    ``from_pretrained``."""
+
+    def load_pretrained(spec: ModelSpec, loading: Loading):
+        try:
+            return load_target(cls).from_pretrained(
+                spec.target, batch_size=loading.batch_size,
+                trust_remote_code=loading.trust_remote_code,
+            )  # fmt: skip
+        except OSError as err:
+            exists = Path(spec.target).expanduser().exists()
+            where = "folder" if exists else "Hugging Face id (is the network reachable?)"
+            raise ModelError(f"cannot load model {spec.text!r} as a {where}: {err}") from err
+
+    return load_pretrained
+
+
+def hub_backend(
+    name: str, description: str, cls: str, *, identity: Identity | None = None, **kwargs
+) -> Backend:
+    """A backend of models in folders or on the Hugging Face Hub, loaded by ``cls``."""
+    return Backend(
+        name, description, load=load(cls), check=check, hub=True, identity=identity,
+        folder=folder if identity else None, **kwargs,
+    )  # fmt: skip

@@ -1,0 +1,110 @@
+"""The settings of the ``openai`` backend: where an OpenAI-compatible endpoint is, what it
+serves and how hard to try (everything but the key itself).
+
+Declared as options (:mod:`faithprobe.options`), so they are given like any backend's
+settings -- ``--model-option base_url=URL``, or in the model spec,
+``openai:MODEL,api=chat`` -- and listed by ``faithprobe list``; ``--base-url``, ``--api``,
+``--api-key-env``, ``--concurrency``, ``--timeout`` and ``--max-retries`` are the same
+settings under their older names. Imports no HTTP client (nor numpy), so a command that
+only checks its arguments reads them for free.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from faithprobe.errors import ModelError, UsageError, excerpt
+from faithprobe.options import option
+from faithprobe.urls import public_url, redact_url
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+BASE_URL_ENV = "OPENAI_BASE_URL"  # the base URL when no --base-url is given
+NO_KEY = "none"  # sent when no key is set: a server without authentication takes any key
+APIS = {
+    "completions": "the endpoint serves /v1/completions with echo and logprobs (candidate "
+    "scores, plain generation) and /v1/chat/completions",
+    "chat": "the endpoint serves /v1/chat/completions only (chat generation requests only)",
+}
+
+
+@dataclass(frozen=True)
+class EndpointConfig:
+    """How to reach an endpoint and how hard to try (everything but the key itself)."""
+
+    base_url: str | None = option(
+        None, "the endpoint's base URL, e.g. http://127.0.0.1:8000/v1 (default: "
+        f"${BASE_URL_ENV}, else the OpenAI API)"
+    )  # fmt: skip
+    api: str = option(
+        "completions",
+        "what the endpoint serves: 'completions' (/v1/completions with echo and logprobs, "
+        "and chat) or 'chat' (chat completions only: generation suites only)",
+    )
+    api_key_env: str = option(
+        "OPENAI_API_KEY",
+        "the environment variable holding the API key (the key is never written anywhere)",
+    )
+    concurrency: int = option(4, "requests in flight at once")
+    timeout: float = option(60.0, "seconds per HTTP request before it is retried")
+    max_retries: int = option(
+        6,
+        "retries of a request after 429, 5xx, a timeout or a dropped connection "
+        "(exponential backoff with jitter)",
+    )
+    backoff: float = option(0.5, "seconds before the first retry; doubled each retry")
+    max_backoff: float = option(30.0, "the longest wait between two retries, in seconds")
+
+    def __post_init__(self) -> None:
+        if self.api not in APIS:
+            raise UsageError(f"unknown --api {excerpt(self.api)}; choose one of {', '.join(APIS)}")
+        if self.concurrency < 1 or self.max_retries < 0 or self.timeout <= 0:
+            raise UsageError("concurrency must be >= 1, max_retries >= 0 and timeout > 0")
+        if self.base_url is not None:
+            check_base_url(self.base_url)
+
+    @property
+    def url(self) -> str:
+        """Where requests go: ``base_url``, else ``$OPENAI_BASE_URL`` (checked as
+        ``--base-url`` is), else the OpenAI API."""
+        if self.base_url is not None:
+            return self.base_url
+        if given := os.environ.get(BASE_URL_ENV):
+            check_base_url(given, f"${BASE_URL_ENV}")
+            return given
+        return DEFAULT_BASE_URL
+
+    def api_key(self, model: str) -> str:
+        """The key in ``api_key_env``; without one, a placeholder for an endpoint of one's
+        own (a server without authentication takes any key), and a ModelError naming
+        ``model`` for the OpenAI API itself. (Asked before anything is read, it tells a bad
+        ``$OPENAI_BASE_URL`` too.)"""
+        url = self.url
+        key = os.environ.get(self.api_key_env)
+        if key:
+            return key
+        if public_url(url) == DEFAULT_BASE_URL:
+            raise ModelError(
+                f"{model}: set the environment variable {self.api_key_env} to your API key "
+                f"for {DEFAULT_BASE_URL}"
+            )
+        return NO_KEY
+
+
+def check_base_url(url: str, source: str = "--base-url") -> None:
+    """Refuse a base URL no request could reach (no http(s) scheme, no host, a bad port,
+    white space), before anything is read; ``source`` names where it came from, and the
+    URL is shown redacted."""
+    shown = f"{source} {excerpt(redact_url(url))}"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- raises ValueError on a port that is no number in range
+    except ValueError as err:
+        raise UsageError(f"{shown}: not a URL ({err})") from None
+    if any(c.isspace() or not c.isprintable() for c in url):
+        raise UsageError(f"{shown}: a URL holds no white space or control characters")
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise UsageError(
+            f"{shown}: give an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000/v1"
+        )
