@@ -51,7 +51,7 @@ finally:
 """
 
 
-def faithprobe(tmp_path: Path, args: list[str], provoke: bool = False, timeout: float = 600):
+def faithprobe(tmp_path: Path, args: list[str], provoke: bool = False):
     """(Exit status, what reached stderr besides faithprobe's console, what the console
     printed) of ``faithprobe ARGS`` in a fresh interpreter, with no verbosity set in the
     environment and a cache of its own."""
@@ -64,7 +64,7 @@ def faithprobe(tmp_path: Path, args: list[str], provoke: bool = False, timeout: 
         text=True,
         cwd=tmp_path,
         env=env,
-        timeout=timeout,
+        timeout=600,
     )
     return done.returncode, done.stderr, own.read_text(encoding="utf-8")
 
@@ -174,8 +174,9 @@ def test_every_known_warning_has_an_example():
 @pytest.mark.integration
 def test_the_embedded_model_prints_only_faithprobes_own_lines(tmp_path):
     """One step of the demo audit on the embedded model, as ``run`` (an audit cannot be
-    limited to one step): the faithfulness suite generates over the key/value cache and
-    scores candidates, every path that warned."""
+    limited to one step): the faithfulness suite's generation prefills, continues stored
+    beginnings and decodes over the key/value cache, where both of transformers' warnings
+    came from."""
     squad = next(p for p in (SHARED, SAMPLES) if (p / "squad").is_dir()) / "squad"
     args = ["run", "faithfulness", "--model", "embedded", "--limit", "4"]
     args += ["--data", str(squad / "dev-v1.1.json")]
