@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import torch
 
+from faithprobe.subjects.kv_cache_name import returned_cache
+
 CHUNK_TOKENS = 256  # positions per forward: logits of 50 MB on SmolLM2's 49,152 tokens
 
 
@@ -37,7 +39,7 @@ def scored_tokens(
                 cache,
                 last_only=not wanted,
             )
-            cache = result.past_key_values
+            cache = returned_cache(result)
             if not wanted:
                 continue
             skip = max(first - 1 - start, 0)
