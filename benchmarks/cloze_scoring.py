@@ -4,7 +4,7 @@ Both score the same items with the same model in this one process:
 
 * naive: one unbatched forward per (item, candidate) over context + candidate tokens,
   log-probs read off the full logits, no cache;
-* ours: ``HFCausalLM.answer`` -- length-sorted batches, each context run once
+* ours: ``HFCausal.answer`` -- length-sorted batches, each context run once
   and its key/value cache shared by the candidates, vocabulary projection only where read
   (no answer cache either, so only the scoring itself is compared).
 

@@ -7,21 +7,21 @@ in the order the runner asks them (by example id), the first ``--requests``: by 
 those of a run on the whole file, the 8-10 hour job this speeds up (the questions about a
 passage, and their deletion variants, come together); ``--items N`` takes them from a run
 limited to N items instead (the suite's seeded sample: fewer prompts share a passage).
-Both paths go through ``HFCausalLM.answer`` with the same model weights:
+Both paths go through ``HFCausal.answer`` with the same model weights:
 
 * per-request: a second subject over the same weights with ``batch_size=1`` and
   ``prefix_cache_bytes=0`` -- the baseline: one request at a time, each prompt read whole
   (one full prefill) and then decoded alone, nothing kept from one request to the next, as
   generation ran before it was batched (whose batches of 16 were no faster than this). It
   runs today's code, so it decodes over the same in-place cache
-  (``subjects/growing_cache.py``), which only makes the baseline faster;
+  (``subjects/hf/kv_growing_cache.py``), which only makes the baseline faster;
 * batched: the subject as ``load_subject`` builds it (``batch_size`` 16, faithprobe's
   default, and the default ``PREFIX_CACHE_BYTES`` of prompts' keys and values kept across
   batches and calls): every prompt continues from the longest beginning of it read before
   (in this chunk or an earlier one), beginnings shared within a batch are read first, the
   rest is prefilled in groups of similar length, and all rows decode together, a finished
   row's slot taken at the next step by a prompt prefilled beforehand (see
-  ``HFCausalLM._greedy_rows``, ``_prefill`` and ``subjects/decode_batch.py``).
+  ``HFCausal._greedy_rows``, ``_prefill`` and ``subjects/hf/decode_batch.py``).
 
 Requests go in chunks of 64, as ``CachedSubject`` hands a suite run's requests to the model,
 and the two paths alternate chunk by chunk (who goes first alternates too), so both see the

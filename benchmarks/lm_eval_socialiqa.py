@@ -7,7 +7,7 @@ SmolLM2-135M, converted safetensors folder) in this one process, same torch thre
   ``"Q: {{context}} {{question}}\\nA:"``, target delimiter ``" "``, choices answerA..C,
   metrics ``acc`` and ``acc_norm``) loaded through ``TaskManager(include_path=...)``, its ``hf`` model on the
   folder (float32, cpu), run by ``lm_eval.simple_evaluate`` with ``log_samples=True``;
-* ours: ``HFCausalLM.answer`` over
+* ours: ``HFCausal.answer`` over
   ``CandidateScoreRequest(ChoicePrompt().render(prompt), choices)`` for the examples of
   ``read_socialiqa``, no answer cache; prediction = argmax of the summed log-probs (``acc``)
   and of the confidence-shift suite's ``per-char`` scores (``acc_norm``).
@@ -46,8 +46,8 @@ from forward_meter import ForwardMeter  # noqa: E402
 from faithprobe.datasets.multiple_choice import read_socialiqa  # noqa: E402
 from faithprobe.prompts import ChoicePrompt  # noqa: E402
 from faithprobe.requests import CandidateScoreRequest  # noqa: E402
-from faithprobe.subjects.embedded import converted  # noqa: E402
-from faithprobe.subjects.hf_causal import HFCausalLM  # noqa: E402
+from faithprobe.subjects.gguf.embedded import converted  # noqa: E402
+from faithprobe.subjects.hf.causal import HFCausal  # noqa: E402
 from faithprobe.suites.confidence_shift.normalisation import choice_scores  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -63,7 +63,7 @@ def argmax(values) -> int:
 
 def load_faithprobe(folder: Path, batch_size: int):
     start = time.perf_counter()
-    subject = HFCausalLM.from_pretrained(folder, name="embedded", batch_size=batch_size)
+    subject = HFCausal.from_pretrained(folder, name="embedded", batch_size=batch_size)
     return subject, time.perf_counter() - start
 
 

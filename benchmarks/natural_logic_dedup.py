@@ -8,7 +8,7 @@ score the same pairs with the same subject in this one process:
 * per-pair baseline: for every intervention pair, the base input and the alternative
   input are each sent to the model in their own call (the method's loop);
 * faithprobe: the runner's path -- the examples the pairs use, deduplicated by id, asked
-  through :class:`~faithprobe.subjects.cached.CachedSubject` (request-level deduplication,
+  through :class:`~faithprobe.subjects.cached_subject.CachedSubject` (request-level deduplication,
   an in-memory cache, so nothing is read from disk) in length-sorted batches.
 
 Reports model inputs scored, forward calls, wall time, their ratios, and TCE, DCE, ratio
@@ -30,8 +30,8 @@ import torch
 
 from faithprobe.runner import answer_all, result_rows
 from faithprobe.subjects import load_subject
-from faithprobe.subjects.cache import AnswerCache
-from faithprobe.subjects.cached import CachedSubject
+from faithprobe.subjects.answer_store import AnswerCache
+from faithprobe.subjects.cached_subject import CachedSubject
 from faithprobe.suite import get_suite
 from faithprobe.suites.natural_logic.metrics import causal_effects
 

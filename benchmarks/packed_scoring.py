@@ -1,7 +1,7 @@
 """Packed candidate scoring against the per-candidate path it replaced, and both against
 float64.
 
-Both paths are ``HFCausalLM.answer`` on the same model in this one process (no answer
+Both paths are ``HFCausal.answer`` on the same model in this one process (no answer
 cache), on each suite's own candidate-scoring requests: multiple choice (Social IQA dev,
 ``ChoicePrompt``, as the confidence-shift suite asks) and cloze (the distractors suite's
 intervened requests, as ``cloze_scoring.py`` gets them):

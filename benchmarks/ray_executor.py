@@ -2,7 +2,7 @@
 
 Both sides answer the requests of the same distractors pairs through the runner's path
 (:func:`faithprobe.runner.answer_all` over a
-:class:`~faithprobe.subjects.cached.CachedSubject` with an empty in-memory cache, so every
+:class:`~faithprobe.subjects.cached_subject.CachedSubject` with an empty in-memory cache, so every
 unique request is computed):
 
 * in-process: the model loaded here, torch with its default threads, and again with one
@@ -34,8 +34,8 @@ import torch
 from faithprobe.executors import RayConfig, RayExecutor
 from faithprobe.runner import answer_all
 from faithprobe.subjects import load_subject
-from faithprobe.subjects.cache import AnswerCache
-from faithprobe.subjects.cached import CachedSubject
+from faithprobe.subjects.answer_store import AnswerCache
+from faithprobe.subjects.cached_subject import CachedSubject
 from faithprobe.suite import get_suite
 
 

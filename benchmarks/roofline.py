@@ -7,7 +7,7 @@ throughput each suite's scoring path achieves on its own requests.
   the best tokens/s of the sweep.
 * Suites: each suite's distinct candidate-scoring requests, got as a run gets them
   (``get_suite(name)``, ``suite.pairs``, ``suite.sample``, ``suite.request`` on the original
-  and intervened example of every pair), scored by ``HFCausalLM.answer`` (no answer cache;
+  and intervened example of every pair), scored by ``HFCausal.answer`` (no answer cache;
   tokenisation, batching and Python overhead included). Its throughput counts the tokens the
   model truly needs to process: each request's context tokens plus every candidate token but
   the last (which is predicted, never fed) -- no padding, no repeated context. The ratio is

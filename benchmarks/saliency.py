@@ -32,9 +32,9 @@ from pathlib import Path
 
 import torch
 
-from faithprobe.attribution import IntegratedGradients, Occlusion
 from faithprobe.generators.comparisons import ComparisonConfig, generate
 from faithprobe.requests import SaliencyRequest
+from faithprobe.subjects.hf.attribution import IntegratedGradients, Occlusion
 
 QUOREF = Path(__file__).resolve().parents[2] / "shared/data/quoref/quoref-dev-v0.1.json"
 

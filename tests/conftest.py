@@ -83,11 +83,11 @@ CHAT_TEMPLATE = (
 def tiny_chat_llama(tiny_llama, tiny_tokenizer):
     """The tiny Llama as a subject whose tokenizer has a chat template (for chat requests
     and the OpenAI-compatible server)."""
-    from faithprobe.subjects.hf_causal import HFCausalLM
+    from faithprobe.subjects.hf.causal import HFCausal
 
     tok = copy.deepcopy(tiny_tokenizer)
     tok.chat_template = CHAT_TEMPLATE
-    return HFCausalLM(tiny_llama, tok, name="tiny")
+    return HFCausal(tiny_llama, tok, name="tiny")
 
 
 @pytest.fixture(scope="module")

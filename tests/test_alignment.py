@@ -8,14 +8,6 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from faithprobe.attribution.partitions import (
-    Partition,
-    Word,
-    comparison_partition,
-    comparison_partition_of,
-    coreference_partition,
-    token_partition,
-)
 from faithprobe.datasets.comparisons import comparison
 from faithprobe.examples import QAExample
 from faithprobe.metrics.alignment import (
@@ -31,6 +23,14 @@ from faithprobe.metrics.alignment import (
     saliency_test,
 )
 from faithprobe.metrics.intervals import paired_proportion_difference, wilson
+from faithprobe.saliency.partitions import (
+    Partition,
+    Word,
+    comparison_partition,
+    comparison_partition_of,
+    coreference_partition,
+    token_partition,
+)
 from faithprobe.seeding import rng_for
 
 

@@ -18,7 +18,7 @@ from markupsafe import escape
 from typer.testing import CliRunner
 
 from conftest import tiny_bert_config
-from faithprobe.audit.card import card_metrics
+from faithprobe.audit.card_metrics import card_metrics
 from faithprobe.audit.compare import compare_audits, compare_markdown
 from faithprobe.audit.plan import BUDGETS, STEPS
 from faithprobe.audit.run import AuditConfig, audit
@@ -32,8 +32,8 @@ from faithprobe.metrics.verdict import (
     combined,
 )
 from faithprobe.report.card import write_card
-from faithprobe.subjects.hf_causal import HFCausalLM
-from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
+from faithprobe.subjects.hf.causal import HFCausal
+from faithprobe.subjects.hf.qa import HFQA
 from test_confidence_shift_suite import ACTS, PEOPLE
 from test_faithfulness_suite import squad_doc
 from test_natural_logic import write_grid
@@ -69,8 +69,8 @@ def subjects(tiny_llama, tiny_tokenizer, tiny_pair_tokenizer):
     torch.manual_seed(0)
     qa = BertForQuestionAnswering(tiny_bert_config(len(tiny_pair_tokenizer))).eval()
     return [
-        HFCausalLM(tiny_llama, tiny_tokenizer, name="lm"),
-        HFExtractiveQA(qa, tiny_pair_tokenizer, name="qa"),
+        HFCausal(tiny_llama, tiny_tokenizer, name="lm"),
+        HFQA(qa, tiny_pair_tokenizer, name="qa"),
     ]
 
 
@@ -301,10 +301,14 @@ def test_the_comparison_comment_keeps_hostile_names_as_text(tmp_path):
     hostile = "m|v<script>alert(1)</script>*x*"
     old = _hand_made(tmp_path / "old`<b>", hostile, [_effect(hostile, "worse", 0.02, 0.0, 0.06)])
     new = _hand_made(tmp_path / "new", hostile, [_effect(hostile, "worse", 0.3, 0.2, 0.4)])
-    page = MarkdownIt("commonmark").enable("table").render(compare_markdown(compare_audits(old, new)))
+    page = (
+        MarkdownIt("commonmark").enable("table").render(compare_markdown(compare_audits(old, new)))
+    )
     assert "<script" not in page and "<b>" not in page and "<em>" not in page
     rows = page.split("<tbody>")[1].split("</tbody>")[0].split("<tr>")[1:]
-    assert len(rows) == 1 and rows[0].count("<td>") == 8 and hostile.replace("<", "&lt;")[:8] in page
+    assert (
+        len(rows) == 1 and rows[0].count("<td>") == 8 and hostile.replace("<", "&lt;")[:8] in page
+    )
 
 
 def test_compare_refuses_what_is_not_an_audit(tmp_path):
@@ -371,7 +375,7 @@ def test_every_budget_gives_natural_logic_the_bases_its_intervals_need():
 
 
 def test_edge_moves_a_bound_and_is_recorded():
-    from faithprobe.audit.card import moved
+    from faithprobe.audit.card_metrics import moved
     from faithprobe.audit.edges import Edges
 
     edges = Edges.parse(["distractors.related_drop=0.2"], [s.suite for s in STEPS])

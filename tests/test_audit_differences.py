@@ -50,7 +50,9 @@ def test_every_difference_is_paired_tested_and_adjusted(two_models):
     # the nearest-candidate shortcut loses most items to a related attractor; the reader none
     assert drop["supported"] and drop["ci_low"] > 0.3, drop
     said = metrics["comparisons"]
-    assert said["adjustment"] == "holm" and said["n"] == sum(d["p"] is not None for d in differences)
+    assert said["adjustment"] == "holm" and said["n"] == sum(
+        d["p"] is not None for d in differences
+    )
     assert said["supported"] == sum(d["supported"] for d in differences) >= 1
 
 
@@ -94,7 +96,9 @@ def test_auto_budget_stops_a_decided_step_and_records_its_rounds(tmp_path):
         assert 1 <= len(looks) <= 4 and all(x["limit"] <= 240 for x in looks), looks
         # a round runs only while the step is undecided, and the last one stops the step
         assert not any(x["decided"] for x in looks[:-1])
-    assert metrics["comparisons"]["looks"] == 4 and metrics["comparisons"]["alpha"] == pytest.approx(0.0125)
+    assert metrics["comparisons"]["looks"] == 4 and metrics["comparisons"][
+        "alpha"
+    ] == pytest.approx(0.0125)
     assert all("alpha spent over 4 looks" in e["reading"] for e in metrics["effects"]
                if e["ci_low"] is not None)  # fmt: skip
 
@@ -179,7 +183,7 @@ def test_an_auto_card_tests_unpaired_differences_on_the_95_intervals(monkeypatch
     """The auto budget widens the effects' intervals to 98.75% for the verdicts; an
     unpaired difference reads its standard errors off the 95% intervals and spends its
     alpha in the adjusted p (reading them off the widened ones inflated them by ~1.27)."""
-    from faithprobe.audit import card
+    from faithprobe.audit import card_metrics as card
     from faithprobe.audit.plan import BUDGETS
     from faithprobe.metrics.verdict import Effect, Region
 
@@ -195,8 +199,12 @@ def test_an_auto_card_tests_unpaired_differences_on_the_95_intervals(monkeypatch
     once, auto = (card.card_metrics(runs, models, budget=BUDGETS[b], seed=0, looks=k)
                   for b, k in (("small", 1), ("auto", 4)))  # fmt: skip
     (d1,), (d4,) = once["differences"], auto["differences"]
-    assert not d4["paired"] and d4["se"] == pytest.approx(d1["se"]) == pytest.approx(0.1 / 1.96 * 2**0.5, rel=1e-3)
+    assert not d4["paired"] and d4["se"] == pytest.approx(d1["se"]) == pytest.approx(
+        0.1 / 1.96 * 2**0.5, rel=1e-3
+    )
     assert d4["p"] == pytest.approx(d1["p"])
     assert auto["comparisons"]["alpha"] == pytest.approx(0.0125)
     effects = {e["subject"]: e for e in auto["effects"]}
-    assert effects["a"]["ci_high"] - effects["a"]["value"] > 0.12  # the verdicts' intervals are widened
+    assert (
+        effects["a"]["ci_high"] - effects["a"]["value"] > 0.12
+    )  # the verdicts' intervals are widened

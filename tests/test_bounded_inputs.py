@@ -32,11 +32,11 @@ from faithprobe.requests import (
     SpanAnswerRequest,
     TextPairRequest,
 )
-from faithprobe.subjects.hf_causal import HFCausalLM
-from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
-from faithprobe.subjects.hf_masked import HFMaskedLM
-from faithprobe.subjects.hf_multiple_choice import HFMultipleChoice
-from faithprobe.subjects.hf_pair_classifier import HFPairClassifier
+from faithprobe.subjects.hf.causal import HFCausal
+from faithprobe.subjects.hf.masked import HFMasked
+from faithprobe.subjects.hf.mc import HFMC
+from faithprobe.subjects.hf.nli import HFNLI
+from faithprobe.subjects.hf.qa import HFQA
 
 LIMIT = 64
 WORDS = (" the", " fish", " lives", " in", " France", " and", " has", " bread", " that")
@@ -138,8 +138,8 @@ def causal(request, tiny_tokenizer, bos_tokenizer, one_token_words):
     """GPT-2 (learned positions: an over-long input used to index out of range) with the
     plain BPE; Llama with a tokenizer that puts ``<s>`` first (kept by a cut)."""
     if request.param == "gpt2":
-        return HFCausalLM(request.getfixturevalue("short_gpt2"), tiny_tokenizer, name="g")
-    return HFCausalLM(request.getfixturevalue("short_llama"), bos_tokenizer, name="l")
+        return HFCausal(request.getfixturevalue("short_gpt2"), tiny_tokenizer, name="g")
+    return HFCausal(request.getfixturevalue("short_llama"), bos_tokenizer, name="l")
 
 
 def n_special(subject) -> int:
@@ -176,7 +176,7 @@ def test_chat_generation_keeps_the_template_whole(short_gpt2, tiny_tokenizer, on
     tok = copy.deepcopy(tiny_tokenizer)
     tok.chat_template = "{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }}{% endfor %}"
     tok.chat_template += "{% if add_generation_prompt %} [assistant]{% endif %}"
-    subject = HFCausalLM(short_gpt2, tok, name="chat")
+    subject = HFCausal(short_gpt2, tok, name="chat")
     request = GenerationRequest(text(words(300)), max_new_tokens=8, chat=True)
     (prompt, max_new, _), truncated = subject._encode_generation(request)
     start = tok("[user]", add_special_tokens=False).input_ids
@@ -187,7 +187,7 @@ def test_chat_generation_keeps_the_template_whole(short_gpt2, tiny_tokenizer, on
 
 
 def test_a_candidate_longer_than_the_model_is_a_usage_error(short_gpt2, tiny_tokenizer):
-    subject = HFCausalLM(short_gpt2, tiny_tokenizer, name="g")
+    subject = HFCausal(short_gpt2, tiny_tokenizer, name="g")
     huge = "x" * 1_000_000
     with pytest.raises(UsageError, match="takes at most 64 tokens") as err:
         subject.answer([CandidateScoreRequest(huge, ("Quazzlefort" * 7,))])
@@ -195,7 +195,7 @@ def test_a_candidate_longer_than_the_model_is_a_usage_error(short_gpt2, tiny_tok
 
 
 def test_a_one_megabyte_cloze_context_is_answered(short_gpt2, tiny_tokenizer):
-    subject = HFCausalLM(short_gpt2, tiny_tokenizer, name="g")
+    subject = HFCausal(short_gpt2, tiny_tokenizer, name="g")
     ws = words(180_000)
     assert len(text(ws)) > 1_000_000
     start = time.perf_counter()
@@ -215,7 +215,7 @@ def test_a_one_megabyte_cloze_context_is_answered(short_gpt2, tiny_tokenizer):
 def test_masked_lm_keeps_a_window_around_the_blank(
     name, n_suffix, short_mlms, tiny_pair_tokenizer, one_token_words
 ):
-    subject = HFMaskedLM(short_mlms[name], tiny_pair_tokenizer, name=name)
+    subject = HFMasked(short_mlms[name], tiny_pair_tokenizer, name=name)
     left, right = words(300, seed=1), words(n_suffix, seed=2)
     suffix = text(right) + "."
     (got,) = subject.answer([CandidateScoreRequest(text(left), CANDIDATES, suffix)])
@@ -232,7 +232,7 @@ def test_masked_lm_keeps_a_window_around_the_blank(
 
 
 def test_masked_lm_refuses_a_candidate_longer_than_the_model(short_mlms, tiny_pair_tokenizer):
-    subject = HFMaskedLM(short_mlms["bert"], tiny_pair_tokenizer, name="bert")
+    subject = HFMasked(short_mlms["bert"], tiny_pair_tokenizer, name="bert")
     with pytest.raises(UsageError, match="takes at most 64 tokens"):
         subject.answer([CandidateScoreRequest(text(words(300)), ("Quazzlefort" * 7, "Paris"))])
 
@@ -244,7 +244,7 @@ def test_multiple_choice_keeps_the_start_of_the_context(tiny_pair_tokenizer, one
     from transformers import BertForMultipleChoice
 
     model = _seeded(lambda: BertForMultipleChoice(short_bert_config(len(tiny_pair_tokenizer))))
-    subject = HFMultipleChoice(model, tiny_pair_tokenizer, name="mc")
+    subject = HFMC(model, tiny_pair_tokenizer, name="mc")
     assert subject.max_length == LIMIT
     ws, choices = words(300), (" Paris", " Italy")  # one token each
     (got,) = subject.answer([CandidateScoreRequest(text(ws), choices)])
@@ -261,7 +261,7 @@ def test_pair_classifier_cuts_the_longer_text(tiny_pair_tokenizer, one_token_wor
     config.id2label = {0: "entailment", 1: "neutral", 2: "contradiction"}
     config.label2id = {v: k for k, v in config.id2label.items()}
     model = _seeded(lambda: BertForSequenceClassification(config))
-    subject = HFPairClassifier(model, tiny_pair_tokenizer, name="nli")
+    subject = HFNLI(model, tiny_pair_tokenizer, name="nli")
     assert subject.max_length == LIMIT
     ws, hypothesis = words(300), " Paris lives in France"  # four tokens
     (got,) = subject.answer([TextPairRequest(text(ws), hypothesis)])
@@ -281,8 +281,8 @@ def short_qa_model(tiny_pair_tokenizer):
     return _seeded(lambda: BertForQuestionAnswering(short_bert_config(len(tiny_pair_tokenizer))))
 
 
-def qa_subject(model, tokenizer, **kwargs) -> HFExtractiveQA:
-    return HFExtractiveQA(model, tokenizer, name="qa", doc_stride=16, **kwargs)
+def qa_subject(model, tokenizer, **kwargs) -> HFQA:
+    return HFQA(model, tokenizer, name="qa", doc_stride=16, **kwargs)
 
 
 def span_close(a: SpanAnswer, b: SpanAnswer, tolerance: float = TOLERANCE) -> bool:
@@ -348,6 +348,6 @@ def test_json_of_answers_that_were_not_truncated_is_unchanged(answer):
 
 
 def test_a_real_answer_that_fits_has_no_truncated_key(short_gpt2, tiny_tokenizer):
-    subject = HFCausalLM(short_gpt2, tiny_tokenizer, name="g")
+    subject = HFCausal(short_gpt2, tiny_tokenizer, name="g")
     (answer,) = subject.answer([CandidateScoreRequest("Alice lives in", CANDIDATES)])
     assert not answer.truncated and "truncated" not in answer.to_json()

@@ -8,10 +8,10 @@ import pytest
 from faithprobe.report import run_to_folder as run
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
 from faithprobe.runner import RunConfig
+from faithprobe.subjects.answer_store import AnswerCache
 from faithprobe.subjects.base import Subject
-from faithprobe.subjects.cache import AnswerCache
-from faithprobe.subjects.cached import CachedSubject
-from faithprobe.subjects.hf_causal import HFCausalLM
+from faithprobe.subjects.cached_subject import CachedSubject
+from faithprobe.subjects.hf.causal import HFCausal
 
 
 class Counting(Subject):
@@ -36,7 +36,7 @@ class Counting(Subject):
 
 @pytest.fixture
 def subject(tiny_llama, tiny_tokenizer):
-    return HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny", batch_size=8)
+    return HFCausal(tiny_llama, tiny_tokenizer, name="tiny", batch_size=8)
 
 
 def _run(tmp_path, subject, name, cache=True):
@@ -127,7 +127,7 @@ def test_a_cache_another_connection_is_writing_is_waited_for_not_set_aside(tmp_p
 def test_a_request_kind_version_changes_only_that_kinds_keys(tmp_path, tiny_llama, tiny_tokenizer):
     from faithprobe.requests import GenerationRequest
 
-    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny")
+    subject = HFCausal(tiny_llama, tiny_tokenizer, name="tiny")
     score, gen = CandidateScoreRequest("a b", ("c",)), GenerationRequest("a b", 3)
     assert subject.cache_fingerprint(score.kind) == subject.fingerprint
     before = subject.cache_fingerprint(gen.kind)

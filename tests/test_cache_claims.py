@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from faithprobe.requests import Answer, CandidateScoreRequest, CandidateScores
+from faithprobe.subjects.answer_store import AnswerCache
 from faithprobe.subjects.base import Subject
-from faithprobe.subjects.cache import AnswerCache
-from faithprobe.subjects.cached import CachedSubject
+from faithprobe.subjects.cached_subject import CachedSubject
 
 GENEROUS = 120  # seconds before a test that should take one gives up instead of hanging
 

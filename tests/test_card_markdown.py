@@ -14,13 +14,13 @@ from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
 from cli_corpus import refused
-from faithprobe.audit.card import card_metrics
+from faithprobe.audit.card_metrics import card_metrics
 from faithprobe.audit.plan import AUTO, check_budget
 from faithprobe.audit.run import AuditConfig, audit
 from faithprobe.cli import app
 from faithprobe.metrics.sequential import LOOKS
 from faithprobe.report.card_markdown import HEADING, code_block, text
-from faithprobe.subjects.hf_causal import HFCausalLM
+from faithprobe.subjects.hf.causal import HFCausal
 from test_audit import TINY_STEPS
 
 runner = CliRunner()
@@ -36,8 +36,8 @@ def source(tmp_path_factory, tiny_llama, tiny_gpt2, tiny_tokenizer) -> Path:
     that generate their data and one read from the shipped SQuAD sample (no data folder
     holds SQuAD, and the budget is small)."""
     tmp = tmp_path_factory.mktemp("card")
-    subjects = [HFCausalLM(tiny_llama, tiny_tokenizer, name="lm"),
-                HFCausalLM(tiny_gpt2, tiny_tokenizer, name=HOSTILE)]  # fmt: skip
+    subjects = [HFCausal(tiny_llama, tiny_tokenizer, name="lm"),
+                HFCausal(tiny_gpt2, tiny_tokenizer, name=HOSTILE)]  # fmt: skip
     steps = [s for s in TINY_STEPS if s.name in STEPS]
     config = AuditConfig(models=[], out=tmp / "audit", cache_dir=tmp / "cache", steps=steps,
                          command="faithprobe audit --model lm --budget small")  # fmt: skip
@@ -211,8 +211,16 @@ def test_a_skipped_step_or_model_is_a_row_with_its_reason(folder):
         (lambda d: d.update(comparisons={"looks": "4"}), ("comparisons", "'rule'")),
         (lambda d: d["steps"][2].update(data_source=["sample"]), ("steps[2]", "'data_source'")),
     ],
-    ids=["verdict-number", "no-baseline", "supported-text", "no-summary", "value-text",
-         "model-twice", "comparisons-bad", "data-source-list"],  # fmt: skip
+    ids=[
+        "verdict-number",
+        "no-baseline",
+        "supported-text",
+        "no-summary",
+        "value-text",
+        "model-twice",
+        "comparisons-bad",
+        "data-source-list",
+    ],  # fmt: skip
 )
 def test_report_refuses_a_damaged_metrics_json_in_one_line_writing_nothing(folder, change, expect):
     edit(folder / "metrics.json", change)

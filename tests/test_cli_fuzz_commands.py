@@ -427,7 +427,7 @@ def test_a_query_in_the_base_url_goes_as_a_query_and_no_message_shows_a_credenti
 ):
     from faithprobe.errors import ModelError
     from faithprobe.requests import GenerationRequest
-    from faithprobe.subjects.openai_compat import EndpointConfig, OpenAISubject
+    from faithprobe.subjects.endpoint.subject import EndpointConfig, OpenAISubject
 
     port, paths = recorder
     monkeypatch.setenv("OPENAI_API_KEY", KEY)

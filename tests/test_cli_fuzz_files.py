@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli_corpus import refused
-from faithprobe.audit.card import card_metrics
+from faithprobe.audit.card_metrics import card_metrics
 from faithprobe.audit.plan import BUDGETS
 from faithprobe.cli import app
 from tiny_gguf import write_llama_gguf
@@ -582,7 +582,9 @@ def test_the_sources_themselves_report_and_compare_cleanly(tmp_path, sources):
     assert res.exit_code == 0, res.output
     res = runner.invoke(app, ["report", str(bench.audit("card"))])
     assert res.exit_code == 0, res.output
-    assert (tmp_path / "card" / "card.md").is_file() and (tmp_path / "card" / "index.html").is_file()
+    assert (tmp_path / "card" / "card.md").is_file() and (
+        tmp_path / "card" / "index.html"
+    ).is_file()
     old, new = bench.audit("old"), bench.audit("new")
     res = runner.invoke(app, ["audit", "--compare", str(old), str(new)])
     assert res.exit_code == 0, res.output
@@ -599,7 +601,7 @@ def test_report_rebuilds_a_lost_or_damaged_metrics_json(tmp_path, sources):
 
 
 def test_a_gguf_folder_counts_only_its_regular_files(tmp_path, sources):
-    from faithprobe.subjects.gguf_models import find_gguf
+    from faithprobe.subjects.gguf.models import find_gguf
 
     (tmp_path / "models" / "old.gguf").mkdir(parents=True)
     shutil.copy(sources.gguf, tmp_path / "models" / "tiny.gguf")
@@ -607,7 +609,7 @@ def test_a_gguf_folder_counts_only_its_regular_files(tmp_path, sources):
 
 
 def test_a_cache_is_made_by_its_first_write_and_unmade_if_nothing_was_answered(tmp_path):
-    from faithprobe.subjects.cache import AnswerCache
+    from faithprobe.subjects.answer_store import AnswerCache
 
     path = tmp_path / "new" / "cache" / "answers.sqlite"
     cache = AnswerCache(path)

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from faithprobe.atomic import json_text
-from faithprobe.audit.card import headline
+from faithprobe.audit.card_metrics import headline
 from faithprobe.audit.plan import STEPS
 from faithprobe.metrics.verdict import FAITHFUL, NOT_ASSESSABLE, UNFAITHFUL, combined
 from faithprobe.requests import CandidateScores

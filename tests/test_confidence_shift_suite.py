@@ -23,7 +23,7 @@ from faithprobe.requests import (
 )
 from faithprobe.runner import RunConfig
 from faithprobe.subjects.base import Subject
-from faithprobe.subjects.hf_causal import HFCausalLM
+from faithprobe.subjects.hf.causal import HFCausal
 from faithprobe.suite import get_suite
 from faithprobe.suites.confidence_shift import DEFAULT_PROBES
 
@@ -118,7 +118,7 @@ def test_cli_run_writes_every_table_of_the_method(tmp_path, siqa_file, model_dir
 def test_results_do_not_depend_on_batch_size(tmp_path, siqa_file, tiny_llama, tiny_tokenizer):
     frames = []
     for bs in (1, 16):
-        subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny", batch_size=bs)
+        subject = HFCausal(tiny_llama, tiny_tokenizer, name="tiny", batch_size=bs)
         folder = run(
             RunConfig(
                 suite="confidence-shift",
@@ -147,7 +147,7 @@ LENGTHS = {
 def test_normalisations_divide_by_tokens_characters_or_bytes(
     tmp_path, siqa_file, tiny_llama, tiny_tokenizer, normalisation
 ):
-    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny")
+    subject = HFCausal(tiny_llama, tiny_tokenizer, name="tiny")
     folder = run(
         RunConfig(
             suite="confidence-shift",
@@ -318,7 +318,7 @@ def test_hellaswag_is_scored_as_a_continuation_and_the_old_rule_stays_an_option(
 
 
 def test_probes_none_runs_the_originals_only(tmp_path, tiny_llama, tiny_tokenizer):
-    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny")
+    subject = HFCausal(tiny_llama, tiny_tokenizer, name="tiny")
     folder = run(
         RunConfig(suite="confidence-shift", data=HELLASWAG, out=tmp_path / "none",
                   cache=False, options={"probes": "none", "normalisation": "per-char"}),

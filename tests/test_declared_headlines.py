@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from faithprobe.audit.card import headline
+from faithprobe.audit.card_metrics import headline
 from faithprobe.metrics.headline import EffectSpec, Headline
 
 CASES = json.loads(

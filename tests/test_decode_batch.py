@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import torch
 
-from faithprobe.subjects.decode_batch import CROP_FROM, DecodeBatch
-from faithprobe.subjects.hf_causal import HFCausalLM
+from faithprobe.subjects.hf.causal import HFCausal
+from faithprobe.subjects.hf.decode_batch import CROP_FROM, DecodeBatch
 
 LONG = " ".join(f"word{k}" for k in range(40))  # far more tokens than CROP_FROM
 
@@ -18,8 +18,8 @@ def test_slots_are_taken_widened_and_cropped_and_rows_match_alone(
     """Batch 2: short A decodes on while B ends at once; long C takes B's slot (the cache
     widens), ends after 3 tokens and D takes its slot; with C gone no live row uses the
     left part of the columns, which is cut off. Texts and token counts equal batch 1."""
-    one = HFCausalLM(tiny_llama, tiny_tokenizer, name="t", batch_size=1)
-    two = HFCausalLM(tiny_llama, tiny_tokenizer, name="t", batch_size=2)
+    one = HFCausal(tiny_llama, tiny_tokenizer, name="t", batch_size=1)
+    two = HFCausal(tiny_llama, tiny_tokenizer, name="t", batch_size=2)
     prompts = [("Alice lives in", 40), ("Bob", 1), (LONG, 3), ("The capital of", 20), ("Dave", 5)]
     queue = [(one.prompt_ids(p), n, ()) for p, n in prompts]  # in this order, not by length
     resized: list[tuple[int, int, int]] = []  # (columns before, kept, columns after)
@@ -43,7 +43,7 @@ def test_slots_are_taken_widened_and_cropped_and_rows_match_alone(
 def test_a_placed_row_continues_as_its_prefill_would(tiny_llama, tiny_tokenizer):
     """A prompt written into a free slot of a batch that has decoded for some steps (its
     columns then padded on the left) gets the next-token logits of the prompt run alone."""
-    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="t", batch_size=4)
+    subject = HFCausal(tiny_llama, tiny_tokenizer, name="t", batch_size=4)
     forward = lambda *a: subject._forward(*a, last_only=True)  # noqa: E731
     with torch.inference_mode():
         first = [subject.prompt_ids(p) for p in ("Alice lives in", "Bob and Carol went")]
@@ -54,7 +54,7 @@ def test_a_placed_row_continues_as_its_prefill_would(tiny_llama, tiny_tokenizer)
         batch.release(0)
         joining = subject.prompt_ids("The capital of")
         _, logits, mask, cache = subject._prefill([joining])
-        from faithprobe.subjects.decode_batch import ready_rows
+        from faithprobe.subjects.hf.decode_batch import ready_rows
 
         (row,) = ready_rows([7], logits, mask, cache)
         batch.place(0, row)

@@ -18,7 +18,7 @@ from faithprobe.requests import CandidateScoreRequest
 from faithprobe.runner import RunConfig
 from faithprobe.subjects import load_subject
 from faithprobe.subjects.deferred import DeferredSubject
-from faithprobe.subjects.hf_base import HFSubject
+from faithprobe.subjects.hf.base import HFSubject
 from faithprobe.subjects.identity import HF_CAUSAL
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from faithprobe.audit.plan import STEPS
-from faithprobe.generators.stories import ITEM_SETS
+from faithprobe.datasets.stories import ITEM_SETS
 from faithprobe.metrics.verdict import (
     FAITHFUL,
     NOT_ASSESSABLE,

@@ -8,12 +8,12 @@ import json
 import pandas as pd
 import pytest
 
+from faithprobe.datasets.stories import NEUTRAL_SENTENCES
 from faithprobe.errors import UsageError
 from faithprobe.generators.distractors import DistractorConfig, build, generate, plan
-from faithprobe.generators.stories import NEUTRAL_SENTENCES
 from faithprobe.report import write_run
 from faithprobe.runner import RunConfig, run
-from faithprobe.subjects.hf_causal import HFCausalLM
+from faithprobe.subjects.hf.causal import HFCausal
 from faithprobe.suite import get_suite
 from faithprobe.suites.distractors import metrics as m
 
@@ -136,7 +136,7 @@ def test_shared_competent_set_counts_the_items_every_model_passes():
 
 def test_run_with_filler_and_shared_competence(tmp_path, tiny_llama, tiny_tokenizer):
     subjects = [
-        HFCausalLM(tiny_llama, tiny_tokenizer, name=name, batch_size=bs)
+        HFCausal(tiny_llama, tiny_tokenizer, name=name, batch_size=bs)
         for name, bs in (("tiny-a", 1), ("tiny-b", 8))
     ]
     config = RunConfig(

@@ -38,7 +38,7 @@ def test_embedded_fingerprint_is_stable(embedded):
 
 
 def test_embedded_batch_size_invariance(embedded):
-    from faithprobe.subjects.embedded import load_embedded
+    from faithprobe.subjects.gguf.embedded import load_embedded
     from faithprobe.suite import get_suite
 
     suite = get_suite("distractors")

@@ -6,7 +6,7 @@ import pytest
 from faithprobe.errors import UsageError
 from faithprobe.requests import CandidateScoreRequest, GenerationRequest
 from faithprobe.subjects import load_subject
-from faithprobe.subjects.embedded import MODELS
+from faithprobe.subjects.gguf.embedded import MODELS
 
 SPEC = "embedded:gemma3-270m"
 

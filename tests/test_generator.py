@@ -3,11 +3,11 @@ from math import comb
 
 import pytest
 
+from faithprobe.datasets.stories import ITEM_SETS, Story, base_story
 from faithprobe.errors import UsageError
 from faithprobe.expectations import ANSWER_UNCHANGED
 from faithprobe.generators import GENERATORS
 from faithprobe.generators.distractors import DistractorConfig, base_items, build, generate, plan
-from faithprobe.generators.stories import ITEM_SETS, Story, base_story
 from faithprobe.interventions import Pair
 from faithprobe.suite import get_suite
 
@@ -155,8 +155,8 @@ def test_sampling_before_building_draws_the_same_pairs(seed, limit):
 def test_unrelated_attractors_name_no_candidate_word():
     """An unrelated attractor must not name a word any item could be asked for, or it is
     a related attractor in disguise (the method's control would be contaminated)."""
+    from faithprobe.datasets.stories import UNRELATED
     from faithprobe.generators.distractors import DistractorConfig, base_items
-    from faithprobe.generators.stories import UNRELATED
 
     items = base_items(DistractorConfig(), seed=0)
     words = {w.lower() for item in items for c in item.candidates for w in c.split()}

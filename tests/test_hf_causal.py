@@ -3,7 +3,7 @@ import torch
 
 from faithprobe.generators.distractors import DistractorConfig, generate
 from faithprobe.requests import CandidateScoreRequest
-from faithprobe.subjects.hf_causal import HFCausalLM
+from faithprobe.subjects.hf.causal import HFCausal
 
 # Made-up words split into several tokens, so the multi-token path runs.
 ODD = ("Helsinkiborough", "Quazzlefort")
@@ -33,9 +33,9 @@ def _naive(model, tokenizer, request: CandidateScoreRequest) -> list[float]:
 def test_batch_size_invariance_and_naive_agreement(model_name, request, tiny_tokenizer):
     model = request.getfixturevalue(model_name)
     reqs = _requests()
-    one = HFCausalLM(model, tiny_tokenizer, name="t", batch_size=1).answer(reqs)
-    many = HFCausalLM(model, tiny_tokenizer, name="t", batch_size=32).answer(reqs)
-    tight = HFCausalLM(model, tiny_tokenizer, name="t", batch_size=32, max_batch_tokens=300).answer(
+    one = HFCausal(model, tiny_tokenizer, name="t", batch_size=1).answer(reqs)
+    many = HFCausal(model, tiny_tokenizer, name="t", batch_size=32).answer(reqs)
+    tight = HFCausal(model, tiny_tokenizer, name="t", batch_size=32, max_batch_tokens=300).answer(
         reqs
     )
     assert any(k > 1 for s in one for k in s.n_tokens)
@@ -51,15 +51,13 @@ def test_batch_size_invariance_and_naive_agreement(model_name, request, tiny_tok
 def test_progress_counts_every_request(tiny_llama, tiny_tokenizer):
     seen = []
     reqs = _requests(10)
-    HFCausalLM(tiny_llama, tiny_tokenizer, name="t", batch_size=4).answer(
-        reqs, progress=seen.append
-    )
+    HFCausal(tiny_llama, tiny_tokenizer, name="t", batch_size=4).answer(reqs, progress=seen.append)
     assert sum(seen) == len(reqs)
 
 
 def test_fingerprint_ignores_batch_size_and_tracks_weights(tiny_llama, tiny_tokenizer):
-    a = HFCausalLM(tiny_llama, tiny_tokenizer, name="t", batch_size=1).fingerprint
-    b = HFCausalLM(tiny_llama, tiny_tokenizer, name="t", batch_size=8).fingerprint
+    a = HFCausal(tiny_llama, tiny_tokenizer, name="t", batch_size=1).fingerprint
+    b = HFCausal(tiny_llama, tiny_tokenizer, name="t", batch_size=8).fingerprint
     assert a == b
     changed = type(tiny_llama)(tiny_llama.config)
-    assert HFCausalLM(changed, tiny_tokenizer, name="t").fingerprint != a
+    assert HFCausal(changed, tiny_tokenizer, name="t").fingerprint != a

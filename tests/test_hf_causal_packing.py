@@ -1,4 +1,4 @@
-"""Packed candidate scoring (``HFCausalLM._score_packed``) against one full forward per
+"""Packed candidate scoring (``HFCausal._score_packed``) against one full forward per
 candidate and against the per-candidate path it replaced, on tiny random models.
 
 The models are initialised wide (initializer_range=0.2) so that a candidate seeing another
@@ -13,9 +13,9 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
 from faithprobe.requests import CandidateScoreRequest
-from faithprobe.subjects import hf_causal
-from faithprobe.subjects.hf_causal import HFCausalLM
-from faithprobe.subjects.packed_scoring import pack_groups, packed_batches, piece_length, pieces
+from faithprobe.subjects.hf import causal as hf_causal
+from faithprobe.subjects.hf.causal import HFCausal
+from faithprobe.subjects.hf.packed_scoring import pack_groups, packed_batches, piece_length, pieces
 
 TOLERANCE = 1e-4
 LONG = ("Helsinkiborough", "Quazzlefort")  # several tokens each
@@ -43,25 +43,25 @@ def _build(cls, config):
 
 
 @pytest.fixture(scope="module", params=["llama", "gpt2"])
-def subject(request, tiny_tokenizer) -> HFCausalLM:
+def subject(request, tiny_tokenizer) -> HFCausal:
     """A wide tiny model (Llama: rotary positions; GPT-2: learned absolute positions)."""
     n = len(tiny_tokenizer)
     if request.param == "llama":
         model = _build(LlamaForCausalLM, _llama_config(n, 256))
     else:
         model = _build(GPT2LMHeadModel, _gpt2_config(n, 256))
-    return HFCausalLM(model, tiny_tokenizer, name=request.param)
+    return HFCausal(model, tiny_tokenizer, name=request.param)
 
 
 @pytest.fixture(scope="module", params=["llama", "gpt2"])
-def short(request, tiny_tokenizer) -> HFCausalLM:
+def short(request, tiny_tokenizer) -> HFCausal:
     """A wide tiny model taking 64 positions."""
     n = len(tiny_tokenizer)
     if request.param == "llama":
         model = _build(LlamaForCausalLM, _llama_config(n, 64))
     else:
         model = _build(GPT2LMHeadModel, _gpt2_config(n, 64))
-    return HFCausalLM(model, tiny_tokenizer, name=request.param)
+    return HFCausal(model, tiny_tokenizer, name=request.param)
 
 
 def _requests() -> list[CandidateScoreRequest]:
@@ -88,7 +88,7 @@ def _full_forwards(model, ctx: list[int], cands: list[list[int]]) -> list[float]
     return out
 
 
-def _score(subject: HFCausalLM, path, encoded) -> list[list[float]]:
+def _score(subject: HFCausal, path, encoded) -> list[list[float]]:
     with torch.inference_mode():
         return [list(s.logprobs) for s in path(encoded)]
 
@@ -108,8 +108,8 @@ def test_packed_scores_match_full_forwards_and_the_per_candidate_path(subject):
 
 def test_packed_scores_do_not_depend_on_the_batch(subject):
     reqs = _requests()
-    one = HFCausalLM(subject.model, subject.tokenizer, name="t", batch_size=1).answer(reqs)
-    many = HFCausalLM(subject.model, subject.tokenizer, name="t", batch_size=16).answer(reqs)
+    one = HFCausal(subject.model, subject.tokenizer, name="t", batch_size=1).answer(reqs)
+    many = HFCausal(subject.model, subject.tokenizer, name="t", batch_size=16).answer(reqs)
     assert [a.n_tokens for a in one] == [a.n_tokens for a in many]
     assert _far([list(a.logprobs) for a in one], [list(a.logprobs) for a in many]) < TOLERANCE
 
@@ -126,7 +126,7 @@ def test_requests_sharing_a_row_do_not_see_each_other(subject):
         row_tokens=hf_causal.PACKED_ROW_TOKENS,
     )
     assert max(len(row) for batch in plan for row in batch) >= 3  # rows are shared
-    two_rows = HFCausalLM(subject.model, subject.tokenizer, name="t", batch_size=2)
+    two_rows = HFCausal(subject.model, subject.tokenizer, name="t", batch_size=2)
     answers = two_rows.answer(_requests())
     full = [_full_forwards(subject.model, ctx, cands) for ctx, cands in encoded]
     assert _far([list(a.logprobs) for a in answers], full) < TOLERANCE
@@ -135,7 +135,7 @@ def test_requests_sharing_a_row_do_not_see_each_other(subject):
 def test_a_row_per_request_scores_as_shared_rows_do(subject, monkeypatch):
     shared = subject.answer(_requests())
     monkeypatch.setattr(hf_causal, "PACKED_ROW_TOKENS", 1)
-    alone = HFCausalLM(subject.model, subject.tokenizer, name="t").answer(_requests())
+    alone = HFCausal(subject.model, subject.tokenizer, name="t").answer(_requests())
     assert _far([list(a.logprobs) for a in alone], [list(a.logprobs) for a in shared]) < TOLERANCE
 
 
@@ -187,7 +187,7 @@ class _ProjectsElsewhere(LlamaForCausalLM):
 @pytest.mark.parametrize("cls", [_DropsCustomMasks, _RefusesCustomMasks, _ProjectsElsewhere])
 def test_a_model_packing_cannot_serve_keeps_the_per_candidate_path(cls, tiny_tokenizer):
     model = _build(cls, _llama_config(len(tiny_tokenizer), 256))
-    subject = HFCausalLM(model, tiny_tokenizer, name="old")
+    subject = HFCausal(model, tiny_tokenizer, name="old")
     assert not subject._packs
     reqs = _requests()
     answers = subject.answer(reqs)

@@ -1,4 +1,4 @@
-"""HFExtractiveQA (span-answer requests) against tiny BERT question-answering models: one
+"""HFQA (span-answer requests) against tiny BERT question-answering models: one
 whose start/end logits are set by hand to point at known tokens, one random."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from conftest import tiny_bert_config
 from faithprobe.errors import ModelError, UsageError
 from faithprobe.requests import CandidateScoreRequest, SpanAnswerRequest
 from faithprobe.subjects import BACKENDS, load_subject
-from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
-from faithprobe.subjects.hf_multiple_choice import HFMultipleChoice
+from faithprobe.subjects.hf.mc import HFMC
+from faithprobe.subjects.hf.qa import HFQA
 
 QUESTION = "Where does Henry live?"
 CONTEXT = "Henry lives in France. The capital of Henry's country is Paris. Zoe lives in Finland."
@@ -58,7 +58,7 @@ def _marked_qa(tokenizer, start: str, end: str, cls_weight: float = 0.0):
 
 def test_hand_set_logits_pick_the_marked_span(tiny_pair_tokenizer):
     model = _marked_qa(tiny_pair_tokenizer, "ĠThe", "ĠParis")
-    subject = HFExtractiveQA(model, tiny_pair_tokenizer, name="marked")
+    subject = HFQA(model, tiny_pair_tokenizer, name="marked")
     assert subject.accepts == frozenset({"span-answer", "saliency"})
     assert subject.max_length == 300  # 384 capped by max_position_embeddings
     (ans,) = subject.answer([SpanAnswerRequest(QUESTION, CONTEXT)])
@@ -70,7 +70,7 @@ def test_hand_set_logits_pick_the_marked_span(tiny_pair_tokenizer):
     assert ans.score > 5  # start logit + end logit of the marked tokens
 
     # a span longer than max_answer_tokens is not allowed: the marked start stays
-    short = HFExtractiveQA(model, tiny_pair_tokenizer, name="marked", max_answer_tokens=4)
+    short = HFQA(model, tiny_pair_tokenizer, name="marked", max_answer_tokens=4)
     (ans,) = short.answer([SpanAnswerRequest(QUESTION, CONTEXT)])
     assert ans.text.startswith("The") and len(ans.text) < len("The capital of Henry")
     assert ans.score < 7
@@ -78,7 +78,7 @@ def test_hand_set_logits_pick_the_marked_span(tiny_pair_tokenizer):
 
 def test_answer_in_a_later_window_maps_to_context_offsets(tiny_pair_tokenizer):
     model = _marked_qa(tiny_pair_tokenizer, "ĠParis", "ĠParis")
-    subject = HFExtractiveQA(model, tiny_pair_tokenizer, name="marked", max_length=48, doc_stride=8)
+    subject = HFQA(model, tiny_pair_tokenizer, name="marked", max_length=48, doc_stride=8)
     context = FILLER * 2 + "The capital of Henry's country is Paris. " + FILLER * 6
     request = SpanAnswerRequest(QUESTION, context)
     windows = subject._encode(request)[0].windows
@@ -106,16 +106,16 @@ def test_answer_in_a_later_window_maps_to_context_offsets(tiny_pair_tokenizer):
 def test_null_answer_wins_above_the_threshold(tiny_pair_tokenizer):
     model = _marked_qa(tiny_pair_tokenizer, "ĠThe", "ĠParis", cls_weight=2.0)
     request = SpanAnswerRequest(QUESTION, CONTEXT)
-    (null,) = HFExtractiveQA(model, tiny_pair_tokenizer, name="m").answer([request])
+    (null,) = HFQA(model, tiny_pair_tokenizer, name="m").answer([request])
     assert (null.text, null.start, null.end) == ("", -1, -1)
     assert null.null_score > null.score > 5  # both still reported
     gap = null.null_score - null.score
 
-    lenient = HFExtractiveQA(model, tiny_pair_tokenizer, name="m", null_threshold=gap + 1)
+    lenient = HFQA(model, tiny_pair_tokenizer, name="m", null_threshold=gap + 1)
     (span,) = lenient.answer([request])
     assert span.text == "The capital of Henry's country is Paris"
     assert (span.score, span.null_score) == pytest.approx((null.score, null.null_score))
-    strict = HFExtractiveQA(model, tiny_pair_tokenizer, name="m", null_threshold=gap - 1)
+    strict = HFQA(model, tiny_pair_tokenizer, name="m", null_threshold=gap - 1)
     assert strict.answer([request])[0].text == ""
     assert lenient.fingerprint != strict.fingerprint
 
@@ -159,8 +159,8 @@ def test_batch_size_changes_nothing(tiny_pair_tokenizer):
     model = _random_qa(tiny_pair_tokenizer)
     requests = _requests()
     settings = dict(name="random", max_length=64, doc_stride=16, null_threshold=1e9)
-    one = HFExtractiveQA(model, tiny_pair_tokenizer, batch_size=1, **settings).answer(requests)
-    four = HFExtractiveQA(model, tiny_pair_tokenizer, batch_size=4, **settings).answer(requests)
+    one = HFQA(model, tiny_pair_tokenizer, batch_size=1, **settings).answer(requests)
+    four = HFQA(model, tiny_pair_tokenizer, batch_size=4, **settings).answer(requests)
     for a, b in zip(one, four, strict=True):
         assert (a.text, a.start, a.end) == (b.text, b.start, b.end)
         assert a.score == pytest.approx(b.score, abs=1e-5)
@@ -184,33 +184,35 @@ def test_load_subject_detects_a_question_answering_model(tiny_pair_tokenizer, tm
     tiny_pair_tokenizer.save_pretrained(folder)
     request = SpanAnswerRequest(QUESTION, CONTEXT)
     loaded = load_subject(str(folder))
-    assert isinstance(loaded, HFExtractiveQA) and "hf-qa" in BACKENDS
+    assert isinstance(loaded, HFQA) and "hf-qa" in BACKENDS
     forced = load_subject(f"hf-qa:{folder}")
-    assert isinstance(forced, HFExtractiveQA)
+    assert isinstance(forced, HFQA)
     assert loaded.fingerprint == forced.fingerprint
     assert loaded.answer([request]) == forced.answer([request])
     assert loaded.answer([request])[0].text == "The capital of Henry's country is Paris"
 
 
 def test_mismatched_requests_and_tokenizers_get_clear_errors(tiny_pair_tokenizer, tiny_bert_mc):
-    subject = HFExtractiveQA(_random_qa(tiny_pair_tokenizer), tiny_pair_tokenizer, name="qa")
+    subject = HFQA(_random_qa(tiny_pair_tokenizer), tiny_pair_tokenizer, name="qa")
     with pytest.raises(UsageError, match="cannot answer candidate-scores.*span-answer"):
         subject.answer([CandidateScoreRequest("The sky is", ("blue", "green"))])
-    mc = HFMultipleChoice(tiny_bert_mc, tiny_pair_tokenizer, name="mc")
-    with pytest.raises(UsageError, match=r"span-answer requests need .*\(hf-qa:\)"):
+    mc = HFMC(tiny_bert_mc, tiny_pair_tokenizer, name="mc")
+    with pytest.raises(
+        UsageError, match=r"span-answer requests need a model of backend heuristic, hf-qa$"
+    ):
         mc.answer([SpanAnswerRequest(QUESTION, CONTEXT)])
     with pytest.raises(ValueError, match="doc_stride"):
-        HFExtractiveQA(subject.model, tiny_pair_tokenizer, name="qa", max_length=32, doc_stride=32)
+        HFQA(subject.model, tiny_pair_tokenizer, name="qa", max_length=32, doc_stride=32)
 
     slow = SimpleNamespace(is_fast=False)  # transformers 5 builds fast tokenizers only
     with pytest.raises(ModelError, match="slow.*fast"):
-        HFExtractiveQA(subject.model, slow, name="slow")
+        HFQA(subject.model, slow, name="slow")
 
 
 def _head(hidden: int, bias: tuple[float, ...] = (0.0, 2.0, 1.0, -1.0), seed: int = 1):
     """An answer-kind head: random weights (a different output per input) or, with
     ``seed=None``, zero weights and ``bias`` (the same output for every input)."""
-    from faithprobe.subjects.answer_kind_head import AnswerKindHead
+    from faithprobe.subjects.hf.answer_kind_head import AnswerKindHead
 
     if seed is not None:
         torch.manual_seed(seed)
@@ -226,11 +228,11 @@ def test_the_answer_kind_head_answers_kind_requests(tiny_pair_tokenizer):
     from faithprobe.requests import ANSWER_KINDS, AnswerKindRequest, CandidateScores
 
     model = _random_qa(tiny_pair_tokenizer)
-    plain = HFExtractiveQA(model, tiny_pair_tokenizer, name="qa")
+    plain = HFQA(model, tiny_pair_tokenizer, name="qa")
     request = AnswerKindRequest("Does Henry live in France?", CONTEXT)
     with pytest.raises(UsageError, match="cannot answer answer-kind.*answer-kind \\(yes/no"):
         plain.answer([request])
-    fixed = HFExtractiveQA(model, tiny_pair_tokenizer, name="qa",
+    fixed = HFQA(model, tiny_pair_tokenizer, name="qa",
                            answer_kind_head=_head(32, seed=None))  # fmt: skip
     assert fixed.accepts == frozenset({"span-answer", "saliency", "answer-kind"})
     assert plain.accepts == frozenset({"span-answer", "saliency"})
@@ -242,7 +244,7 @@ def test_the_answer_kind_head_answers_kind_requests(tiny_pair_tokenizer):
     span = SpanAnswerRequest(QUESTION, CONTEXT)
     assert fixed.answer([span]) == plain.answer([span])
     # the head is part of the fingerprint
-    other = HFExtractiveQA(model, tiny_pair_tokenizer, name="qa", answer_kind_head=_head(32))
+    other = HFQA(model, tiny_pair_tokenizer, name="qa", answer_kind_head=_head(32))
     assert len({plain.fingerprint, fixed.fingerprint, other.fingerprint}) == 3
 
 
@@ -252,8 +254,8 @@ def test_answer_kinds_do_not_depend_on_the_batch_size(tiny_pair_tokenizer):
     model, head = _random_qa(tiny_pair_tokenizer), _head(32)
     requests = [AnswerKindRequest(r.question, r.context) for r in _requests()]
     settings = dict(name="random", max_length=64, doc_stride=16, answer_kind_head=head)
-    one = HFExtractiveQA(model, tiny_pair_tokenizer, batch_size=1, **settings).answer(requests)
-    four = HFExtractiveQA(model, tiny_pair_tokenizer, batch_size=4, **settings).answer(requests)
+    one = HFQA(model, tiny_pair_tokenizer, batch_size=1, **settings).answer(requests)
+    four = HFQA(model, tiny_pair_tokenizer, batch_size=4, **settings).answer(requests)
     for a, b in zip(one, four, strict=True):
         assert a.logprobs == pytest.approx(b.logprobs, abs=1e-5)
     assert len({round(a.logprobs[1], 4) for a in one}) > 2  # the head reads the input
@@ -262,7 +264,7 @@ def test_answer_kinds_do_not_depend_on_the_batch_size(tiny_pair_tokenizer):
 def test_the_window_least_likely_unknown_gives_the_kinds(tiny_pair_tokenizer, monkeypatch):
     from faithprobe.requests import AnswerKindRequest
 
-    subject = HFExtractiveQA(_random_qa(tiny_pair_tokenizer), tiny_pair_tokenizer, name="qa",
+    subject = HFQA(_random_qa(tiny_pair_tokenizer), tiny_pair_tokenizer, name="qa",
                              max_length=48, doc_stride=8, answer_kind_head=_head(32))  # fmt: skip
     request = AnswerKindRequest(QUESTION, FILLER * 8)
     n = len(subject._encode(request)[0].windows)
@@ -278,7 +280,7 @@ def test_a_saved_head_is_loaded_with_its_folder(tiny_pair_tokenizer, tmp_path):
     import json
 
     from faithprobe.requests import AnswerKindRequest
-    from faithprobe.subjects.answer_kind_head import CONFIG_FILE, WEIGHTS_FILE
+    from faithprobe.subjects.hf.answer_kind_head import CONFIG_FILE, WEIGHTS_FILE
 
     folder = tmp_path / "qa"
     _random_qa(tiny_pair_tokenizer).save_pretrained(folder)
@@ -287,7 +289,7 @@ def test_a_saved_head_is_loaded_with_its_folder(tiny_pair_tokenizer, tmp_path):
     head.save(folder)
     loaded = load_subject(str(folder))
     request = AnswerKindRequest("Does Henry live in France?", CONTEXT)
-    in_memory = HFExtractiveQA(loaded.model, tiny_pair_tokenizer, name="m", answer_kind_head=head)
+    in_memory = HFQA(loaded.model, tiny_pair_tokenizer, name="m", answer_kind_head=head)
     assert loaded.answer([request])[0].logprobs == pytest.approx(
         in_memory.answer([request])[0].logprobs, abs=1e-6
     )

@@ -1,4 +1,4 @@
-"""HFMaskedLM against tiny random BERT / RoBERTa masked LMs (no downloads)."""
+"""HFMasked against tiny random BERT / RoBERTa masked LMs (no downloads)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from transformers import PreTrainedTokenizerFast
 from faithprobe.errors import ModelError
 from faithprobe.generators.distractors import DistractorConfig, generate
 from faithprobe.requests import CandidateScoreRequest
-from faithprobe.subjects.hf_masked import HFMaskedLM
+from faithprobe.subjects.hf.masked import HFMasked
 
 LONG_WORDS = ("Helsinkiborough", "Ouagadougouville")
 
@@ -88,8 +88,8 @@ def _ids(tokenizer, text):
 
 
 def test_batch_size_invariance(model, tiny_tokenizer, requests_):
-    small = HFMaskedLM(model, tiny_tokenizer, name="m", batch_size=1)
-    large = HFMaskedLM(model, tiny_tokenizer, name="m", batch_size=32)
+    small = HFMasked(model, tiny_tokenizer, name="m", batch_size=1)
+    large = HFMasked(model, tiny_tokenizer, name="m", batch_size=32)
     a = small.answer(requests_)
     b = large.answer(requests_)
     assert len(a) == len(b) == len(requests_)
@@ -103,7 +103,7 @@ def test_batch_size_invariance(model, tiny_tokenizer, requests_):
             assert abs(u - v) < 1e-4
 
     # A token budget below one request's rows splits its rows over several forwards.
-    chunked = HFMaskedLM(model, tiny_tokenizer, name="m", batch_size=32, max_batch_tokens=150)
+    chunked = HFMasked(model, tiny_tokenizer, name="m", batch_size=32, max_batch_tokens=150)
     few = requests_[:6]
     for x, z in zip(a, chunked.answer(few), strict=False):
         assert x.n_tokens == z.n_tokens
@@ -115,7 +115,7 @@ def test_matches_hand_built_reference(model, tiny_tokenizer, items):
     single = next(c for c in item.candidates if len(_ids(tiny_tokenizer, " " + c)) == 1)
     multi = "Helsinkiborough"
     request = CandidateScoreRequest(item.context, (single, multi), item.suffix)
-    got = HFMaskedLM(model, tiny_tokenizer, name="m").answer([request])[0]
+    got = HFMasked(model, tiny_tokenizer, name="m").answer([request])[0]
 
     prefix = _ids(tiny_tokenizer, item.context)
     rest = _ids(tiny_tokenizer, item.suffix)
@@ -147,7 +147,7 @@ def test_wordpiece_with_special_tokens(wordpiece_tokenizer, items):
     tok = wordpiece_tokenizer
     item = items[0]
     request = CandidateScoreRequest(item.context, (item.candidates[0], "Helsinkiborough"), ".")
-    got = HFMaskedLM(model, tok, name="m").answer([request])[0]
+    got = HFMasked(model, tok, name="m").answer([request])[0]
 
     prefix = [tok.cls_token_id] + _ids(tok, item.context)
     rest = _ids(tok, ".") + [tok.sep_token_id]
@@ -162,7 +162,7 @@ def test_wordpiece_with_special_tokens(wordpiece_tokenizer, items):
 def test_suffix_is_visible(model, tiny_tokenizer, items):
     item = items[0]
     cands = item.candidates + LONG_WORDS
-    subject = HFMaskedLM(model, tiny_tokenizer, name="m")
+    subject = HFMasked(model, tiny_tokenizer, name="m")
     a, b = subject.answer(
         [
             CandidateScoreRequest(item.context, cands, "."),
@@ -185,7 +185,7 @@ def test_identical_masked_inputs_share_one_row(tiny_bert_mlm, tiny_tokenizer, it
 
     handle = tiny_bert_mlm.register_forward_pre_hook(count, with_kwargs=True)
     try:
-        subject = HFMaskedLM(tiny_bert_mlm, tiny_tokenizer, name="m")
+        subject = HFMasked(tiny_bert_mlm, tiny_tokenizer, name="m")
         subject.answer([CandidateScoreRequest(item.context, singles, item.suffix)])
         assert rows == [1]
         rows.clear()
@@ -197,17 +197,17 @@ def test_identical_masked_inputs_share_one_row(tiny_bert_mlm, tiny_tokenizer, it
 
 def test_progress_counts_requests(tiny_roberta_mlm, tiny_tokenizer, requests_):
     seen = []
-    subject = HFMaskedLM(tiny_roberta_mlm, tiny_tokenizer, name="m", batch_size=7)
+    subject = HFMasked(tiny_roberta_mlm, tiny_tokenizer, name="m", batch_size=7)
     subject.answer(requests_[:20], progress=seen.append)
     assert sum(seen) == 20
     assert len(seen) == 3
 
 
 def test_fingerprint_is_stable_and_kind_specific(tiny_bert_mlm, tiny_tokenizer):
-    a = HFMaskedLM(tiny_bert_mlm, tiny_tokenizer, name="m").fingerprint
-    b = HFMaskedLM(tiny_bert_mlm, tiny_tokenizer, name="other").fingerprint
+    a = HFMasked(tiny_bert_mlm, tiny_tokenizer, name="m").fingerprint
+    b = HFMasked(tiny_bert_mlm, tiny_tokenizer, name="other").fingerprint
     assert a == b
-    assert HFMaskedLM(tiny_bert_mlm, tiny_tokenizer, name="m", fingerprint="x").fingerprint == "x"
+    assert HFMasked(tiny_bert_mlm, tiny_tokenizer, name="m", fingerprint="x").fingerprint == "x"
 
 
 def test_tokenizer_without_mask_token_raises(tiny_bert_mlm, tiny_tokenizer):
@@ -216,7 +216,7 @@ def test_tokenizer_without_mask_token_raises(tiny_bert_mlm, tiny_tokenizer):
     )
     assert no_mask.mask_token_id is None
     with pytest.raises(ModelError, match="no mask token"):
-        HFMaskedLM(tiny_bert_mlm, no_mask, name="m")
+        HFMasked(tiny_bert_mlm, no_mask, name="m")
 
 
 def test_slow_tokenizer_raises(tiny_bert_mlm):
@@ -225,4 +225,4 @@ def test_slow_tokenizer_raises(tiny_bert_mlm):
         mask_token_id = 4
 
     with pytest.raises(ModelError, match="not a fast tokenizer"):
-        HFMaskedLM(tiny_bert_mlm, Slow(), name="m")
+        HFMasked(tiny_bert_mlm, Slow(), name="m")

@@ -1,4 +1,4 @@
-"""HFMultipleChoice against tiny random BERT / RoBERTa multiple-choice models (no downloads)."""
+"""HFMC against tiny random BERT / RoBERTa multiple-choice models (no downloads)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from faithprobe.generators.distractors import DistractorConfig, generate
 from faithprobe.prompts import ChoicePrompt
 from faithprobe.requests import CandidateScoreRequest
 from faithprobe.subjects import BACKENDS, load_subject
-from faithprobe.subjects.hf_multiple_choice import HFMultipleChoice
+from faithprobe.subjects.hf.mc import HFMC
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ def model(request, tiny_bert_mc, tiny_roberta_mc):
 
 def _subject(model, tokenizer, **kwargs):
     kwargs.setdefault("max_length", 64)
-    return HFMultipleChoice(model, tokenizer, name="tiny-mc", **kwargs)
+    return HFMC(model, tokenizer, name="tiny-mc", **kwargs)
 
 
 def _reference(model, tokenizer, request, max_length) -> list[float]:
@@ -151,11 +151,11 @@ def test_load_subject_detects_a_multiple_choice_folder(
     tiny_bert_mc.save_pretrained(tmp_path / "mc")
     tiny_pair_tokenizer.save_pretrained(tmp_path / "mc")
     loaded = load_subject(str(tmp_path / "mc"))
-    assert isinstance(loaded, HFMultipleChoice)
+    assert isinstance(loaded, HFMC)
     forced = load_subject(f"hf-mc:{tmp_path / 'mc'}")
-    assert isinstance(forced, HFMultipleChoice)
+    assert isinstance(forced, HFMC)
     assert loaded.fingerprint == forced.fingerprint
-    in_memory = HFMultipleChoice(tiny_bert_mc, tiny_pair_tokenizer, name="x")
+    in_memory = HFMC(tiny_bert_mc, tiny_pair_tokenizer, name="x")
     for a, b in zip(
         loaded.answer(requests_[:8]),
         in_memory.answer(requests_[:8]),

@@ -1,4 +1,4 @@
-"""HFPairClassifier (NLI text-pair requests) against tiny random BERT classifiers."""
+"""HFNLI (NLI text-pair requests) against tiny random BERT classifiers."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from faithprobe.errors import ModelError, UsageError
 from faithprobe.examples import ENTAILMENT, NON_ENTAILMENT
 from faithprobe.requests import CandidateScoreRequest, TextPairRequest
 from faithprobe.subjects import BACKENDS, load_subject
-from faithprobe.subjects.hf_causal import HFCausalLM
-from faithprobe.subjects.hf_masked import HFMaskedLM
-from faithprobe.subjects.hf_pair_classifier import HFPairClassifier
+from faithprobe.subjects.hf.causal import HFCausal
+from faithprobe.subjects.hf.masked import HFMasked
+from faithprobe.subjects.hf.nli import HFNLI
 
 MNLI_SHUFFLED = {0: "ENTAILMENT", 1: "NEUTRAL", 2: "CONTRADICTION"}
 SUBJECTS = ("every dog", "some old cat", "no student", "most poodles", "a tall man")
@@ -65,7 +65,7 @@ def _reference(model, tokenizer, request, max_length=64):
 
 
 def test_three_classes_are_grouped_into_two(three_class, tiny_pair_tokenizer, pairs):
-    subject = HFPairClassifier(three_class, tiny_pair_tokenizer, name="mnli3", max_length=64)
+    subject = HFNLI(three_class, tiny_pair_tokenizer, name="mnli3", max_length=64)
     assert subject.label_groups == {ENTAILMENT: (0,), NON_ENTAILMENT: (1, 2)}
     assert subject.accepts == frozenset({"text-pair-classes"})
     scores = subject.answer(pairs)
@@ -93,7 +93,7 @@ def test_three_classes_are_grouped_into_two(three_class, tiny_pair_tokenizer, pa
 
 def test_two_class_model_in_any_order(tiny_pair_tokenizer, pairs):
     model = _classifier(tiny_pair_tokenizer, {0: "not_entailment", 1: "entailment"})
-    subject = HFPairClassifier(model, tiny_pair_tokenizer, name="rte", max_length=64)
+    subject = HFNLI(model, tiny_pair_tokenizer, name="rte", max_length=64)
     assert subject.label_groups == {ENTAILMENT: (1,), NON_ENTAILMENT: (0,)}
     (s,) = subject.answer(pairs[:1])
     probs = _reference(model, tiny_pair_tokenizer, pairs[0])
@@ -111,16 +111,14 @@ def test_two_class_model_in_any_order(tiny_pair_tokenizer, pairs):
 def test_unmappable_classes_are_refused(tiny_pair_tokenizer, id2label, found):
     model = _classifier(tiny_pair_tokenizer, id2label)
     with pytest.raises(ModelError, match=found) as err:
-        HFPairClassifier(model, tiny_pair_tokenizer, name="sentiment")
+        HFNLI(model, tiny_pair_tokenizer, name="sentiment")
     assert "id2label" in str(err.value) and "config.json" in str(err.value)
     assert "sentiment" in str(err.value)
 
 
 def test_batch_size_does_not_change_scores(three_class, tiny_pair_tokenizer, pairs):
     def scores(**kwargs):
-        subject = HFPairClassifier(
-            three_class, tiny_pair_tokenizer, name="x", max_length=64, **kwargs
-        )
+        subject = HFNLI(three_class, tiny_pair_tokenizer, name="x", max_length=64, **kwargs)
         return subject.answer(pairs)
 
     for a, b, c in zip(
@@ -134,20 +132,17 @@ def test_batch_size_does_not_change_scores(three_class, tiny_pair_tokenizer, pai
 
 
 def test_truncation_and_fingerprint(three_class, tiny_pair_tokenizer, pairs):
-    subject = HFPairClassifier(three_class, tiny_pair_tokenizer, name="x", max_length=32)
+    subject = HFNLI(three_class, tiny_pair_tokenizer, name="x", max_length=32)
     (row, _), truncated = subject._encode(
         TextPairRequest("every dog danced " * 20, "some animal danced")
     )
     assert len(row[0]) == 32 and row[1][-1] == 1  # the hypothesis survives, as segment B
     assert truncated
-    assert (
-        HFPairClassifier(three_class, tiny_pair_tokenizer, name="x", max_length=10_000).max_length
-        == 300
-    )
-    same = HFPairClassifier(three_class, tiny_pair_tokenizer, name="y", max_length=32)
-    longer = HFPairClassifier(three_class, tiny_pair_tokenizer, name="x", max_length=64)
+    assert HFNLI(three_class, tiny_pair_tokenizer, name="x", max_length=10_000).max_length == 300
+    same = HFNLI(three_class, tiny_pair_tokenizer, name="y", max_length=32)
+    longer = HFNLI(three_class, tiny_pair_tokenizer, name="x", max_length=64)
     assert subject.fingerprint == same.fingerprint != longer.fingerprint
-    regrouped = HFPairClassifier(three_class, tiny_pair_tokenizer, name="x", max_length=32)
+    regrouped = HFNLI(three_class, tiny_pair_tokenizer, name="x", max_length=32)
     regrouped.label_groups = {ENTAILMENT: (0, 1), NON_ENTAILMENT: (2,)}
     regrouped._fingerprint = None
     assert regrouped.fingerprint != subject.fingerprint
@@ -161,12 +156,12 @@ def test_load_subject_detects_a_sequence_classifier(
     three_class.save_pretrained(folder)
     tiny_pair_tokenizer.save_pretrained(folder)
     loaded = load_subject(str(folder))
-    assert isinstance(loaded, HFPairClassifier)
+    assert isinstance(loaded, HFNLI)
     forced = load_subject(f"hf-nli:{folder}")
-    assert isinstance(forced, HFPairClassifier)
+    assert isinstance(forced, HFNLI)
     assert loaded.fingerprint == forced.fingerprint
     assert loaded.label_groups == {ENTAILMENT: (0,), NON_ENTAILMENT: (1, 2)}
-    in_memory = HFPairClassifier(three_class, tiny_pair_tokenizer, name="m")
+    in_memory = HFNLI(three_class, tiny_pair_tokenizer, name="m")
     for a, b in zip(loaded.answer(pairs), in_memory.answer(pairs), strict=True):
         assert a.logprobs == pytest.approx(b.logprobs, abs=1e-5)
 
@@ -182,15 +177,16 @@ def test_other_backends_refuse_text_pairs_clearly(
 ):
     pair = TextPairRequest("every dog danced", "some dog danced")
     for subject in (
-        HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny-llama"),
-        HFMaskedLM(tiny_bert_mlm, tiny_tokenizer, name="tiny-bert"),
+        HFCausal(tiny_llama, tiny_tokenizer, name="tiny-llama"),
+        HFMasked(tiny_bert_mlm, tiny_tokenizer, name="tiny-bert"),
     ):
         with pytest.raises(UsageError, match="cannot answer text-pair-classes requests") as err:
             subject.answer([pair])
-        assert subject.name in str(err.value) and "hf-nli:" in str(err.value)
+        assert subject.name in str(err.value)
+        assert str(err.value).endswith("text-pair-classes requests need a model of backend hf-nli")
         # and they still answer what they did
         (s,) = subject.answer([CandidateScoreRequest("The capital is", ("Paris", "Rome"))])
         assert len(s.logprobs) == 2
-    nli = HFPairClassifier(three_class, tiny_pair_tokenizer, name="nli")
-    with pytest.raises(UsageError, match=r"nli \(nli-classifier\) cannot answer candidate-scores"):
+    nli = HFNLI(three_class, tiny_pair_tokenizer, name="nli")
+    with pytest.raises(UsageError, match=r"nli \(hf-nli\) cannot answer candidate-scores"):
         nli.answer([CandidateScoreRequest("The capital is", ("Paris",))])

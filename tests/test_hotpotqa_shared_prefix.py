@@ -8,8 +8,9 @@ import pandas as pd
 import pytest
 
 from faithprobe.datasets.qa import read_qa
-from faithprobe.interventions.deletion import NOTHING_LEFT, occurs
-from faithprobe.qa.deletions import variant_pairs
+from faithprobe.interventions.deletion import NOTHING_LEFT
+from faithprobe.interventions.deletion_variants import variant_pairs
+from faithprobe.qa.answers import occurs
 from faithprobe.representations.analysis import read_items
 from faithprobe.suites.faithfulness.metrics import NOT_A_SPAN, reinserted
 

@@ -2,7 +2,8 @@
 
 Every module of ``src/faithprobe`` belongs to one layer of the data flow; a module may import
 from its own layer or from a lower one, never from a higher one, and no group of modules
-imports each other in a cycle. Both rules are read from the source (``ast``, every import
+imports each other in a cycle. A folder (a top-level package) lies in one layer, and the
+folders' own graph has no cycle either: no arrow between folders points back up. Both rules are read from the source (``ast``, every import
 statement, also those inside functions), so the test needs no imports of the package
 itself. A new top-level module or package must be given a layer here: the test fails
 until it is.
@@ -33,6 +34,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "faithprobe.quiet",  # third-party warnings kept off the console
         "faithprobe.examples",
         "faithprobe.sentences",
+        "faithprobe.parsing",  # spaCy's full small pipeline, loaded once
+        "faithprobe.content_words",  # the lexical heuristics' words
         "faithprobe.prompts",
     ),
     "data": (
@@ -45,19 +48,19 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "faithprobe.interventions",
         "faithprobe.coreference",
         "faithprobe.generators",
-        "faithprobe.qa.deletions",  # the deletion variants every QA client shares
     ),
     "requests": (
         "faithprobe.requests",
-        "faithprobe.qa.asking",  # the requests a QA question is asked as, its answer read
-        "faithprobe.qa.yes_no_head",  # yes/no questions to an answer-kind head, likewise
+        "faithprobe.asking",  # the requests a question is asked as, its answer read back
+        "faithprobe.saliency",  # saliency answers read as words, the right reasons' words
     ),
     "subjects": (
-        "faithprobe.subjects",
-        "faithprobe.subjects.backends",  # one module per model backend (--model PREFIX:)
-        "faithprobe.attribution",
+        "faithprobe.subjects",  # the interface, the spec, backends/, hf/, gguf/, endpoint/
         "faithprobe.serving",
-        "faithprobe.heuristics",  # the shallow QA baselines, answering as subjects
+    ),
+    "baselines": (
+        "faithprobe.heuristics",  # the shallow QA heuristics, answering as subjects
+        "faithprobe.references",  # reference models with planted behaviour (ref:)
     ),
     "runner": (
         "faithprobe.suite",
@@ -71,8 +74,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "clients": (
         "faithprobe.training",
         "faithprobe.representations",
-        "faithprobe.heuristics.scoring",  # the baselines as a command, scored like a suite
-        "faithprobe.heuristics.cli",
+        "faithprobe.baseline",  # faithprobe baseline: the heuristics scored like a suite
         "faithprobe.audit",  # every suite at a budget, one card
         "faithprobe.cli",
     ),
@@ -182,6 +184,90 @@ def test_no_import_points_up_the_data_flow(graph):
     assert upward == []
 
 
+def folder(module: str) -> str:
+    """The top-level package (or module) ``module`` lies in: ``faithprobe.subjects`` for
+    ``faithprobe.subjects.hf.causal``."""
+    return ".".join(module.split(".")[:2])
+
+
+def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """folder -> the folders it imports from (the package root, ``faithprobe/__init__``,
+    left out: every folder may read the version)."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for a, targets in graph.items():
+        for b in targets:
+            if not b.startswith("<") and folder(a) != folder(b) and b != "faithprobe":
+                out[folder(a)].add(folder(b))
+    return out
+
+
+def test_no_folder_straddles_layers():
+    """A folder is one room of one layer: its modules all share its layer (no package with
+    one module in the data layer and another among the requests)."""
+    straddling = sorted(
+        f"{m} ({NAMES[layer(m)]}) in {folder(m)} ({NAMES[layer(folder(m))]})"
+        for m in modules()
+        if m != "faithprobe" and layer(m) != layer(folder(m))
+    )
+    assert straddling == []
+
+
+def test_no_arrow_between_folders_points_back(graph):
+    """The folders' graph has no cycle: if ``interventions/`` imports ``generators/``, no
+    module of ``generators/`` imports ``interventions/``."""
+    assert cycles(folder_graph(graph)) == []
+
+
+BACKEND_MODULES = ("faithprobe.subjects.backends", "faithprobe.heuristics.backend",
+                   "faithprobe.references.backend")  # fmt: skip
+HEAVY = ("torch", "transformers", "captum", "openai", "numpy", "pandas", "spacy", "ray")
+
+
+def top_level_imports(path: Path) -> set[str]:
+    """What a module imports when it is imported (not inside a function): the modules named
+    and, for ``from M import N``, ``M.N`` too (N may be a submodule)."""
+    found: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+    return found
+
+
+def imported_on_import(module: str, mods: dict[str, Path]) -> set[str]:
+    """Every module importing ``module`` imports, following the project's own modules
+    (with their parent packages) through their top-level imports."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo += [".".join(parts[:n]) for n in range(1, len(parts)) if ".".join(parts[:n]) in mods]
+        if name in mods:
+            todo += sorted(top_level_imports(mods[name]))
+    return seen
+
+
+def test_backend_modules_import_nothing_heavy():
+    """A backend module only declares its backend (prefix, settings, checks, how it loads):
+    ``faithprobe list`` and every ``--model`` check import all of them, so the model code
+    (torch, transformers, the HTTP client) must wait for its loader, when a model loads."""
+    mods = modules()
+    backends = [m for m in mods if m.startswith(BACKEND_MODULES)]
+    assert len(backends) == 12  # ten backends, _hub and the package
+    heavy = sorted(
+        f"{m} imports {name}"
+        for m in backends
+        for name in imported_on_import(m, mods)
+        if name.split(".")[0] in HEAVY
+    )
+    assert heavy == []
+
+
 def test_the_checks_can_fail():
     """A made-up graph with a cycle and an upward import is caught by both checks."""
     made_up = {"faithprobe.requests": {"faithprobe.runner"}, "faithprobe.runner":
@@ -189,3 +275,9 @@ def test_the_checks_can_fail():
     assert cycles(made_up) == [["faithprobe.requests", "faithprobe.runner"]]
     assert layer("faithprobe.runner") > layer("faithprobe.requests")
     assert layer("faithprobe.suites.toy.suite") == NAMES.index("suites")
+    two_folders = {"faithprobe.interventions.a": {"faithprobe.generators.b"},
+                   "faithprobe.generators.c": {"faithprobe.interventions.d"}}  # fmt: skip
+    assert "torch" in imported_on_import("faithprobe.subjects.hf.causal", modules())
+    assert cycles(folder_graph(two_folders)) == [
+        ["faithprobe.generators", "faithprobe.interventions"]
+    ]

@@ -17,7 +17,7 @@ from faithprobe.interventions.feature_swaps import NO_ALTERNATIVE
 from faithprobe.report import write_run
 from faithprobe.requests import CandidateScoreRequest, TextPairRequest
 from faithprobe.runner import RunConfig, run
-from faithprobe.subjects.hf_causal import HFCausalLM
+from faithprobe.subjects.hf.causal import HFCausal
 from faithprobe.suite import get_suite
 from faithprobe.suites.natural_logic.intervals import MIN_BASES, base_rates
 from faithprobe.suites.natural_logic.metrics import (
@@ -354,7 +354,7 @@ def test_requests_follow_what_the_subject_accepts(grid_dir):
 def test_run_end_to_end_with_a_tiny_lm(tmp_path, grid_dir, tiny_llama, tiny_tokenizer):
     frames = []
     for bs in (1, 8):
-        subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny", batch_size=bs)
+        subject = HFCausal(tiny_llama, tiny_tokenizer, name="tiny", batch_size=bs)
         out = write_run(
             run(
                 RunConfig(
@@ -429,7 +429,7 @@ def test_option_i1_leq_geq_keeps_only_directional_swaps(
     others = lambda ps: [p.id for p in ps if p.intervention != "I1"]  # noqa: E731
     assert others(pairs["all"]) == others(pairs["leq-geq"])  # the other sets are untouched
 
-    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny")
+    subject = HFCausal(tiny_llama, tiny_tokenizer, name="tiny")
     config = RunConfig(
         suite="natural-logic",
         data=grid_dir,
@@ -453,7 +453,7 @@ def test_option_i1_leq_geq_keeps_only_directional_swaps(
 def test_content_free_calibration_shifts_the_log_odds(
     tmp_path, grid_dir, tiny_llama, tiny_tokenizer
 ):
-    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny")
+    subject = HFCausal(tiny_llama, tiny_tokenizer, name="tiny")
     out = write_run(
         run(
             RunConfig(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from faithprobe.audit.card import headline
+from faithprobe.audit.card_metrics import headline
 from faithprobe.datasets.nli_xy import read_nli_xy
 from faithprobe.examples import ENTAILMENT
 from faithprobe.metrics.verdict import FAITHFUL, NOT_ASSESSABLE, UNFAITHFUL, combined

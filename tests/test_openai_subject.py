@@ -25,9 +25,9 @@ from faithprobe.requests import CandidateScoreRequest, Generation, GenerationReq
 from faithprobe.runner import RunConfig
 from faithprobe.serving import Faults, OpenAIServer
 from faithprobe.subjects import load_subject
-from faithprobe.subjects.cached import CachedSubject
-from faithprobe.subjects.hf_causal import HFCausalLM
-from faithprobe.subjects.openai_compat import EndpointConfig, OpenAISubject
+from faithprobe.subjects.cached_subject import CachedSubject
+from faithprobe.subjects.endpoint.subject import EndpointConfig, OpenAISubject
+from faithprobe.subjects.hf.causal import HFCausal
 from faithprobe.urls import public_url, redact_command
 from test_generation import PROMPT, Scripted, ids
 
@@ -110,7 +110,7 @@ def test_stop_rule_is_the_local_one(tiny_tokenizer):
     tok = tiny_tokenizer
     reply = ids(tok, "\nParis is nice\nLondon\nRome")
     seq = tok(PROMPT).input_ids + reply
-    scripted = HFCausalLM(Scripted(seq, len(tok), tok.eos_token_id), tok, name="scripted")
+    scripted = HFCausal(Scripted(seq, len(tok), tok.eos_token_id), tok, name="scripted")
     request = GenerationRequest(PROMPT, 30)
     with OpenAIServer(scripted) as s:
         (got,) = remote(s).answer([request])
@@ -434,7 +434,7 @@ def _token(text, logprob=-1.0, top=()):
 
 
 def test_letter_logprobs_are_read_at_the_first_letter_position():
-    from faithprobe.subjects.openai_compat import letter_logprobs
+    from faithprobe.subjects.endpoint.subject import letter_logprobs
 
     tokens = [
         _token(" ", top=[(" ", -0.1), ("B", -3.0)]),  # white space: skipped
@@ -453,7 +453,7 @@ def test_a_chat_endpoint_answers_letter_choices_with_the_letters_log_probabiliti
     tiny_chat_llama, tiny_chat_server
 ):
     from faithprobe.requests import LetterChoiceRequest
-    from faithprobe.subjects.openai_compat import letter_logprobs
+    from faithprobe.subjects.endpoint.subject import letter_logprobs
 
     prompt = "Question: Where?\nA. Paris\nB. Rome\nC. Oslo\nAnswer with the letter."
     request = LetterChoiceRequest(prompt, "ABC", 6, ("\n",), top_logprobs=20)

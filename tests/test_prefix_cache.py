@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from faithprobe.requests import GenerationRequest
-from faithprobe.subjects.hf_causal import HFCausalLM
-from faithprobe.subjects.prefix_cache import PrefixCache
+from faithprobe.subjects.hf.causal import HFCausal
+from faithprobe.subjects.hf.kv_prefix_cache import PrefixCache
 
 HEADS, DIM = 2, 3
 TOKEN_BYTES = 2 * 2 * HEADS * DIM * 4  # two layers of keys and values, float32
@@ -97,7 +97,7 @@ def passage_requests(passage: str = PASSAGE) -> list[GenerationRequest]:
     ]
 
 
-def prefilled_tokens(subject: HFCausalLM, requests: list[GenerationRequest]):
+def prefilled_tokens(subject: HFCausal, requests: list[GenerationRequest]):
     """The answers to ``requests`` and how many prompt tokens their prefill ran."""
     counted = []
     forward = subject._forward
@@ -122,8 +122,8 @@ def test_beginnings_kept_across_calls_give_the_same_generations(
     once, and answer as a subject that keeps nothing does."""
     model = request.getfixturevalue(model_name)
     requests = passage_requests()
-    kept = HFCausalLM(model, tiny_tokenizer, name="t", batch_size=2)
-    none = HFCausalLM(model, tiny_tokenizer, name="t", batch_size=2, prefix_cache_bytes=0)
+    kept = HFCausal(model, tiny_tokenizer, name="t", batch_size=2)
+    none = HFCausal(model, tiny_tokenizer, name="t", batch_size=2, prefix_cache_bytes=0)
     runs = [prefilled_tokens(subject, [r]) for subject in (kept, none) for r in requests]
     kept_runs, none_runs = runs[: len(requests)], runs[len(requests) :]
     assert [a for a, _ in kept_runs] == [a for a, _ in none_runs]
@@ -141,13 +141,13 @@ def test_the_kept_beginnings_stay_within_their_bound(tiny_llama, tiny_tokenizer)
     head_dim = config.hidden_size // config.num_attention_heads
     per_token = 2 * config.num_hidden_layers * config.num_key_value_heads * head_dim * 4
     requests = passage_requests()
-    unbounded = HFCausalLM(tiny_llama, tiny_tokenizer, name="t", prefix_cache_bytes=10**9)
+    unbounded = HFCausal(tiny_llama, tiny_tokenizer, name="t", prefix_cache_bytes=10**9)
     unbounded.answer(requests)
     longest = max(len(unbounded.prompt_ids(r.prompt)) for r in requests)
     bound = (longest + 4) * per_token
     assert unbounded.prefixes.nbytes > bound  # the bound binds
-    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="t", prefix_cache_bytes=bound)
-    alone = HFCausalLM(tiny_llama, tiny_tokenizer, name="t", prefix_cache_bytes=0)
+    subject = HFCausal(tiny_llama, tiny_tokenizer, name="t", prefix_cache_bytes=bound)
+    alone = HFCausal(tiny_llama, tiny_tokenizer, name="t", prefix_cache_bytes=0)
     for r in requests:
         assert subject.answer([r]) == alone.answer([r])
         assert 0 < subject.prefixes.nbytes <= bound
@@ -155,7 +155,7 @@ def test_the_kept_beginnings_stay_within_their_bound(tiny_llama, tiny_tokenizer)
 
 def test_changed_weights_empty_the_kept_beginnings(tiny_llama, tiny_tokenizer):
     model = copy.deepcopy(tiny_llama)
-    subject = HFCausalLM(model, tiny_tokenizer, name="t")
+    subject = HFCausal(model, tiny_tokenizer, name="t")
     requests = passage_requests()
     subject.answer(requests)
     assert subject.prefixes.nbytes > 0
@@ -164,7 +164,7 @@ def test_changed_weights_empty_the_kept_beginnings(tiny_llama, tiny_tokenizer):
     with torch.no_grad():  # an in-place change, as an optimizer step makes
         for p in model.parameters():
             p.add_(torch.randn_like(p))
-    fresh = HFCausalLM(model, tiny_tokenizer, name="t", prefix_cache_bytes=0)
+    fresh = HFCausal(model, tiny_tokenizer, name="t", prefix_cache_bytes=0)
     after = fresh.answer(requests)
     assert after != before  # the change shows
     assert subject.answer(requests) == after
@@ -176,7 +176,7 @@ def test_changed_weights_empty_the_kept_beginnings(tiny_llama, tiny_tokenizer):
 )
 def test_embedded_generations_are_the_same_with_and_without_kept_beginnings():
     from faithprobe.qa.prompt import DEFAULT_TEMPLATE
-    from faithprobe.subjects.embedded import load_embedded
+    from faithprobe.subjects.gguf.embedded import load_embedded
 
     passage = (
         "The Normans were the people who in the 10th and 11th centuries gave their name to "
@@ -193,7 +193,7 @@ def test_embedded_generations_are_the_same_with_and_without_kept_beginnings():
         for q in questions
     ]
     kept = load_embedded(batch_size=16)
-    none = HFCausalLM(kept.model, kept.tokenizer, name="e", batch_size=1, prefix_cache_bytes=0)
+    none = HFCausal(kept.model, kept.tokenizer, name="e", batch_size=1, prefix_cache_bytes=0)
     expected = none.answer(requests)
     # handed over in three calls, the later ones reading the passage from the kept keys
     got = [a for at in range(0, len(requests), 3) for a in kept.answer(requests[at : at + 3])]

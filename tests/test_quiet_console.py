@@ -35,7 +35,7 @@ import sys, warnings
 from faithprobe import console
 console.console.file = open(sys.argv[1], "w", encoding="utf-8")
 if sys.argv[2] == "provoke":
-    from faithprobe.subjects import kv_cache_name
+    from faithprobe.subjects.hf import kv_cache_name
 
     def old_name(model):
         warnings.warn({UNFORESEEN!r}, FutureWarning)
@@ -74,14 +74,14 @@ def test_the_causal_backend_gives_the_cache_by_its_current_name(tiny_llama, tiny
     the key/value cache as transformers 5 names it, which warns at every call passing the
     old name; so does a model whose own forward takes ``**kwargs`` for its base class's."""
     from faithprobe.requests import CandidateScoreRequest, GenerationRequest
-    from faithprobe.subjects.hf_causal import HFCausalLM
+    from faithprobe.subjects.hf.causal import HFCausal
 
     class Passing(type(tiny_llama)):
         def forward(self, input_ids=None, attention_mask=None, position_ids=None, **kwargs):
             return super().forward(input_ids, attention_mask, position_ids, **kwargs)
 
     for model in (tiny_llama, Passing(tiny_llama.config).eval()):
-        subject = HFCausalLM(model, tiny_tokenizer, name="t", batch_size=2)
+        subject = HFCausal(model, tiny_tokenizer, name="t", batch_size=2)
         with warnings.catch_warnings(record=True) as shown:
             warnings.simplefilter("always")
             subject.answer([CandidateScoreRequest("Alice lives in", ("Paris", "a big city"))])

@@ -12,8 +12,8 @@ import faithprobe
 from faithprobe.executors import RayConfig, RayExecutor
 from faithprobe.report import run_to_folder as run
 from faithprobe.runner import RunConfig
-from faithprobe.subjects.cache import AnswerCache
-from faithprobe.subjects.cached import CachedSubject
+from faithprobe.subjects.answer_store import AnswerCache
+from faithprobe.subjects.cached_subject import CachedSubject
 
 ray = pytest.importorskip("ray")
 

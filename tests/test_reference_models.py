@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from faithprobe.attribution.partitions import Word, comparison_partition, token_partition
 from faithprobe.cli import app
 from faithprobe.errors import ModelError, UsageError
 from faithprobe.examples import (
@@ -28,6 +27,7 @@ from faithprobe.examples import (
 )
 from faithprobe.interventions.deletion import truncate_remove
 from faithprobe.metrics.alignment import saliency_test
+from faithprobe.references import REFERENCES, ReferenceSubject
 from faithprobe.requests import (
     ANSWER_KINDS,
     AnswerKindRequest,
@@ -40,8 +40,8 @@ from faithprobe.requests import (
     TokenSaliency,
 )
 from faithprobe.runner import RunConfig, answer_all, prepare
+from faithprobe.saliency.partitions import Word, comparison_partition, token_partition
 from faithprobe.subjects import load_subject, parse_model
-from faithprobe.subjects.reference import REFERENCES, ReferenceSubject
 from faithprobe.suite import get_suite
 
 DEGENERATE = [n for n in REFERENCES if n != "reader"]
@@ -280,7 +280,7 @@ def test_cli_run_on_the_reader_end_to_end(tmp_path):
     results = pd.read_parquet(out / "results.parquet")
     assert results["correct"].all() and results["competent"].all()
     (entry,) = json.loads((out / "run.json").read_text())["subjects"]
-    assert entry["name"] == "ref:reader" and entry["kind"] == "reference"
+    assert entry["name"] == "ref:reader" and entry["kind"] == "ref"
     assert entry["computed_requests"] > 0 and entry["cached_requests"] == 0
     listed = CliRunner().invoke(app, ["list"])
     assert "ref:reader" in listed.output

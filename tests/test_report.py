@@ -116,18 +116,45 @@ def make_metrics(subjects=SUBJECTS, settings=SETTINGS, ns=(0, 1, 2, 3), with_pos
             for i, (s, _) in enumerate(subjects)
         ],
         "competence": [
-            {"subject": s, "metric": "cloze accuracy", "value": 0.8, "ci_low": 0.7,
-             "ci_high": 0.9, "baseline": 0.18, "baseline_answer": "position:0",
-             "excess": 0.62, "excess_ci_low": 0.5, "excess_ci_high": 0.75, "margin": 0.05,
-             "p_value": 0.0005, "competent": True, "n": 44, "n_clusters": 44,
-             "method": "paired cluster bootstrap"}
+            {
+                "subject": s,
+                "metric": "cloze accuracy",
+                "value": 0.8,
+                "ci_low": 0.7,
+                "ci_high": 0.9,
+                "baseline": 0.18,
+                "baseline_answer": "position:0",
+                "excess": 0.62,
+                "excess_ci_low": 0.5,
+                "excess_ci_high": 0.75,
+                "margin": 0.05,
+                "p_value": 0.0005,
+                "competent": True,
+                "n": 44,
+                "n_clusters": 44,
+                "method": "paired cluster bootstrap",
+            }
             for s, _ in subjects
         ],
         "one_attractor_drops": [
-            {"subject": s, "setting": setting, "effect": effect, "comparison": "a − b",
-             "n_related": 40, "n_unrelated": 38, "value": 0.2, "ci_low": 0.1, "ci_high": 0.3,
-             "p_above": 0.0005, "p_below": 1.0, "n": 37, "n_clusters": 37, "null": 0.0,
-             "method": "paired cluster bootstrap", "note": ""}
+            {
+                "subject": s,
+                "setting": setting,
+                "effect": effect,
+                "comparison": "a − b",
+                "n_related": 40,
+                "n_unrelated": 38,
+                "value": 0.2,
+                "ci_low": 0.1,
+                "ci_high": 0.3,
+                "p_above": 0.0005,
+                "p_below": 1.0,
+                "n": 37,
+                "n_clusters": 37,
+                "null": 0.0,
+                "method": "paired cluster bootstrap",
+                "note": "",
+            }
             for s, _ in subjects
             for setting in settings
             for effect in ("related_drop", "related_minus_unrelated")

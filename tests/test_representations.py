@@ -36,7 +36,7 @@ from faithprobe.representations.similarity import (
     token_cosines,
 )
 from faithprobe.requests import SpanAnswerRequest
-from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
+from faithprobe.subjects.hf.qa import HFQA
 
 # -- alignment ------------------------------------------------------------------------
 
@@ -190,7 +190,7 @@ def specs(model_folders):
 
 def test_encoding_is_the_extractive_backends_first_window(tiny_pair_tokenizer):
     model = _qa_model(tiny_pair_tokenizer, 0)
-    subject = HFExtractiveQA(model, tiny_pair_tokenizer, name="qa", max_length=40, doc_stride=8)
+    subject = HFQA(model, tiny_pair_tokenizer, name="qa", max_length=40, doc_stride=8)
     encoder = Encoder.build("qa", "-", model.base_model, tiny_pair_tokenizer, 40)
     assert encoder.max_length == subject.max_length and encoder.token_types
     for context in (B1, A1 + " " + A2):

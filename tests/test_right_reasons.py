@@ -17,7 +17,7 @@ from faithprobe.coreference.selection import NO_CLUSTER
 from faithprobe.interventions.comparative import NOT_IN_MAP
 from faithprobe.requests import SaliencyRequest, TokenSaliency
 from faithprobe.runner import result_rows
-from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
+from faithprobe.subjects.hf.qa import HFQA
 from faithprobe.suite import get_suite
 from faithprobe.suites.right_reasons.suite import NO_IMPORTED
 from test_hf_extractive_qa import CONTEXT, QUESTION, _random_qa
@@ -77,7 +77,7 @@ def test_comparison_questions_selected_from_a_squad_file(tmp_path, tiny_pair_tok
     from faithprobe.runner import RunConfig
 
     model = _random_qa(tiny_pair_tokenizer)
-    subject = HFExtractiveQA(model, tiny_pair_tokenizer, name="tiny")
+    subject = HFQA(model, tiny_pair_tokenizer, name="tiny")
     config = RunConfig(suite="right-reasons", models=[], data=path, out=tmp_path / "run",
                        options={"saliency": "occlusion"}, cache=False)  # fmt: skip
     folder = run(config, subjects=[subject])
@@ -153,8 +153,7 @@ def test_saliency_answers_do_not_depend_on_the_batch_size(tiny_pair_tokenizer):
         SaliencyRequest("Who lives in Finland?", CONTEXT, "occlusion"),
     ]
     answers = [
-        HFExtractiveQA(model, tiny_pair_tokenizer, name="qa", batch_size=bs).answer(requests)
-        for bs in (1, 7)
+        HFQA(model, tiny_pair_tokenizer, name="qa", batch_size=bs).answer(requests) for bs in (1, 7)
     ]
     for a, b in zip(*answers, strict=True):
         assert isinstance(a, TokenSaliency) and a.tokens == b.tokens and a.target == b.target

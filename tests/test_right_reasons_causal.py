@@ -11,8 +11,6 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from faithprobe.attribution import IntegratedGradients
-from faithprobe.attribution.causal import CausalIntegratedGradients, CausalLMInput
 from faithprobe.cli import app
 from faithprobe.errors import UsageError
 from faithprobe.examples import QAExample
@@ -26,7 +24,9 @@ from faithprobe.requests import (
     SaliencyRequest,
     TokenSaliency,
 )
-from faithprobe.subjects.hf_causal import HFCausalLM
+from faithprobe.subjects.hf.attribution import IntegratedGradients
+from faithprobe.subjects.hf.attribution.causal import CausalIntegratedGradients, CausalLMInput
+from faithprobe.subjects.hf.causal import HFCausal
 from faithprobe.suite import get_suite
 from faithprobe.suites.right_reasons.suite import same_answer
 from test_hf_extractive_qa import CONTEXT as QA_CONTEXT
@@ -59,7 +59,7 @@ def _prompt_request(method="ig", steps=8, template=DEFAULT_TEMPLATE):
 def test_causal_saliency_attributes_the_first_answer_token_to_question_and_context(
     tiny_llama, tiny_tokenizer
 ):
-    subject = HFCausalLM(tiny_llama, tiny_tokenizer, name="tiny")
+    subject = HFCausal(tiny_llama, tiny_tokenizer, name="tiny")
     request = _prompt_request()
     (ts,) = subject.answer([request])
     # the target is the token greedy generation starts with
@@ -96,7 +96,7 @@ def test_causal_saliency_does_not_depend_on_the_batch_size(tiny_llama, tiny_toke
     requests = [_prompt_request("ig", 4), _prompt_request("occlusion", 50),
                 _prompt_request("ig", 4, "Q: {question}\n{context}\nA:")]  # fmt: skip
     answers = [
-        HFCausalLM(tiny_llama, tiny_tokenizer, name="t", batch_size=bs).answer(requests)
+        HFCausal(tiny_llama, tiny_tokenizer, name="t", batch_size=bs).answer(requests)
         for bs in (1, 7)
     ]
     for a, b in zip(*answers, strict=True):

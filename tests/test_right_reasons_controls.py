@@ -175,11 +175,11 @@ def test_every_card_effect_carries_its_units(generated):
 
 @pytest.mark.parametrize("budget", BUDGETS)
 def test_the_word_overlap_heuristic_is_unfaithful_or_not_assessable(generated, budget):
+    from faithprobe.heuristics.subject import HeuristicSubject
     from faithprobe.runner import answer_all
-    from faithprobe.subjects.heuristic import HeuristicQA
 
     suite, pairs = _sampled(generated, budget)
-    heuristic = HeuristicQA("overlap+entity")
+    heuristic = HeuristicSubject("overlap+entity")
     answers = answer_all(suite, pairs, heuristic, None)
     verdict, effects, able = _step(suite, pairs, heuristic.name, answers)
     assert verdict in (UNFAITHFUL, NOT_ASSESSABLE)

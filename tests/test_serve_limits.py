@@ -26,17 +26,17 @@ from typer.testing import CliRunner
 from cli_corpus import refused
 from faithprobe.cli import app
 from faithprobe.serving import Limits, OpenAIServer
-from faithprobe.subjects.hf_causal import HFCausalLM
+from faithprobe.subjects.hf.causal import HFCausal
 
 CONTEXT = 256  # max_position_embeddings of the tiny Llama (tests/conftest.py)
 KEY = "sk-faithprobe-limits"
 LONG_PROMPT = ("Alice lives in Paris. " * 5000)[:100_000]
 
 
-def slowed(tiny_chat_llama: HFCausalLM, seconds: float) -> HFCausalLM:
+def slowed(tiny_chat_llama: HFCausal, seconds: float) -> HFCausal:
     """The tiny model taking ``seconds`` longer over each forward pass, so that a time
     budget of a second is spent after a few tokens."""
-    subject = HFCausalLM(tiny_chat_llama.model, tiny_chat_llama.tokenizer, name="tiny")
+    subject = HFCausal(tiny_chat_llama.model, tiny_chat_llama.tokenizer, name="tiny")
     forward = subject._forward
 
     def slow_forward(*args, **kwargs):
@@ -48,7 +48,7 @@ def slowed(tiny_chat_llama: HFCausalLM, seconds: float) -> HFCausalLM:
 
 
 @contextmanager
-def heavy(subject: HFCausalLM, seconds_per_position: float) -> Iterator[HFCausalLM]:
+def heavy(subject: HFCausal, seconds_per_position: float) -> Iterator[HFCausal]:
     """``subject`` whose every linear layer takes ``seconds_per_position`` x the positions it
     reads longer: a forward over a long prompt takes long inside, as a real model's does, so
     only a deadline kept inside the forward can stop it in time."""
@@ -65,7 +65,7 @@ def heavy(subject: HFCausalLM, seconds_per_position: float) -> Iterator[HFCausal
             handle.remove()
 
 
-def long_prompt(subject: HFCausalLM, tokens: int) -> str:
+def long_prompt(subject: HFCausal, tokens: int) -> str:
     """A prompt of at most ``tokens`` tokens, nearly that many."""
     prompt = ""
     while len(subject.prompt_ids(prompt + "Alice lives in Paris. ")) <= tokens:

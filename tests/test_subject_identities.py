@@ -12,7 +12,7 @@ import torch
 from conftest import pair_tokenizer, tiny_bert_config
 from faithprobe.subjects import load_subject
 from faithprobe.subjects.deferred import DeferredSubject
-from faithprobe.subjects.embedded import MODELS
+from faithprobe.subjects.gguf.embedded import MODELS
 from tiny_gguf import write_llama_gguf
 
 # spec (``{name}``: a fixture model's folder) -> (name, kind, fingerprint), deferred or not
@@ -21,22 +21,22 @@ PINNED = {
     "hf-causal:{llama}": ("{llama}", "hf-causal", "8e8f9d6cc639c3d8bb62b40f"),
     "{mlm}": ("{mlm}", "hf-masked", "94086fd1e48ae44ed639e2ce"),
     "hf-masked:{mlm}": ("{mlm}", "hf-masked", "94086fd1e48ae44ed639e2ce"),
-    "{mc}": ("{mc}", "multiple-choice", "c9a8042eb30a51cddbfef351"),
-    "hf-mc:{mc}": ("{mc}", "multiple-choice", "c9a8042eb30a51cddbfef351"),
-    "{nli}": ("{nli}", "nli-classifier", "70e81bcf491aa4c15f69e23f"),
-    "hf-nli:{nli}": ("{nli}", "nli-classifier", "70e81bcf491aa4c15f69e23f"),
-    "{qa}": ("{qa}", "extractive-qa", "86d61d5370f3f50cbfbf8f33"),
-    "hf-qa:{qa}": ("{qa}", "extractive-qa", "86d61d5370f3f50cbfbf8f33"),
+    "{mc}": ("{mc}", "hf-mc", "c9a8042eb30a51cddbfef351"),
+    "hf-mc:{mc}": ("{mc}", "hf-mc", "c9a8042eb30a51cddbfef351"),
+    "{nli}": ("{nli}", "hf-nli", "70e81bcf491aa4c15f69e23f"),
+    "hf-nli:{nli}": ("{nli}", "hf-nli", "70e81bcf491aa4c15f69e23f"),
+    "{qa}": ("{qa}", "hf-qa", "86d61d5370f3f50cbfbf8f33"),
+    "hf-qa:{qa}": ("{qa}", "hf-qa", "86d61d5370f3f50cbfbf8f33"),
     "gguf:{gguf}": ("gguf:{gguf}", "hf-causal", "36b7bb0d1deca72100920640"),
-    "heuristic:overlap+entity": ("heuristic:overlap+entity", "heuristic-qa", "2ce9b4e1c89660a0"),
-    "heuristic:first+sentence": ("heuristic:first+sentence", "heuristic-qa", "354272521d813b41"),
-    "ref:reader": ("ref:reader", "reference", "993948f6322abbbc"),
-    "ref:constant": ("ref:constant", "reference", "6897c257625267b6"),
-    "ref:random": ("ref:random", "reference", "13e6e47b8669b328"),
-    "ref:unknown": ("ref:unknown", "reference", "0f93a70c8b969518"),
-    "ref:first": ("ref:first", "reference", "6958198965a64ddb"),
-    "ref:nearest": ("ref:nearest", "reference", "c7ea695a7d9d8d46"),
-    "ref:overlap": ("ref:overlap", "reference", "efa5228271c83283"),
+    "heuristic:overlap+entity": ("heuristic:overlap+entity", "heuristic", "2ce9b4e1c89660a0"),
+    "heuristic:first+sentence": ("heuristic:first+sentence", "heuristic", "354272521d813b41"),
+    "ref:reader": ("ref:reader", "ref", "993948f6322abbbc"),
+    "ref:constant": ("ref:constant", "ref", "6897c257625267b6"),
+    "ref:random": ("ref:random", "ref", "13e6e47b8669b328"),
+    "ref:unknown": ("ref:unknown", "ref", "0f93a70c8b969518"),
+    "ref:first": ("ref:first", "ref", "6958198965a64ddb"),
+    "ref:nearest": ("ref:nearest", "ref", "c7ea695a7d9d8d46"),
+    "ref:overlap": ("ref:overlap", "ref", "efa5228271c83283"),
     "openai:tiny --api completions": (
         "openai:tiny",
         "openai-completions",
@@ -107,7 +107,7 @@ def test_models_without_weights(spec):
 
 @pytest.mark.parametrize("api", ["completions", "chat"])
 def test_endpoint_models(api, monkeypatch):
-    from faithprobe.subjects.openai_compat import EndpointConfig
+    from faithprobe.subjects.endpoint.subject import EndpointConfig
 
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     endpoint = EndpointConfig(base_url="http://127.0.0.1:9/v1", api=api)

@@ -13,7 +13,7 @@ from conftest import check_resume
 from faithprobe.cli import app
 from faithprobe.errors import DataError, ModelError, UsageError
 from faithprobe.subjects import load_subject
-from faithprobe.subjects.hf_multiple_choice import HFMultipleChoice
+from faithprobe.subjects.hf.mc import HFMC
 from faithprobe.training import multiple_choice as recipe
 from faithprobe.training.configs import MCTrainConfig
 from faithprobe.training.multiple_choice import train_mc
@@ -100,7 +100,7 @@ def test_recipe_trains_and_writes_a_loadable_model(data, base, tmp_path):
     assert saved["base_path"] == str(base)
 
     subject = load_subject(str(out))
-    assert isinstance(subject, HFMultipleChoice)
+    assert isinstance(subject, HFMC)
     after = load_file(out / "model.safetensors")
     assert "classifier.weight" in after
     trained = after["bert.embeddings.word_embeddings.weight"]
@@ -178,7 +178,7 @@ def test_cli_trains_and_reports(data, base, tmp_path):
     )
     assert res.exit_code == 0, res.output
     assert "dev accuracy" in res.output and "95% CI" in res.output
-    assert isinstance(load_subject(str(tmp_path / "cli")), HFMultipleChoice)
+    assert isinstance(load_subject(str(tmp_path / "cli")), HFMC)
 
     missing = tmp_path / "nope.jsonl"
     res = runner.invoke(
@@ -199,12 +199,12 @@ def test_the_embedded_encoder_gets_a_multiple_choice_head():
     from transformers import AutoModelForMultipleChoice, AutoTokenizer
 
     from faithprobe.requests import CandidateScoreRequest
-    from faithprobe.subjects.minilm import minilm_path
+    from faithprobe.subjects.hf.minilm import minilm_path
 
     folder = minilm_path()
     assert json.loads((folder / "config.json").read_text())["model_type"] == "bert"
     model = AutoModelForMultipleChoice.from_pretrained(folder)
-    subject = HFMultipleChoice(model, AutoTokenizer.from_pretrained(folder), name="minilm")
+    subject = HFMC(model, AutoTokenizer.from_pretrained(folder), name="minilm")
     (scores,) = subject.answer(
         [CandidateScoreRequest("Q: Where does Alice live?\nA:", ("Paris", "in a box", "blue"))]
     )

@@ -15,7 +15,7 @@ from faithprobe.datasets.nli import read_nli
 from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import ENTAILMENT, NON_ENTAILMENT
 from faithprobe.subjects import load_subject
-from faithprobe.subjects.hf_pair_classifier import HFPairClassifier
+from faithprobe.subjects.hf.nli import HFNLI
 from faithprobe.training import nli as recipe
 from faithprobe.training.common import ids_digest
 from faithprobe.training.configs import NLITrainConfig
@@ -122,7 +122,7 @@ def test_the_model_loads_as_a_pair_classifier(trained, base):
     assert config["id2label"] == {"0": ENTAILMENT, "1": NON_ENTAILMENT}
     assert (out / "model.safetensors").is_file() and not (out / "checkpoints").exists()
     subject = load_subject(str(out))
-    assert isinstance(subject, HFPairClassifier)
+    assert isinstance(subject, HFNLI)
     assert subject.label_groups == {ENTAILMENT: (0,), NON_ENTAILMENT: (1,)}
     trained_emb = load_file(out / "model.safetensors")["bert.embeddings.word_embeddings.weight"]
     before = load_file(base / "model.safetensors")["embeddings.word_embeddings.weight"]
@@ -283,7 +283,7 @@ def test_cli_trains_and_reports(data, base, tmp_path):
     assert res.exit_code == 0, res.output
     assert "held-out accuracy" in res.output and "95% CI" in res.output
     assert "dev.jsonl: accuracy" in res.output and "4 removed as overlapping" in res.output
-    assert isinstance(load_subject(str(tmp_path / "cli")), HFPairClassifier)
+    assert isinstance(load_subject(str(tmp_path / "cli")), HFNLI)
     command = json.loads((tmp_path / "cli/training.json").read_text())["extra"]["command"]
     assert command.startswith("faithprobe ")
 

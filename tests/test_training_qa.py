@@ -19,7 +19,7 @@ from faithprobe.examples import QAExample
 from faithprobe.interventions.deletion import AUGMENT_FAILED, FIRST_SENTENCE
 from faithprobe.requests import Generation
 from faithprobe.subjects import load_subject
-from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
+from faithprobe.subjects.hf.qa import HFQA
 from faithprobe.suite import get_suite
 from faithprobe.training import qa as recipe
 from faithprobe.training.configs import QATrainConfig, parse_mix
@@ -291,7 +291,7 @@ def _config(squad_file, base, out, **kwargs):
 
 
 def _mean_loss(model, tokenizer, cfg, items) -> float:
-    from faithprobe.subjects.hf_encoder import pad_rows
+    from faithprobe.subjects.hf.encoder import pad_rows
 
     rows, labels, _, _ = encode_items(tokenizer, items, cfg, True)
     batch = pad_rows(rows, tokenizer.pad_token_id)
@@ -321,7 +321,7 @@ def test_training_lowers_the_loss_and_the_model_reloads(trained, examples, base)
     assert _mean_loss(after, tokenizer, cfg, items) < 0.8 * _mean_loss(
         before, tokenizer, cfg, items
     )
-    assert isinstance(load_subject(str(cfg.out)), HFExtractiveQA)
+    assert isinstance(load_subject(str(cfg.out)), HFQA)
     assert summary["steps"] == 12 and summary["strategy"] == "ibt"
     assert summary["train"]["rows_by_variant"] == {"OS": 9, "TS": 6, "TS-R": 6}
     assert summary["train"]["questions_used"] == 9
@@ -475,7 +475,7 @@ def test_the_answer_kind_head_is_trained_saved_and_loaded(with_head):
 
     from faithprobe.generators.predicate_argument import TRAIN_COLOURS
     from faithprobe.requests import AnswerKindRequest
-    from faithprobe.subjects.answer_kind_head import CONFIG_FILE, WEIGHTS_FILE
+    from faithprobe.subjects.hf.answer_kind_head import CONFIG_FILE, WEIGHTS_FILE
 
     summary, cfg, _ = with_head
     assert (cfg.out / WEIGHTS_FILE).is_file() and (cfg.out / CONFIG_FILE).is_file()
@@ -504,7 +504,7 @@ def test_the_answer_kind_head_is_trained_saved_and_loaded(with_head):
 def test_the_head_counts_in_the_fingerprint(with_head, tmp_path):
     import shutil
 
-    from faithprobe.subjects.answer_kind_head import WEIGHTS_FILE, AnswerKindHead
+    from faithprobe.subjects.hf.answer_kind_head import WEIGHTS_FILE, AnswerKindHead
 
     _, cfg, _ = with_head
     copy = tmp_path / "copy"
@@ -546,7 +546,7 @@ def test_negation_stories_are_evaluated_on_the_held_out_stories_only(with_head, 
 def test_an_interrupted_run_with_the_head_resumes(squad_file, base, tmp_path, monkeypatch):
     from safetensors.torch import load_file
 
-    from faithprobe.subjects.answer_kind_head import WEIGHTS_FILE
+    from faithprobe.subjects.hf.answer_kind_head import WEIGHTS_FILE
 
     def config(out, **kwargs):
         return _config(squad_file, base, out, max_steps=6, save_steps=3, eval_limit=2,
@@ -590,7 +590,7 @@ def test_the_head_learns_yes_no_beside_the_span_loss(tiny_pair_tokenizer):
     from transformers import BertForQuestionAnswering
 
     from faithprobe.requests import ANSWER_KINDS
-    from faithprobe.subjects.hf_encoder import pad_rows
+    from faithprobe.subjects.hf.encoder import pad_rows
     from faithprobe.training.answer_kind import QAWithAnswerKind
 
     yes = QAExample("y", "Tom has a red ball.", "Is the ball red?", ("yes",), "yes",

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from faithprobe.audit.card import headline, headline_effects
+from faithprobe.audit.card_metrics import headline, headline_effects
 from faithprobe.metrics.alignment import alignment_scores
 from faithprobe.metrics.comparison import compare_effects
 from faithprobe.metrics.intervals import paired_proportion_difference

@@ -79,7 +79,7 @@ def list_things() -> None:
     from faithprobe.interventions import available
     from faithprobe.options import describe
     from faithprobe.subjects import BACKENDS
-    from faithprobe.subjects.embedded import MODELS
+    from faithprobe.subjects.gguf.embedded import MODELS
     from faithprobe.suite import SUITES
 
     sections = {
@@ -177,7 +177,7 @@ def _model_specs(models: list[str], items: list[str], **aliases: object) -> list
     backend; ``aliases``: the same settings under their older flags (``--base-url``...),
     None where not given. A setting no model's backend has is refused."""
     from faithprobe.subjects import parse_model
-    from faithprobe.subjects.endpoint import check_base_url
+    from faithprobe.subjects.endpoint.settings import check_base_url
 
     given = {key: value for key, value in aliases.items() if value is not None}
     options = {**given, **_parse_options(items, "--model-option")}
@@ -366,7 +366,8 @@ def audit(
         typer.Option("--time", help="--budget auto: time for the whole audit (90s, 20m, 1h30m)"),
     ] = None,
     max_items: Annotated[
-        int | None, typer.Option(help="--budget auto: the largest --limit a step takes (its suite's items)")
+        int | None,
+        typer.Option(help="--budget auto: the largest --limit a step takes (its suite's items)"),
     ] = None,
     adjust: Annotated[
         str,
@@ -623,7 +624,7 @@ def serve(
     from faithprobe.serving.connections import check_address
     from faithprobe.subjects import BACKENDS, load_subject, parse_model
     from faithprobe.subjects.backends import DEFAULT_HUB, backend_name
-    from faithprobe.subjects.hf_causal import HFCausalLM
+    from faithprobe.subjects.hf.causal import HFCausal
 
     with user_errors("the server stopped"):
         kinds = tuple(k.strip() for k in fault_kinds.split(",") if k.strip())
@@ -653,7 +654,7 @@ def serve(
         spec = parse_model(model)
         check_address(host, port)  # everything checked before the model is loaded
         subject = load_subject(spec)
-        if not isinstance(subject, HFCausalLM):
+        if not isinstance(subject, HFCausal):
             raise UsageError(f"{model}: serve needs a causal LM, not a {subject.kind} model")
         try:
             server = OpenAIServer(
@@ -735,7 +736,7 @@ app.add_typer(
     help="Analyse models beyond their answers (hidden representations).",
 )
 
-from faithprobe.heuristics.cli import baseline_app  # noqa: E402
+from faithprobe.baseline.cli import baseline_app  # noqa: E402
 
 app.add_typer(baseline_app, name="baseline", help="Baselines to set models against (heuristic QA).")
 

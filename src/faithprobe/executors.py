@@ -4,7 +4,7 @@ pool of Ray actors, one model replica per actor, on this machine or a Ray cluste
 The Ray executor only changes *where* answers are computed. :class:`RaySubject` reports the
 name, kind, accepted request kinds, request versions and fingerprint of the replica it wraps,
 so cache keys are the same under both executors; the runner wraps it in
-:class:`~faithprobe.subjects.cached.CachedSubject` exactly like an in-process subject, so the
+:class:`~faithprobe.subjects.cached_subject.CachedSubject` exactly like an in-process subject, so the
 cache is consulted before anything is dispatched, only misses go to Ray, and each shard's
 answers are written to the cache as soon as it comes back (an interrupted run resumes).
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 from faithprobe.errors import UsageError
 from faithprobe.requests import Answer, Request
 from faithprobe.subjects.base import Progress, Subject
-from faithprobe.subjects.endpoint import EndpointConfig
+from faithprobe.subjects.endpoint.settings import EndpointConfig
 from faithprobe.subjects.spec import ModelSpec
 
 EXECUTORS = ("inprocess", "ray")

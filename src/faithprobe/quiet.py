@@ -4,7 +4,7 @@ What faithprobe prints on stderr goes through :mod:`faithprobe.console`: log lin
 progress bars, errors. The libraries under it (transformers, huggingface_hub, torch...)
 print warnings of their own there too, about things a faithprobe user cannot act on.
 Where a warning came from a call of faithprobe's, the call was fixed
-(:mod:`faithprobe.subjects.kv_cache_name`); the known ones that remain are filtered here,
+(:mod:`faithprobe.subjects.hf.kv_cache_name`); the known ones that remain are filtered here,
 each by category, module and message (:data:`KNOWN_WARNINGS`), so that a warning nobody
 has seen yet still shows. transformers' and huggingface_hub's loggers are set to show
 errors only, and tqdm's bars are off (unless the user chose otherwise in the environment
@@ -44,7 +44,7 @@ KNOWN_WARNINGS = (
         r"`past_key_values` is deprecated and will be removed in version [\d.]+ "
         r"for `\w+\.forward`\. Use `cache` instead\.$",
         "transformers 5 renamed a model's key/value cache argument; faithprobe passes the new "
-        "name (faithprobe.subjects.kv_cache_name), but a model's own code written for "
+        "name (faithprobe.subjects.hf.kv_cache_name), but a model's own code written for "
         "transformers 4 (trust_remote_code) may still pass the old one to transformers' layers",
     ),
 )

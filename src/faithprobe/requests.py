@@ -4,7 +4,7 @@ Every request has a ``kind`` (which backends can answer it, see ``Subject.accept
 stable cache ``key`` and the ``answer`` type it gets back; every answer type round-trips
 through JSON (``to_json`` / ``from_json``) so the persistent cache can store any of them.
 Identical requests made by different pairs, interventions or runs share a key and are
-computed once (see :mod:`faithprobe.subjects.cached`).
+computed once (see :mod:`faithprobe.subjects.cached_subject`).
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class LetterChoice(_JSONAnswer):
 
 
 # Which text of a (question, context) pair a token belongs to: the tokenizer's sequence id.
-# Shared by token saliency (faithprobe.attribution) and the representation analysis.
+# Shared by token saliency (faithprobe.subjects.hf.attribution) and the representation analysis.
 QUESTION, CONTEXT = 0, 1
 
 # A token's place in a (question, context) pair: (sequence, start, end), character offsets
@@ -104,7 +104,7 @@ Offset = tuple[int, int, int] | None
 @dataclass(frozen=True)
 class TokenSaliency:
     """Saliency of every token of one input's first window (see
-    :mod:`faithprobe.attribution.base`).
+    :mod:`faithprobe.subjects.hf.attribution.base`).
 
     ``offsets`` per token: None for a token outside the question and the context (a special
     token; a prompt's template), else ``(sequence, start, end)`` with ``sequence``
@@ -134,7 +134,7 @@ class TokenSaliency:
     def spans(self, sequence: int) -> tuple[tuple[int, int] | None, ...]:
         """Per token its (start, end) in the question (``sequence=0``) or the context
         (``sequence=1``), None for tokens of the other text and special tokens: the
-        ``token_offsets`` :func:`~faithprobe.attribution.words.tokens_of_words` takes."""
+        ``token_offsets`` :func:`~faithprobe.saliency.words.tokens_of_words` takes."""
         return tuple(o[1:] if o is not None and o[0] == sequence else None for o in self.offsets)
 
     def to_json(self) -> str:
@@ -201,7 +201,7 @@ class TextPairRequest(_Keyed):
     Answered by sequence-pair classifiers with a :class:`CandidateScores` holding one
     log-probability per label (``n_tokens`` all 1). A classifier whose own classes are finer
     (three-class NLI) groups them into these labels (see
-    :mod:`faithprobe.subjects.hf_pair_classifier`).
+    :mod:`faithprobe.subjects.hf.nli`).
     """
 
     first: str
@@ -233,7 +233,7 @@ ANSWER_KINDS = ("span", "yes", "no", "unknown")
 class AnswerKindRequest(_Keyed):
     """Which kind of answer does ``question`` have in ``context``: a span, yes, no or
     unknown (:data:`ANSWER_KINDS`)? Answered by an extractive QA model with an answer-kind
-    head (:mod:`faithprobe.subjects.answer_kind_head`) with a :class:`CandidateScores`
+    head (:mod:`faithprobe.subjects.hf.answer_kind_head`) with a :class:`CandidateScores`
     holding one log-probability per kind, in :data:`ANSWER_KINDS` order (``n_tokens`` all
     1)."""
 
@@ -288,7 +288,7 @@ class LetterChoiceRequest(_Keyed):
 
 SALIENCY_METHODS = ("ig", "occlusion")
 # how Integrated Gradients' per-dimension attributions become one number per token
-# (faithprobe.attribution.integrated_gradients); the first is TokenSaliency.saliency
+# (faithprobe.subjects.hf.attribution.integrated_gradients); the first is TokenSaliency.saliency
 IG_SUMMARIES = ("l2", "l1", "dot")
 
 
@@ -321,7 +321,7 @@ class PromptSaliencyRequest(_Keyed):
     Answered with a :class:`TokenSaliency` whose offsets are into the question and the
     context, like a :class:`SaliencyRequest`'s, by ``method`` (``"ig"`` with ``n_steps``
     or ``"occlusion"``): the attributed quantity is the log-probability of the first token
-    of the model's greedy answer (:mod:`faithprobe.attribution.causal`)."""
+    of the model's greedy answer (:mod:`faithprobe.subjects.hf.attribution.causal`)."""
 
     prompt: str
     question: tuple[int, int]

@@ -36,10 +36,10 @@ from faithprobe.memo import Memo, fingerprint, module_fingerprint
 from faithprobe.options import record
 from faithprobe.runfolder import check_cache_dir, check_target
 from faithprobe.subjects import BACKENDS, ModelSpec, check_unique_names, load_subject, model_spec
+from faithprobe.subjects.answer_store import AnswerCache, answers_file
 from faithprobe.subjects.base import Subject
-from faithprobe.subjects.cache import AnswerCache, answers_file
-from faithprobe.subjects.cached import CachedSubject
-from faithprobe.subjects.openai_compat import EndpointConfig
+from faithprobe.subjects.cached_subject import CachedSubject
+from faithprobe.subjects.endpoint.subject import EndpointConfig
 from faithprobe.suite import COMMON_COLUMNS, Suite, get_suite
 
 METRICS_SCHEMA_VERSION = 1

@@ -169,7 +169,7 @@ def _units(folder: Path, metrics: dict) -> tuple[dict[tuple[str, str, str], Any]
 def _step_effects(path: Path, suite: str) -> list[Effect]:
     """The headline effects (with their units) a step's metrics.json holds, or a plain
     error naming it."""
-    from faithprobe.audit.card import headline
+    from faithprobe.audit.card_metrics import headline
 
     try:
         metrics = json.loads(path.read_text(encoding="utf-8"))

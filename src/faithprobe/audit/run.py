@@ -3,7 +3,7 @@ declared_steps`) that a model can answer, at one budget, through the shared answ
 into one folder replaced whole:
 
     DIR/index.html       the faithfulness card (:mod:`faithprobe.report.card`)
-    DIR/metrics.json     the card's numbers (:mod:`faithprobe.audit.card`, docs/audit.md)
+    DIR/metrics.json     the card's numbers (:mod:`faithprobe.audit.card_metrics`, docs/audit.md)
     DIR/run.json         what was run: command, budget, models, data, versions, times
     DIR/suites/<step>/   each step's full run folder (report.html, results.parquet, ...)
 
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from faithprobe.atomic import write_json
 from faithprobe.audit.auto import AutoStep, next_round
-from faithprobe.audit.card import card_metrics
+from faithprobe.audit.card_metrics import card_metrics
 from faithprobe.audit.edges import Edges
 from faithprobe.audit.plan import AUTO, Step, StepData, check_budget, declared_steps, step_data
 from faithprobe.catalog.locate import data_roots
@@ -50,8 +50,8 @@ from faithprobe.runner import (
     run,
 )
 from faithprobe.subjects import ModelSpec, check_unique_names, load_subject, model_spec
-from faithprobe.subjects.cache import answers_file
-from faithprobe.subjects.openai_compat import EndpointConfig
+from faithprobe.subjects.answer_store import answers_file
+from faithprobe.subjects.endpoint.subject import EndpointConfig
 
 
 @dataclass

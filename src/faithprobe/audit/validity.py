@@ -1,5 +1,5 @@
 """The card's validity table: every step's verdict for each reference model
-(:mod:`faithprobe.subjects.reference`: a reader faithful by construction and degenerate
+(:mod:`faithprobe.references`: a reader faithful by construction and degenerate
 models that ignore their input), over budgets and seeds, and the rules a trustworthy card
 keeps on it:
 

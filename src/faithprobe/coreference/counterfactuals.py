@@ -34,7 +34,7 @@ from pathlib import Path
 from faithprobe.datasets.jsonl import field, iter_records
 from faithprobe.errors import DataError, excerpt
 from faithprobe.examples import QAExample
-from faithprobe.interventions.deletion import occurs
+from faithprobe.qa.answers import occurs
 
 
 def read_coref_counterfactuals(

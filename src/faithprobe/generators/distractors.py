@@ -1,6 +1,6 @@
 """The distractor cloze dataset: base items and their attractor variants.
 
-Base items come from the four item sets in :mod:`faithprobe.generators.stories`, each
+Base items come from the four item sets in :mod:`faithprobe.datasets.stories`, each
 background -> target pair told about ``names_per_pair`` entities. Variants are produced by
 the registered interventions (``attractors.*`` and ``filler``), one per condition:
 
@@ -24,10 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from faithprobe.errors import UsageError
-from faithprobe.examples import ClozeExample
-from faithprobe.generators.attractor_sets import variant_count, variant_id
-from faithprobe.generators.stories import (
+from faithprobe.datasets.attractor_sets import variant_count, variant_id
+from faithprobe.datasets.stories import (
     ATTRACTOR_TYPES,
     ITEM_SETS,
     NAMES,
@@ -36,6 +34,8 @@ from faithprobe.generators.stories import (
     Story,
     base_story,
 )
+from faithprobe.errors import UsageError
+from faithprobe.examples import ClozeExample
 from faithprobe.interventions import get as get_intervention
 from faithprobe.options import option
 from faithprobe.seeding import rng_for

@@ -11,6 +11,11 @@ model that scores no better than a heuristic may be using the heuristic's shortc
 * :mod:`~faithprobe.heuristics.answer_types`: the expected answer's entity types;
 * :mod:`~faithprobe.heuristics.extraction`: phrase extractors (typed entity, noun chunk,
   whole sentence);
-* :mod:`~faithprobe.heuristics.runner`: every selector x extractor on QA examples, scored;
-* :mod:`~faithprobe.heuristics.cli`: ``faithprobe baseline heuristics``.
+* :mod:`~faithprobe.heuristics.predict`: every selector x extractor on QA examples;
+* :mod:`~faithprobe.heuristics.subject` and :mod:`~faithprobe.heuristics.backend`: one
+  heuristic as a subject, ``--model heuristic:<selector>+<extractor>``.
+
+The words they compare are :mod:`faithprobe.content_words`' (the degenerate reference models
+share them). ``faithprobe baseline heuristics`` scores them like a suite
+(:mod:`faithprobe.baseline`).
 """

@@ -1,7 +1,7 @@
 """The sentence-encoder selector: the sentence whose embedding is nearest the question's.
 
 Embeddings come from the embedded all-MiniLM-L6-v2
-(:func:`~faithprobe.subjects.minilm.minilm_path`) pooled as sentence-transformers pools
+(:func:`~faithprobe.subjects.hf.minilm.minilm_path`) pooled as sentence-transformers pools
 this model (its ``modules.json``: Transformer, mean Pooling, Normalize): the last hidden
 state averaged over the tokens the attention mask keeps, then L2-normalised, inputs cut at
 256 tokens (its ``max_seq_length``). Cosine similarity is then a dot product.
@@ -37,7 +37,7 @@ class MiniLMEncoder:
     def _model(self):
         from transformers import AutoModel, AutoTokenizer
 
-        from faithprobe.subjects.minilm import minilm_path
+        from faithprobe.subjects.hf.minilm import minilm_path
 
         path = self.path or minilm_path()
         return AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()

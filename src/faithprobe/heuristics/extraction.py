@@ -12,7 +12,7 @@ from the whole context's parse, which sees more than the sentence alone).
 * ``sentence``: the whole sentence -- the ceiling of what the selected sentence holds
   (its F1 is low by length, its recall is high).
 
-"Does not already name" is :func:`~faithprobe.heuristics.tokens.is_novel`: the phrase has a
+"Does not already name" is :func:`~faithprobe.content_words.is_novel`: the phrase has a
 content word the question lacks. When nothing qualifies, ``entity`` falls back to
 ``noun-chunk`` (an answer of an unexpected type or an unrecognised entity is more likely a
 noun phrase than a whole sentence), and ``noun-chunk`` to ``sentence``, so every extractor
@@ -26,8 +26,8 @@ from collections.abc import Iterable
 
 from spacy.tokens import Span
 
+from faithprobe.content_words import content_tokens, is_novel
 from faithprobe.heuristics.answer_types import AnswerTypePredictor, wh_answer_types
-from faithprobe.heuristics.tokens import content_tokens, is_novel
 
 
 class Extractor(ABC):

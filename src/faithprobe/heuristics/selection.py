@@ -14,7 +14,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 
-from faithprobe.heuristics.tokens import content_tokens
+from faithprobe.content_words import content_tokens
 
 
 def best_index(scores: Sequence[float]) -> int:
@@ -49,7 +49,7 @@ class FirstSentence(Selector):
 
 class LexicalSelector(Selector):
     """The sentence scoring highest by ``score(question tokens, sentence tokens)`` over
-    :func:`~faithprobe.heuristics.tokens.content_tokens`."""
+    :func:`~faithprobe.content_words.content_tokens`."""
 
     def __init__(self, name: str, score: Callable[[list[str], list[str]], float]) -> None:
         self.name = name

@@ -1,6 +1,6 @@
 """Attractor and filler insertion for distractor cloze items (Pandia & Ettinger 2021).
 
-Each intervention edits the :class:`~faithprobe.generators.stories.Story` behind an item
+Each intervention edits the :class:`~faithprobe.datasets.stories.Story` behind an item
 and renders it again. The critical fact and the query are held fixed, so the gold answer
 does not change: a model that uses the critical fact keeps choosing the target.
 """
@@ -10,16 +10,16 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING
 
-from faithprobe.examples import ClozeExample, Outcome
-from faithprobe.expectations import ANSWER_UNCHANGED
-from faithprobe.generators.attractor_sets import attractor_pool, variant_count, variant_id
-from faithprobe.generators.stories import (
+from faithprobe.datasets.attractor_sets import attractor_pool, variant_count, variant_id
+from faithprobe.datasets.stories import (
     FILLERS,
     NAMES,
     NEUTRAL_SENTENCES,
     POSITIONS,
     Story,
 )
+from faithprobe.examples import ClozeExample, Outcome
+from faithprobe.expectations import ANSWER_UNCHANGED
 from faithprobe.interventions import register
 
 if TYPE_CHECKING:  # `faithprobe list` imports this module; numpy is imported where used

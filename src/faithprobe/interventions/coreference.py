@@ -49,7 +49,8 @@ from faithprobe.coreference.selection import MULTI_SPAN, NOT_SPAN, span_problem
 from faithprobe.examples import Outcome, QAExample
 from faithprobe.expectations import ANSWER_NEW_ENTITY
 from faithprobe.interventions import register
-from faithprobe.interventions.deletion import occurs, sentences_of
+from faithprobe.interventions.deletion import sentences_of
+from faithprobe.qa.answers import occurs
 from faithprobe.sentences import sentence_at
 
 if TYPE_CHECKING:  # only annotations: `faithprobe list` imports this module, not numpy

@@ -62,6 +62,7 @@ from typing import Any
 from faithprobe.examples import UNKNOWN, Outcome, QAExample
 from faithprobe.expectations import ANSWER_UNCHANGED, ANSWER_UNKNOWN
 from faithprobe.interventions import register
+from faithprobe.qa.answers import occurs
 from faithprobe.sentences import (
     DEFAULT_SPLITTER,
     Span,
@@ -342,14 +343,6 @@ def _paragraph_cut(text: str, start: int, end: int) -> tuple[int, int]:
     while after < len(text) and text[after].isspace():
         after += 1
     return 0, after
-
-
-def occurs(answer: str, text: str) -> bool:
-    """Whether ``answer`` occurs in ``text`` as a whole (case-insensitive; not inside a
-    longer word or number: "2" does not occur in "2015")."""
-    answer = answer.strip()
-    pattern = rf"(?<!\w){re.escape(answer)}(?!\w)"
-    return bool(answer) and re.search(pattern, text, flags=re.IGNORECASE) is not None
 
 
 def _options(params: dict[str, Any]) -> dict[str, Any]:

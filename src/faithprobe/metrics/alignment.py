@@ -4,7 +4,7 @@
 The method checks in two ways whether a QA model uses what a careful reader would: the
 *counterfactual* (does it answer both the original and the counterfactual exactly right?)
 and *saliency* (is the positive partition more salient than the negative one, see
-:mod:`faithprobe.attribution.partitions`?). An instance is **aligned** when both say yes.
+:mod:`faithprobe.saliency.partitions`?). An instance is **aligned** when both say yes.
 
 **Saliency test** (:func:`saliency_test`): a one-tailed independent two-sample t-test of
 H1 "mean saliency of the positive tokens > mean of the negative tokens", at ``alpha``. It is
@@ -58,8 +58,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from faithprobe.attribution.partitions import Partition
 from faithprobe.metrics.intervals import paired_proportion_difference, wilson
+from faithprobe.saliency.partitions import Partition
 from faithprobe.seeding import rng_for
 
 ALPHA = 0.05
@@ -143,7 +143,7 @@ def instance_alignment_rows(
     """Per-instance decisions. ``frame`` has one row per (dataset, model, method, instance):
     ``id``, ``og_em`` and ``cf_em`` (exact match of the original and counterfactual
     answers), ``saliency`` (per token, of the original input), ``positive`` and
-    ``negative`` (token indices, :func:`~faithprobe.attribution.partitions.token_partition`).
+    ``negative`` (token indices, :func:`~faithprobe.saliency.partitions.token_partition`).
     Added: ``statistic``, ``p_value``, ``passed``, ``reason``, ``both_correct``,
     ``aligned``, and the random control's ``control_passed`` and ``control_aligned``."""
     out = []

@@ -144,9 +144,7 @@ class Effect:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Effect:
-        fields = {
-            k: record[k] for k in cls.__dataclass_fields__ if k != "region" and k in record
-        }
+        fields = {k: record[k] for k in cls.__dataclass_fields__ if k != "region" and k in record}
         return cls(**fields, region=Region(**record["region"]))
 
     @property

@@ -121,3 +121,11 @@ def yes_no_label(text: str | None) -> str | None:
         return None
     first = normalize_answer(str(text)).split()[0]
     return first if first in ("yes", "no") else None
+
+
+def occurs(answer: str, text: str) -> bool:
+    """Whether ``answer`` occurs in ``text`` as a whole (case-insensitive; not inside a
+    longer word or number: "2" does not occur in "2015")."""
+    answer = answer.strip()
+    pattern = rf"(?<!\w){re.escape(answer)}(?!\w)"
+    return bool(answer) and re.search(pattern, text, flags=re.IGNORECASE) is not None

@@ -29,7 +29,7 @@ DEFAULT_TEMPLATE = "{context}\n\n" + UNKNOWN_INSTRUCTION + "\n\n{history}Q: {que
 DEFAULT_MAX_NEW_TOKENS = 24
 # how a language model answers a yes/no question: ``auto`` compares the log-likelihoods of
 # "yes" and "no" where the model can score them and generates where it cannot (a chat-only
-# endpoint); ``generate`` always generates (faithprobe.qa.asking, faithprobe.qa.replies)
+# endpoint); ``generate`` always generates (faithprobe.asking.qa, faithprobe.qa.replies)
 YES_NO_MODES = ("auto", "generate")
 # whether a language model is asked in chat form (its chat template): ``auto`` when it has
 # one (faithprobe.subjects.chat_template), ``true`` always, ``false`` never

@@ -1,5 +1,5 @@
 """The faithfulness card: an audit folder's ``index.html``, its ``card.md`` and its console
-summary, views of the audit's ``metrics.json`` (:mod:`faithprobe.audit.card`) and
+summary, views of the audit's ``metrics.json`` (:mod:`faithprobe.audit.card_metrics`) and
 ``run.json``.
 
 The page is one self-contained file (inline CSS shared with the suite reports, no scripts,

@@ -20,6 +20,8 @@ from faithprobe.metrics.verdict import VERDICTS
 from .tables import DASH
 
 HEADING = "## Faithfulness (faithprobe)"
+
+
 def render_markdown(view: Mapping[str, Any]) -> str:
     """The card as a Markdown section (module docstring)."""
     models = [m["name"] for m in view["models"]]

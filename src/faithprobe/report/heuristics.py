@@ -1,5 +1,5 @@
 """The table of the heuristic QA baselines (``faithprobe baseline heuristics``): the scores
-:func:`faithprobe.heuristics.scoring.scores` estimates, one row per heuristic."""
+:func:`faithprobe.baseline.scoring.scores` estimates, one row per heuristic."""
 
 from __future__ import annotations
 

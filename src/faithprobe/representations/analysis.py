@@ -4,7 +4,7 @@ normally, OT, vs with intervention-based training, IBT).
 
 **Items.** The questions of a SQuAD-format or HotpotQA file (any format
 :func:`~faithprobe.datasets.qa.read_qa` reads), built and sampled as the faithfulness
-suite does with its default options (:func:`~faithprobe.qa.deletions.variant_pairs`,
+suite does with its default options (:func:`~faithprobe.interventions.deletion_variants.variant_pairs`,
 ``--limit`` items in its seeded order, ``heldout_of`` keeps the documents a trained model
 did not see), so the inputs are exactly the ones that suite evaluates: the original story
 (OS) and, for SQuAD, the truncated story (TS) and TS without the rationale sentences
@@ -46,8 +46,8 @@ from faithprobe.datasets.qa import read_qa
 from faithprobe.datasets.splits import heldout_part
 from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import QAExample
+from faithprobe.interventions.deletion_variants import ORIGINAL, variant_pairs
 from faithprobe.metrics.intervals import clustered_mean, paired_difference
-from faithprobe.qa.deletions import ORIGINAL, variant_pairs
 from faithprobe.qa.questions import history_question, passage_id
 from faithprobe.representations.alignment import shared_tokens
 from faithprobe.representations.config import DEFAULT_LIMIT, AnalysisConfig, NamedEncoder

@@ -14,7 +14,7 @@ import typer
 
 from faithprobe.console import log, print_table, progress_bars, user_errors
 from faithprobe.representations.config import DEFAULT_LIMIT, AnalysisConfig, parse_named_encoders
-from faithprobe.subjects.qa_windows import DEFAULT_MAX_LENGTH
+from faithprobe.subjects.hf.qa_windows import DEFAULT_MAX_LENGTH
 
 analyze_app = typer.Typer(
     add_completion=False,

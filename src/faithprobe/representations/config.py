@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from faithprobe.errors import UsageError
-from faithprobe.subjects.qa_windows import DEFAULT_MAX_LENGTH
+from faithprobe.subjects.hf.qa_windows import DEFAULT_MAX_LENGTH
 
 DEFAULT_LIMIT = 500
 

@@ -1,7 +1,7 @@
 """Final-layer hidden states of an extractive QA encoder, and cosine similarities of them.
 
 **Encoding** is the extractive QA backend's
-(:class:`~faithprobe.subjects.hf_extractive_qa.HFExtractiveQA`): the tokenizer text pair
+(:class:`~faithprobe.subjects.hf.qa.HFQA`): the tokenizer text pair
 (question, context) -- ``[CLS] question [SEP] context [SEP]`` for BERT -- with the question
 cut from the left to half of ``max_length`` tokens, only the context truncated
 (``truncation="only_second"``), token type ids whenever the model has segment embeddings,
@@ -29,8 +29,8 @@ import torch
 from faithprobe.errors import ModelError
 from faithprobe.requests import Offset
 from faithprobe.subjects.bounds import model_max_length
-from faithprobe.subjects.hf_encoder import pad_rows, uses_token_types
-from faithprobe.subjects.qa_windows import DEFAULT_MAX_LENGTH, cut_question
+from faithprobe.subjects.hf.encoder import pad_rows, uses_token_types
+from faithprobe.subjects.hf.qa_windows import DEFAULT_MAX_LENGTH, cut_question
 
 
 @dataclass(frozen=True)

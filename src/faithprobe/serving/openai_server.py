@@ -1,6 +1,6 @@
 """A small OpenAI-compatible HTTP server in front of a local causal LM, for tests and demos.
 
-It serves any :class:`~faithprobe.subjects.hf_causal.HFCausalLM` (a tiny random model in the
+It serves any :class:`~faithprobe.subjects.hf.causal.HFCausal` (a tiny random model in the
 tests, the embedded SmolLM2 with ``faithprobe serve``) through the part of the API the
 ``openai:`` backend uses:
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from faithprobe.subjects.kv_cache_name import returned_cache
+from faithprobe.subjects.hf.kv_cache_name import returned_cache
 
 CHUNK_TOKENS = 256  # positions per forward: logits of 50 MB on SmolLM2's 49,152 tokens
 
@@ -23,7 +23,7 @@ def scored_tokens(
     """For each token of ``ids`` from position ``first`` (at least 1) on: its natural-log
     probability given the tokens before it, and the ``top`` most likely tokens at its
     position (text decoded alone, log-probability; most likely first; empty lists for
-    ``top=0``). ``subject`` is an :class:`~faithprobe.subjects.hf_causal.HFCausalLM`."""
+    ``top=0``). ``subject`` is an :class:`~faithprobe.subjects.hf.causal.HFCausal`."""
     values: list[float] = []
     alternatives: list[list[tuple[str, float]]] = []
     tokens = torch.tensor([ids], dtype=torch.long, device=subject.device)

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from faithprobe.subjects.backends import BACKENDS, Loading, load_model, parse_model
+from faithprobe.subjects.backends import BACKENDS, Loading, parse_model
 from faithprobe.subjects.base import Subject
+from faithprobe.subjects.deferred import deferred
 from faithprobe.subjects.spec import ModelSpec, check_unique_names
 
 if TYPE_CHECKING:
-    from faithprobe.subjects.endpoint import EndpointConfig
+    from faithprobe.subjects.endpoint.settings import EndpointConfig
 
 
 def model_spec(model: str | ModelSpec, endpoint: EndpointConfig | None = None) -> ModelSpec:
@@ -48,6 +49,18 @@ def load_subject(
     request misses the cache (:class:`~faithprobe.subjects.deferred.DeferredSubject`)."""
     loading = Loading(batch_size=batch_size, trust_remote_code=trust_remote_code)
     return load_model(model_spec(model, endpoint), loading, defer=defer)
+
+
+def load_model(spec: ModelSpec, loading: Loading, *, defer: bool = False):
+    """The subject ``spec`` names; ``defer``: a model whose fingerprint its files give is
+    loaded only when a request misses the cache
+    (:class:`~faithprobe.subjects.deferred.DeferredSubject`)."""
+    backend = BACKENDS.get(spec.backend)
+    load = backend.loader()
+    folder = backend.folder(spec, loading) if defer and backend.folder is not None else None
+    if folder is not None and backend.identity is not None:
+        return deferred(spec.name, backend.identity, folder, lambda: load(spec, loading))
+    return load(spec, loading)
 
 
 __all__ = [

@@ -2,11 +2,11 @@
 
 A subject has a display ``name``, a ``fingerprint`` that changes whenever its answers could
 change (weights, tokenizer, scoring code), and one method per request type. Backends
-implement the methods; :class:`~faithprobe.subjects.cached.CachedSubject` adds the
+implement the methods; :class:`~faithprobe.subjects.cached_subject.CachedSubject` adds the
 persistent cache in front of any of them.
 
 **The example channel.** A model sees only its requests. A reference model with planted
-behaviour (:mod:`faithprobe.subjects.reference`) must also see the example each request was
+behaviour (:mod:`faithprobe.references`) must also see the example each request was
 made from (its annotations: the critical fact, the rationale, the natural-logic features),
 so a subject may set :attr:`Subject.reads_examples`; the runner then calls
 :meth:`Subject.read_examples` with the example behind each request before asking. Such
@@ -22,21 +22,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from faithprobe.errors import UsageError
 from faithprobe.examples import Example
 from faithprobe.requests import Answer, Request
+from faithprobe.subjects.backends import answering
 
 Progress = Callable[[int], None]
-
-# which backends answer a request kind (for the error a mismatched request gets)
-REQUEST_BACKENDS = {
-    "candidate-scores": "a language model or multiple-choice model (hf-causal:, hf-masked:, "
-    "hf-mc:, or openai: with an endpoint serving completions with logprobs)",
-    "text-pair-classes": "a sequence-pair classifier such as an NLI model (hf-nli:)",
-    "span-answer": "an extractive question-answering model (hf-qa:)",
-    "saliency": "an extractive question-answering model (hf-qa:)",
-    "answer-kind": "an extractive question-answering model with an answer-kind (yes/no/"
-    "unknown) head, as `faithprobe train qa --answer-kind` makes",
-    "generation": "a causal language model (hf-causal:, embedded, openai:)",
-    "prompt-saliency": "a local causal language model (hf-causal:, embedded, gguf:)",
-}
 
 
 class Subject(ABC):
@@ -75,11 +63,11 @@ class Subject(ABC):
         """Raise a ValueError naming the first request of a kind this model cannot answer."""
         for r in requests:
             if r.kind not in self.accepts:
-                hint = REQUEST_BACKENDS.get(r.kind, "")
+                hint = answering(r.kind)
                 raise UsageError(
                     f"model {self.name} ({self.kind}) cannot answer {r.kind} requests; it "
                     f"answers {', '.join(sorted(self.accepts))}"
-                    + (f". {r.kind} requests need {hint}" if hint else "")
+                    + (f". {r.kind} requests need a model of backend {hint}" if hint else "")
                 )
 
     def read_examples(self, by_request: Mapping[Request, Example]) -> None:

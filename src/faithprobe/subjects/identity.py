@@ -5,7 +5,7 @@ identity: its kind, its scoring version, and a version per request kind whose co
 change on its own. The backends' modules import torch and transformers; this one imports
 neither, so a run whose answers are all cached builds its keys -- and finishes -- without
 importing them or loading any weights (:class:`~faithprobe.subjects.deferred.DeferredSubject`).
-Each backend class takes its identity from here (:class:`~faithprobe.subjects.hf_base.HFSubject`),
+Each backend class takes its identity from here (:class:`~faithprobe.subjects.hf.base.HFSubject`),
 so there is one place to bump a version.
 """
 
@@ -30,20 +30,28 @@ from faithprobe.subjects.fingerprint import fingerprint_path
 
 @dataclass(frozen=True)
 class Identity:
-    """``scoring_version``: bump when the scoring code changes what it returns;
-    ``request_versions``: a version per request kind answered by code of its own (bumping
-    it invalidates that kind's cached answers only)."""
+    """``kind``: the backend's name, its ``--model`` prefix; ``scoring_version``: bump when
+    the scoring code changes what it returns; ``request_versions``: a version per request
+    kind answered by code of its own (bumping it invalidates that kind's cached answers
+    only); ``cache_kind``: the name the fingerprint is hashed with, when it is not ``kind``
+    (three backends had other names before they were named by their prefix; hashing the
+    old name keeps the answers already cached under it)."""
 
     kind: str
     scoring_version: str
     accepts: frozenset[str] = frozenset({CandidateScoreRequest.kind})
     request_versions: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    cache_kind: str = ""
+
+    @property
+    def fingerprint_kind(self) -> str:
+        return self.cache_kind or self.kind
 
     def fingerprint(self, path: str | Path) -> str:
         """The fingerprint of the model in folder ``path`` under this backend: its files
         (:func:`~faithprobe.subjects.fingerprint.fingerprint_path`), kind and scoring
         version -- what the loaded model reports too."""
-        return fingerprint_path(path, self.kind, self.scoring_version)
+        return fingerprint_path(path, self.fingerprint_kind, self.scoring_version)
 
 
 HF_CAUSAL = Identity(
@@ -53,25 +61,28 @@ HF_CAUSAL = Identity(
     MappingProxyType(
         {
             GenerationRequest.kind: "generation-v2",  # bump when generation changes
-            # bump when faithprobe.attribution (causal.py) changes what it returns
+            # bump when faithprobe.subjects.hf.attribution (causal.py) changes what it returns
             PromptSaliencyRequest.kind: "prompt-saliency-v1",
         }
     ),
 )
 HF_MASKED = Identity("hf-masked", "masked-v1")
-HF_MULTIPLE_CHOICE = Identity("multiple-choice", "mc-v1")
-HF_PAIR_CLASSIFIER = Identity("nli-classifier", "pair-v1", frozenset({TextPairRequest.kind}))
-HF_EXTRACTIVE_QA = Identity(
-    "extractive-qa",
+HF_MC = Identity("hf-mc", "mc-v1", cache_kind="multiple-choice")
+HF_NLI = Identity(
+    "hf-nli", "pair-v1", frozenset({TextPairRequest.kind}), cache_kind="nli-classifier"
+)
+HF_QA = Identity(
+    "hf-qa",
     "qa-v2",  # v2: a model folder's answer-kind head is loaded (answer-kind requests)
     # a model with an answer-kind head accepts AnswerKindRequest too (the backend adds it)
     frozenset({SpanAnswerRequest.kind, SaliencyRequest.kind}),
     MappingProxyType(
         {
-            # bump when faithprobe.attribution changes what it returns (v2: IG summaries l1, dot)
+            # bump when hf.attribution changes what it returns (v2: IG summaries l1, dot)
             SaliencyRequest.kind: "saliency-v2",
             # bump when the answer-kind head's reading (window choice, log-softmax) changes
             AnswerKindRequest.kind: "answer-kind-v1",
         }
     ),
+    cache_kind="extractive-qa",
 )

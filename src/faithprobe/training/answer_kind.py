@@ -1,7 +1,7 @@
 """An extractive QA model trained with an answer-kind head beside its span head
 (``faithprobe train qa --answer-kind``).
 
-The head (:class:`~faithprobe.subjects.answer_kind_head.AnswerKindHead`) reads the
+The head (:class:`~faithprobe.subjects.hf.answer_kind_head.AnswerKindHead`) reads the
 ``[CLS]`` state of every window; each window is labelled with one of
 :data:`~faithprobe.requests.ANSWER_KINDS`: a yes/no question's gold (``yes``/``no``), a
 variant whose answer is gone (TS-R, OS-R, +Aug) ``unknown``, a span answer ``span`` in a
@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from faithprobe.requests import ANSWER_KINDS
-from faithprobe.subjects.answer_kind_head import AnswerKindHead, cls_states
+from faithprobe.subjects.hf.answer_kind_head import AnswerKindHead, cls_states
 
 IGNORE = -100  # no target: a yes/no question's rows in the span loss
 

@@ -135,7 +135,7 @@ def resolve_base(base: Path | None) -> Base:
     from faithprobe.subjects.fingerprint import fingerprint_path
 
     if base is None:
-        from faithprobe.subjects.minilm import DISPLAY_NAME, minilm_path
+        from faithprobe.subjects.hf.minilm import DISPLAY_NAME, minilm_path
 
         path, name = minilm_path(), DISPLAY_NAME
     else:
@@ -234,7 +234,7 @@ def collate(features: list[dict[str, Any]], pad_id: int) -> dict[str, Any]:
     [batch, length] for items with one ``row``."""
     import torch
 
-    from faithprobe.subjects.hf_encoder import pad_rows
+    from faithprobe.subjects.hf.encoder import pad_rows
 
     grouped = "rows" in features[0]
     rows = [r for f in features for r in f["rows"]] if grouped else [f["row"] for f in features]

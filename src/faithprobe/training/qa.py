@@ -6,7 +6,7 @@ intervention on question answering", section 5.1. A QA model that still answers 
 sentences supporting the answer are deleted is not faithful to the deletion; IBT teaches it
 to say *unknown* there and asks whether it can, without losing accuracy on the original
 data. The training rows (:func:`training_items`) are made by the very deletions the
-``faithfulness`` suite evaluates (:func:`faithprobe.qa.deletions.deletion_pair`), per
+``faithfulness`` suite evaluates (:func:`faithprobe.interventions.deletion_variants.deletion_pair`), per
 strategy (:data:`~faithprobe.training.configs.STRATEGY_VARIANTS`):
 
 =====================  =======================  ============================================
@@ -70,7 +70,7 @@ fraction ``mix_heldout``, by default ``heldout``, and the same seed, whatever ``
 N of its training questions are drawn (all without N), its held-out questions are scored at
 the end, and its split is recorded, so ``heldout_of=<out>`` works for it as for ``train``.
 
-**Encoding.** The backend's own windows (:func:`~faithprobe.subjects.hf_extractive_qa.
+**Encoding.** The backend's own windows (:func:`~faithprobe.subjects.hf.qa.
 encode_windows`: ``[CLS] question [SEP] context [SEP]``, overlapping windows of the
 context); a window's target is the answer's first and last token when the whole answer lies
 in it, else the ``[CLS]`` token (null), the ``run_qa`` convention. The loss is the model's
@@ -96,14 +96,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from faithprobe.asking.yes_no_head import answer_kind_request, asks_answer_kind, yes_no_prediction
 from faithprobe.datasets.qa import detect_qa_format, read_qa
 from faithprobe.datasets.splits import SPLIT_KEY, DocumentSplit, split_documents
 from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import UNKNOWN, QAExample
 from faithprobe.interventions import Pair
-from faithprobe.qa.deletions import DELETIONS, HOTPOT_DELETIONS, ORIGINAL, deletion_pair
+from faithprobe.interventions.deletion_variants import (
+    DELETIONS,
+    HOTPOT_DELETIONS,
+    ORIGINAL,
+    deletion_pair,
+)
 from faithprobe.qa.questions import YES_NO, history_question, is_hotpot, is_yes_no, passage_id
-from faithprobe.qa.yes_no_head import answer_kind_request, asks_answer_kind, yes_no_prediction
 from faithprobe.requests import SpanAnswerRequest
 from faithprobe.sentences import DEFAULT_SPLITTER
 from faithprobe.training import common
@@ -245,7 +250,7 @@ def encode_items(tokenizer, items: Sequence[QATrainItem], cfg: QATrainConfig, to
     its target tokens (``[CLS]`` for null; none for a yes/no question) and, with
     ``cfg.answer_kind``, the head's target and the ``[CLS]`` index; see the module
     docstring."""
-    from faithprobe.subjects.qa_windows import encode_windows
+    from faithprobe.subjects.hf.qa_windows import encode_windows
     from faithprobe.training.answer_kind import IGNORE, window_kind
 
     rows, labels, per_item, nulls = [], [], [], 0
@@ -298,7 +303,7 @@ def evaluate(
     """EM and F1 on the original questions and the unknown rate once the rationale is
     deleted (TS-R, or OS-R for HotpotQA), with 95% intervals over passages, per kind of
     question (``questions``): span answers, and yes/no ones when ``subject`` has an
-    answer-kind head (answered through it, :mod:`faithprobe.qa.yes_no_head`); at most
+    answer-kind head (answered through it, :mod:`faithprobe.asking.yes_no_head`); at most
     ``eval_limit`` questions (a seeded sample)."""
     import pandas as pd
 
@@ -430,10 +435,10 @@ def _rows(
 
 def _sentence_writer(cfg: QATrainConfig, stack: ExitStack, progress: bool):
     """(generate, the pool): ``cfg.augment`` writing the +Aug sentences through the answer
-    cache the suites use (:func:`~faithprobe.subjects.cache.answers_file`)."""
+    cache the suites use (:func:`~faithprobe.subjects.answer_store.answers_file`)."""
     from faithprobe.console import progress_bars
     from faithprobe.runner import ModelPool
-    from faithprobe.subjects.cache import AnswerCache, answers_file
+    from faithprobe.subjects.answer_store import AnswerCache, answers_file
 
     cache = AnswerCache(answers_file())
     stack.callback(cache.close)
@@ -479,8 +484,8 @@ def train_qa(cfg: QATrainConfig, **options: Any) -> dict[str, Any]:
         data, "AutoModelForQuestionAnswering", "an extractive QA model"
     )
 
-    from faithprobe.subjects.hf_encoder import uses_token_types
-    from faithprobe.subjects.hf_extractive_qa import HFExtractiveQA
+    from faithprobe.subjects.hf.encoder import uses_token_types
+    from faithprobe.subjects.hf.qa import HFQA
 
     if not getattr(tokenizer, "is_fast", False):
         raise UsageError(f"{session.base.path}: extractive QA needs a fast (Rust) tokenizer")
@@ -494,7 +499,7 @@ def train_qa(cfg: QATrainConfig, **options: Any) -> dict[str, Any]:
     fitted = session.fit(model, tokenizer, dataset, _make_trainer)
 
     say("Scoring the held-out questions through the hf-qa backend...")
-    subject = common.load_trained(cfg.out, HFExtractiveQA, "hf-qa", cfg.eval_batch_size)
+    subject = common.load_trained(cfg.out, HFQA, "hf-qa", cfg.eval_batch_size)
     evaluation = evaluate(subject, main.evaluated, cfg, session.progress)
     return session.finish(
         session.summary(

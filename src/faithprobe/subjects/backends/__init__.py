@@ -4,8 +4,9 @@ A backend module defines ``BACKEND``, a :class:`Backend`: its prefix (the regist
 command line, the code and the docs use), a line for ``faithprobe list``, its loader, how
 it checks a target before anything is read, its settings (an options dataclass, given as
 ``--model-option KEY=VALUE`` or in the spec, ``PREFIX:TARGET,KEY=VALUE``), how it is
-recognised in a model folder (its config's ``architectures``), and, for a model whose
-fingerprint is known from its files, the identity that makes it deferrable. The built-in
+recognised in a model folder (its config's ``architectures``), the request kinds it
+answers, and, for a model whose fingerprint is known from its files, the identity that
+makes it deferrable. The built-in
 backends are the modules of this package; a package adds its own by naming a module (or
 ``module:ATTRIBUTE``) in the entry-point group ``faithprobe.backends``, as a suite does in
 ``faithprobe.suites``. A backend module imports nothing heavy: its loader is a
@@ -54,7 +55,10 @@ class Backend:
     first; ``model_types``: config ``model_type`` values it takes when no architecture
     says); ``identity`` with ``folder``: the model's fingerprint is its folder's
     (``folder(spec, loading)``, None when it must load at once), so it can be deferred;
-    ``in_process_only``: it answers in the runner's process only (no ``--executor ray``)."""
+    ``in_process_only``: it answers in the runner's process only (no ``--executor ray``);
+    ``answers``: request kind -> the condition under which it answers that kind ("" for
+    always), what a model that cannot answer a request is told to use instead (by default
+    its identity's kinds, unconditionally)."""
 
     name: str
     description: str
@@ -68,9 +72,15 @@ class Backend:
     identity: Identity | None = None
     folder: Callable[[ModelSpec, Loading], Path | None] | None = None
     in_process_only: bool = False
+    answers: Mapping[str, str] | None = None
 
     def loader(self) -> Callable[[ModelSpec, Loading], Any]:
         return load_target(self.load) if isinstance(self.load, str) else self.load
+
+    def answered(self) -> Mapping[str, str]:
+        if self.answers is not None:
+            return self.answers
+        return dict.fromkeys(sorted(self.identity.accepts), "") if self.identity else {}
 
 
 def _discover(registry: Registry) -> None:
@@ -86,6 +96,18 @@ def _discover(registry: Registry) -> None:
 
 
 BACKENDS: Registry[Backend] = Registry("model backend", discover=_discover)
+
+
+def answering(kind: str) -> str:
+    """The backends that answer ``kind`` requests, with their conditions: what a model that
+    cannot is told to use instead; "" when none does."""
+    found = []
+    for name in sorted(BACKENDS.names()):
+        if (condition := BACKENDS.get(name).answered().get(kind)) is not None:
+            found.append(f"{name} ({condition})" if condition else name)
+    return ", ".join(found)
+
+
 DEFAULT_HUB = "hf-causal"  # a folder or Hugging Face id nothing else recognises
 
 
@@ -186,17 +208,3 @@ def parse_model(
     if entry.check is not None:
         entry.check(spec)
     return spec
-
-
-def load_model(spec: ModelSpec, loading: Loading, *, defer: bool = False):
-    """The subject ``spec`` names; ``defer``: a model whose fingerprint its files give is
-    loaded only when a request misses the cache
-    (:class:`~faithprobe.subjects.deferred.DeferredSubject`)."""
-    from faithprobe.subjects.deferred import deferred
-
-    backend = BACKENDS.get(spec.backend)
-    load = backend.loader()
-    folder = backend.folder(spec, loading) if defer and backend.folder is not None else None
-    if folder is not None and backend.identity is not None:
-        return deferred(spec.name, backend.identity, folder, lambda: load(spec, loading))
-    return load(spec, loading)

@@ -1,9 +1,9 @@
 """``embedded`` / ``embedded:NAME``: a causal LM shipped as GGUF in PyPI packages
-(:mod:`faithprobe.subjects.embedded`), converted once into the cache and then loaded like a
+(:mod:`faithprobe.subjects.gguf.embedded`), converted once into the cache and then loaded like a
 local causal LM; its name is the spec as given."""
 
 from faithprobe.subjects.backends import Backend, Loading
-from faithprobe.subjects.embedded import converted, embedded_model, load_embedded
+from faithprobe.subjects.gguf.embedded import converted, embedded_model, load_embedded
 from faithprobe.subjects.identity import HF_CAUSAL
 from faithprobe.subjects.spec import ModelSpec
 

@@ -1,9 +1,9 @@
-"""``gguf:PATH``: a local GGUF causal LM (:mod:`faithprobe.subjects.gguf_models`), converted
+"""``gguf:PATH``: a local GGUF causal LM (:mod:`faithprobe.subjects.gguf.models`), converted
 once into the cache and then loaded like a local causal LM; its name is the spec as given."""
 
 from faithprobe.errors import ModelError
 from faithprobe.subjects.backends import Backend, Loading
-from faithprobe.subjects.gguf_models import ensure_converted, find_gguf, load_gguf
+from faithprobe.subjects.gguf.models import ensure_converted, find_gguf, load_gguf
 from faithprobe.subjects.identity import HF_CAUSAL
 from faithprobe.subjects.spec import ModelSpec
 

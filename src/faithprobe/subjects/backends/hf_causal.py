@@ -1,4 +1,4 @@
-"""``hf-causal:``: a Hugging Face causal LM (:class:`~faithprobe.subjects.hf_causal.HFCausalLM`),
+"""``hf-causal:``: a Hugging Face causal LM (:class:`~faithprobe.subjects.hf.causal.HFCausal`),
 also what a folder or Hugging Face id nothing else recognises is read as."""
 
 from faithprobe.subjects.backends._hub import hub_backend
@@ -8,7 +8,7 @@ BACKEND = hub_backend(
     "hf-causal",
     "Hugging Face causal LM (AutoModelForCausalLM): candidate log-likelihoods, context "
     "computed once per item",
-    "faithprobe.subjects.hf_causal:HFCausalLM",
+    "faithprobe.subjects.hf.causal:HFCausal",
     identity=HF_CAUSAL,
     architectures=("ForCausalLM", "LMHeadModel"),
 )

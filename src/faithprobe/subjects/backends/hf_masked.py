@@ -1,4 +1,4 @@
-"""``hf-masked:``: a Hugging Face masked LM (:class:`~faithprobe.subjects.hf_masked.HFMaskedLM`),
+"""``hf-masked:``: a Hugging Face masked LM (:class:`~faithprobe.subjects.hf.masked.HFMasked`),
 recognised by a ``*ForMaskedLM`` architecture or, when none is named, an encoder's
 ``model_type``."""
 
@@ -9,7 +9,7 @@ BACKEND = hub_backend(
     "hf-masked",
     "Hugging Face masked LM (AutoModelForMaskedLM): candidate scoring at the mask, "
     "multi-token candidates by left-to-right unmasking",
-    "faithprobe.subjects.hf_masked:HFMaskedLM",
+    "faithprobe.subjects.hf.masked:HFMasked",
     identity=HF_MASKED,
     architectures=("ForMaskedLM",),
     precedence=1,

@@ -1,11 +1,12 @@
 """``openai:MODEL``: a model behind an OpenAI-compatible endpoint
-(:class:`~faithprobe.subjects.openai_compat.OpenAISubject`), with the endpoint's settings
-(:class:`~faithprobe.subjects.endpoint.EndpointConfig`). The API key is looked for when the
+(:class:`~faithprobe.subjects.endpoint.subject.OpenAISubject`), with the endpoint's settings
+(:class:`~faithprobe.subjects.endpoint.settings.EndpointConfig`). The API key is looked for when the
 spec is checked, so a missing one is told before anything is read."""
 
 from faithprobe.errors import ModelError
+from faithprobe.requests import CandidateScoreRequest, GenerationRequest
 from faithprobe.subjects.backends import Backend, Loading
-from faithprobe.subjects.endpoint import EndpointConfig
+from faithprobe.subjects.endpoint.settings import EndpointConfig
 from faithprobe.subjects.spec import ModelSpec
 
 
@@ -16,7 +17,7 @@ def _check(spec: ModelSpec) -> None:
 
 
 def _load(spec: ModelSpec, loading: Loading):
-    from faithprobe.subjects.openai_compat import OpenAISubject  # the HTTP client, numpy
+    from faithprobe.subjects.endpoint.subject import OpenAISubject  # the HTTP client, numpy
 
     return OpenAISubject(spec.target, spec.settings)
 
@@ -29,4 +30,8 @@ BACKEND = Backend(
     load=_load,
     check=_check,
     settings=EndpointConfig,
+    answers={
+        CandidateScoreRequest.kind: "an endpoint serving completions with logprobs",
+        GenerationRequest.kind: "",
+    },
 )

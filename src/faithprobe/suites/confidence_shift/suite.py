@@ -15,7 +15,7 @@ HellaSwag as lm-eval's cleaned query with the endings as its continuation (see
 keeps the raw text in the Q/A frame for every format, and ``template`` sets one frame for all.
 
 Scores: a causal LM scores each choice by its log-likelihood after the prompt (the prompt
-is computed once per instance, see :mod:`faithprobe.subjects.hf_causal`); option
+is computed once per instance, see :mod:`faithprobe.subjects.hf.causal`); option
 ``normalisation`` decides how the summed log-probability becomes the choice's score
 (:mod:`~faithprobe.suites.confidence_shift.normalisation`: ``sum``, lm-eval's ``acc``;
 ``per-token``; ``per-char``, lm-eval's ``acc_norm``; ``per-byte``). The prediction is the

@@ -52,12 +52,12 @@ import numpy as np
 import pandas as pd
 
 from faithprobe.examples import UNKNOWN
+from faithprobe.interventions.deletion_variants import ORIGINAL, VARIANTS
 from faithprobe.metrics import qa as m
 from faithprobe.metrics.competence import best_constant, competence
 from faithprobe.metrics.intervals import paired_cluster_difference
 from faithprobe.metrics.units import Units
 from faithprobe.qa.answers import is_unknown, normalize_answer
-from faithprobe.qa.deletions import ORIGINAL, VARIANTS
 from faithprobe.suites.faithfulness.probes import NEG
 
 PROBE_COMPETENCE = "yes/no accuracy on the original stories (original question form)"

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pandas as pd
 
 from faithprobe.examples import UNKNOWN
+from faithprobe.interventions.deletion_variants import VARIANTS
 from faithprobe.metrics import qa as m
-from faithprobe.qa.deletions import VARIANTS
 from faithprobe.suites.faithfulness import controls, probes
 
 ANSWER_KINDS = {True: "yes/no", False: "other"}

@@ -10,7 +10,7 @@ edits (options ``edits``, ``negate``; Table 10) and the predicate–argument pro
 **Data.** ``--data`` is a SQuAD/Quoref, CoQA or HotpotQA JSON file
 (:func:`faithprobe.datasets.qa.read_qa`, format told apart by its shape). Every question
 gives one *item* and its deletion variants OS, TS, TS-R (SQuAD, CoQA) or OS-R (HotpotQA):
-:mod:`faithprobe.qa.deletions` tables them with their interventions and the answer a
+:mod:`faithprobe.interventions.deletion_variants` tables them with their interventions and the answer a
 faithful model gives; :mod:`faithprobe.interventions.deletion` makes them.
 
 A pair is (original, variant); the ``OS`` pair is the identity pair. A variant a deletion
@@ -26,7 +26,7 @@ made by ``faithprobe train qa`` held out of training (:mod:`faithprobe.datasets.
 (CoQA: the previous turns' questions and gold answers, ``"q1 a1 q2 a2 question"``) before
 the question; its null answer means *unknown*. If it has an answer-kind head (``faithprobe
 train qa --answer-kind``), a question whose gold answer is yes or no is asked through that
-head instead (:mod:`faithprobe.qa.yes_no_head`: yes, no or unknown, so it can abstain);
+head instead (:mod:`faithprobe.asking.yes_no_head`: yes, no or unknown, so it can abstain);
 without one it can only answer such a question with a span, which is scored wrong. A causal
 LM gets the prompt ``template``
 (option; slots ``{context}``, ``{question}`` and ``{history}``, a literal ``\\n`` typed on
@@ -73,6 +73,8 @@ from typing import Any
 
 import pandas as pd
 
+from faithprobe.asking.qa import QAAsker
+from faithprobe.asking.yes_no_head import answer_kind_request, asks_answer_kind, yes_no_prediction
 from faithprobe.datasets.qa import detect_qa_format, read_qa
 from faithprobe.datasets.splits import heldout_part
 from faithprobe.errors import UsageError
@@ -80,11 +82,9 @@ from faithprobe.examples import UNKNOWN, Outcome, QAExample
 from faithprobe.expectations import Behaviour
 from faithprobe.interventions import Pair
 from faithprobe.interventions.deletion import Augmenter
+from faithprobe.interventions.deletion_variants import deletion_pair, variant_pairs
 from faithprobe.metrics import qa as m
-from faithprobe.qa.asking import QAAsker
-from faithprobe.qa.deletions import deletion_pair, variant_pairs
 from faithprobe.qa.questions import is_yes_no, passage_id
-from faithprobe.qa.yes_no_head import answer_kind_request, asks_answer_kind, yes_no_prediction
 from faithprobe.requests import GenerationRequest
 from faithprobe.sentences import DEFAULT_SPLITTER
 from faithprobe.suite import Suite, sample_items

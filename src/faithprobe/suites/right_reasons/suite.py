@@ -35,23 +35,23 @@ their variants.
 **Requests.** An extractive QA model gets a
 :class:`~faithprobe.requests.SpanAnswerRequest` per original and counterfactual; a causal LM
 answers by generation, prompted as in the ``faithfulness`` suite (options ``template``,
-``max_new_tokens``, ``chat``; :mod:`faithprobe.qa.asking`). Every *original* also gets one
+``max_new_tokens``, ``chat``; :mod:`faithprobe.asking.qa`). Every *original* also gets one
 saliency request per method of ``saliency`` (default ``ig,occlusion``; ``ig_steps``
 interpolation points, default 50) when the subject gives saliency (the method computes
 saliency on the original only): a :class:`~faithprobe.requests.SaliencyRequest` (the
 predicted answer start) for an extractive QA model, a
 :class:`~faithprobe.requests.PromptSaliencyRequest` (the first token of the generated answer,
-attributed to the prompt's question and context tokens: :mod:`faithprobe.attribution.
+attributed to the prompt's question and context tokens: :mod:`faithprobe.subjects.hf.attribution.
 causal`) for a local causal LM -- except originals none of whose counterfactuals could be
 made, where alignment is undefined. Integrated Gradients is read under each summary of
-``ig_summaries`` (``l2``, ``l1``, ``dot``; :mod:`faithprobe.attribution.
+``ig_summaries`` (``l2``, ``l1``, ``dot``; :mod:`faithprobe.subjects.hf.attribution.
 integrated_gradients`), each a *scorer* of its own (``ig-l2``, ...), from one computation.
 
 **Rows and metrics.** One row per (pair, subject): the original's and the
 counterfactual's prediction, EM and F1 (each against its own gold), and per saliency
 scorer the partition test of the original (:mod:`faithprobe.metrics.alignment`: positive =
 the comparative's words in the question, or the answer cluster's mentions in the context,
-see :mod:`faithprobe.attribution.partitions`), whether the instance is aligned, and the
+see :mod:`faithprobe.saliency.partitions`), whether the instance is aligned, and the
 random-partition control; whether the two answers are the same (``same_answer``); for a
 causal LM its raw replies (``og_generation``, ``cf_generation``). Metrics:
 :mod:`faithprobe.suites.right_reasons.metrics`.
@@ -66,12 +66,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from faithprobe.attribution.partitions import (
-    comparison_partition_of,
-    coreference_partition,
-    tag_words,
-    token_partition,
-)
+from faithprobe.asking.qa import QAAsker
 from faithprobe.coreference import FallbackResolver, SpacyResolver, select_coreference
 from faithprobe.coreference.counterfactuals import read_coref_counterfactuals
 from faithprobe.datasets.comparisons import select_comparisons, supporting_facts_only
@@ -88,9 +83,14 @@ from faithprobe.interventions.coreference import NAME as COREF_CF
 from faithprobe.metrics import qa as m
 from faithprobe.metrics.alignment import instance_alignment_rows
 from faithprobe.qa.answers import normalize_answer
-from faithprobe.qa.asking import QAAsker
 from faithprobe.qa.questions import passage_id
 from faithprobe.requests import PromptSaliencyRequest, SaliencyRequest
+from faithprobe.saliency.partitions import (
+    comparison_partition_of,
+    coreference_partition,
+    tag_words,
+    token_partition,
+)
 from faithprobe.suite import Suite, sample_items
 from faithprobe.suites.right_reasons import RightReasonsOptions
 from faithprobe.suites.right_reasons import metrics as rr
@@ -226,7 +226,7 @@ class RightReasonsSuite(Suite):
 
     def request(self, example: QAExample, subject=None):
         """A span-answer request for an extractive QA model, a generation request (the
-        ``faithfulness`` suite's prompt) for a causal LM (:class:`~faithprobe.qa.asking.
+        ``faithfulness`` suite's prompt) for a causal LM (:class:`~faithprobe.asking.qa.
         QAAsker`)."""
         return self.asker.request(example, subject)
 

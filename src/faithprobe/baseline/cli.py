@@ -1,0 +1,63 @@
+"""``faithprobe baseline heuristics``: the heuristic QA baselines on a SQuAD-format file.
+
+Writes ``predictions.parquet`` (one row per heuristic x question, with its EM and F1),
+``scores.csv`` (every estimate, numeric) and ``scores.md`` (the summary table, also
+printed) into ``--out``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from faithprobe.console import log, print_table, user_errors
+from faithprobe.sentences import DEFAULT_SPLITTER, SPLITTERS
+
+baseline_app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Baselines to set models against (heuristic QA).",
+)
+
+
+@baseline_app.command("heuristics")
+def heuristics(
+    data: Annotated[Path, typer.Option(help="SQuAD-format JSON file (SQuAD, Quoref)")],
+    out: Annotated[Path, typer.Option(help="folder for predictions.parquet and scores.*")],
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="questions to answer (seeded sample; default all)")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="seeds the question sample and the bootstrap")] = 0,
+    splitter: Annotated[
+        str, typer.Option(help=f"sentence splitter: {', '.join(SPLITTERS)}")
+    ] = DEFAULT_SPLITTER,
+) -> None:
+    """Pick a sentence (first, token overlap, longest common subsequence, MiniLM
+    similarity, oracle), extract a phrase (typed entity, noun chunk, whole sentence), and
+    score every combination (Ray Choudhury et al., Machine reading, fast and slow)."""
+    from faithprobe.atomic import write_parquet
+    from faithprobe.baseline.scoring import score_rows, scores
+    from faithprobe.datasets.qa import read_qa
+    from faithprobe.errors import UsageError
+    from faithprobe.heuristics.predict import predict, sample
+    from faithprobe.report.heuristics import scores_table
+    from faithprobe.report.tables import write_tables
+    from faithprobe.sentences import check_splitter
+
+    with user_errors("nothing was written"):
+        started = time.perf_counter()
+        check_splitter(splitter)
+        examples = sample(read_qa(data, format="squad", splitter=splitter), limit, seed)
+        if not examples:
+            raise UsageError(f"{data}: no questions to answer")
+        predictions = score_rows(predict(examples, splitter=splitter))
+        table = scores_table(scores(predictions, seed))
+        out.mkdir(parents=True, exist_ok=True)
+        write_parquet(out / "predictions.parquet", predictions)
+        write_tables({table.name: table}, out)
+        seconds = time.perf_counter() - started
+        print_table(table.display, f"{table.title}: {data.name}, {len(examples)} questions")
+        log(f"{seconds:.0f} s; tables and predictions in {out}")
