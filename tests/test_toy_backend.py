@@ -59,3 +59,16 @@ def test_a_setting_no_backend_has_is_refused(site, tmp_path):
     res = faithprobe(site, "run", "distractors", "--model", "toy:x,bias=1,colour=red",
                      "--limit", "5", "--out", str(tmp_path / "run"))  # fmt: skip
     assert res.returncode != 0 and "backend toy has no setting 'colour'" in res.stderr
+
+
+def test_the_request_kinds_it_declares_are_offered_to_a_model_that_cannot_answer(site):
+    """A model asked for candidate scores it cannot give is told of every backend that
+    declares them, the plug-in's too."""
+    code = ("from faithprobe.subjects.backends import answering; "
+            "print(answering('candidate-scores')); print(answering('span-answer'))")  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(SRC)])}
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    scores, spans = res.stdout.splitlines()
+    assert scores.split(", ")[-2:] == ["openai (an endpoint serving completions with logprobs)",
+                                       "toy"]  # fmt: skip
+    assert spans == "heuristic, hf-qa"

@@ -100,7 +100,7 @@ def list_things() -> None:
             for e in GENERATORS.entries()
             for key, default, text in describe(GENERATORS.get(e.name).config)
         },
-        "model backends": {e.name: e.description for e in BACKENDS.entries()},
+        "model backends": {e.name: _backend_line(e.target) for e in BACKENDS.entries()},
         "model backend settings (--model-option KEY=VALUE)": {
             f"{e.name}: {key}": f"{text} (default {default!r})"
             for e in BACKENDS.entries()
@@ -119,6 +119,12 @@ def list_things() -> None:
         for name, text in entries.items():
             table.add_row(Text(name), Text(text))
         out_console.print(table)
+
+
+def _backend_line(backend) -> str:
+    """A backend's description, then the request kinds it answers (and when)."""
+    answers = [f"{kind} ({when})" if when else kind for kind, when in backend.answered().items()]
+    return backend.description + (f"; answers {', '.join(answers)}" if answers else "")
 
 
 # options several commands share, declared once
@@ -228,10 +234,9 @@ def run(
         typer.Option(
             "--model",
             "-m",
-            help="'embedded' (or embedded:NAME), gguf:FILE.gguf, a local folder or a Hugging "
-            "Face id; repeat to compare models; a backend's prefix in front forces it "
-            "(hf-causal:, hf-masked:, hf-mc:, hf-nli:, hf-qa:); openai:MODEL for a model behind "
-            "an OpenAI-compatible endpoint; `faithprobe list` shows every backend",
+            help="'embedded', a local folder or a Hugging Face id (its backend read off its "
+            "config), or BACKEND:TARGET (gguf:FILE.gguf, openai:MODEL, ...); repeat to compare "
+            "models; `faithprobe list` shows every backend and its settings",
         ),
     ] = None,
     data: Annotated[
@@ -349,8 +354,8 @@ def audit(
         typer.Option(
             "--model",
             "-m",
-            help="a model as `run` takes it (embedded, embedded:NAME, gguf:FILE, a folder, "
-            "hf-qa:..., openai:...); repeat to put models side by side",
+            help="a model as `run` takes it ('embedded', a folder, a Hugging Face id, or "
+            "BACKEND:TARGET); repeat to put models side by side",
         ),
     ] = None,
     budget: Annotated[

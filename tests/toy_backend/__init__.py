@@ -9,7 +9,7 @@ import hashlib
 from dataclasses import dataclass
 
 from faithprobe.options import option
-from faithprobe.requests import CandidateScores
+from faithprobe.requests import CandidateScoreRequest, CandidateScores
 from faithprobe.subjects.backends import Backend
 from faithprobe.subjects.base import Subject
 
@@ -49,4 +49,5 @@ BACKEND = Backend(
     "a toy backend from a plug-in: candidates scored by their length",
     load=lambda spec, loading: ToySubject(spec.text, spec.settings),
     settings=ToySettings,
+    answers={CandidateScoreRequest.kind: ""},
 )
