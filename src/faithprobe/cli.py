@@ -297,7 +297,7 @@ def run(
     ] = None,
 ) -> None:
     """Run SUITE on one or more models and write a run folder with a report."""
-    from faithprobe.executors import EXECUTORS, RayConfig
+    from faithprobe.executors import RayConfig
     from faithprobe.suite import suite_options
 
     with user_errors(RESUME):
@@ -317,8 +317,6 @@ def run(
             from faithprobe.catalog.locate import resolve
 
             data = resolve(data)
-        if executor not in EXECUTORS:
-            raise UsageError(f"--executor {executor!r}: choose from {', '.join(EXECUTORS)}")
         if address and executor != "ray":
             raise UsageError("--address is for --executor ray")
         from faithprobe.report import run_to_folder, summary_table, summary_title
