@@ -11,7 +11,7 @@ import torch
 from faithprobe.errors import ModelError
 from faithprobe.saliency.words import aggregate, shares, tokens_of_words
 from faithprobe.subjects.hf.attribution import IntegratedGradients, Occlusion, SaliencyRequest
-from test_hf_extractive_qa import CONTEXT, QUESTION, _marked_qa, _random_qa
+from test_hf_qa import CONTEXT, QUESTION, _marked_qa, _random_qa
 
 REQUEST = SaliencyRequest(QUESTION, CONTEXT)
 

@@ -20,7 +20,7 @@ from faithprobe.runner import result_rows
 from faithprobe.subjects.hf.qa import HFQA
 from faithprobe.suite import get_suite
 from faithprobe.suites.right_reasons.suite import NO_IMPORTED
-from test_hf_extractive_qa import CONTEXT, QUESTION, _random_qa
+from test_hf_qa import CONTEXT, QUESTION, _random_qa
 
 
 @pytest.fixture(scope="module")

@@ -29,9 +29,9 @@ from faithprobe.subjects.hf.attribution.causal import CausalIntegratedGradients,
 from faithprobe.subjects.hf.causal import HFCausal
 from faithprobe.suite import get_suite
 from faithprobe.suites.right_reasons.suite import same_answer
-from test_hf_extractive_qa import CONTEXT as QA_CONTEXT
-from test_hf_extractive_qa import QUESTION as QA_QUESTION
-from test_hf_extractive_qa import _random_qa
+from test_hf_qa import CONTEXT as QA_CONTEXT
+from test_hf_qa import QUESTION as QA_QUESTION
+from test_hf_qa import _random_qa
 
 EXAMPLE = QAExample(
     id="c1",
