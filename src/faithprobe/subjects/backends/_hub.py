@@ -57,10 +57,19 @@ def load(cls: str):
 
 
 def hub_backend(
-    name: str, description: str, cls: str, *, identity: Identity | None = None, **kwargs
+    name: str,
+    description: str,
+    cls: str,
+    *,
+    identity: Identity,
+    deferrable: bool = True,
+    **kwargs,
 ) -> Backend:
-    """A backend of models in folders or on the Hugging Face Hub, loaded by ``cls``."""
+    """A backend of models in folders or on the Hugging Face Hub, loaded by ``cls`` (whose
+    kinds and versions are ``identity``); ``deferrable``: a local folder's fingerprint is
+    known from its files (False for a backend that mixes in what it reads off the loaded
+    model)."""
     return Backend(
         name, description, load=load(cls), check=check, hub=True, identity=identity,
-        folder=folder if identity else None, **kwargs,
+        folder=folder if deferrable else None, **kwargs,
     )  # fmt: skip

@@ -12,5 +12,6 @@ BACKEND = hub_backend(
     "faithprobe.subjects.hf.mc:HFMC",
     architectures=("ForMultipleChoice",),
     precedence=4,
-    answers=dict.fromkeys(HF_MC.accepts, ""),
+    identity=HF_MC,
+    deferrable=False,
 )

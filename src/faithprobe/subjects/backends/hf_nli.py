@@ -13,5 +13,6 @@ BACKEND = hub_backend(
     "faithprobe.subjects.hf.nli:HFNLI",
     architectures=("ForSequenceClassification",),
     precedence=3,
-    answers=dict.fromkeys(HF_NLI.accepts, ""),
+    identity=HF_NLI,
+    deferrable=False,
 )

@@ -13,6 +13,8 @@ BACKEND = hub_backend(
     "faithprobe.subjects.hf.qa:HFQA",
     architectures=("ForQuestionAnswering",),
     precedence=2,
+    identity=HF_QA,
+    deferrable=False,
     answers={
         **dict.fromkeys(sorted(HF_QA.accepts), ""),
         AnswerKindRequest.kind: "with an answer-kind (yes/no/unknown) head, as "

@@ -24,7 +24,6 @@ class HFSubject(Subject):
     and ``_score_batch``; :meth:`answer` marks the answers to cut inputs ``truncated``."""
 
     identity: Identity  # kind and versions (:mod:`faithprobe.subjects.identity`)
-    fingerprint_kind: str  # the kind its fingerprint is hashed with (Identity.cache_kind)
     scoring_version: str
     auto_class: str  # the transformers Auto* class that loads the model
 
@@ -34,7 +33,6 @@ class HFSubject(Subject):
         super().__init_subclass__(**kwargs)
         if identity := cls.__dict__.get("identity"):
             cls.kind, cls.scoring_version = identity.kind, identity.scoring_version
-            cls.fingerprint_kind = identity.fingerprint_kind
             cls.accepts, cls.request_versions = identity.accepts, dict(identity.request_versions)
 
     def __init__(
@@ -82,7 +80,7 @@ class HFSubject(Subject):
     def fingerprint(self) -> str:
         if self._fingerprint is None:
             self._fingerprint = fingerprint_module(
-                self.model, self.tokenizer, self.fingerprint_kind, self.scoring_version
+                self.model, self.tokenizer, self.identity.fingerprint_kind, self.scoring_version
             )
         return self._fingerprint
 
