@@ -87,17 +87,17 @@ def sample(relative: str) -> Sample | None:
 def resolve(given: Path, roots: list[Path] | None = None) -> Path:
     """``--data`` as given: an existing file or folder, else a data set's name (``squad``,
     ``nli-xy``, ...) found in the data folders; anything else is refused in one line."""
-    from faithprobe.catalog.entries import CATALOGUE
+    from faithprobe.catalog.entries import CATALOGUE, dataset
 
     if given.exists():
         return given
     roots = data_roots() if roots is None else roots
-    named = {entry.name: entry for entry in CATALOGUE}
-    entry = named.get(str(given))
-    if entry is None:
+    names = [entry.name for entry in CATALOGUE]
+    if str(given) not in names:
         raise DataError(
-            given, f"no such data file or folder, nor a data set name ({', '.join(named)})"
+            given, f"no such data file or folder, nor a data set name ({', '.join(names)})"
         )
+    entry = dataset(str(given))
     found = find(entry.path, roots)
     if found is None:
         looked = ", ".join(str(r) for r in roots)
