@@ -101,11 +101,9 @@ def list_things() -> None:
             for key, default, text in describe(GENERATORS.get(e.name).config)
         },
         "model backends": {e.name: _backend_line(e.target) for e in BACKENDS.entries()},
-        "model backend settings (--model-option KEY=VALUE)": {
-            f"{e.name}: {key}": f"{text} (default {default!r})"
-            for e in BACKENDS.entries()
-            for key, default, text in describe(e.target.settings)
-        },
+        "model backend settings (--model-option KEY=VALUE)": _backend_settings(
+            BACKENDS.entries(), describe
+        ),
         "embedded models (--model NAME)": {
             m.name: f"{m.display}; terms: {m.terms}; "
             + ("installed" if m.installed else f"not installed: {m.install}")
@@ -119,6 +117,19 @@ def list_things() -> None:
         for name, text in entries.items():
             table.add_row(Text(name), Text(text))
         out_console.print(table)
+
+
+def _backend_settings(entries, describe) -> dict[str, str]:
+    """Each backend setting once, with the backends that have it (the transformers
+    backends share theirs): ``"BACKENDS: KEY"`` -> its help and default."""
+    owners: dict[tuple, list[str]] = {}
+    for e in entries:
+        for key, default, text in describe(e.target.settings):
+            owners.setdefault((key, repr(default), text), []).append(e.name)
+    return {
+        f"{', '.join(names)}: {key}": f"{text} (default {default})"
+        for (key, default, text), names in owners.items()
+    }
 
 
 def _backend_line(backend) -> str:

@@ -59,19 +59,13 @@ def _worker_env() -> dict[str, str]:
 class _Replica:
     """One model replica inside a Ray actor."""
 
-    def __init__(
-        self, spec: str | ModelSpec, batch_size: int, endpoint: EndpointConfig, gpus: float
-    ):
+    def __init__(self, spec: str | ModelSpec, batch_size: int, endpoint: EndpointConfig):
+        """The model is placed by its spec's settings, resolved in the actor: Ray shows an
+        actor the GPUs it reserved (``CUDA_VISIBLE_DEVICES``), so ``device=auto`` takes
+        this actor's GPU."""
         from faithprobe.subjects import load_subject
 
         self.subject = load_subject(spec, batch_size=batch_size, endpoint=endpoint)
-        model = getattr(self.subject, "model", None)
-        if gpus and model is not None and hasattr(self.subject, "device"):
-            import torch
-
-            if torch.cuda.is_available():  # Ray sets CUDA_VISIBLE_DEVICES to this actor's GPU
-                self.subject.model = model.to("cuda")
-                self.subject.device = torch.device("cuda")
 
     def meta(self) -> dict[str, object]:
         import faithprobe
@@ -239,7 +233,7 @@ class RayExecutor:
         actor_class = ray.remote(_Replica).options(
             num_cpus=1, num_gpus=gpus, runtime_env={"env_vars": _worker_env()}
         )
-        args = (spec, batch_size, endpoint or EndpointConfig(), gpus)
+        args = (spec, batch_size, endpoint or EndpointConfig())
         # the first replica loads alone (a first use of `embedded` converts it to a shared
         # folder, which concurrent loaders would race for) and tells what the model is
         first = actor_class.remote(*args)

@@ -131,11 +131,11 @@ class ModelPool:
         ]
 
 
-def answer_all(suite: Suite, pairs, subject: Subject, progress: ProgressFactory | None) -> dict:
-    """Scores for every example the pairs use, keyed by example id, and the answers to a
-    suite's extra requests (``Suite.extra_requests``) keyed by (example id, name). A
-    subject that reads examples (``Subject.reads_examples``: a reference model) is shown
-    the example behind each request first, the first by id where several make one."""
+def requests_of(suite: Suite, pairs, subject: Subject) -> tuple[list, list, dict]:
+    """What ``subject`` is asked about the pairs: (the keys its answers are found by, the
+    requests, the example each request was first made from). An example's own request is
+    keyed by its id, a suite's extra requests (``Suite.extra_requests``) by (example id,
+    name); examples in id order."""
     examples = {}
     for p in pairs:
         examples.setdefault(p.original.id, p.original)
@@ -149,6 +149,14 @@ def answer_all(suite: Suite, pairs, subject: Subject, progress: ProgressFactory 
             keys.append(key)
             requests.append(request)
             shown.setdefault(request, examples[i])
+    return keys, requests, shown
+
+
+def answer_all(suite: Suite, pairs, subject: Subject, progress: ProgressFactory | None) -> dict:
+    """Scores for every example the pairs use, keyed as :func:`requests_of` keys them. A
+    subject that reads examples (``Subject.reads_examples``: a reference model) is shown
+    the example behind each request first, the first by id where several make one."""
+    keys, requests, shown = requests_of(suite, pairs, subject)
     subject.check_accepts(requests)  # before any work: name what the model cannot answer
     if subject.reads_examples:
         subject.read_examples(shown)

@@ -39,7 +39,6 @@ def load_subject(
     model: str | ModelSpec,
     *,
     batch_size: int = 16,
-    trust_remote_code: bool = False,
     endpoint: EndpointConfig | None = None,
     defer: bool = False,
 ) -> Subject:
@@ -47,19 +46,21 @@ def load_subject(
     settings of an ``openai:`` model given as a string). ``defer``: a causal or masked LM
     in a local folder (and an embedded or GGUF one, once converted) is loaded only when a
     request misses the cache (:class:`~faithprobe.subjects.deferred.DeferredSubject`)."""
-    loading = Loading(batch_size=batch_size, trust_remote_code=trust_remote_code)
-    return load_model(model_spec(model, endpoint), loading, defer=defer)
+    return load_model(model_spec(model, endpoint), Loading(batch_size=batch_size), defer=defer)
 
 
 def load_model(spec: ModelSpec, loading: Loading, *, defer: bool = False):
-    """The subject ``spec`` names; ``defer``: a model whose fingerprint its files give is
-    loaded only when a request misses the cache
+    """The subject ``spec`` names; ``defer``: a model whose fingerprint its files and
+    settings give is loaded only when a request misses the cache
     (:class:`~faithprobe.subjects.deferred.DeferredSubject`)."""
     backend = BACKENDS.get(spec.backend)
     load = backend.loader()
     folder = backend.folder(spec, loading) if defer and backend.folder is not None else None
     if folder is not None and backend.identity is not None:
-        return deferred(spec.name, backend.identity, folder, lambda: load(spec, loading))
+        # what the settings add to the files' fingerprint (a plug-in's settings may add none)
+        parts_of = getattr(spec.settings, "fingerprint_parts", None)
+        parts = parts_of() if parts_of is not None else ()
+        return deferred(spec.name, backend.identity, folder, lambda: load(spec, loading), parts)
     return load(spec, loading)
 
 

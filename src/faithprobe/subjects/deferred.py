@@ -81,13 +81,20 @@ class DeferredSubject(Subject):
             yield from self.subject.answer_chunks(itertools.chain([first], chunks))
 
 
-def deferred(name: str, identity: Identity, folder: Path, load: Callable[[], Subject]) -> Subject:
-    """The model in ``folder``, known from its files until ``load`` is needed."""
+def deferred(
+    name: str,
+    identity: Identity,
+    folder: Path,
+    load: Callable[[], Subject],
+    parts: tuple[str, ...] = (),
+) -> Subject:
+    """The model in ``folder``, known from its files (and the fingerprint ``parts`` of the
+    settings it will be loaded under) until ``load`` is needed."""
     generates = GenerationRequest.kind in identity.accepts
     return DeferredSubject(
         name,
         identity,
-        identity.fingerprint(folder),
+        identity.fingerprint(folder, parts),
         load,
         has_chat_template=generates and folder_has_chat_template(folder),
     )

@@ -47,11 +47,13 @@ class Identity:
     def fingerprint_kind(self) -> str:
         return self.cache_kind or self.kind
 
-    def fingerprint(self, path: str | Path) -> str:
+    def fingerprint(self, path: str | Path, parts: tuple[str, ...] = ()) -> str:
         """The fingerprint of the model in folder ``path`` under this backend: its files
         (:func:`~faithprobe.subjects.fingerprint.fingerprint_path`), kind and scoring
-        version -- what the loaded model reports too."""
-        return fingerprint_path(path, self.fingerprint_kind, self.scoring_version)
+        version, and the ``parts`` its settings add (where and how it computes:
+        :func:`~faithprobe.subjects.local_settings.answer_parts`; none at the defaults on a
+        CPU) -- what the loaded model reports too."""
+        return fingerprint_path(path, self.fingerprint_kind, self.scoring_version, *parts)
 
 
 HF_CAUSAL = Identity(

@@ -39,11 +39,10 @@ class NoSettings:
 
 @dataclass(frozen=True)
 class Loading:
-    """How the run loads every model: rows per forward pass, and whether a folder's own
-    code may run."""
+    """How the run loads every model: rows per forward pass (each model's own settings
+    are in its spec)."""
 
     batch_size: int = 16
-    trust_remote_code: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """What the Hugging Face backends share: a target that is a model folder or a Hugging Face
 id, checked before anything loads, recognised by its ``config.json``, loaded by the
-backend class's ``from_pretrained``, and deferred (for a backend with an identity) when it
-is a local folder."""
+backend class's ``from_pretrained`` under its settings (device, dtype, sharding, revision:
+:class:`~faithprobe.subjects.local_settings.HubSettings`), and deferred (for a backend with
+an identity) when it is a local folder."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from faithprobe.errors import ModelError
 from faithprobe.registry import load_target
 from faithprobe.subjects.backends import Backend, Loading, read_config
 from faithprobe.subjects.identity import Identity
+from faithprobe.subjects.local_settings import HubSettings
 from faithprobe.subjects.spec import ModelSpec
 
 
 def check(spec: ModelSpec) -> None:
     """A file instead of a folder, a path that does not exist and is no Hugging Face id, a
-    folder without a readable config.json: told before anything is read."""
+    folder without a readable config.json, a device that is not here or a dtype it lacks:
+    told before anything is read."""
     path = Path(spec.target).expanduser()
     if path.exists() and not path.is_dir():
         if path.suffix.lower() == ".gguf":
@@ -29,13 +32,14 @@ def check(spec: ModelSpec) -> None:
         )
     if path.is_dir():
         read_config(path)
+    spec.settings.check()
 
 
 def folder(spec: ModelSpec, loading: Loading) -> Path | None:
     """The local folder a deferred model's fingerprint is read from (none for a Hugging
     Face id, or a folder whose own code would run)."""
     path = Path(spec.target).expanduser()
-    return path if path.is_dir() and not loading.trust_remote_code else None
+    return path if path.is_dir() and not spec.settings.trust_remote_code else None
 
 
 def load(cls: str):
@@ -45,9 +49,8 @@ def load(cls: str):
     def load_pretrained(spec: ModelSpec, loading: Loading):
         try:
             return load_target(cls).from_pretrained(
-                spec.target, batch_size=loading.batch_size,
-                trust_remote_code=loading.trust_remote_code,
-            )  # fmt: skip
+                spec.target, batch_size=loading.batch_size, settings=spec.settings
+            )
         except OSError as err:
             exists = Path(spec.target).expanduser().exists()
             where = "folder" if exists else "Hugging Face id (is the network reachable?)"
@@ -70,6 +73,6 @@ def hub_backend(
     known from its files (False for a backend that mixes in what it reads off the loaded
     model)."""
     return Backend(
-        name, description, load=load(cls), check=check, hub=True, identity=identity,
-        folder=folder if deferrable else None, **kwargs,
+        name, description, load=load(cls), check=check, settings=HubSettings, hub=True,
+        identity=identity, folder=folder if deferrable else None, **kwargs,
     )  # fmt: skip

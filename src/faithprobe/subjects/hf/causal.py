@@ -133,6 +133,17 @@ class HFCausal(HFSubject):
     def has_chat_template(self) -> bool:
         return bool(getattr(self.tokenizer, "chat_template", None))
 
+    def _probe(self, rows: int, length: int) -> None:
+        """A forward pass as prefill runs one: keys and values kept for every position, the
+        vocabulary projected at the last."""
+        ids = torch.zeros((rows, length), dtype=torch.long, device=self.device)
+        positions = torch.arange(length, device=self.device).expand(rows, -1)
+        self._forward(ids, torch.ones_like(ids), positions, last_only=True)
+
+    def _free_memory(self) -> None:
+        self._prefixes.clear()
+        super()._free_memory()
+
     # -- tokenization ------------------------------------------------------------------
 
     def prompt_ids(self, text: str) -> list[int]:
@@ -305,7 +316,10 @@ class HFCausal(HFSubject):
         output embeddings, keeps the per-candidate path."""
         if not self._takes_positions or getattr(self.model.config, "sliding_window", None):
             return False
-        probe = [self._encode(CandidateScoreRequest(*_PROBE))[0]]
+        try:
+            probe = [self._encode(CandidateScoreRequest(*_PROBE))[0]]
+        except UsageError:  # a model fed too few tokens (max_length) to take the probe
+            return False
         with torch.inference_mode():
             try:
                 packed = self._score_packed(probe)[0].logprobs
@@ -376,8 +390,9 @@ class HFCausal(HFSubject):
                 f"{self.name}: logits of shape {tuple(logits.shape)} do not come out of the "
                 "output embeddings, so they cannot be projected only where they are read"
             )
-        logits = logits[0].float()
-        picked = logits[torch.arange(len(token), device=dev), token.to(dev)] - logits.logsumexp(-1)
+        logits = logits[0].float()  # on the last layer's device, when layers are spread
+        at = logits.device
+        picked = logits[torch.arange(len(token), device=at), token.to(at)] - logits.logsumexp(-1)
         return cand, picked.double().cpu()
 
     def _score_shared(
@@ -401,7 +416,8 @@ class HFCausal(HFSubject):
         longer = [r for r, toks in enumerate(row_tokens) if len(toks) > 1]
         if longer:
             cache = returned_cache(result)
-            groups = torch.tensor([row_group[r] for r in longer], device=dev)
+            # an index on the CPU selects from a cache whose layers sit on several devices
+            groups = torch.tensor([row_group[r] for r in longer])
             cache.batch_select_indices(groups)
             n_feed = max(len(row_tokens[r]) for r in longer) - 1
             feed = torch.full((len(longer), n_feed), self._pad_id, dtype=torch.long, device=dev)
@@ -410,14 +426,15 @@ class HFCausal(HFSubject):
                 toks = row_tokens[r][:-1]
                 feed[j, : len(toks)] = torch.tensor(toks)
                 feed_mask[j, : len(toks)] = 1
-            ctx_len = mask.sum(-1)[groups]
+            ctx_len = mask.sum(-1)[groups.to(dev)]
             feed_pos = ctx_len[:, None] + torch.arange(n_feed, device=dev)[None, :]
-            full_mask = torch.cat([mask[groups], feed_mask], dim=1)
+            full_mask = torch.cat([mask[groups.to(dev)], feed_mask], dim=1)
             logits = self._forward(feed, full_mask, feed_pos, cache).logits.float()
             logp = torch.log_softmax(logits, dim=-1)
+            at = logp.device
             for j, r in enumerate(longer):
-                rest = torch.tensor(row_tokens[r][1:], device=dev)
-                picked = logp[j, torch.arange(len(rest), device=dev), rest]
+                rest = torch.tensor(row_tokens[r][1:], device=at)
+                picked = logp[j, torch.arange(len(rest), device=at), rest]
                 scores[r] += float(picked.sum())
 
         return per_request(batch, scores)
@@ -615,7 +632,7 @@ class HFCausal(HFSubject):
                     )
                 kept = [j for j, (_, index, _) in enumerate(members) if index is not None]
                 if len(kept) < len(members) and kept:
-                    cache.batch_select_indices(torch.tensor(kept, device=self.device))
+                    cache.batch_select_indices(torch.tensor(kept))  # CPU: any layer's device
                     logits, mask = logits[kept], mask[kept]
                 if kept:
                     parts.append((logits, mask, cache))

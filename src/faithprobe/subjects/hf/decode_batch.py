@@ -118,7 +118,7 @@ class DecodeBatch:
     def compact(self) -> None:
         """Drop the free slots (a copy of the live rows' keys and values)."""
         kept = [slot for slot, g in enumerate(self.rows) if g is not None]
-        index = torch.tensor(kept, device=self.mask.device)
+        index = torch.tensor(kept)  # on the CPU: it selects from tensors on any device
         if self.cache is not None:  # a model may keep none (tests' scripted ones)
             self.cache.batch_select_indices(index)
         self.logits, self.mask, self.positions = (

@@ -101,6 +101,11 @@ class HFEncoderClassifier(HFSubject):
     inputs, hence every cache key) plus :meth:`_fingerprint_extras`."""
 
     def __init__(self, model, tokenizer, *, max_length: int = DEFAULT_MAX_LENGTH, **kwargs) -> None:
+        """``max_length``: the window; the settings' ``max_length``, where set, takes its
+        place."""
+        settings = kwargs.get("settings")
+        if settings is not None and settings.max_length is not None:
+            max_length = settings.max_length
         if max_length < 8:
             raise ValueError(f"max_length must be at least 8, got {max_length}")
         super().__init__(model, tokenizer, **kwargs)

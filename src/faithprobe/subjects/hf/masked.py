@@ -221,7 +221,8 @@ class HFMasked(HFSubject):
                 at_row.append(j)
                 at_pos.append(p)
                 tokens.append(t)
-        picked = logits[torch.tensor(at_row, device=dev), torch.tensor(at_pos, device=dev)]
+        at = logits.device  # the last layer's, when layers are spread over devices
+        picked = logits[torch.tensor(at_row, device=at), torch.tensor(at_pos, device=at)]
         logp = torch.log_softmax(picked.float(), dim=-1)
-        chosen = logp[torch.arange(len(keys), device=dev), torch.tensor(tokens, device=dev)]
+        chosen = logp[torch.arange(len(keys), device=at), torch.tensor(tokens, device=at)]
         return dict(zip(keys, chosen.tolist(), strict=True))

@@ -65,6 +65,11 @@ class HFMC(HFEncoderClassifier):
     def _cost(self, encoded: list[Row]) -> tuple[int, int]:
         return max(len(ids) for ids, _ in encoded), len(encoded)
 
+    def _probe(self, rows: int, length: int) -> None:
+        """A batch's rows go to the model as the choices of one question."""
+        ids = torch.zeros((1, rows, length), dtype=torch.long, device=self.device)
+        self.model(input_ids=ids, attention_mask=torch.ones_like(ids))
+
     def _score_batch(self, batch: list[list[Row]]) -> list[CandidateScores]:
         rows = [row for rows in batch for row in rows]
         inputs = {k: v[None].to(self.device) for k, v in pad_rows(rows, self._pad_id).items()}
