@@ -14,9 +14,10 @@ from faithprobe.errors import UsageError
 from faithprobe.requests import CandidateScoreRequest, GenerationRequest
 from faithprobe.subjects import load_subject, parse_model
 from faithprobe.subjects.deferred import DeferredSubject
+from faithprobe.subjects.gguf.settings import GGUFSettings
 from faithprobe.subjects.hf.causal import HFCausal
 from faithprobe.subjects.identity import HF_CAUSAL
-from faithprobe.subjects.local_settings import HubSettings, LocalSettings
+from faithprobe.subjects.local_settings import HubSettings
 from faithprobe.subjects.placement import Placement, placed, placement_parts, resolve
 
 REQUESTS = [
@@ -41,7 +42,8 @@ def test_settings_are_parsed_from_the_spec_and_from_model_options(tiny_llama_dir
         "cpu",
         "eager",
     )
-    assert type(parse_model("embedded,dtype=float16").settings) is LocalSettings
+    embedded = parse_model("embedded,dtype=float16").settings  # no revision: not a hub model
+    assert type(embedded) is GGUFSettings and not hasattr(embedded, "revision")
 
 
 @pytest.mark.parametrize(

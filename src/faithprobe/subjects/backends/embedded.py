@@ -1,12 +1,14 @@
 """``embedded`` / ``embedded:NAME``: a causal LM shipped as GGUF in PyPI packages
-(:mod:`faithprobe.subjects.gguf.embedded`), converted once into the cache and then loaded like a
-local causal LM, placed as its settings say
-(:class:`~faithprobe.subjects.local_settings.LocalSettings`); its name is the spec as given."""
+(:mod:`faithprobe.subjects.gguf.embedded`), run as any GGUF model is, by its settings
+(:class:`~faithprobe.subjects.gguf.settings.GGUFSettings`): converted once into the cache and
+loaded like a local causal LM, or computed by llama.cpp as it is; its name is the spec as
+given."""
 
 from faithprobe.subjects.backends import Backend, Loading
-from faithprobe.subjects.gguf.embedded import converted, embedded_model, load_embedded
+from faithprobe.subjects.gguf.embedded import converted, embedded_model, gguf_path, load_embedded
+from faithprobe.subjects.gguf.runtimes import ANSWERS, load_under_llamacpp
+from faithprobe.subjects.gguf.settings import GGUFSettings
 from faithprobe.subjects.identity import HF_CAUSAL
-from faithprobe.subjects.local_settings import LocalSettings
 from faithprobe.subjects.spec import ModelSpec
 
 
@@ -16,6 +18,8 @@ def _check(spec: ModelSpec) -> None:
 
 
 def _load(spec: ModelSpec, loading: Loading):
+    if spec.settings.llama_cpp:
+        return load_under_llamacpp(gguf_path(embedded_model(spec.text)), spec.text, spec.settings)
     return load_embedded(spec.text, batch_size=loading.batch_size, settings=spec.settings)
 
 
@@ -23,10 +27,11 @@ BACKEND = Backend(
     "embedded",
     "causal LMs shipped as GGUF in PyPI packages: 'embedded' (the default, "
     "SmolLM2-135M-Instruct) or 'embedded:NAME' (see 'embedded models'); dequantised once "
-    "into the cache",
+    "into the cache (or, with runtime=llama.cpp, computed by llama.cpp as they are)",
     load=_load,
     check=_check,
-    settings=LocalSettings,
+    settings=GGUFSettings,
     identity=HF_CAUSAL,
-    folder=lambda spec, loading: converted(spec.text),
+    folder=lambda spec, loading: None if spec.settings.llama_cpp else converted(spec.text),
+    answers=ANSWERS,
 )
