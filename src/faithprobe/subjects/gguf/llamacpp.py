@@ -55,8 +55,8 @@ from faithprobe.requests import (
     Generation,
     GenerationRequest,
     Request,
-    stop_index,
 )
+from faithprobe.subjects import continuation
 from faithprobe.subjects.base import Progress, Subject
 from faithprobe.subjects.bounds import CHARS_PER_TOKEN, cut_for_tokens, special_frame
 from faithprobe.subjects.gguf.llamacpp_tokens import GGUFTokenizer
@@ -380,31 +380,16 @@ class LlamaCppCausal(Subject):
             at = stop
         return np.stack(rows)
 
-    # -- generated text (HFCausal's cut) -----------------------------------------------
+    # -- generated text (every backend's cut) -----------------------------------------------
 
     def _decode(self, tokens: list[int]) -> str:
         return self.tokenizer.decode(tokens, skip_special_tokens=True)
 
     def _finished(self, tokens: list[int], max_new: int, stop: tuple[str, ...]) -> bool:
-        if len(tokens) >= max_new or tokens[-1] in self._eos_ids:
-            return True
-        return stop_index(self._decode(tokens), stop) is not None
+        return continuation.finished(tokens, max_new, stop, self._eos_ids, self._decode)
 
     def _cut(self, tokens: list[int], stop: tuple[str, ...]) -> Generation:
-        """The text before the first stop string (once the answer has begun), trailing white
-        space stripped, and the tokens needed to write it (an EOS token and the stop
-        string's own tokens not counted)."""
-        if tokens and tokens[-1] in self._eos_ids:
-            tokens = tokens[:-1]
-        text = self._decode(tokens)
-        cut = stop_index(text, stop)
-        kept = text if cut is None else text[:cut]
-        n_tokens = next(
-            (k for k in range(len(tokens)) if self._decode(tokens[:k]).startswith(kept)),
-            len(tokens),
-        )
-        answer = kept.rstrip()
-        return Generation(answer, n_tokens if answer else 0)
+        return continuation.cut(tokens, stop, self._eos_ids, self._decode)
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:

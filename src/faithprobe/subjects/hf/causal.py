@@ -68,8 +68,8 @@ from faithprobe.requests import (
     Generation,
     GenerationRequest,
     PromptSaliencyRequest,
-    stop_index,
 )
+from faithprobe.subjects import continuation
 from faithprobe.subjects.bounds import CHARS_PER_TOKEN, cut_for_tokens, special_frame
 from faithprobe.subjects.hf.base import HFSubject
 from faithprobe.subjects.hf.decode_batch import DecodeBatch, ReadyRow, ready_rows, stacked_rows
@@ -452,9 +452,7 @@ class HFCausal(HFSubject):
         )
 
     def _finished(self, tokens: list[int], max_new: int, stop: tuple[str, ...]) -> bool:
-        if len(tokens) >= max_new or (tokens and tokens[-1] in self._eos_ids):
-            return True
-        return stop_index(self.decode(tokens), stop) is not None
+        return continuation.finished(tokens, max_new, stop, self._eos_ids, self.decode)
 
     def _generate_batch(self, batch: list[tuple[list[int], int, tuple]]) -> list[Generation]:
         made = self._greedy(batch)
@@ -726,17 +724,7 @@ class HFCausal(HFSubject):
         return [None, *picked.tolist()]
 
     def _cut(self, tokens: list[int], stop: tuple[str, ...]) -> Generation:
-        if tokens and tokens[-1] in self._eos_ids:
-            tokens = tokens[:-1]
-        text = self.decode(tokens)
-        cut = stop_index(text, stop)
-        kept = text if cut is None else text[:cut]
-        n_tokens = next(
-            (k for k in range(len(tokens)) if self.decode(tokens[:k]).startswith(kept)),
-            len(tokens),
-        )
-        answer = kept.rstrip()
-        return Generation(answer, n_tokens if answer else 0)
+        return continuation.cut(tokens, stop, self._eos_ids, self.decode)
 
 
 MIN_SAVED = 32  # the fewest prompt tokens a beginning run on its own must save
