@@ -26,7 +26,8 @@ from test_audit import TINY_STEPS
 runner = CliRunner()
 HOSTILE = "a|b<script>*x*"  # a model name that would break a table and inject a tag
 STEPS = ("distractors", "faithfulness-negation", "faithfulness-deletion")
-VERDICT_HEADER = ["step", "model", "verdict", "competence [95% CI]", "best constant answer"]
+VERDICT_HEADER = ["step", "model", "verdict", "answered by", "competence [95% CI]",
+                  "best constant answer"]  # fmt: skip
 SAMPLE = "sample shipped with faithprobe:"
 
 
@@ -104,6 +105,11 @@ def test_an_audit_writes_card_md_as_a_section_with_a_row_per_step_and_model(sour
     by_step = {s["step"]: s for s in metrics["steps"]}
     assert [r[2] for r in rows] == [by_step[s]["verdicts"][m] for s, m in
                                     product(STEPS, ["lm", HOSTILE])]  # fmt: skip
+    # how each model answered: candidates scored; yes/no questions scored, others generated
+    modes = {r[0]: r[3] for r in rows if r[1] == "lm"}
+    assert modes["distractors"] == "candidate scores"
+    assert set(modes["faithfulness-deletion"].split(" + ")) <= {"candidate scores",
+                                                                 "generated answers"}  # fmt: skip
     header, rows = effects
     assert header == ["step", "effect", "model", "estimate [95% CI]", "faithful if", "n", "verdict"]
     assert [r[:3] for r in rows] == [[e["step"], e["title"], e["subject"]] for e in
@@ -194,9 +200,9 @@ def test_a_skipped_step_or_model_is_a_row_with_its_reason(folder):
 
     edit(folder / "metrics.json", skip)
     rows = tables(rebuild(folder))[0][1]
-    assert [r[2:] for r in rows[2:4]] == [["skipped: needs <NLI-XY>", "–", "–"]] * 2
-    assert rows[5][2:] == ["not run: no *spans*", "–", "–"]
-    assert rows[4][3] != "–"  # the other model's competence stays
+    assert [r[2:] for r in rows[2:4]] == [["skipped: needs <NLI-XY>", "–", "–", "–"]] * 2
+    assert rows[5][2:] == ["not run: no *spans*", "–", "–", "–"]
+    assert rows[4][3] != "–" and rows[4][4] != "–"  # the other model's mode and competence
 
 
 @pytest.mark.parametrize(

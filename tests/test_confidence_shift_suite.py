@@ -13,6 +13,7 @@ from faithprobe.datasets import read_choices
 from faithprobe.errors import UsageError
 from faithprobe.examples import ChoiceExample
 from faithprobe.prompts import LetterPrompt
+from faithprobe.registry import load_target
 from faithprobe.report import run_to_folder as run
 from faithprobe.requests import (
     CandidateScoreRequest,
@@ -24,7 +25,7 @@ from faithprobe.requests import (
 from faithprobe.runner import RunConfig
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.hf.causal import HFCausal
-from faithprobe.suite import get_suite
+from faithprobe.suite import SUITES, get_suite
 from faithprobe.suites.confidence_shift import DEFAULT_PROBES
 
 runner = CliRunner()
@@ -266,7 +267,7 @@ def test_a_model_that_can_only_write_answers_by_letter_and_abstentions_are_count
                        cache_dir=tmp_path / "cache", options={"trials": "2"})  # fmt: skip
     out = run(config, subjects=[LetterWriter()])
     res = pd.read_parquet(out / "results.parquet")
-    assert set(res["answer_mode"]) == {"letter"} and res["confidences"].isna().all()
+    assert set(res["answer_mode"]) == {"letter-replies"} and res["confidences"].isna().all()
     # label i % 3 + 1: instance i's right answer is "happy" only when i % 3 == 0
     orig = res.drop_duplicates("original_id")
     assert orig["original_correct"].sum() == 4 and not orig["original_abstained"].any()
@@ -277,6 +278,16 @@ def test_a_model_that_can_only_write_answers_by_letter_and_abstentions_are_count
     assert abst["original"] == 0 and abst["no_question"] == 1
     assert metrics["shift_types"] == [] and metrics["maxprob_detection"] == []
     assert {r["probe"] for r in metrics["pseudo_accuracy"]} == set(DEFAULT_PROBES)
+    # the card's confidence effects say they need probabilities, and how it answered
+    (mode,) = metrics["answer_modes"]
+    assert mode["answer_mode"] == "letters parsed from replies"
+    assert mode["no_answer"]["k"] > 0 and mode["no_answer"]["n"] > mode["no_answer"]["k"]
+    effects = load_target(SUITES.get("confidence-shift").headline)(metrics)
+    needs = [e for e in effects if getattr(e, "needs", "")]  # the competences have none
+    assert {e.key for e in needs} == {"confidence_spread_no_right_answer"} | {
+        f"maxprob_detection_{p}" for p in DEFAULT_PROBES
+    }
+    assert all(e.verdict == "needs probabilities" and not e.has_interval for e in needs)
     assert (out / "tables" / "abstentions.md").is_file()
     assert "-- reply: " in (out / "report.html").read_text()
 
@@ -369,7 +380,8 @@ def test_letter_log_probabilities_give_chat_models_shift_types_and_maxprob(tmp_p
                        cache_dir=tmp_path / "cache", options={"trials": "2"})  # fmt: skip
     out = run(config, subjects=[LetterScorer()])
     res = pd.read_parquet(out / "results.parquet")
-    assert set(res["answer_mode"]) == {"letter"} and res["confidences"].notna().all()
+    assert set(res["answer_mode"]) == {"letter-probabilities"}
+    assert res["confidences"].notna().all()
     nq = res[res["probe"] == "no_question"].iloc[0]
     assert list(nq["confidences"]) == pytest.approx([1 / 3] * 3) and nq["abstained"]
     sure = res[res["original_reply"] == "A"].iloc[0]  # C absent from the top k: probability 0
@@ -378,5 +390,7 @@ def test_letter_log_probabilities_give_chat_models_shift_types_and_maxprob(tmp_p
     metrics = json.loads((out / "metrics.json").read_text())
     assert {r["probe"] for r in metrics["shift_types"]} == set(DEFAULT_PROBES)
     assert {r["probe"] for r in metrics["maxprob_detection"]} == set(DEFAULT_PROBES)
+    assert metrics["needs"] == []
+    assert metrics["answer_modes"][0]["answer_mode"] == "letters with probabilities (top_logprobs)"
     assert metrics["accuracy_by_normalisation"] == []  # no choice scores
     assert {r["probe"] for r in metrics["abstentions"]} >= {"original", "no_question"}

@@ -136,6 +136,23 @@ def test_echoed_offsets_that_count_a_special_token_are_shifted(tiny_chat_llama, 
     assert subject._span_logprob(plain, len("Alice lives"), prompt, "in Paris") == (-7.0, 2)
 
 
+def test_echoed_offsets_that_locate_nothing_are_refused(tiny_chat_server):
+    """SGLang echoes the prompt's log-probabilities with every ``text_offset`` -1: the
+    candidate's tokens cannot be found, so the reply is refused, not guessed from."""
+    subject = remote(tiny_chat_server)
+    prompt = "Alice lives in Paris"
+    sglang = SimpleNamespace(
+        tokens=["Alice", " lives", " in", " Paris"],
+        token_logprobs=[None, -2.0, -3.0, -4.0],
+        text_offset=[-1, -1, -1, -1],
+    )
+    with pytest.raises(ModelError, match=r"no usable text_offset .*SGLang gives -1.*api=chat"):
+        subject._span_logprob(sglang, len("Alice lives in"), prompt, "Paris")
+    shuffled = SimpleNamespace(**{**vars(sglang), "text_offset": [0, 5, 3, 14]})
+    with pytest.raises(ModelError, match="no usable text_offset"):
+        subject._span_logprob(shuffled, len("Alice lives in"), prompt, "Paris")
+
+
 # -- (b) faults: retried, and the results do not change ----------------------------------
 
 
@@ -236,13 +253,13 @@ def test_an_interrupted_run_resumes_without_repeating_requests(
 # -- (d) a chat-only endpoint -------------------------------------------------------------
 
 
-def test_chat_only_endpoint_and_a_scoring_suite_is_one_clear_error(tiny_chat_llama, tmp_path):
+def test_chat_only_endpoint_asked_for_scores_is_one_clear_error(tiny_chat_llama, tmp_path):
     with OpenAIServer(tiny_chat_llama, chat_only=True) as s:
         chat = remote(s, api="chat")
         with pytest.raises(
             UsageError, match=r"\(openai-chat\) cannot answer candidate-scores"
         ) as err:
-            suite_run(tmp_path, "chat", chat)
+            suite_run(tmp_path, "chat", chat, options={"answer": "scores"})
         assert "need" in str(err.value) and "completions" in str(err.value)
         with pytest.raises(UsageError, match="chat generation requests only"):
             chat.answer([GenerationRequest("Alice lives in", 3)])
@@ -315,7 +332,8 @@ def test_load_subject_and_the_cli_run_against_the_server(tiny_chat_server, tmp_p
     assert info["endpoint"] == tiny_chat_server.url and info["api"] == "completions"
     assert info["usage"]["http_requests"] > 0
     assert KEY not in (out / "run.json").read_text()
-    res = CliRunner().invoke(app, [*args[:4], "--base-url", tiny_chat_server.url, "--api", "chat"])
+    scores = ["-o", "answer=scores", "--api", "chat"]
+    res = CliRunner().invoke(app, [*args[:4], "--base-url", tiny_chat_server.url, *scores])
     assert res.exit_code == 2 and "cannot answer candidate-scores" in " ".join(res.output.split())
     res = CliRunner().invoke(app, ["run", "distractors", "--base-url", tiny_chat_server.url])
     assert res.exit_code == 2 and "--base-url is for openai:MODEL" in " ".join(res.output.split())
@@ -361,7 +379,8 @@ def test_a_chat_only_endpoint_answers_multiple_choice_by_letter(tiny_chat_llama,
     with OpenAIServer(tiny_chat_llama, chat_only=True) as s:
         through_chat = letters("chat", remote(s, api="chat"), {})
     direct = letters("local", tiny_chat_llama, {"answer": "letter"})
-    assert set(through_chat["answer_mode"]) == {"letter"}
+    assert set(through_chat["answer_mode"]) == {"letter-probabilities"}
+    assert set(direct["answer_mode"]) == {"letter-replies"}
     columns = ["pair_id", "reply", "prediction", "abstained", "original_abstained"]
     pd.testing.assert_frame_equal(through_chat[columns], direct[columns])
 

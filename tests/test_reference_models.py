@@ -27,12 +27,14 @@ from faithprobe.examples import (
 )
 from faithprobe.interventions.deletion import truncate_remove
 from faithprobe.metrics.alignment import saliency_test
+from faithprobe.prompts import LETTERS, LetterPrompt
 from faithprobe.references import REFERENCES, ReferenceSubject
 from faithprobe.requests import (
     ANSWER_KINDS,
     AnswerKindRequest,
     CandidateScoreRequest,
     CandidateScores,
+    LetterChoiceRequest,
     SaliencyRequest,
     SpanAnswer,
     SpanAnswerRequest,
@@ -124,7 +126,8 @@ def is_flat(scores: CandidateScores) -> bool:
 def test_every_reference_answers_every_request_kind(name):
     subject = load_subject(f"ref:{name}")
     assert subject.accepts == {
-        "candidate-scores", "text-pair-classes", "span-answer", "answer-kind", "saliency"
+        "candidate-scores", "text-pair-classes", "span-answer", "answer-kind", "saliency",
+        "letter-choice",
     }  # fmt: skip
     assert not subject.cacheable and subject.fingerprint == ReferenceSubject(name).fingerprint
     answers = ask(name, CLOZE, CHOICE, NLI, QA, YES_NO)
@@ -142,6 +145,31 @@ def test_every_reference_answers_every_request_kind(name):
     assert set(ig.summaries) == {"l2", "l1", "dot"} and not occlusion.summaries
     assert len(ig.tokens) == len(ig.offsets) == len(ig.saliency)
     assert ig.offsets[0][0] == 0 and ig.offsets[-1][0] == 1  # question words, then context
+
+
+@pytest.mark.parametrize("name", list(REFERENCES))
+def test_asked_by_letter_a_reference_names_the_option_its_scores_choose(name):
+    """A letter choice carrying its scoring request is answered as that request is scored:
+    the chosen option's letter, a reply naming none where the scores are flat, and the
+    scores as the letters' log-probabilities only when top_logprobs are asked for."""
+    examples = (CLOZE, CHOICE, NLI)
+    scored = ask(name, *examples)
+    for top in (20, 0):
+        letters = {}
+        for example in examples:
+            (scoring,) = requests_for(example)
+            options = getattr(scoring, "candidates", None) or getattr(scoring, "labels", ())
+            prompt = LetterPrompt().render("?", options)
+            letters[LetterChoiceRequest(prompt, LETTERS[: len(options)], top_logprobs=top,
+                                        scoring=scoring)] = example  # fmt: skip
+        subject = ReferenceSubject(name)
+        subject.read_examples(letters)
+        for (request, example), got, scores in zip(
+            letters.items(), subject.answer(list(letters)), scored, strict=True
+        ):
+            named = LetterPrompt.parse(got.text, tuple(request.letters))
+            assert named == (None if is_flat(scores) else choice(scores)), (name, example.id)
+            assert got.logprobs == (scores.logprobs if top else None)
 
 
 def test_reader_chooses_the_target_whatever_the_attractors():

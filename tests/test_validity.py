@@ -1,14 +1,20 @@
 """The card's validity table at the small budget: the reference models (a reader faithful
 by construction, degenerate models ignoring their input) run through the whole audit, and
 the card keeps its rules on them (:mod:`faithprobe.audit.validity`). Without the shared
-data only the generated steps run; with it, all six."""
+data only the generated steps run; with it, all six. Asked by letter (``-o answer=letter``),
+with and without the letters' probabilities, the candidate-scoring steps keep the same
+rules."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from faithprobe.audit.plan import declared_steps
+from faithprobe.audit.run import AuditConfig, audit
 from faithprobe.audit.validity import (
     READER,
     REFERENCES,
@@ -17,6 +23,8 @@ from faithprobe.audit.validity import (
     verdicts,
     violations,
 )
+from faithprobe.references import ReferenceSubject
+from faithprobe.requests import LetterChoice
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -51,3 +59,52 @@ def test_the_rules_catch_a_card_that_breaks_them(small_audit):
 def test_the_table_has_a_row_per_step(small_audit):
     table = markdown({("small", 0): small_audit})
     assert table.count("\n| small |") == len({s for s, _ in verdicts(small_audit)})
+
+
+# -- the same rules when the references answer by letter (-o answer=letter) ---------------
+
+LETTER_STEPS = ("distractors", "natural-logic", "confidence-shift")
+
+
+class ParsedReference(ReferenceSubject):
+    """A reference whose letter answers carry no probabilities, as a chat endpoint giving no
+    top_logprobs answers: its letters are read from its replies alone."""
+
+    def _answer(self, request, example):
+        answer = super()._answer(request, example)
+        return replace(answer, logprobs=None) if isinstance(answer, LetterChoice) else answer
+
+
+@pytest.fixture(scope="module", params=[ReferenceSubject, ParsedReference],
+                ids=["with-probabilities", "parsed-replies"])  # fmt: skip
+def letter_audit(request, tmp_path_factory):
+    """The candidate-scoring steps at the small budget, every reference asked by letter."""
+    steps = [replace(s, options={**s.options, "answer": "letter"})
+             for s in declared_steps() if s.name in LETTER_STEPS]  # fmt: skip
+    subjects = [request.param(r.removeprefix("ref:")) for r in REFERENCES]
+    out = tmp_path_factory.mktemp("letters") / "audit"
+    config = AuditConfig(models=[], out=out, data_dir=SHARED if SHARED.is_dir() else None,
+                         steps=steps, cache=False, command="validity by letter")  # fmt: skip
+    return json.loads((audit(config, subjects=subjects) / "metrics.json").read_text())
+
+
+def test_asked_by_letter_the_references_keep_the_cards_rules(letter_audit):
+    found = verdicts(letter_audit)
+    assert violations(found) == []
+    ran = {step for step, _ in found}
+    assert "distractors" in ran and (ran == set(LETTER_STEPS) or not SHARED.is_dir())
+    parsed = any(e.get("needs") for e in letter_audit["effects"])
+    mode = "letters parsed from replies" if parsed else "letters with probabilities (top_logprobs)"
+    for step in letter_audit["steps"]:
+        if step["status"] == "ran":
+            assert step["answer_modes"] == {r: mode for r in REFERENCES}, step["step"]
+    # parsed replies give no confidences: those effects say so on the card, for every model
+    needs = {(e["step"], e["subject"]) for e in letter_audit["effects"] if e.get("needs")}
+    if parsed:
+        assert all(e["verdict"] == "needs probabilities" for e in letter_audit["effects"]
+                   if e.get("needs"))  # fmt: skip
+        assert {s for s, _ in needs} <= {"confidence-shift"}
+        if "confidence-shift" in ran:
+            assert {m for _, m in needs} == set(REFERENCES)
+    else:
+        assert not needs

@@ -274,16 +274,27 @@ class LetterChoiceRequest(_Keyed):
     by letter, one user message) greedily, at most ``max_new_tokens`` tokens cut at the
     first ``stop`` string, and for the ``top_logprobs`` most likely tokens at the letter's
     position, from which each letter's log-probability is read; answered with a
-    :class:`LetterChoice`."""
+    :class:`LetterChoice`.
+
+    ``scoring`` is the same question as a scoring model is asked it (the lettered options
+    as candidates or labels, in letter order), for subjects that answer a letter choice by
+    scoring its options (the reference models). An endpoint is sent the prompt alone, and
+    ``scoring`` is not part of the key: a request keeps the key it had before the field
+    existed."""
 
     prompt: str
     letters: str
     max_new_tokens: int = 8
     stop: tuple[str, ...] = ("\n",)
     top_logprobs: int = 20
+    scoring: CandidateScoreRequest | TextPairRequest | None = None
 
     kind = "letter-choice"
     answer = LetterChoice
+
+    def key(self, fingerprint: str) -> str:
+        sent = {k: v for k, v in asdict(self).items() if k != "scoring"}
+        return _digest([fingerprint, self.kind, sent])
 
 
 SALIENCY_METHODS = ("ig", "occlusion")
@@ -366,7 +377,8 @@ Request = (
     | SpanAnswerRequest
     | AnswerKindRequest
     | GenerationRequest
+    | LetterChoiceRequest
     | SaliencyRequest
     | PromptSaliencyRequest
 )
-Answer = CandidateScores | SpanAnswer | Generation | TokenSaliency
+Answer = CandidateScores | SpanAnswer | Generation | LetterChoice | TokenSaliency

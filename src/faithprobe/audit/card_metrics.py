@@ -1,8 +1,8 @@
 """The faithfulness card's numbers: each ran step's competence and headline effects (read
 off its metrics.json by its suite's declared headline, :mod:`faithprobe.metrics.headline`),
-their verdicts, a verdict per step and model, the models' paired differences
-(:mod:`faithprobe.audit.differences`), and a count per model. This is the audit's
-``metrics.json``; docs/audit.md documents every field."""
+their verdicts, a verdict per step and model, how each model answered each step (its answer
+mode), the models' paired differences (:mod:`faithprobe.audit.differences`), and a count per
+model. This is the audit's ``metrics.json``; docs/audit.md documents every field."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from faithprobe.metrics.verdict import (
 from faithprobe.registry import load_target
 from faithprobe.suite import SUITES
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4  # 4: each step's answer_modes; effects that need what a model lacks
 
 
 def headline(suite: str, metrics: Mapping[str, Any]) -> tuple[list[Effect], list[Competence]]:
@@ -62,6 +62,13 @@ def moved(effects: Sequence[Effect], edges: Edges) -> list[Effect]:
 DATA_FIELDS = ("data_source", "data_set", "data_license")
 
 
+def answer_modes(metrics: Mapping[str, Any]) -> dict[str, str]:
+    """Model -> how it answered the step (its answer mode(s) in words, :mod:`faithprobe.
+    metrics.answer_modes`), read off the step's metrics.json; none where the suite does not
+    say."""
+    return {r["subject"]: r["answer_mode"] for r in metrics.get("answer_modes") or []}
+
+
 def _step_record(r: Mapping[str, Any], found: list[Effect], able: list[Competence]) -> dict:
     competence = {c.subject: c for c in able}
     verdicts = {
@@ -73,6 +80,7 @@ def _step_record(r: Mapping[str, Any], found: list[Effect], able: list[Competenc
         **{k: r[k] for k in keep},
         **{k: r[k] for k in DATA_FIELDS if k in r},
         "skipped_models": r["skipped_models"],
+        "answer_modes": answer_modes(r["metrics"]),
         "verdicts": verdicts,
         "not_assessable": {m: c.reason for m, c in competence.items() if not c.competent},
         "competence_stated": bool(able),
@@ -82,10 +90,11 @@ def _step_record(r: Mapping[str, Any], found: list[Effect], able: list[Competenc
 
 def _effect_record(step: str, effect: Effect, unable: bool, size: Mapping[str, Any]) -> dict:
     """An effect as metrics.json holds it; its verdict is "not assessable" where the model
-    lacks the step's competence (the interval is kept, but reads nothing). An inconclusive
-    one says what would likely decide it (``to_decide``)."""
+    lacks the step's competence (the interval is kept, but reads nothing), and says what the
+    model did not give where it could not be computed ("needs probabilities"). An
+    inconclusive one says what would likely decide it (``to_decide``)."""
     record = {"step": step, **effect.record(), "paired": effect.units is not None}
-    if unable:
+    if unable and not effect.needs:
         record["verdict"] = NOT_ASSESSABLE
     elif needs := to_decide(effect, size):
         record["to_decide"] = needs
@@ -121,7 +130,8 @@ def card_metrics(
         found = moved(found, edges)
         # tested on the 95% intervals (an unpaired test reads its standard errors off them);
         # the tests spend their alpha over the looks in settle() below
-        differences += model_differences(r["step"], found, names, seed=seed)
+        measured = [e for e in found if not e.needs]
+        differences += model_differences(r["step"], measured, names, seed=seed)
         found = [widened(e, looks) for e in found]
         steps.append(_step_record(r, found, able))
         unable = {c.subject for c in able if not c.competent}

@@ -17,6 +17,13 @@ there) comes from the spec's ``fields`` function, the only code a headline decla
 Rows are read table by table, in the order the tables' first effects are declared, and
 each row gives its effects in the order they are declared: the card lists them so.
 
+An effect computed from what a model did not give (a confidence spread from a model whose
+answers were letters parsed from its replies: no probabilities) is still listed for it: the
+suite writes a row naming what it lacks into ``metrics["needs"]`` (:func:`needs_row`, naming
+the table the effect is read from), which becomes an effect with no estimate whose verdict
+says what it needs (:attr:`~faithprobe.metrics.verdict.Effect.needs`), so the card says
+"needs probabilities" rather than leaving the model out.
+
 Light to import (no pandas): the card's readers import the suites' headlines.
 """
 
@@ -29,6 +36,19 @@ from typing import Any, Literal
 from faithprobe.metrics.verdict import Competence, Effect, competences
 
 Row = Mapping[str, Any]
+# metrics.json's list of effects a model has no estimate of, and a row's column saying what
+# the model did not give (needs_row)
+NEEDS = "needs"
+PROBABILITIES = "probabilities"
+NO_ESTIMATE = {"value": None, "ci_low": None, "ci_high": None, "n_clusters": 0}
+
+
+def needs_row(subject: str, table: str, why: str, what: str = PROBABILITIES, **fields: Any) -> dict:
+    """A row of ``metrics["needs"]``: the rows of headline table ``table`` that ``subject``
+    has no estimate for, because it did not give ``what`` (``why``, in words); ``fields``
+    are the row's identifying columns (a probe, a setting) that the effect's texts read."""
+    return {"subject": subject, "table": table, **fields, NEEDS: what,
+            "note": f"needs {what}: {why}"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -68,8 +88,15 @@ class EffectSpec:
         return [r for r in kept if r[column] == shown]
 
     def effect(self, row: Row, suite: str, edges: Mapping[str, tuple[float, str]]) -> Effect:
-        """The effect ``row`` holds."""
+        """The effect ``row`` holds (one with no estimate for a :func:`needs_row`)."""
         texts = {**row, **(self.fields(row) if self.fields else {})}
+        if row.get(NEEDS):
+            return Effect.from_estimate(
+                NO_ESTIMATE, self.side, self.edge, edges, n=0, suite=suite,
+                key=self.key.format_map(texts), title=self.title.format_map(texts),
+                subject=row[self.subject], reading=row["note"], needs=row[NEEDS],
+                control=self.control.format_map(texts),
+            )  # fmt: skip
         if self.estimate is None:
             estimate = row
         elif isinstance(self.estimate, str):
@@ -114,6 +141,7 @@ class Headline:
         out: list[Effect | Competence] = [*competences(self.suite, metrics, self.baseline_answer)]
         for table in dict.fromkeys(spec.table for spec in self.effects):
             rows = list(metrics.get(table, []))
+            rows += [r for r in metrics.get(NEEDS, []) if r["table"] == table]
             specs = [
                 (spec, {id(r) for r in spec.rows(rows)})
                 for spec in self.effects

@@ -91,6 +91,10 @@ class Effect:
     # the per-unit numbers the value is a function of, for paired comparisons between
     # models (faithprobe.metrics.comparison); None where the suite gives none
     units: Units | None = field(default=None, compare=False, repr=False)
+    # what the model did not give that the effect is computed from (e.g. "probabilities",
+    # for a model whose answers were letters parsed from its replies): the effect has no
+    # estimate, its verdict says so, and it decides nothing; "" for an effect measured
+    needs: str = ""
 
     def __post_init__(self) -> None:  # metrics.json holds a missing number as null
         for name in ("value", "ci_low", "ci_high"):
@@ -99,13 +103,17 @@ class Effect:
 
     @property
     def verdict(self) -> str:
+        if self.needs:
+            return needs_verdict(self.needs)
         return verdict(self.value, self.ci_low, self.ci_high, self.region)
 
     def record(self) -> dict[str, Any]:
         """The effect as ``metrics.json`` of an audit holds it (NaN as None; the units stay
-        in the step's own metrics.json)."""
+        in the step's own metrics.json; ``needs`` only where it is set)."""
         out = asdict(replace(self, units=None))
         del out["units"]
+        if not self.needs:
+            del out["needs"]
         for k in ("value", "ci_low", "ci_high"):
             out[k] = None if missing(out[k]) else float(out[k])
         out["region"] = {"side": self.region.side, "bound": self.region.bound}
@@ -234,6 +242,12 @@ def competences(
             record["baseline_answer"] = baseline_answer(row["baseline_answer"])
         out.append(Competence.from_record(record))
     return out
+
+
+def needs_verdict(what: str) -> str:
+    """The verdict of an effect that could not be computed because the model did not give
+    ``what`` (:attr:`Effect.needs`): e.g. "needs probabilities"."""
+    return f"needs {what}"
 
 
 def missing(x: Any) -> bool:

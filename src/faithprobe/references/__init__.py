@@ -13,6 +13,13 @@ text-pair classes, span answers, answer kinds, saliency) through the same runner
   ``ref:overlap`` (:mod:`~faithprobe.references.degenerate`) read only the
   request's text and take one shortcut each.
 
+They answer letter-choice requests too (a suite's ``-o answer=letter``): the policy picks an
+option as it would score the options (the request's ``scoring``: the same question for a
+scoring model), and the reply is that option's letter, or a reply naming none where the
+policy chooses none (flat scores: an abstention); the letters' log-probabilities are the
+policy's scores when the request asks for ``top_logprobs``, as an endpoint gives them
+(:func:`~faithprobe.references.policy.letter_reply`).
+
 Their answers depend on what they were shown, not only on the request, so they never go
 through the persistent answer cache (``cacheable`` False: the runner asks them directly).
 They answer in the runner's process only (``--executor ray`` refuses them). The fingerprint
@@ -24,12 +31,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 
-from faithprobe.errors import ModelError, excerpt
+from faithprobe.errors import ModelError, UsageError, excerpt
 from faithprobe.examples import Example
+from faithprobe.references.policy import letter_reply
 from faithprobe.registry import load_target
 from faithprobe.requests import (
     AnswerKindRequest,
     CandidateScoreRequest,
+    LetterChoiceRequest,
     Request,
     SaliencyRequest,
     SpanAnswerRequest,
@@ -78,7 +87,7 @@ class ReferenceSubject(Subject):
     """The reference model ``name`` (one of :data:`REFERENCES`) as a subject."""
 
     kind = "ref"
-    accepts = frozenset(_METHODS)
+    accepts = frozenset({*_METHODS, LetterChoiceRequest.kind})
     cacheable = False
 
     def __init__(self, name: str) -> None:
@@ -103,7 +112,19 @@ class ReferenceSubject(Subject):
         answers = []
         for request in requests:
             example = self._shown.get(request) if self.reads_examples else None
-            answers.append(getattr(self.policy, _METHODS[request.kind])(request, example))
+            answers.append(self._answer(request, example))
         if progress:
             progress(len(requests))
         return answers
+
+    def _answer(self, request: Request, example: Example | None):
+        """The policy's answer; a letter choice is answered by scoring its options."""
+        if not isinstance(request, LetterChoiceRequest):
+            return getattr(self.policy, _METHODS[request.kind])(request, example)
+        if request.scoring is None:
+            raise UsageError(
+                f"{self.name} answers a letter choice by scoring its options: the request "
+                "must carry them (its scoring request)"
+            )
+        scores = getattr(self.policy, _METHODS[request.scoring.kind])(request.scoring, example)
+        return letter_reply(scores, request)

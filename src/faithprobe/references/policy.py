@@ -4,7 +4,9 @@ answers it gives, built the same way by every policy.
 Answers are as certain as the policy is: a choice gets probability :data:`CONFIDENCE` and the
 other options share the rest equally; no choice (an abstention) is a flat distribution. Every
 candidate counts as one token (``n_tokens`` 1), as a classifier's whole-choice scores do. A
-span answer scores 1 against a null score of 0; the null answer the reverse.
+span answer scores 1 against a null score of 0; the null answer the reverse. Asked by
+letter, a policy replies with the letter of its choice, or with :data:`NO_CHOICE` (naming no
+option) where it chooses none (:func:`letter_reply`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from faithprobe.requests import (
     AnswerKindRequest,
     CandidateScoreRequest,
     CandidateScores,
+    LetterChoice,
+    LetterChoiceRequest,
     SaliencyRequest,
     SpanAnswer,
     SpanAnswerRequest,
@@ -31,6 +35,7 @@ from faithprobe.requests import (
 )
 
 CONFIDENCE = 0.95  # the probability a policy puts on its choice
+NO_CHOICE = "None of them, I cannot tell."  # a reply naming no option
 
 
 class Policy(ABC):
@@ -73,6 +78,17 @@ def chosen(n: int, index: int) -> CandidateScores:
     rest = math.log((1 - CONFIDENCE) / (n - 1))
     logprobs = tuple(math.log(CONFIDENCE) if i == index else rest for i in range(n))
     return CandidateScores(logprobs, (1,) * n)
+
+
+def letter_reply(scores: CandidateScores, request: LetterChoiceRequest) -> LetterChoice:
+    """A letter choice answered from a policy's ``scores`` of the options: the letter of
+    the highest (:data:`NO_CHOICE` where all are equal, n > 1) and, when the request asks
+    for ``top_logprobs``, the scores as the letters' log-probabilities."""
+    values = scores.logprobs
+    flat_scores = len(values) > 1 and max(values) - min(values) < 1e-12
+    reply = NO_CHOICE if flat_scores else request.letters[values.index(max(values))]
+    logprobs = tuple(values) if request.top_logprobs else None
+    return LetterChoice(reply, 1, logprobs)
 
 
 def flat(n: int) -> CandidateScores:

@@ -200,7 +200,8 @@ FIELDS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "ran": ({"question": str, "verdicts": dict, "not_assessable": dict, "n_pairs": int,
              "limit": (int, NONE), "options": (dict, NONE), "seconds": NUMBER,
              "skipped_models": list},
-            {"data": str, "data_source": str, "data_set": str, "data_license": str}),
+            {"data": str, "data_source": str, "data_set": str, "data_license": str,
+             "answer_modes": dict}),
     "skipped": ({"question": str, "reason": str, "verdicts": dict}, {}),
     "skipped model": ({"name": str, "reason": str}, {}),
     "effect": ({"verdict": str}, {"to_decide": dict}),
@@ -257,6 +258,8 @@ def check_card(path: Path, metrics: dict) -> None:
         _check(path, f"steps[{i}]", step, "ran" if ran else "skipped")
         for name in ("verdicts", "not_assessable") if ran else ("verdicts",):
             _texts(path, f"steps[{i}]", step, name)
+        if ran and step.get("answer_modes"):
+            _texts(path, f"steps[{i}]", step, "answer_modes")
         for j, skipped in enumerate(step.get("skipped_models") or []):
             _check(path, f"steps[{i}].skipped_models[{j}]", skipped, "skipped model")
     for name, kind, needs in (("effects", "effect", "to_decide"),
@@ -333,8 +336,8 @@ def write_card(folder: Path) -> Path:
 
 def card_rows(metrics: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     """The card as a console table: a row per step (its verdict per model, or why it was
-    skipped), its competence row, then a row per headline effect (estimate [95% CI] and
-    the effect's own reading)."""
+    skipped), how each model answered it, its competence row, then a row per headline
+    effect (estimate [95% CI] and the effect's own reading)."""
     names = [m["name"] for m in metrics["models"]]
     pairs = len(names) > 1
     header = ["step / effect", "faithful if", *names, *(["difference (adj. p)"] if pairs else [])]
@@ -345,6 +348,10 @@ def card_rows(metrics: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
             continue
         rows.append([s["step"], "", *[s["verdicts"].get(n, "not run") for n in names],
                      *([""] if pairs else [])])  # fmt: skip
+        modes = s.get("answer_modes") or {}
+        if modes:
+            rows.append(["  answered by", "", *[modes.get(n, DASH) for n in names],
+                         *([""] if pairs else [])])  # fmt: skip
         competence = competence_cells(metrics, s["step"])
         if competence:
             margin = next(iter(competence.values()))["margin"]

@@ -53,21 +53,27 @@ def _reading(view: Mapping[str, Any]) -> str:
 
 
 def _verdicts(view: Mapping[str, Any], models: Sequence[str]) -> list[str]:
-    """A row per step and model: the verdict, the competence and the constant baseline."""
+    """A row per step and model: the verdict, how the model answered, the competence and the
+    constant baseline."""
     rows = []
     for s in view["steps"]:
         for m in models:
             if s["status"] != "ran":
-                rows.append([text(s["step"]), text(m), f"skipped: {text(s['reason'])}", DASH, DASH])
+                skipped = f"skipped: {text(s['reason'])}"
+                rows.append([text(s["step"]), text(m), skipped, DASH, DASH, DASH])
                 continue
             verdict = s["verdicts"].get(m)
+            mode = DASH
             if verdict is None:
                 why = next((k["reason"] for k in s["skipped_models"] if k["name"] == m), "")
                 said = f"not run: {text(why)}" if why else "not run"
             else:
                 said = f"**{text(verdict)}**"
-            rows.append([text(s["step"]), text(m), said, *_competence(s["competence"].get(m))])
-    header = ["step", "model", "verdict", "competence [95% CI]", "best constant answer"]
+                mode = text((s.get("answer_modes") or {}).get(m, DASH))
+            rows.append([text(s["step"]), text(m), said, mode,
+                         *_competence(s["competence"].get(m))])  # fmt: skip
+    header = ["step", "model", "verdict", "answered by", "competence [95% CI]",
+              "best constant answer"]  # fmt: skip
     return table(header, rows)
 
 

@@ -56,8 +56,12 @@ server up (defaults in brackets):
   model's context at most) and the logits of ``chunk_tokens`` (256) positions at a time.
 
 :class:`Faults` makes it misbehave on purpose: answer 429 or 500, drop the connection
-without a response, or respond only after a delay, for the first requests and/or a seeded
-fraction of them.
+without a response, respond only after a delay, or (chat completions) reply with a refusal
+(``refusal``: "Sorry, I can't help with that.") or with a reply that names no option
+(``no-letter``) instead of the model's, for the first requests and/or a seeded fraction of
+them. A scripted reply comes with log-probabilities as a real one does (each of its tokens
+certain, its only alternative itself); a completions request that draws one is answered
+normally.
 """
 
 from __future__ import annotations
@@ -84,7 +88,13 @@ from faithprobe.serving.forward_guard import Overdue, interrupted_after
 from faithprobe.serving.refusals import BadRequest, Refused
 from faithprobe.serving.scoring import CHUNK_TOKENS, scored_tokens
 
-FAULT_KINDS = ("429", "500", "drop", "slow")
+# a chat reply given instead of the model's, per fault kind
+SCRIPTED_REPLIES = {
+    "refusal": "Sorry, I can't help with that.",
+    "no-letter": "It depends on what the story means.",
+}
+TRANSPORT_FAULTS = ("429", "500", "drop", "slow")  # drawn by default
+FAULT_KINDS = (*TRANSPORT_FAULTS, *SCRIPTED_REPLIES)
 ROUTES = {"/v1/completions": "completions", "/v1/chat/completions": "chat"}
 NO_LIMIT = 10**9  # tokenizers without a length limit report a huge placeholder (1e30)
 MAX_TOP_LOGPROBS = 20  # the OpenAI API's bound
@@ -96,12 +106,13 @@ class Faults:
     """Which requests to the two completion routes misbehave, and how.
 
     The first ``len(first)`` requests get the faults in ``first``, in order; after them
-    each request gets a fault with probability ``rate``, drawn from ``kinds`` by a generator
-    seeded with ``seed``. ``slow`` waits ``slow_seconds`` before answering normally."""
+    each request gets a fault with probability ``rate``, drawn from ``kinds`` (by default
+    the transport faults, not the scripted replies) by a generator seeded with ``seed``.
+    ``slow`` waits ``slow_seconds`` before answering normally."""
 
     first: tuple[str, ...] = ()
     rate: float = 0.0
-    kinds: tuple[str, ...] = FAULT_KINDS
+    kinds: tuple[str, ...] = TRANSPORT_FAULTS
     slow_seconds: float = 5.0
     seed: int = 0
 
@@ -297,6 +308,35 @@ class OpenAIServer:
         return self._response("chat.completion", [choice], usage)
 
     # -- helpers -------------------------------------------------------------------------
+
+    def scripted_chat(self, body: dict, reply: str) -> dict:
+        """A chat request answered with ``reply`` instead of the model's (a fault): its
+        fields are checked as :meth:`chat` checks them, and its log-probabilities, if asked
+        for, make each of the reply's tokens certain, its only alternative itself."""
+        messages = _messages(body)
+        key = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
+        _max_tokens(body, key)
+        logprobs = _flag(body, "logprobs")
+        top = _top_logprobs(body, logprobs)
+        try:
+            prompt = self._fitting(self.subject.chat_ids(messages), "messages")
+        except (UsageError, TemplateError) as err:
+            raise BadRequest(str(err)) from None
+        ids = self.subject.tokenizer.encode(reply, add_special_tokens=False)
+        texts, _ = _token_texts(self.subject.decode, ids)
+        choice = {
+            "index": 0,
+            "message": {"role": "assistant", "content": "".join(texts)},
+            "finish_reason": "stop",
+            "logprobs": None,
+        }
+        if logprobs:
+            certain = [{"token": t, "logprob": 0.0, "bytes": list(t.encode())} for t in texts]
+            choice["logprobs"] = {
+                "content": [{**c, "top_logprobs": [dict(c)] if top else []} for c in certain]
+            }
+        usage = Counter(prompt_tokens=len(prompt), completion_tokens=len(ids))
+        return self._response("chat.completion", [choice], usage)
 
     def _fitting(self, ids: list[int], what: str) -> list[int]:
         """``ids``, refused if they do not fit in the model's context."""
@@ -654,6 +694,9 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                     raise BadRequest(f"model must be a string, not {_shown(model)}")
                 if model != server.model_name:
                     self._error(404, f"model {model!r} is not served here", "model_not_found")
+                    return
+                if fault in SCRIPTED_REPLIES and route == "chat":
+                    self._send(200, server.scripted_chat(payload, SCRIPTED_REPLIES[fault]))
                     return
                 self._send(200, getattr(server, route)(payload, budget))
             except Refused as err:

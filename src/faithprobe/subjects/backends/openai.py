@@ -4,7 +4,7 @@
 spec is checked, so a missing one is told before anything is read."""
 
 from faithprobe.errors import ModelError
-from faithprobe.requests import CandidateScoreRequest, GenerationRequest
+from faithprobe.requests import CandidateScoreRequest, GenerationRequest, LetterChoiceRequest
 from faithprobe.subjects.backends import Backend, Loading
 from faithprobe.subjects.endpoint.settings import EndpointConfig
 from faithprobe.subjects.spec import ModelSpec
@@ -26,12 +26,14 @@ BACKEND = Backend(
     "openai",
     "a model behind an OpenAI-compatible endpoint (--model-option base_url=URL; key from "
     "$OPENAI_API_KEY): candidate scores by echoed completions log-probabilities, greedy "
-    "generation by completions or chat completions; api=chat for chat-only endpoints",
+    "generation by completions or chat completions; api=chat for chat-only endpoints (the "
+    "candidates asked as lettered options)",
     load=_load,
     check=_check,
     settings=EndpointConfig,
     answers={
         CandidateScoreRequest.kind: "an endpoint serving completions with logprobs",
         GenerationRequest.kind: "",
+        LetterChoiceRequest.kind: "",
     },
 )

@@ -40,7 +40,8 @@ class EndpointConfig:
     api: str = option(
         "completions",
         "what the endpoint serves: 'completions' (/v1/completions with echo and logprobs, "
-        "and chat) or 'chat' (chat completions only: generation suites only)",
+        "and chat) or 'chat' (chat completions only: candidates asked as lettered options, "
+        "read from top_logprobs or the reply)",
     )
     api_key_env: str = option(
         "OPENAI_API_KEY",

@@ -53,6 +53,7 @@ subject's description or usage, and it is masked in error messages.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 import threading
 from bisect import bisect_left, bisect_right
@@ -63,7 +64,7 @@ from urllib.parse import parse_qsl, unquote_plus, urlsplit, urlunsplit
 
 import numpy as np
 
-from faithprobe.errors import ModelError, UsageError
+from faithprobe.errors import ModelError, UsageError, excerpt
 from faithprobe.requests import (
     Answer,
     CandidateScoreRequest,
@@ -253,6 +254,12 @@ class OpenAISubject(Subject):
                 "chat completions only, use --api chat)"
             )
         offsets = list(logprobs.text_offset)
+        if offsets[0] < 0 or any(b < a for a, b in itertools.pairwise(offsets)):
+            raise ModelError(
+                f"{self.name}: the endpoint's echoed tokens carry no usable text_offset "
+                f"({excerpt(str(offsets[:4]))}; SGLang gives -1), so the candidate's tokens "
+                "cannot be found among them; ask it by letter instead (api=chat)"
+            )
         shift = _offset_shift(list(logprobs.tokens or []), prompt)
         first = max(bisect_right(offsets, start + shift) - 1, 0)
         picked = list(logprobs.token_logprobs)[first : bisect_left(offsets, len(prompt) + shift)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from faithprobe.asking.letters import ANSWER_HELP, ANSWER_MODES
 from faithprobe.datasets.multiple_choice import CHOICE_FORMATS, RULES
 from faithprobe.errors import UsageError
 from faithprobe.options import option
@@ -28,7 +29,6 @@ PROBE_TITLES = {
 # old right answer, and pseudo-accuracy against 1/n is the method's measure of them
 PROMPT_PROBES = ("no_question", "wrong_question", "wrong_question_disjoint")
 NO_PROBES = "none"  # -o probes=none: the original instances only
-ANSWER_MODES = ("auto", "scores", "letter")
 # how a choice's summed token log-probability becomes its score (see normalisation.py)
 NORMALISATIONS = {
     "sum": "summed log-probability of the choice's tokens (lm-eval's acc)",
@@ -66,12 +66,7 @@ class ConfidenceShiftOptions:
     format: str = option(
         "auto", "data format ('auto': detected from the file)", choices=("auto", *CHOICE_FORMATS)
     )
-    answer: str = option(
-        "auto",
-        "'scores' (choice log-likelihoods), 'letter' (the model writes a letter; "
-        "abstentions counted) or 'auto' (letters only for models that cannot score)",
-        choices=ANSWER_MODES,
-    )
+    answer: str = option("auto", ANSWER_HELP, choices=ANSWER_MODES)
 
     def __post_init__(self) -> None:
         if self.trials < 1:

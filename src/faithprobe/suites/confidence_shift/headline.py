@@ -22,6 +22,12 @@ Effects, each with the value a model that ignores its input gets:
 * **MaxProb detection**, per probe: whether the top confidence tells probed inputs from the
   originals (chance 0.5). A model whose confidence ignores the input (constant, flat)
   scores exactly 0.5.
+
+The spread and the detection need the choices' confidences: a model answering by letters
+with the endpoint's ``top_logprobs`` has them (the letters' probabilities, renormalised over
+the letters: how sure it is of each letter at its answer's first token, not a likelihood
+of the choice's text); one whose letters were parsed from its replies has none, and its
+card says those effects need probabilities (``metrics["needs"]``).
 """
 
 from __future__ import annotations
@@ -68,8 +74,9 @@ def _probe(row: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _spread(row: Mapping[str, Any]) -> dict[str, str]:
-    """The probe's title, and the spread on the originals where there is one."""
-    before = row["before"]["value"]
+    """The probe's title, and the spread on the originals where there is one (none in a
+    row saying the model gave no confidences)."""
+    before = row.get("before", {}).get("value")
     shown = "" if missing(before) else f"; {before:.3g} on the originals"
     return {**_probe(row), "on_originals": shown}
 

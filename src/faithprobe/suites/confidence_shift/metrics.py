@@ -93,7 +93,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from faithprobe.asking.letters import LETTER_PROBABILITIES, SCORES
+from faithprobe.metrics.answer_modes import mode_title
 from faithprobe.metrics.competence import competence
+from faithprobe.metrics.headline import needs_row
 from faithprobe.metrics.intervals import (
     LEVEL,
     clustered_mean,
@@ -287,6 +290,31 @@ def competence_records(results: pd.DataFrame, seed: int = 0) -> list[dict]:
     return out
 
 
+# the headline tables whose effects need the choices' confidences
+CONFIDENCE_TABLES = ("confidence_spread", "maxprob_detection")
+
+
+def needs_confidences(results: pd.DataFrame) -> list[dict]:
+    """For each subject none of whose rows carries confidences on both inputs (letters
+    parsed from replies; or letters whose endpoint never listed a letter among the first
+    token's top_logprobs), a row per confidence table and probe saying that its effects
+    need probabilities (:func:`~faithprobe.metrics.headline.needs_row`)."""
+    confident = set(with_confidences(results)["subject"]) if len(results) else set()
+    out = []
+    for subject in _subjects(results):
+        if subject in confident:
+            continue
+        sub = results[results["subject"] == subject]
+        why = (
+            "no letter was among the top_logprobs of its replies' first tokens"
+            if (sub["answer_mode"] == LETTER_PROBABILITIES).any()
+            else f"it answered by {mode_title(sub['answer_mode'].iloc[0])}"
+        )
+        out += [needs_row(subject, table, why, probe=probe)
+                for table in CONFIDENCE_TABLES for probe in _probes(sub)]  # fmt: skip
+    return out
+
+
 def abstentions(results: pd.DataFrame) -> list[dict]:
     """For subjects that answered by letter: the share of replies naming no choice, on the
     original instances and after each probe (all trials), with 95% intervals (Wilson over
@@ -294,7 +322,7 @@ def abstentions(results: pd.DataFrame) -> list[dict]:
     if "answer_mode" not in results or results.empty:
         return []
     out = []
-    letters = results[results["answer_mode"] == "letter"]
+    letters = results[results["answer_mode"] != SCORES]
     for subject in _subjects(letters):
         sub = letters[letters["subject"] == subject]
         orig = _originals(sub)["original_abstained"].astype(bool)

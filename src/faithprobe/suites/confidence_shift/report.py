@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from faithprobe.report import answer_modes as answers
+from faithprobe.report.answer_modes import answer_modes_table
 from faithprobe.report.figures import grouped_bars, new_figure
 from faithprobe.report.tables import (
     BY_SUBJECT,
@@ -627,6 +629,7 @@ class ConfidenceShiftReport(ReportView):
         profile_table,
         contrast_table,
         maxprob_table,
+        answer_modes_table,
         dataset_table,
     )
     figures = (
@@ -648,6 +651,7 @@ class ConfidenceShiftReport(ReportView):
             ("confidence_spread", "confidence_profile", "probe_contrasts"),
         ),
         SectionSpec("maxprob", "MaxProb detection", ("maxprob_detection",)),
+        answers.SECTION,
         SectionSpec("dataset", "Dataset", ("dataset",)),
     )
     # a seeded sample of trial-0 perturbed instances, every subject's confidences

@@ -27,16 +27,18 @@ chosen normalisation (the results table also keeps the raw sums and token counts
 input is the original itself, ``probe`` ``"original"``): accuracies without the probes.
 
 A model that can only write (a chat-only endpoint; or any model with ``answer=letter``)
-is shown the choices as ``A. …``, ``B. …`` and asked for a letter
-(:class:`~faithprobe.prompts.LetterPrompt`); a reply naming no choice is an abstention,
-counted as wrong and reported (``abstentions``). Where the model answers letter-choice
-requests (an OpenAI-compatible endpoint giving ``top_logprobs``), its confidences are the
-letters' probabilities at the reply's first token, renormalised over the letters (a letter
-outside the endpoint's top k counts as 0; ``letter_mass`` keeps how much of that token's
-probability the letters hold), so the shift types, confidence profile and MaxProb detector
-cover it too; without them (a local model asked by letter, an endpoint giving no
-alternatives, a first token with no letter among them) its rows carry no confidences and
-those statistics leave them out.
+is shown the choices as ``A. …``, ``B. …`` and asked for a letter, as every
+candidate-scoring suite asks it (:mod:`faithprobe.asking.letters`); a reply naming no
+choice is an abstention, counted as wrong and reported (``abstentions``). Where the model
+answers letter-choice requests with the letters' ``top_logprobs`` (answer mode
+``letter-probabilities``), its confidences are the letters' probabilities at the reply's
+first token, renormalised over the letters (a letter outside the endpoint's top k counts as
+0; ``letter_mass`` keeps how much of that token's probability the letters hold), so the
+shift types, confidence profile, confidence spread and MaxProb detector cover it too;
+without them (``letter-replies``: a local model asked by letter, an endpoint giving no
+alternatives; or a first token with no letter among them) its rows carry no confidences,
+those statistics leave them out, and the card's confidence effects say they need
+probabilities.
 
 See :mod:`faithprobe.suites.confidence_shift.metrics` for the statistics, including how the
 shift type of an instance is decided.
@@ -53,45 +55,21 @@ import numpy as np
 import pandas as pd
 from scipy.special import softmax
 
+from faithprobe.asking.letters import SCORES, LetterAsker, answer_mode
 from faithprobe.datasets import read_choices
 from faithprobe.errors import UsageError
 from faithprobe.examples import ChoiceExample
 from faithprobe.expectations import ANSWER_UNCHANGED, Behaviour
 from faithprobe.interventions import Pair, get
-from faithprobe.prompts import (
-    FRAMES,
-    LETTERS,
-    QUESTION,
-    ChoicePrompt,
-    LetterPrompt,
-    command_line_template,
-)
-from faithprobe.requests import (
-    CandidateScoreRequest,
-    CandidateScores,
-    Generation,
-    GenerationRequest,
-    LetterChoice,
-    LetterChoiceRequest,
-)
+from faithprobe.metrics.answer_modes import answer_modes
+from faithprobe.metrics.headline import NEEDS
+from faithprobe.prompts import FRAMES, QUESTION, ChoicePrompt, LetterPrompt, command_line_template
+from faithprobe.requests import CandidateScoreRequest, CandidateScores
 from faithprobe.seeding import hash_rank
 from faithprobe.suite import Suite
 from faithprobe.suites.confidence_shift import PROBES, ConfidenceShiftOptions
 from faithprobe.suites.confidence_shift import metrics as m
 from faithprobe.suites.confidence_shift.normalisation import choice_scores
-
-LETTER_MAX_NEW_TOKENS = 8
-LETTER_KINDS = frozenset({LetterChoiceRequest.kind, GenerationRequest.kind})
-
-
-def letter_confidences(answer: LetterChoice) -> tuple[list[float] | None, float]:
-    """The letters' probabilities renormalised over the letters (absent ones 0), and the
-    share of the token's probability they hold; (None, NaN) without any letter's."""
-    if answer.logprobs is None or all(v is None for v in answer.logprobs):
-        return None, float("nan")
-    p = np.asarray([0.0 if v is None else np.exp(v) for v in answer.logprobs])
-    return (p / p.sum()).tolist(), float(p.sum())
-
 
 ORIGINAL = m.ORIGINAL  # the probe of an original-only pair (probes=none)
 
@@ -112,7 +90,7 @@ class ConfidenceShiftSuite(Suite):
         template = self.options.template
         fixed = None if template == "auto" else ChoicePrompt(command_line_template(template))
         self.frames = {f: fixed or ChoicePrompt(t) for f, t in FRAMES.items()}
-        self.letters = LetterPrompt()
+        self.letters = LetterAsker(LetterPrompt(), self.options.answer)
 
     def pairs(self, data: Path | None, seed: int) -> list[Pair]:
         if data is None:
@@ -149,45 +127,33 @@ class ConfidenceShiftSuite(Suite):
         keep = set(sorted(instances, key=lambda i: hash_rank(seed, i))[:limit])
         return [p for p in pairs if p.original.id in keep]
 
-    def by_letter(self, subject) -> bool:
-        """Whether ``subject`` is asked for a letter rather than for choice scores."""
-        if self.options.answer != "auto":
-            return self.options.answer == "letter"
-        accepts = subject.accepts if subject is not None else {CandidateScoreRequest.kind}
-        return CandidateScoreRequest.kind not in accepts and bool(LETTER_KINDS & accepts)
-
     def request(self, example: ChoiceExample, subject=None):
-        if self.by_letter(subject):
-            prompt = self.letters.render(example.prompt, example.choices)
-            if subject is not None and LetterChoiceRequest.kind in subject.accepts:
-                letters = LETTERS[: len(example.choices)]
-                return LetterChoiceRequest(prompt, letters, LETTER_MAX_NEW_TOKENS, ("\n",))
-            return GenerationRequest(prompt, LETTER_MAX_NEW_TOKENS, ("\n",), chat=True)
         frame = self.frames[example.features.get("frame", QUESTION)]
-        return CandidateScoreRequest(frame.render(example.prompt), example.choices)
+        scoring = CandidateScoreRequest(frame.render(example.prompt), example.choices)
+        if self.letters.by_letter(subject, {CandidateScoreRequest.kind}):
+            return self.letters.request(example.prompt, example.choices, subject, scoring)
+        return scoring
 
     def _read(self, answer, example: ChoiceExample) -> dict:
         """Prediction and confidences of one answer (letters: the reply's choice, and
         confidences only from the letters' log-probabilities), and the choices sharing the
         top (:func:`~faithprobe.suites.confidence_shift.metrics.top_choices`; a reply's one
         choice, none for an abstention)."""
-        if isinstance(answer, Generation | LetterChoice):
-            choice = self.letters.parse(answer.text, example.choices)
-            conf, mass = (None, float("nan"))
-            if isinstance(answer, LetterChoice):
-                conf, mass = letter_confidences(answer)
-            logprobs = None if conf is None else [np.nan if v is None else v
-                                                  for v in answer.logprobs]  # fmt: skip
-            return {"mode": "letter", "reply": answer.text, "abstained": choice is None,
-                    "prediction": -1 if choice is None else choice, "confidences": conf,
-                    "top": [] if choice is None else [choice],
-                    "logprobs": logprobs, "n_tokens": None, "letter_mass": mass,
+        if not isinstance(answer, CandidateScores):
+            read = self.letters.read(answer, example.choices)
+            conf = None if read.probabilities is None else list(read.probabilities)
+            return {"reply": read.reply, "abstained": read.abstained,
+                    "prediction": -1 if read.abstained else read.choice, "confidences": conf,
+                    "top": [] if read.abstained else [read.choice],
+                    "logprobs": None if conf is None else [
+                        np.nan if v is None else v for v in answer.logprobs],
+                    "n_tokens": None, "letter_mass": read.letter_mass,
                     "maxprob": float("nan") if conf is None else max(conf)}  # fmt: skip
         scores = choice_scores(
             answer.logprobs, answer.n_tokens, example.choices, self.options.normalisation
         )
         conf = softmax(scores)
-        return {"mode": "scores", "reply": None, "abstained": False,
+        return {"reply": None, "abstained": False,
                 "prediction": int(np.argmax(conf)), "confidences": conf.tolist(),
                 "top": m.top_choices(conf),
                 "logprobs": list(answer.logprobs), "n_tokens": list(answer.n_tokens),
@@ -196,6 +162,7 @@ class ConfidenceShiftSuite(Suite):
     def rows(
         self, pairs: Sequence[Pair], subject, answers: dict[str, CandidateScores]
     ) -> list[dict]:
+        mode = answer_mode(answers.values())
         out = []
         for pair in pairs:
             o, x = pair.original, pair.intervened
@@ -217,7 +184,7 @@ class ConfidenceShiftSuite(Suite):
                     "original_choices": list(o.choices),
                     "choices": list(x.choices),
                     "normalisation": self.options.normalisation,
-                    "answer_mode": rx["mode"],
+                    "answer_mode": mode,
                     "original_reply": ro["reply"],
                     "reply": rx["reply"],
                     "original_abstained": ro["abstained"],
@@ -257,7 +224,7 @@ class ConfidenceShiftSuite(Suite):
         scores."""
         scored = results
         if "answer_mode" in results and len(results):
-            scored = results[results["answer_mode"] == "scores"]
+            scored = results[results["answer_mode"] == SCORES]
         confident = m.with_confidences(results)
         return {
             "competence": m.competence_records(results, seed),
@@ -271,5 +238,7 @@ class ConfidenceShiftSuite(Suite):
             "confidence_profile": m.confidence_profile(confident),
             "probe_contrasts": m.probe_contrasts(confident),
             "maxprob_detection": m.maxprob_detection(confident, seed),
+            NEEDS: m.needs_confidences(results),
+            "answer_modes": answer_modes(results),
             "dataset": m.dataset_breakdown(results),
         }

@@ -2,7 +2,9 @@
 
 * accuracy: the share of items whose target scores above every other candidate of its set;
 * relative probability: P(target | attractor context) / P(target | base context),
-  aggregated as a geometric mean (the ratio is heavy-tailed; its log is averaged);
+  aggregated as a geometric mean (the ratio is heavy-tailed; its log is averaged); for a
+  model answering by letters, over the rows whose target letter has a probability on both
+  inputs, and marked ``needs: probabilities`` where none has (letters parsed from replies);
 * base accuracy: the share of base items a model gets right; only those items count in the
   competent views (the method's baseline-competence filter). With ``shared`` the items
   counted are those *every* subject of the run gets right, one item set for all models
@@ -32,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from faithprobe.metrics import competence as constant_baseline
+from faithprobe.metrics.headline import NEEDS, PROBABILITIES
 from faithprobe.metrics.intervals import (
     clustered_mean,
     geometric_mean_ratio,
@@ -78,12 +81,17 @@ def _curve_estimates(
                 "item_set": label.get("item_set", "all"),
             }
             acc = clustered_mean(part["correct"], part["original_id"], seed=seed, proportion=True)
-            rel = geometric_mean_ratio(
-                part["log_relative_probability"], part["original_id"], seed=seed
-            )
             out.append({**common, "metric": "accuracy", **acc.as_dict()})
-            out.append({**common, "metric": "relative_probability", **rel.as_dict()})
+            out.append({**common, "metric": "relative_probability", **_relative(part, seed)})
     return out
+
+
+def _relative(part: pd.DataFrame, seed: int) -> dict:
+    """The relative probability of the rows that have one (a letter answer's target may be
+    outside the endpoint's top k); where none has, it needs probabilities (``needs``)."""
+    known = part[part["log_relative_probability"].notna()]
+    rel = geometric_mean_ratio(known["log_relative_probability"], known["original_id"], seed=seed)
+    return {**rel.as_dict(), **({} if len(known) else {NEEDS: PROBABILITIES})}
 
 
 def _padding(results: pd.DataFrame) -> pd.Series:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from faithprobe.asking.letters import ANSWER_HELP, ANSWER_MODES
 from faithprobe.errors import UsageError
 from faithprobe.options import option
 
@@ -25,6 +26,7 @@ class DistractorsOptions:
     competent: str = option(
         "each", "items counted: each (model's own) or shared (all pass)", choices=COMPETENT_RULES
     )
+    answer: str = option("auto", ANSWER_HELP, choices=ANSWER_MODES)
 
     def __post_init__(self) -> None:
         if not 0 <= self.filler <= 3:

@@ -8,6 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from faithprobe.report import answer_modes as answers
+from faithprobe.report.answer_modes import answer_modes_table
 from faithprobe.report.html import Examples
 from faithprobe.report.tables import DASH, order_rows
 from faithprobe.report.views import ReportView, SectionSpec, examples_rng, pick_ids
@@ -89,7 +91,7 @@ def _dataset_lead(metrics: Mapping[str, Any]) -> str:
 
 class DistractorsReport(ReportView):
     summary_title = "accuracy [95% CI] by attractors"
-    table_makers = (build_tables,)  # the headline first (tables.py)
+    table_makers = (build_tables, answer_modes_table)  # the headline first (tables.py)
     layout = (
         SectionSpec("tables", "Tables", ("accuracy_*", "relative_probability_*"),
                     empty="No estimates."),
@@ -99,6 +101,7 @@ class DistractorsReport(ReportView):
         SectionSpec("card", "The faithfulness card's effects", ("one_attractor_drops",),
                     empty="No one-attractor drops recorded."),
         SectionSpec("tests", "Tests", ("tests",), empty="No tests recorded."),
+        answers.SECTION,
         SectionSpec("dataset", "Dataset", ("dataset",), lead=_dataset_lead),
     )  # fmt: skip
 

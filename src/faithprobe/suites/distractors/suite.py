@@ -19,6 +19,18 @@ estimated on one item set, as in the method.
 Sampling (``--limit``): the cells the card's verdict reads (one related or unrelated
 attractor after the critical fact) first, paired by base item, then every design cell
 evenly (:mod:`faithprobe.suites.distractors.sampling`).
+
+Asking: a model that scores candidates (a causal LM: each candidate's log-likelihood after
+the context; a masked LM: in the blank) is asked the candidate set; one that can only write
+(a chat-only endpoint; any model with ``answer=letter``) is shown the story with a blank and
+the candidates as lettered options (:data:`LETTER_TEMPLATE`, :mod:`faithprobe.asking.
+letters`). Its prediction is the candidate its reply names; a reply naming none is no
+answer, counted as wrong (``abstained``; a base item without an answer is not competent).
+With the letters' ``top_logprobs`` the target's renormalised letter probability stands in
+for its probability in the relative probability (the ratio of how sure the model is of the
+target's letter after and before the attractors; rows where the target's letter is outside
+the endpoint's top k on either input are left out of it); from parsed replies alone the
+relative probability needs probabilities and is not computed.
 """
 
 from __future__ import annotations
@@ -29,6 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from faithprobe.asking.letters import LetterAsker, answer_mode
 from faithprobe.datasets import read_cloze_jsonl
 from faithprobe.errors import DataError, excerpt
 from faithprobe.examples import ClozeExample
@@ -41,7 +54,9 @@ from faithprobe.generators.distractors import (
     plan,
 )
 from faithprobe.interventions import Pair
-from faithprobe.requests import CandidateScores
+from faithprobe.metrics.answer_modes import answer_modes
+from faithprobe.prompts import LetterPrompt
+from faithprobe.requests import CandidateScoreRequest, CandidateScores
 from faithprobe.suite import Suite
 from faithprobe.suites.distractors import metrics as m
 from faithprobe.suites.distractors.sampling import (
@@ -51,6 +66,11 @@ from faithprobe.suites.distractors.sampling import (
 )
 
 NONE = "none"
+LETTER_TEMPLATE = (
+    "Fill in the blank: {prompt}\n{choices}\n"
+    "Answer with the letter of the word that fills the blank ({letters}) only."
+)
+BLANK = "___"
 
 
 def _intervention_name(features: dict) -> str:
@@ -111,6 +131,7 @@ class DistractorsSuite(Suite):
         super().__init__(options)
         # the generated items: the generator's defaults, padded n = 0 items if asked for
         self.config = DistractorConfig(filler_sentences=self.options.filler)
+        self.letters = LetterAsker(LetterPrompt(LETTER_TEMPLATE), self.options.answer)
 
     def pairs(self, data: Path | None, seed: int) -> list[Pair]:
         if data is None:
@@ -157,18 +178,46 @@ class DistractorsSuite(Suite):
         bases = [p for p in pairs if p.intervention == NONE and p.original.id in used]
         return bases + picked
 
+    def request(self, example: ClozeExample, subject=None):
+        """The candidate set to score; by letter (the story with a blank) for a model that
+        cannot score, or with ``answer=letter``."""
+        scoring = CandidateScoreRequest(example.context, example.candidates, example.suffix)
+        if self.letters.by_letter(subject, {CandidateScoreRequest.kind}):
+            story = scoring.filled(BLANK)[0]
+            return self.letters.request(story, example.candidates, subject, scoring)
+        return scoring
+
+    def _read(self, answer, example: ClozeExample) -> dict:
+        """The predicted candidate (None: no answer), each candidate's log-probability
+        (letters: its letter's, renormalised; NaN outside the endpoint's top k; None
+        without probabilities) and the target's, and the reply."""
+        target = example.candidates.index(example.target)
+        if isinstance(answer, CandidateScores):
+            scores = list(answer.logprobs)
+            best = example.candidates[int(np.argmax(scores))]
+            return {"prediction": best, "scores": scores, "target": scores[target],
+                    "reply": None, "abstained": False}  # fmt: skip
+        read = self.letters.read(answer, example.candidates)
+        scores = read.logprobs()
+        return {
+            "prediction": None if read.abstained else example.candidates[read.choice],
+            "scores": scores,
+            "target": np.nan if scores is None else scores[target],
+            "reply": read.reply,
+            "abstained": read.abstained,
+        }
+
     def rows(
         self, pairs: Sequence[Pair], subject, answers: dict[str, CandidateScores]
     ) -> list[dict]:
+        mode = answer_mode(answers.values())
         out = []
         for pair in pairs:
             o, x = pair.original, pair.intervened
-            so, sx = answers[o.id], answers[x.id]
+            ro, rx = self._read(answers[o.id], o), self._read(answers[x.id], x)
             cands = list(x.candidates)
-            pred_o = o.candidates[int(np.argmax(so.logprobs))]
-            pred_x = cands[int(np.argmax(sx.logprobs))]
-            t_o = so.logprobs[o.candidates.index(o.target)]
-            t_x = sx.logprobs[cands.index(x.target)]
+            pred_o, pred_x = ro["prediction"], rx["prediction"]
+            t_o, t_x = ro["target"], rx["target"]
             f = x.features
             is_base = pair.intervention == NONE
             n_padding = len(f.get("padding", []))
@@ -192,11 +241,16 @@ class DistractorsSuite(Suite):
                     "prediction": pred_x,
                     "original_target_logprob": t_o,
                     "target_logprob": t_x,
-                    "original_scores": list(so.logprobs),
-                    "scores": list(sx.logprobs),
+                    "original_scores": ro["scores"],
+                    "scores": rx["scores"],
                     "competent": pred_o == o.target,
                     "correct": pred_x == x.target,
                     "log_relative_probability": t_x - t_o,
+                    "answer_mode": mode,
+                    "original_reply": ro["reply"],
+                    "reply": rx["reply"],
+                    "original_abstained": ro["abstained"],
+                    "abstained": rx["abstained"],
                 }
             )
         return out
@@ -214,5 +268,6 @@ class DistractorsSuite(Suite):
             "competent_set": m.competent_set(results, shared=shared),
             "zero_point": m.zero_point(results),
             "tests": m.tests(results, seed, shared=shared),
+            "answer_modes": answer_modes(results),
             "dataset": m.dataset_breakdown(results),
         }

@@ -12,6 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from faithprobe.metrics.headline import NEEDS, PROBABILITIES
+from faithprobe.metrics.verdict import needs_verdict
 from faithprobe.report.tables import (
     DASH,
     Ordering,
@@ -157,6 +159,8 @@ def curve_table(
         fmt_estimate(v, lo, hi, metric)
         for v, lo, hi in zip(shown["value"], shown["ci_low"], shown["ci_high"], strict=True)
     ]
+    if NEEDS in shown:  # a model whose letter answers gave no probabilities
+        shown.loc[shown[NEEDS].notna(), "cell"] = needs_verdict(PROBABILITIES)
     ns = sorted(int(n) for n in shown["n_attractors"].dropna().unique())
     wide = shown.pivot(index=index, columns="n_attractors", values="cell").reset_index()
     wide.columns = [c if c in index else f"n={int(c)}" for c in wide.columns]
@@ -208,6 +212,8 @@ def summary_table(metrics: Mapping[str, Any]) -> pd.DataFrame:
         key = (r.subject, r.setting, r.attractor_type, r.metric, n)
         if r.metric == "accuracy":
             cells[key] = fmt_estimate(r.value, r.ci_low, r.ci_high, "accuracy")
+        elif isinstance(getattr(r, NEEDS, None), str):
+            cells[key] = needs_verdict(PROBABILITIES)
         else:
             cells[key] = fmt_number(r.value, r.metric)
     out = []

@@ -84,6 +84,7 @@ from faithprobe.interventions import Pair
 from faithprobe.interventions.deletion import Augmenter
 from faithprobe.interventions.deletion_variants import deletion_pair, variant_pairs
 from faithprobe.metrics import qa as m
+from faithprobe.metrics.answer_modes import answer_modes
 from faithprobe.qa.questions import is_yes_no, passage_id
 from faithprobe.requests import GenerationRequest
 from faithprobe.sentences import DEFAULT_SPLITTER
@@ -216,13 +217,16 @@ class FaithfulnessSuite(Suite):
         return Behaviour(None, prediction, gold)
 
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
+        """The probe's or the deletions' metrics, and how each model answered."""
+        modes = {"answer_modes": answer_modes(results)}
         if self.options.probe:
             return {
                 "predicate_argument": probes.predicate_argument_metrics(results, seed),
                 "reply_kinds": fm.reply_kinds(results, ["variant", "form"], "story_id", seed),
                 **controls.probe_controls(results, seed),
+                **modes,
             }
-        return fm.deletion_metrics(results, seed)
+        return {**fm.deletion_metrics(results, seed), **modes}
 
 
 AUGMENT_PROMPT = (

@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from faithprobe.examples import ENTAILMENT
+from faithprobe.examples import ENTAILMENT, NON_ENTAILMENT
 from faithprobe.metrics.competence import competence
 from faithprobe.metrics.intervals import N_BOOT, wilson
 from faithprobe.metrics.units import Units
@@ -323,9 +323,10 @@ def _accuracy(rows: pd.DataFrame) -> dict:
     lo, hi = wilson(correct, n)
     gold_ent = rows["gold"] == ENTAILMENT
     pred_ent = rows["prediction"] == ENTAILMENT
+    pred_non = rows["prediction"] == NON_ENTAILMENT  # neither: no answer (a letter reply)
     recall_ent = float((pred_ent & gold_ent).sum() / gold_ent.sum()) if gold_ent.any() else None
     recall_non = (
-        float((~pred_ent & ~gold_ent).sum() / (~gold_ent).sum()) if (~gold_ent).any() else None
+        float((pred_non & ~gold_ent).sum() / (~gold_ent).sum()) if (~gold_ent).any() else None
     )
     return {
         "n": n,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from faithprobe.asking.letters import ANSWER_HELP, ANSWER_MODES
 from faithprobe.errors import UsageError
 from faithprobe.options import option
 
@@ -37,6 +38,7 @@ class NaturalLogicOptions:
         "I1 word-pair swaps: all (any other relation) or leq-geq (method's)",
         choices=I1_SWAPS,
     )
+    answer: str = option("auto", ANSWER_HELP, choices=ANSWER_MODES)
 
     def __post_init__(self) -> None:
         if self.bases < 0:

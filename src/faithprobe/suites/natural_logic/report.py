@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from faithprobe.report import answer_modes as answers
+from faithprobe.report.answer_modes import answer_modes_table
 from faithprobe.report.figures import grouped_bars, new_figure
 from faithprobe.report.tables import BY_SUBJECT, DASH, Table, fmt_count, order_rows, subject_order
 from faithprobe.report.views import (
@@ -308,13 +310,15 @@ def _lead(metrics: Mapping[str, Any]) -> str:
 
 class NaturalLogicReport(ReportView):
     summary_title = "TCE and DCE of context and word-pair interventions"
-    table_makers = (sizes_table, effects_table, ranking_table, differences_table, accuracy_tables)
+    table_makers = (sizes_table, effects_table, ranking_table, differences_table, accuracy_tables,
+                    answer_modes_table)  # fmt: skip
     headline = ("effects",)
     figures = (("effects", "DCE, TCE and TCE−DCE by feature (95% CI)", effects_figure),)
     layout = (
         SectionSpec("sets", "Intervention sets", ("set_sizes",), lead=_lead),
         SectionSpec("effects", "Causal effects", ("effects", "ranking", "subject_differences")),
         SectionSpec("accuracy", "Accuracy", ("nli_xy_accuracy", "challenge_accuracy")),
+        answers.SECTION,
     )
     # a seeded sample of intervention pairs from every set
     example_rows = ExampleRows(

@@ -23,6 +23,17 @@ contradiction grouped; a language model is asked to score the two label words (o
 the softmax over the two words' log-likelihoods. The prediction is entailment iff
 p(entailment) > 1/2.
 
+A model that can do neither (a chat-only endpoint; any model with ``answer=letter``) is
+asked by letter (:mod:`faithprobe.asking.letters`): the premise and the hypothesis, then the
+label words as options (:data:`LETTER_TEMPLATE`; ``A. True``, ``B. False`` by default). Its
+prediction is the label its reply names; a reply naming neither is no answer (counted as
+wrong for accuracy and competence, and as a prediction of its own for the change of
+prediction: a pair answered on one side only changed). With the letters' ``top_logprobs``,
+p(entailment) is the entailment letter's probability renormalised over the two letters (how
+sure the model is of that letter at its answer's first token); from parsed replies alone
+p(entailment) needs probabilities and is left empty. Calibration needs label-word scores
+and is not applied to letter answers.
+
 Zero-shot language models often prefer one label word whatever the input. Option
 ``calibration=content-free`` applies contextual calibration (Zhao et al. 2021, "Calibrate
 before use"): the log-odds of entailment on content-free inputs (premise and hypothesis
@@ -46,13 +57,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from faithprobe.asking.letters import SCORES, LetterAsker, answer_mode
 from faithprobe.datasets.nli import read_nli
 from faithprobe.datasets.nli_xy import NLIXYGrid, challenge_files, read_nli_xy
 from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.examples import ENTAILMENT, NLI_LABELS, NON_ENTAILMENT, NLIExample
 from faithprobe.expectations import ANSWER_UNCHANGED
 from faithprobe.interventions import Pair, get
-from faithprobe.prompts import command_line_template
+from faithprobe.metrics.answer_modes import answer_modes
+from faithprobe.prompts import LetterPrompt, command_line_template
 from faithprobe.requests import CandidateScoreRequest, CandidateScores, TextPairRequest
 from faithprobe.seeding import hash_rank
 from faithprobe.suite import Suite
@@ -62,6 +75,11 @@ from faithprobe.suites.natural_logic.options import I1_SWAPS, split_label_words
 CHALLENGE = "none"  # the identity intervention of challenge-set pairs
 CALIBRATION = "calibration"  # pairs that only carry content-free inputs (no result rows)
 CONTENT_FREE = ("N/A", "[MASK]", "")
+LETTER_TEMPLATE = (
+    "{prompt}\nIs the hypothesis true, given the premise?\n{choices}\n"
+    "Answer with the letter of the correct choice ({letters}) only."
+)
+SCORING = frozenset({CandidateScoreRequest.kind, TextPairRequest.kind})
 
 
 class NLIPrompt:
@@ -90,6 +108,11 @@ def log_odds(answer: CandidateScores) -> float:
     return float(a - b)
 
 
+def premise_and_hypothesis(example: NLIExample) -> str:
+    """The question part of an NLI example's letter prompt."""
+    return f"Premise: {example.premise}\nHypothesis: {example.hypothesis}"
+
+
 def sigmoid(x: float) -> float:
     return float(1.0 / (1.0 + np.exp(-x)))
 
@@ -101,6 +124,7 @@ class NaturalLogicSuite(Suite):
     def __init__(self, options=None) -> None:
         super().__init__(options)
         self.prompt = NLIPrompt(self.options.template, self.options.label_words)
+        self.letters = LetterAsker(LetterPrompt(LETTER_TEMPLATE), self.options.answer)
         # set -> the registered intervention that builds it (option i1 picks I1's)
         self.swaps = {name: spec["intervention"] for name, spec in m.SETS.items()}
         self.swaps["I1"] = I1_SWAPS[self.options.i1]
@@ -183,13 +207,46 @@ class NaturalLogicSuite(Suite):
         return subject is not None and "text-pair-classes" in subject.accepts
 
     def request(self, example: NLIExample, subject=None):
-        if self._classifies(subject):
-            return TextPairRequest(example.premise, example.hypothesis, NLI_LABELS)
-        if subject is not None and "candidate-scores" not in subject.accepts:
-            raise UsageError(f"{subject.name} answers neither NLI nor label-word requests")
-        return CandidateScoreRequest(
+        """A classifier is asked the pair's classes, a language model to score the label
+        words; a model that can do neither (or any with ``answer=letter``) the label words
+        by letter."""
+        pair = TextPairRequest(example.premise, example.hypothesis, NLI_LABELS)
+        words = CandidateScoreRequest(
             self.prompt.render(example.premise, example.hypothesis), self.prompt.words
         )
+        scoring = pair if self._classifies(subject) else words
+        if self.letters.by_letter(subject, SCORING):
+            question = premise_and_hypothesis(example)
+            return self.letters.request(question, self.prompt.words, subject, scoring)
+        if subject is not None and scoring.kind not in subject.accepts:
+            raise UsageError(
+                f"{subject.name} answers neither NLI, label-word nor letter-choice requests"
+            )
+        return scoring
+
+    def _read(self, answer) -> dict:
+        """What one answer says: a scoring answer its log-odds of entailment; a letter
+        answer its label (None: no answer), p(entailment) (NaN without probabilities) and
+        the reply."""
+        if isinstance(answer, CandidateScores):
+            return {"log_odds": log_odds(answer), "reply": None, "abstained": False}
+        read = self.letters.read(answer, self.prompt.words)
+        return {
+            "p": np.nan if read.probabilities is None else read.probabilities[0],
+            "label": None if read.abstained else NLI_LABELS[read.choice],
+            "reply": read.reply,
+            "abstained": read.abstained,
+        }
+
+    @staticmethod
+    def _judged(read: dict, offset: float) -> tuple[float, float, str | None]:
+        """(raw p(entailment), p(entailment) after calibration, the predicted label): a
+        scoring answer is entailment iff its calibrated p exceeds 1/2; a letter answer is
+        the label its reply names, never calibrated."""
+        if "log_odds" not in read:
+            return read["p"], read["p"], read["label"]
+        p = sigmoid(read["log_odds"] - offset)
+        return sigmoid(read["log_odds"]), p, ENTAILMENT if p > 0.5 else NON_ENTAILMENT
 
     def rows(
         self, pairs: Sequence[Pair], subject, answers: dict[str, CandidateScores]
@@ -198,22 +255,27 @@ class NaturalLogicSuite(Suite):
         ``none`` for a challenge example), which the runner also writes as ``intervention``;
         ``feature_swap`` is the registered intervention that built the set's pairs. The
         expectation is judged on the default :meth:`~faithprobe.suite.Suite.behaviour`
-        (``original_prediction``, ``prediction``, ``gold``)."""
-        raw = {k: log_odds(a) for k, a in answers.items()}
+        (``original_prediction``, ``prediction``, ``gold``). A pair whose prediction is no
+        answer on one side and a label on the other changed (``cp`` 1)."""
+        reads = {k: self._read(a) for k, a in answers.items()}
+        mode = answer_mode(answers.values())
         offset = 0.0
-        calibrated = self.options.calibration == "content-free" and not self._classifies(subject)
+        calibrated = (
+            self.options.calibration == "content-free"
+            and not self._classifies(subject)
+            and mode == SCORES
+        )
         if calibrated:
-            offset = float(
-                np.mean([raw[p.original.id] for p in pairs if p.intervention == CALIBRATION])
-            )
+            offset = float(np.mean([reads[p.original.id]["log_odds"] for p in pairs
+                                    if p.intervention == CALIBRATION]))  # fmt: skip
         out = []
         for pair in pairs:
             if pair.intervention == CALIBRATION:
                 continue
             o, x = pair.original, pair.intervened
-            po, px = sigmoid(raw[o.id] - offset), sigmoid(raw[x.id] - offset)
-            pred_o = ENTAILMENT if po > 0.5 else NON_ENTAILMENT
-            pred_x = ENTAILMENT if px > 0.5 else NON_ENTAILMENT
+            ro, rx = reads[o.id], reads[x.id]
+            _, po, pred_o = self._judged(ro, offset)
+            raw_x, px, pred_x = self._judged(rx, offset)
             spec = m.SETS.get(pair.intervention, {})
             out.append(
                 {
@@ -235,13 +297,18 @@ class NaturalLogicSuite(Suite):
                     "gold": x.label,
                     "original_p_entailment": po,
                     "p_entailment": px,
-                    "raw_p_entailment": sigmoid(raw[x.id]),
+                    "raw_p_entailment": raw_x,
                     "calibration_offset": offset if calibrated else None,
                     "original_prediction": pred_o,
                     "prediction": pred_x,
                     "cp": int(pred_o != pred_x),
                     "original_correct": pred_o == o.label,
                     "correct": pred_x == x.label,
+                    "answer_mode": mode,
+                    "original_reply": ro["reply"],
+                    "reply": rx["reply"],
+                    "original_abstained": ro["abstained"],
+                    "abstained": rx["abstained"],
                 }
             )
         return out
@@ -256,4 +323,5 @@ class NaturalLogicSuite(Suite):
             "subject_differences": m.subject_differences(results, seed),
             "base_accuracy": m.base_accuracy(results),
             "challenge_accuracy": m.challenge_accuracy(results),
+            "answer_modes": answer_modes(results),
         }

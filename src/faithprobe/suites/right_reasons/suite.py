@@ -82,6 +82,7 @@ from faithprobe.interventions import comparative as cmp
 from faithprobe.interventions.coreference import NAME as COREF_CF
 from faithprobe.metrics import qa as m
 from faithprobe.metrics.alignment import instance_alignment_rows
+from faithprobe.metrics.answer_modes import answer_modes
 from faithprobe.qa.answers import normalize_answer
 from faithprobe.qa.questions import passage_id
 from faithprobe.requests import PromptSaliencyRequest, SaliencyRequest
@@ -349,6 +350,7 @@ class RightReasonsSuite(Suite):
                 for r, c in sorted(reasons.items())
             ],
             **rr.right_reasons_metrics(results, [c.name for c in self.options.scorers], seed),
+            "answer_modes": answer_modes(results),
         }
 
 
