@@ -143,7 +143,9 @@ Seed = Annotated[int, typer.Option(min=0, help="seed for generation and sampling
 BatchSize = Annotated[
     int,
     typer.Option(
-        min=1, help="rows per forward pass (a causal LM packs short scoring items into a row)"
+        min=1,
+        help="rows per forward pass (a causal LM packs short scoring items into a row); on "
+        "a GPU the least: batches grow to the memory found free (docs/models.md)",
     ),
 ]
 Force = Annotated[
