@@ -21,6 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from faithprobe.catalog import entries
+from faithprobe.catalog import fetch as fetch_module
 from faithprobe.catalog.entries import CATALOGUE, DataSet, Remote
 from faithprobe.catalog.fetch import FORMATS, BadFile, _check, downloads, fetch, sha256
 from faithprobe.cli import app
@@ -43,6 +44,7 @@ class Route:
     delay: float = 0.0  # seconds before answering (or before the rest, with ``pause_at``)
     pause_at: int | None = None  # send this many bytes, wait ``delay``, send the rest
     ranges: bool = True  # False: ignore Range, always send the whole body (200)
+    length: str | None = None  # the Content-Length sent instead of the true one ("": none)
 
 
 class Served:
@@ -92,7 +94,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
         else:
             self.send_response(200)
-        self.send_header("Content-Length", str(len(body) - start))
+        length = str(len(body) - start) if route.length is None else route.length
+        if length:
+            self.send_header("Content-Length", length)
         self.end_headers()
         payload = body[start:] if route.cut is None else body[start:][: route.cut]
         if route.pause_at is not None:
@@ -151,6 +155,8 @@ def _catalogue(url: str) -> tuple[DataSet, ...]:
             ),
         ),
         entry("gone", Remote("gone/file.json", f"{url}/nowhere/file.json")),
+        entry("table", Remote("table/t.tsv", f"{url}/table/t.tsv", format="tsv", columns=("a",))),
+        entry("records", Remote("records/r.json", f"{url}/records/r.json", format="json-records")),
         entry(
             "far",
             Remote(
@@ -326,10 +332,112 @@ def test_a_file_of_the_wrong_format_is_refused_and_deleted(served, tmp_path):
     assert list(tmp_path.rglob("*.part")) == []
 
 
+TABLE = b"a\tb\n" + b"".join(b"row %d\tvalue %d\n" % (i, i) for i in range(200))
+
+
+def _refused_and_nothing_installed(res, tmp_path, *words: str) -> str:
+    line = _error_line(res)
+    for word in words:
+        assert word in line, (word, line)
+    assert [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".part"] == []
+    return line
+
+
+@pytest.mark.parametrize("name", ["records", "plain"])
+def test_json_nested_without_bound_is_refused_not_a_recursion_error(served, tmp_path, name):
+    deep = b"[" * 100_000 + b"]" * 100_000
+    served.routes["/records/r.json"] = Route(deep)
+    served.routes["/plain/items.jsonl"] = Route(b'{"a": ' + deep + b"}\n")
+    line = _refused_and_nothing_installed(
+        _fetch(name, "--to", str(tmp_path)), tmp_path, "nested deeper", "deleted"
+    )
+    assert "RecursionError" not in line
+
+
+def _zip_with(data: bytes, *, flags: int = 0, method: int = 0) -> bytes:
+    """The pack archive whose member a.jsonl has the general-purpose ``flags`` (bit 0:
+    encrypted) and the compression ``method`` written into its local header and its
+    central record (zipfile writes neither by itself)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        z.writestr("pack-v1/a.jsonl", data)
+        z.writestr("pack-v1/labels.lst", LABELS)
+    body = buffer.getvalue()
+    for signature, at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):  # its first of each
+        i = body.index(signature) + at
+        body = body[:i] + flags.to_bytes(2, "little") + method.to_bytes(2, "little") + body[i + 4 :]
+    return body
+
+
+@pytest.mark.parametrize(
+    ("archive", "words"),
+    [
+        (lambda: _zip_with(A_MEMBER, flags=0x1), "is encrypted"),
+        (lambda: _zip_with(A_MEMBER, method=98), "compressed by method 98"),
+    ],
+)
+def test_a_zip_member_that_cannot_be_read_is_one_line(served, tmp_path, archive, words):
+    served.routes["/pack.zip"] = Route(archive())
+    _refused_and_nothing_installed(
+        _fetch("pack", "--to", str(tmp_path)), tmp_path, "pack-v1/a.jsonl", words, "deleted"
+    )
+    assert list(tmp_path.rglob("*.part")) == []
+
+
+@pytest.mark.parametrize("length", ["-5", "", "1e3", "12, 12"])
+def test_a_length_not_given_keeps_a_format_checked_file_as_a_part(served, tmp_path, length):
+    """MED's first 1,000 bytes with a Content-Length of -5 (or none): nothing says the
+    file is whole, so it is kept to resume, never installed."""
+    served.routes["/table/t.tsv"] = Route(TABLE[:1000], length=length)
+    _refused_and_nothing_installed(
+        _fetch("table", "--to", str(tmp_path)), tmp_path, "did not say the file's length"
+    )
+    assert (tmp_path / "table" / "t.tsv.part").read_bytes() == TABLE[:1000]
+    served.routes["/table/t.tsv"] = Route(TABLE)  # the resume's 206 says the length
+    res = _fetch("table", "--to", str(tmp_path))
+    assert res.exit_code == 0, res.stderr
+    assert (tmp_path / "table" / "t.tsv").read_bytes() == TABLE
+
+
+def test_a_length_not_given_is_enough_for_a_file_with_a_checksum(served, tmp_path):
+    served.routes["/tiny/records.jsonl"] = Route(RECORDS, length="")
+    assert _fetch("tiny", "--to", str(tmp_path)).exit_code == 0
+    assert (tmp_path / "tiny" / "records.jsonl").read_bytes() == RECORDS
+    served.routes["/tiny/records.jsonl"] = Route(RECORDS[:-10], length="")
+    _refused_and_nothing_installed(
+        _fetch("tiny", "--to", str(tmp_path / "again")), tmp_path / "again", "checksum mismatch"
+    )
+
+
+def test_an_absurd_length_is_refused_before_the_transfer(served, tmp_path):
+    served.routes["/table/t.tsv"] = Route(TABLE, length=str(10**15))
+    _refused_and_nothing_installed(
+        _fetch("table", "--to", str(tmp_path)), tmp_path, "announces 1,000,000,000,000,000 bytes"
+    )
+    assert list(tmp_path.rglob("*.part")) == []
+
+
+def test_a_stream_without_length_stops_past_the_largest_file(served, tmp_path, monkeypatch):
+    monkeypatch.setattr(fetch_module, "MAX_BYTES", 1000)
+    served.routes["/table/t.tsv"] = Route(TABLE, length="")
+    _refused_and_nothing_installed(
+        _fetch("table", "--to", str(tmp_path)), tmp_path, "the server sent more than 1,000"
+    )
+    assert list(tmp_path.rglob("*.part")) == []
+
+
+@pytest.mark.parametrize("cut", [7, 500, len(TABLE) - 3])
+def test_the_tsv_check_reads_every_line(tmp_path, cut):
+    path = tmp_path / "t.tsv"
+    path.write_bytes(TABLE[:cut])
+    with pytest.raises(BadFile, match="fields, the header 2|no line break"):
+        _check(path, Remote("t.tsv", "https://example.org/t.tsv", format="tsv", columns=("a",)))
+
+
 def test_an_unknown_name_fetches_nothing(served, tmp_path):
     served.routes["/tiny/records.jsonl"] = Route(RECORDS)
     line = _error_line(_fetch("tiny", "tinny", "--to", str(tmp_path)))
-    assert "no data set called 'tinny': choose from tiny, plain, pack, gone, far" in line
+    assert "no data set called 'tinny': choose from tiny, plain, pack, gone, table" in line
     assert served.seen == [] and list(tmp_path.iterdir()) == []
 
 

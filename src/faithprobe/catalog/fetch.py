@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import lzma
 import os
 import re
-import shutil
 import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -41,6 +42,15 @@ from faithprobe.catalog.entries import DataSet, Remote
 from faithprobe.errors import FaithprobeError, excerpt
 
 CHUNK = 1 << 16
+# More than any file or archive of the catalogue (the largest is SNLI's zip, about 100 MB):
+# a server announcing or sending more is refused rather than allowed to fill the disk.
+MAX_BYTES = 2 << 30
+ZIP_METHODS = {  # what zipfile reads (bzip2 and lzma where Python was built with them)
+    zipfile.ZIP_STORED: "stored",
+    zipfile.ZIP_DEFLATED: "deflate",
+    zipfile.ZIP_BZIP2: "bzip2",
+    zipfile.ZIP_LZMA: "lzma",
+}
 
 # ``start(description, total bytes or None)`` returning ``advance(bytes)``
 ByteProgress = Callable[[str, int | None], Callable[[int], None]]
@@ -187,6 +197,11 @@ def _transfer(
                 return _transfer(session, job, timeout, progress)
         else:
             have, total = 0, _length(response)
+        if total is not None and total > MAX_BYTES:
+            raise job.error(
+                f"the server announces {total:,} bytes, more than any data set's file "
+                f"({MAX_BYTES:,} at most)"
+            )
         advance = progress(job.download.name, total) if progress else (lambda k: None)
         advance(have)
         got = have
@@ -197,12 +212,21 @@ def _transfer(
                     f.write(chunk)
                     got += len(chunk)
                     advance(len(chunk))
+                    if got > MAX_BYTES:  # a body without a length that does not end
+                        break
         except urllib3.exceptions.ReadTimeoutError:
             raise _cut_short(job, got, total, f"no data within --timeout {timeout:g} s") from None
         except (urllib3.exceptions.HTTPError, ConnectionError):
             raise _cut_short(job, got, total, "the connection broke") from None
+    if got > MAX_BYTES:
+        job.part.unlink()  # a resume would not mend it
+        raise job.error(f"the server sent more than {MAX_BYTES:,} bytes; the download was deleted")
     if total is not None and got < total:
         raise _cut_short(job, got, total, "the connection closed early")
+    if total is None and not all(remote.sha256 for remote in job.todo):
+        # nothing says the file is whole (a format check cannot tell a file cut at a line
+        # break): kept as a part, whose resume's answer (206) says the length
+        raise _cut_short(job, got, total, "the server did not say the file's length")
 
 
 def _install(job: _Job) -> list[Fetched]:
@@ -234,21 +258,72 @@ def _extract(job: _Job) -> list[Fetched]:
     out = []
     with archive:
         for remote in job.todo:
-            try:
-                member = archive.getinfo(remote.member)
-            except KeyError:
-                raise BadFile(f"the archive holds no {remote.member}") from None
+            member = _member(archive, remote.member)
             target = job.root / remote.path
             target.parent.mkdir(parents=True, exist_ok=True)
             with replacing(target) as tmp:
-                try:
-                    with archive.open(member) as src, tmp.open("wb") as dst:
-                        shutil.copyfileobj(src, dst, CHUNK)
-                except zipfile.BadZipFile as err:
-                    raise BadFile(f"{remote.member} in the archive is damaged ({err})") from None
+                _unpack(archive, member, tmp)
                 _check(tmp, remote, remote.member)
             out.append(Fetched(target, "fetched", _check_name(remote)))
     return out
+
+
+def _member(archive: zipfile.ZipFile, name: str) -> zipfile.ZipInfo:
+    """The member ``name``, refused where zipfile could not read it: absent, encrypted,
+    compressed by a method it lacks, or declaring more bytes than any data set's file."""
+    try:
+        member = archive.getinfo(name)
+    except KeyError:
+        raise BadFile(f"the archive holds no {name}") from None
+    if member.flag_bits & 0x1:
+        raise BadFile(f"{name} in the archive is encrypted")
+    if member.compress_type not in ZIP_METHODS:
+        raise BadFile(
+            f"{name} in the archive is compressed by method {member.compress_type}, which "
+            f"cannot be read here ({', '.join(ZIP_METHODS.values())} can)"
+        )
+    if member.file_size > MAX_BYTES:
+        raise BadFile(f"{name} in the archive declares {member.file_size:,} bytes")
+    return member
+
+
+# what reading a damaged, hostile or unreadable member raises (zlib, bz2 and lzma each have
+# their own; zipfile itself raises RuntimeError for a password, NotImplementedError for a
+# method whose module is missing)
+UNREADABLE = (
+    zipfile.BadZipFile,
+    EOFError,
+    OSError,
+    ValueError,
+    zlib.error,
+    lzma.LZMAError,
+    RuntimeError,
+    NotImplementedError,
+)
+
+
+def _unpack(archive: zipfile.ZipFile, member: zipfile.ZipInfo, to: Path) -> None:
+    """The member's bytes into the file ``to``, stopping past :data:`MAX_BYTES` (a header
+    that lies about the size, a zip bomb); what cannot be read is :class:`BadFile`, what
+    cannot be written stays an OSError (the data folder's)."""
+    name, copied = member.filename, 0
+    with to.open("wb") as dst:
+        try:
+            src = archive.open(member)
+        except UNREADABLE as err:
+            raise BadFile(f"{name} in the archive cannot be read ({err})") from None
+        with src:
+            while True:
+                try:
+                    block = src.read(CHUNK)
+                except UNREADABLE as err:
+                    raise BadFile(f"{name} in the archive is damaged ({err})") from None
+                if not block:
+                    return
+                copied += len(block)
+                if copied > MAX_BYTES:
+                    raise BadFile(f"{name} in the archive unpacks to more than {MAX_BYTES:,} bytes")
+                dst.write(block)
 
 
 def _check(path: Path, remote: Remote, what: str | None = None) -> None:
@@ -290,9 +365,19 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _parse_json(text: str):
+    """``text`` as JSON (JSONDecodeError where it is not), or :class:`BadFile` where it
+    nests deeper than the reader goes: json stops at Python's recursion limit (about 1,000
+    levels) with RecursionError, and no data set nests more than a dozen."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise BadFile("JSON nested deeper than any data set's") from None
+
+
 def _load_json(path: Path):
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return _parse_json(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise BadFile(f"not JSON ({err.msg} at line {err.lineno})") from None
 
@@ -316,7 +401,7 @@ def _jsonl(path: Path, remote: Remote) -> None:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = _parse_json(line)
             except json.JSONDecodeError:
                 raise BadFile(f"line {number} is not JSON: {excerpt(line.strip())}") from None
             if not isinstance(record, dict):
@@ -327,12 +412,23 @@ def _jsonl(path: Path, remote: Remote) -> None:
 
 
 def _tsv(path: Path, remote: Remote) -> None:
+    """A header naming ``remote.columns``, then every line with as many fields, the last
+    ending in a line break (a file cut inside a line is refused)."""
     with path.open(encoding="utf-8", newline="") as f:
-        first = f.readline().rstrip("\r\n")
-    header = first.split("\t")
-    if len(header) < 2 or any(c not in header for c in remote.columns):
-        names = f" naming {', '.join(remote.columns)}" if remote.columns else ""
-        raise BadFile(f"the first line is not a TSV header{names}: {excerpt(first)}")
+        line = f.readline()
+        first = line.rstrip("\r\n")
+        header = first.split("\t")
+        if len(header) < 2 or any(c not in header for c in remote.columns):
+            names = f" naming {', '.join(remote.columns)}" if remote.columns else ""
+            raise BadFile(f"the first line is not a TSV header{names}: {excerpt(first)}")
+        for number, line in enumerate(f, 2):
+            fields = line.rstrip("\r\n").count("\t") + 1
+            if line.strip() and fields != len(header):
+                raise BadFile(
+                    f"line {number} has {fields} fields, the header {len(header)} (cut short?)"
+                )
+        if not line.endswith("\n"):
+            raise BadFile("the last line has no line break (cut short?)")
 
 
 def _labels(path: Path, remote: Remote) -> None:
@@ -352,10 +448,11 @@ FORMATS: dict[str, Callable[[Path, Remote], None]] = {
 
 
 def _length(response: requests.Response) -> int | None:
-    """The body's length on disk, where the server says it (and does not encode it)."""
+    """The body's length on disk, where the server says it (and does not encode it): None
+    where it is missing, negative or no number (-5, 1e3, two values)."""
     encoded = response.headers.get("Content-Encoding", "identity") != "identity"
-    length = response.headers.get("Content-Length")
-    return int(length) if length and length.isdigit() and not encoded else None
+    length = response.headers.get("Content-Length", "").strip()
+    return int(length) if length.isascii() and length.isdigit() and not encoded else None
 
 
 def _content_range(response: requests.Response) -> tuple[int | None, int | None]:
