@@ -258,7 +258,7 @@ CASES = [
     Case("train-qa-augment-no-model", _qa("--strategy", "ibt-aug", "--augment", "./no-writer"), ("./no-writer",)),
     Case("train-qa-splitter-unknown", _qa("--splitter", "nltk"), ("splitter", "'nltk'")),
     Case("train-qa-max-length-huge", _qa("--max-length", "100000"), ("max_length", "16..4096")),
-    Case("train-qa-lr-negative", _qa("--lr", "-0.1"), ("learning_rate",)),
+    Case("train-qa-lr-negative", _qa("--lr", "-0.1"), ("--lr", "from 1e-12 to 10")),
     Case("train-qa-warmup-one", _qa("--warmup", "1"), ("warmup_ratio",)),
     Case("train-qa-epochs-zero", _qa("--epochs", "0"), ("--epochs",)),
     Case("train-qa-seed-negative", _qa("--seed", "-1"), ("--seed",)),

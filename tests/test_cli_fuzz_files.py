@@ -244,7 +244,7 @@ REPORT_CASES = [
     _report("run-json-no-versions", lambda f: _edit_json(f / "run.json", _pop("versions")), "not a faithprobe run folder"),
     _report("run-json-missing", lambda f: (f / "run.json").unlink(), "not a faithprobe run folder"),
     Case("report-folder-missing", lambda b: ["report", str(b.tmp / "nowhere")], ("nowhere", "not a faithprobe run folder")),
-    Case("report-folder-is-a-file", lambda b: ["report", str(_write(b.tmp / "notes.txt", "hi"))], ("notes.txt", "not a faithprobe run folder")),
+    Case("report-folder-is-a-file", lambda b: ["report", str(_write(b.tmp / "notes.txt", "hi"))], ("notes.txt", "is a file, not a folder")),
     Case("report-an-audit-folder-merged", lambda b: ["report", str(b.audit("audit")), str(b.run()), "--out", str(b.tmp / "merged")], ("audit folder", "alone")),
     # audit folders: report rebuilds the card from metrics.json and run.json
     _audit_card("metrics-not-json", lambda f: (f / "metrics.json").write_text("{"), "not an audit folder"),

@@ -67,5 +67,5 @@ def test_fetch_inputs_refused_in_one_line(tmp_path):
     refused(
         ["data", "fetch", "squad", "--to", not_a_folder],
         watch=[tmp_path],
-        expect=["cannot write", str(not_a_folder)],
+        expect=["--to", str(not_a_folder), "is a file, not a folder"],
     )

@@ -184,6 +184,18 @@ def test_cli_writes_tables_and_predictions(tmp_path):
         assert (out / name).is_file()
     assert len(pd.read_parquet(out / "predictions.parquet")) == 15 * 3
     assert "encoder+entity" in res.output and "oracle+sentence" in res.output
+    # its own folder is replaced whole (run.json says faithprobe wrote it); a user's is not
+    args = ["baseline", "heuristics", "--data", str(data), "--limit", "2"]
+    assert runner.invoke(app, [*args, "--out", str(out)]).exit_code == 0
+    assert len(pd.read_parquet(out / "predictions.parquet")) == 15 * 2
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "scores.md").write_text("my scores\n")
+    res = runner.invoke(app, [*args, "--out", str(mine)])
+    assert res.exit_code == 2 and "not a faithprobe run folder" in res.stderr, res.output
+    assert (mine / "scores.md").read_text() == "my scores\n"
+    assert runner.invoke(app, [*args, "--out", str(mine), "--force"]).exit_code == 0
+    assert (mine / "scores.md").read_text() != "my scores\n"
 
 
 @pytest.mark.parametrize(

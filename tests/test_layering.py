@@ -25,9 +25,11 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "faithprobe",
         "faithprobe.errors",
         "faithprobe.registry",
+        "faithprobe.numbers",  # the one check of a number a user gives
         "faithprobe.options",
         "faithprobe.seeding",
         "faithprobe.atomic",
+        "faithprobe.paths",  # the one check of a path a user gives
         "faithprobe.urls",
         "faithprobe.markdown",
         "faithprobe.console",

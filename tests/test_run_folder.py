@@ -131,7 +131,8 @@ def test_out_or_cache_dir_naming_a_file_fails_before_any_work(tmp_path, model_di
     a_file.write_text("x")
     for flag in ("--out", "--cache-dir"):
         res = _run("distractors", "--model", model_dir, flag, a_file)
-        assert res.exit_code == 2 and f"{flag} {a_file}: is a file" in res.stderr, res.output
+        said = f"{flag}': '{a_file}': is a file, not a folder"
+        assert res.exit_code == 2 and said in res.stderr, res.output
     assert a_file.read_text() == "x"
 
 

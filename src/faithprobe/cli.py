@@ -26,7 +26,10 @@ from faithprobe.console import (
     set_arguments,
     user_errors,
 )
-from faithprobe.errors import UsageError
+from faithprobe.errors import UsageError, excerpt
+from faithprobe.numbers import DAY, HOUR, number_option
+from faithprobe.paths import Kind, argument
+from faithprobe.urls import redact_command
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # ours are the progress bars that count items; set before transformers is imported, this
@@ -150,14 +153,20 @@ BatchSize = Annotated[
 ]
 Force = Annotated[
     bool,
-    typer.Option("--force", help="replace an --out folder that is not a faithprobe run folder"),
+    typer.Option(
+        "--force",
+        help="replace an --out folder (audit --markdown: a file) that faithprobe did not write",
+    ),
 ]
 NoCache = Annotated[
     bool, typer.Option("--no-cache", help="do not read or write the persistent answer cache")
 ]
 CacheDir = Annotated[
     Path | None,
-    typer.Option(help="cache folder (default: $FAITHPROBE_CACHE_DIR or the user cache)"),
+    typer.Option(
+        parser=argument(Kind.WRITE_FOLDER),
+        help="cache folder (default: $FAITHPROBE_CACHE_DIR or the user cache)",
+    ),
 ]
 
 
@@ -194,17 +203,27 @@ def _model_specs(models: list[str], items: list[str], **aliases: object) -> list
     """Every ``--model`` parsed once (:func:`~faithprobe.subjects.parse_model`: checked
     before any data is read or model loaded), with the ``--model-option`` settings of its
     backend; ``aliases``: the same settings under their older flags (``--base-url``...),
-    None where not given. A setting no model's backend has is refused."""
+    None where not given. A setting no model's backend has is refused, and so is a setting
+    given under both names with two values."""
     from faithprobe.subjects import parse_model
     from faithprobe.subjects.endpoint.settings import check_base_url
 
     given = {key: value for key, value in aliases.items() if value is not None}
-    options = {**given, **_parse_options(items, "--model-option")}
+    settings = _parse_options(items, "--model-option")
+    for key in given.keys() & settings.keys():
+        if str(given[key]) != settings[key]:
+            flag, one, other = "--" + key.replace("_", "-"), settings[key], str(given[key])
+            raise UsageError(  # shown as run.json keeps commands: URLs' credentials redacted
+                f"--model-option {key}={excerpt(redact_command([one]))} and {flag} "
+                f"{excerpt(redact_command([other]))} disagree: give the setting once"
+            )
+    options = {**given, **settings}
     specs = [parse_model(text, options) for text in models]
     taken = {f.name for spec in specs for f in dataclasses.fields(spec.settings)}
+    if unused := [key for key in given if key not in taken]:  # the older flags: openai's
+        flag = "--" + unused[0].replace("_", "-")
+        raise UsageError(f"{flag} is for openai:MODEL models; none was given")
     if "base_url" in given:
-        if not any(spec.backend == "openai" for spec in specs):
-            raise UsageError("--base-url is for openai:MODEL models; none was given")
         check_base_url(given["base_url"])  # "" too, which as a setting means none
     if unknown := [key for key in options if key not in taken and key not in given]:
         raise UsageError(
@@ -225,13 +244,19 @@ ModelOptions = Annotated[
 ]
 
 
-def _endpoint_option(setting: str, **kwargs):
-    """An older flag for the ``openai`` backend's ``setting`` (kept: scripts use it)."""
-    return typer.Option(
-        help=f"the same as --model-option {setting}=VALUE (openai: models)",
-        rich_help_panel="OpenAI-compatible endpoints (older flags)",
-        **kwargs,
-    )
+def _endpoint_option(setting: str, number: type | None = None):
+    """An older flag for the ``openai`` backend's ``setting`` (kept: scripts use it); a
+    ``number`` (int or float) takes the range the setting declares."""
+    from faithprobe.options import bounds
+    from faithprobe.subjects.endpoint.settings import EndpointConfig
+
+    shown = {
+        "help": f"the same as --model-option {setting}=VALUE (openai: models)",
+        "rich_help_panel": "OpenAI-compatible endpoints (older flags)",
+    }
+    if number is None:
+        return typer.Option(**shown)
+    return number_option(*bounds(EndpointConfig, setting), kind=number, **shown)
 
 
 def _ray_option(text: str, **kwargs):
@@ -255,9 +280,10 @@ def run(
     data: Annotated[
         Path | None,
         typer.Option(
+            parser=argument(Kind.READ_ANY),
             help="data file or folder (natural-logic: an NLI-XY folder), or the name of a data "
             "set fetched with `faithprobe data fetch` (squad, socialiqa, nli-xy, ...); default: "
-            "the suite's generated dataset"
+            "the suite's generated dataset",
         ),
     ] = None,
     limit: Annotated[
@@ -270,7 +296,12 @@ def run(
     ] = None,
     seed: Seed = 0,
     batch_size: BatchSize = 16,
-    out: Annotated[Path | None, typer.Option(help="run folder (default runs/SUITE-TIME)")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            parser=argument(Kind.WRITE_FOLDER), help="run folder (default runs/SUITE-TIME)"
+        ),
+    ] = None,
     force: Force = False,
     no_cache: NoCache = False,
     cache_dir: CacheDir = None,
@@ -287,9 +318,9 @@ def run(
     base_url: Annotated[str | None, _endpoint_option("base_url")] = None,
     api: Annotated[str | None, _endpoint_option("api")] = None,
     api_key_env: Annotated[str | None, _endpoint_option("api_key_env")] = None,
-    concurrency: Annotated[int | None, _endpoint_option("concurrency", min=1)] = None,
-    timeout: Annotated[float | None, _endpoint_option("timeout", min=0.001)] = None,
-    max_retries: Annotated[int | None, _endpoint_option("max_retries", min=0)] = None,
+    concurrency: Annotated[int | None, _endpoint_option("concurrency", int)] = None,
+    timeout: Annotated[float | None, _endpoint_option("timeout", float)] = None,
+    max_retries: Annotated[int | None, _endpoint_option("max_retries", int)] = None,
     executor: Annotated[
         str,
         typer.Option(
@@ -304,8 +335,12 @@ def run(
     workers: Annotated[int, _ray_option("actors, one model replica each", min=1)] = 2,
     gpus_per_worker: Annotated[
         float | None,
-        _ray_option(
-            "GPUs reserved per actor (default: 1 if this machine sees CUDA, else 0)", min=0
+        number_option(
+            0,
+            1024,
+            help="--executor ray: GPUs reserved per actor (default: 1 if this machine sees "
+            "CUDA, else 0)",
+            rich_help_panel="Ray executor",
         ),
     ] = None,
 ) -> None:
@@ -392,20 +427,27 @@ def audit(
             "card: 'holm' (family-wise error) or 'bh' (Benjamini-Hochberg, false discovery rate)"
         ),
     ] = "holm",
-    out: Annotated[Path | None, typer.Option(help="audit folder (default runs/audit-TIME)")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            parser=argument(Kind.WRITE_FOLDER), help="audit folder (default runs/audit-TIME)"
+        ),
+    ] = None,
     data_dir: Annotated[
         Path | None,
         typer.Option(
+            parser=argument(Kind.READ_FOLDER),
             help="a data folder holding squad/dev-v1.1.json, nli-xy/ and socialiqa/, searched "
             "before $FAITHPROBE_DATA and the folder `faithprobe data fetch` fills; at --budget "
             "small the samples shipped with faithprobe stand in for missing files, at larger "
-            "budgets a step whose data is missing is skipped with the reason"
+            "budgets a step whose data is missing is skipped with the reason",
         ),
     ] = None,
     compare: Annotated[
         tuple[Path, Path] | None,
         typer.Option(
-            help="OLD NEW: show what changed between two audit folders (no models are run)"
+            parser=argument(Kind.READ_FOLDER),
+            help="OLD NEW: show what changed between two audit folders (no models are run)",
         ),
     ] = None,
     fail_on: Annotated[
@@ -414,7 +456,11 @@ def audit(
     ] = None,
     markdown: Annotated[
         Path | None,
-        typer.Option(help="with --compare: also write the comparison as Markdown to this file"),
+        typer.Option(
+            parser=argument(Kind.WRITE_FILE),
+            help="with --compare: also write the comparison as Markdown to this file (replacing "
+            "only a comparison faithprobe wrote, unless --force)",
+        ),
     ] = None,
     edge: Annotated[
         list[str] | None,
@@ -449,7 +495,7 @@ def audit(
                 raise UsageError(
                     "--compare reads two finished audits; it takes no --model or --edge"
                 )
-            _compare(compare, adjust, fail_on, markdown)
+            _compare(compare, adjust, fail_on, markdown, force=force)
             return
         if fail_on is not None or markdown is not None:
             raise UsageError("--fail-on and --markdown go with --compare OLD NEW")
@@ -492,7 +538,12 @@ def audit(
 
 
 def _compare(
-    folders: tuple[Path, Path], adjustment: str, fail_on: str | None, markdown: Path | None
+    folders: tuple[Path, Path],
+    adjustment: str,
+    fail_on: str | None,
+    markdown: Path | None,
+    *,
+    force: bool,
 ) -> None:
     """``audit --compare``: the table, the Markdown file, and exit 1 on ``--fail-on``."""
     from faithprobe.atomic import write_text
@@ -502,11 +553,13 @@ def _compare(
         compare_markdown,
         compare_rows,
         failed,
+        written_by_compare,
     )
+    from faithprobe.runfolder import check_file_target
 
     check_fail_on(fail_on)
-    if markdown is not None and (markdown.is_dir() or not markdown.parent.is_dir()):
-        raise UsageError(f"--markdown {markdown}: not a file in an existing folder")
+    if markdown is not None:
+        check_file_target(markdown, ours=written_by_compare, force=force, option="--markdown")
     comparison = compare_audits(*folders, adjustment=adjustment)
     print_rows(*compare_rows(comparison), f"{folders[0]} → {folders[1]}")
     log(comparison.pairing())
@@ -524,10 +577,17 @@ def _compare(
 @app.command()
 def report(
     run_dirs: Annotated[
-        list[Path], typer.Argument(help="one or more run folders, or one audit folder")
+        list[Path],
+        typer.Argument(
+            parser=argument(Kind.READ_FOLDER), help="one or more run folders, or one audit folder"
+        ),
     ],
     out: Annotated[
-        Path | None, typer.Option(help="folder for a merged report (default: the first run folder)")
+        Path | None,
+        typer.Option(
+            parser=argument(Kind.WRITE_FOLDER),
+            help="folder for a merged report (default: the first run folder)",
+        ),
     ] = None,
     force: Force = False,
 ) -> None:
@@ -579,18 +639,19 @@ def serve(
     ] = False,
     fault_rate: Annotated[
         float,
-        typer.Option(
-            min=0.0, max=1.0, help="fraction of requests that get an injected fault (seeded)"
-        ),
+        number_option(0, 1, help="fraction of requests that get an injected fault (seeded)"),
     ] = 0.0,
     fail_first: Annotated[
-        int, typer.Option(min=0, help="the first N requests get faults, cycling through the kinds")
+        int,
+        number_option(
+            0, 1_000_000, int, help="the first N requests get faults, cycling through the kinds"
+        ),
     ] = 0,
     fault_kinds: Annotated[
         str, typer.Option(help="comma-separated faults to inject: 429, 500, drop, slow")
     ] = "429,500,drop,slow",
     slow_seconds: Annotated[
-        float, typer.Option(min=0.0, help="how long a 'slow' fault waits before answering")
+        float, number_option(0, DAY, help="how long a 'slow' fault waits before answering")
     ] = 5.0,
     fault_seed: Annotated[int, typer.Option(help="seed of the fault draws")] = 0,
     max_tokens: Annotated[
@@ -598,8 +659,9 @@ def serve(
     ] = 512,
     time_budget: Annotated[
         float,
-        typer.Option(
-            min=0.1,
+        number_option(
+            0.1,
+            DAY,
             help="seconds a request may take from its first byte, reading, scoring and "
             "generating included: generation stops then, and a prompt still being read or "
             "scored, or still waiting for the model, gets 503",
@@ -610,32 +672,37 @@ def serve(
     ] = 1 << 20,
     read_timeout: Annotated[
         float,
-        typer.Option(
-            min=0.1,
+        number_option(
+            0.1,
+            HOUR,
             help="seconds each wait for a client's bytes may last (an idle connection is "
             "closed then)",
         ),
     ] = 10.0,
     read_deadline: Annotated[
         float,
-        typer.Option(
-            min=0.1,
+        number_option(
+            0.1,
+            DAY,
             help="seconds a request's line, headers and body may take to arrive in all, from "
             "its first byte (a client trickling bytes is cut off: 408)",
         ),
     ] = 30.0,
     max_connections: Annotated[
         int,
-        typer.Option(
-            min=1,
-            help="connections served at once, a thread each; one more is answered 503 and "
-            "closed at once",
+        number_option(
+            1,
+            4096,
+            int,
+            help="connections served at once, a thread each, taken with a connection's first "
+            "request that has the key; one more is answered 503 and closed. Connections "
+            "without one yet wait apart (4 per slot, at least 64; the longest waiting is "
+            "closed for a new one), so idle or slow clients cannot hold the slots",
         ),
     ] = 32,
 ) -> None:
     """Serve a local causal LM through an OpenAI-compatible API (/v1/completions with echo
     and logprobs, /v1/chat/completions, /v1/models), for trying the openai: backend."""
-    from faithprobe.errors import excerpt
     from faithprobe.serving import Faults, Limits, OpenAIServer
     from faithprobe.serving.connections import check_address
     from faithprobe.subjects import BACKENDS, load_subject, parse_model
@@ -660,7 +727,12 @@ def serve(
             connections=max_connections,
         )
         key = None
-        if api_key_env:
+        if api_key_env is not None:
+            if not api_key_env.strip():  # not "no key": serving open by mistake is the risk
+                raise UsageError(
+                    "--api-key-env '': name the environment variable holding the key (leave "
+                    "the option out to serve without a key)"
+                )
             key = os.environ.get(api_key_env)
             if not key:
                 raise UsageError(f"--api-key-env {excerpt(api_key_env)}: that variable is not set")
@@ -698,7 +770,11 @@ def serve(
 def generate(
     name: Annotated[str, typer.Argument(help="generator (see `faithprobe list`)")],
     out: Annotated[
-        Path, typer.Option(help="file to write (JSON lines; SQuAD JSON for comparisons)")
+        Path,
+        typer.Option(
+            parser=argument(Kind.WRITE_FILE),
+            help="file to write (JSON lines; SQuAD JSON for comparisons)",
+        ),
     ],
     seed: Annotated[int, typer.Option(help="seed for names, values and sampled attractors")] = 0,
     option: Annotated[

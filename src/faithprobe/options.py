@@ -19,15 +19,25 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from faithprobe.errors import UsageError, excerpt
+from faithprobe.numbers import Bound, out_of_range, spelled
 
 T = TypeVar("T")
 TRUE, FALSE = ("true", "1", "yes"), ("false", "0", "no")
 
 
-def option(default: Any, help: str, choices: Iterable[object] | None = None) -> Any:
-    """A dataclass field holding an option: its ``default``, its one-line ``help`` and, for
-    an option naming values from a fixed list, its ``choices`` (see :func:`check_choice`)."""
+def option(
+    default: Any,
+    help: str,
+    choices: Iterable[object] | None = None,
+    range: tuple[Bound, Bound] | None = None,
+) -> Any:
+    """A dataclass field holding an option: its ``default``, its one-line ``help``, for
+    an option naming values from a fixed list its ``choices`` (see :func:`check_choice`)
+    and for a number its ``range`` (least, most; None: no bound), checked by :func:`parse`
+    with NaN and the infinities (refused in every number option, ranged or not)."""
     metadata: dict[str, Any] = {"help": help}
+    if range is not None:
+        metadata["range"] = range
     if choices is not None:
         metadata["choices"] = choices = tuple(choices)
         if any(v not in choices for v in _chosen(default)):
@@ -120,7 +130,22 @@ def parse(cls: type[T], given: Mapping[str, object] | None, owner: str) -> T:
             ) from None
         if (choices := fields[key].metadata.get("choices")) is not None:
             check_choice(owner, key, values[key], choices)
-    return cls(**values)
+    options = cls(**values)
+    check_numbers(options)
+    return options
+
+
+def check_numbers(options: object) -> None:
+    """Refuse a number option (or a number in a tuple option) of the options dataclass
+    instance ``options`` that is NaN, infinite or outside its declared range (called by
+    :func:`parse`, and by a dataclass's ``__post_init__`` for library callers)."""
+    for f in dataclasses.fields(options):
+        value = getattr(options, f.name)
+        bounds = f.metadata.get("range", (None, None))
+        for number in value if isinstance(value, tuple) else (value,):
+            is_number = isinstance(number, int | float) and not isinstance(number, bool)
+            if is_number and (problem := out_of_range(number, *bounds)):
+                raise UsageError(f"option {f.name}={excerpt(number)}: {problem}")
 
 
 def describe(cls: type) -> Iterator[tuple[str, object, str]]:
@@ -132,7 +157,15 @@ def describe(cls: type) -> Iterator[tuple[str, object, str]]:
         if (choices := f.metadata.get("choices")) is not None:
             many = "one or more" if typing.get_origin(kinds[f.name]) is tuple else "one"
             text += f"; {many} of {_listed(choices)}"
+        if (bounds := f.metadata.get("range")) is not None:
+            text += f"; {spelled(*bounds)}"
         yield f.name, f.default, text
+
+
+def bounds(cls: type, name: str) -> tuple[Bound, Bound]:
+    """The range declared for the option ``name`` of ``cls`` ((None, None) if none)."""
+    field = next(f for f in dataclasses.fields(cls) if f.name == name)
+    return field.metadata.get("range", (None, None))
 
 
 def record(options: object) -> dict[str, Any]:

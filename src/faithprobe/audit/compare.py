@@ -43,6 +43,7 @@ FAIL_ON = ("regressed",)
 SIDES = ("at_most", "at_least")
 TOP = "top level"  # where metrics.json's own fields are, in error messages
 ORDER = ("regressed", "improved", UNSUPPORTED_CHANGE, "only in old", "only in new", "unchanged")
+MARKDOWN_HEADING = "### faithprobe: "  # the first line of every --markdown comparison
 
 
 @dataclass(frozen=True)
@@ -297,7 +298,7 @@ def compare_markdown(comparison: Comparison) -> str:
     counts = {s: sum(c.status == s for c in comparison.changes) for s in ORDER}
     said = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     lines = [
-        f"### faithprobe: {text(comparison.old)} → {text(comparison.new)}",
+        f"{MARKDOWN_HEADING}{text(comparison.old)} → {text(comparison.new)}",
         "",
         f"**{said}.** {text(comparison.pairing())}; {text(adjustment_text(comparison.adjustment))}.",
         "",
@@ -305,6 +306,16 @@ def compare_markdown(comparison: Comparison) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def written_by_compare(path: Path) -> bool:
+    """Whether the file at ``path`` is a comparison :func:`compare_markdown` wrote (its
+    first line is the summary heading), which ``--markdown`` may replace."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.readline().startswith(MARKDOWN_HEADING)
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def check_fail_on(value: str | None) -> None:

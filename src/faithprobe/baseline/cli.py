@@ -1,8 +1,9 @@
 """``faithprobe baseline heuristics``: the heuristic QA baselines on a SQuAD-format file.
 
 Writes ``predictions.parquet`` (one row per heuristic x question, with its EM and F1),
-``scores.csv`` (every estimate, numeric) and ``scores.md`` (the summary table, also
-printed) into ``--out``.
+``scores.csv`` (every estimate, numeric), ``scores.md`` (the summary table, also
+printed) and ``run.json`` (what wrote them) into ``--out``, replaced whole; an existing
+``--out`` that faithprobe did not write is refused unless ``--force``, as ``run`` does.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Annotated
 
 import typer
 
-from faithprobe.console import log, print_table, user_errors
+from faithprobe.console import command_line, log, print_table, user_errors
+from faithprobe.paths import Kind, argument
 from faithprobe.sentences import DEFAULT_SPLITTER, SPLITTERS
 
 baseline_app = typer.Typer(
@@ -25,8 +27,18 @@ baseline_app = typer.Typer(
 
 @baseline_app.command("heuristics")
 def heuristics(
-    data: Annotated[Path, typer.Option(help="SQuAD-format JSON file (SQuAD, Quoref)")],
-    out: Annotated[Path, typer.Option(help="folder for predictions.parquet and scores.*")],
+    data: Annotated[
+        Path,
+        typer.Option(
+            parser=argument(Kind.READ_FILE), help="SQuAD-format JSON file (SQuAD, Quoref)"
+        ),
+    ],
+    out: Annotated[
+        Path,
+        typer.Option(
+            parser=argument(Kind.WRITE_FOLDER), help="folder for predictions.parquet and scores.*"
+        ),
+    ],
     limit: Annotated[
         int | None, typer.Option(min=1, help="questions to answer (seeded sample; default all)")
     ] = None,
@@ -34,20 +46,27 @@ def heuristics(
     splitter: Annotated[
         str, typer.Option(help=f"sentence splitter: {', '.join(SPLITTERS)}")
     ] = DEFAULT_SPLITTER,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="replace an --out folder that faithprobe did not write"),
+    ] = False,
 ) -> None:
     """Pick a sentence (first, token overlap, longest common subsequence, MiniLM
     similarity, oracle), extract a phrase (typed entity, noun chunk, whole sentence), and
     score every combination (Ray Choudhury et al., Machine reading, fast and slow)."""
-    from faithprobe.atomic import write_parquet
+    from faithprobe.atomic import write_json, write_parquet
     from faithprobe.baseline.scoring import score_rows, scores
     from faithprobe.datasets.qa import read_qa
     from faithprobe.errors import UsageError
     from faithprobe.heuristics.predict import predict, sample
     from faithprobe.report.heuristics import scores_table
     from faithprobe.report.tables import write_tables
+    from faithprobe.runfolder import MARKER, check_target, replaced_whole
+    from faithprobe.runner import package_versions
     from faithprobe.sentences import check_splitter
 
     with user_errors("nothing was written"):
+        check_target(out, force=force)  # --out's rule, before any work
         started = time.perf_counter()
         check_splitter(splitter)
         examples = sample(read_qa(data, format="squad", splitter=splitter), limit, seed)
@@ -55,9 +74,11 @@ def heuristics(
             raise UsageError(f"{data}: no questions to answer")
         predictions = score_rows(predict(examples, splitter=splitter))
         table = scores_table(scores(predictions, seed))
-        out.mkdir(parents=True, exist_ok=True)
-        write_parquet(out / "predictions.parquet", predictions)
-        write_tables({table.name: table}, out)
+        with replaced_whole(out) as staging:  # whole, with the mark of a folder of ours
+            write_parquet(staging / "predictions.parquet", predictions)
+            write_tables({table.name: table}, staging)
+            record = {"kind": "baseline", "command": command_line()}
+            write_json(staging / MARKER, {**record, "versions": package_versions()})
         seconds = time.perf_counter() - started
         print_table(table.display, f"{table.title}: {data.name}, {len(examples)} questions")
         log(f"{seconds:.0f} s; tables and predictions in {out}")

@@ -13,6 +13,8 @@ from rich.text import Text
 from faithprobe.catalog.entries import DataSet
 from faithprobe.catalog.locate import DATA_ENV
 from faithprobe.console import byte_progress, log, out_console, progress_bars, user_errors
+from faithprobe.numbers import HOUR, number_option
+from faithprobe.paths import Kind, argument
 
 if TYPE_CHECKING:
     from faithprobe.catalog.fetch import Fetched
@@ -78,6 +80,7 @@ def fetch_data(
         Path | None,
         typer.Option(
             "--to",
+            parser=argument(Kind.WRITE_FOLDER),
             help=f"data folder to fill (default: ${DATA_ENV}, else the user cache's "
             "faithprobe/data)",
         ),
@@ -86,7 +89,7 @@ def fetch_data(
         bool, typer.Option("--force", help="download again files already present and checked")
     ] = False,
     timeout: Annotated[
-        float, typer.Option(min=0.01, help="seconds to wait for a connection or for more bytes")
+        float, number_option(0.01, HOUR, help="seconds to wait for a connection or for more bytes")
     ] = 60.0,
     mirror: Annotated[
         str | None,

@@ -21,15 +21,18 @@ from pathlib import Path
 import platformdirs
 
 from faithprobe.errors import DataError, UsageError
+from faithprobe.paths import Kind, checked
 
 DATA_ENV = "FAITHPROBE_DATA"
 SAMPLES = Path(__file__).resolve().parent / "samples"
 
 
 def fetch_root() -> Path:
-    """The folder ``faithprobe data fetch`` writes to."""
-    env = os.environ.get(DATA_ENV)
-    return Path(env) if env else Path(platformdirs.user_cache_dir("faithprobe")) / "data"
+    """The folder ``faithprobe data fetch`` writes to (``$FAITHPROBE_DATA`` naming a file,
+    or a path no folder could have, is refused)."""
+    if env := os.environ.get(DATA_ENV):
+        return checked(env, f"${DATA_ENV}", Kind.READ_FOLDER)
+    return Path(platformdirs.user_cache_dir("faithprobe")) / "data"
 
 
 def data_roots(given: Path | None = None) -> list[Path]:

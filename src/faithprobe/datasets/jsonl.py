@@ -10,6 +10,9 @@ from faithprobe.errors import DataError
 
 
 def read_text(path: Path) -> str:
+    """The file's text; a FIFO or a device (which would hang or never end) is refused."""
+    if path.exists() and not path.is_file() and not path.is_dir():
+        raise DataError(path, "not a regular file (a FIFO, a device or a socket)")
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:

@@ -24,6 +24,7 @@ from typing import Any
 
 from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import QAExample
+from faithprobe.paths import Kind, checked
 
 # The file a trained model's folder records its training in (written by
 # faithprobe.training.common, read here: the data layer owns the name so that reading a
@@ -117,7 +118,7 @@ def heldout_split_of(model: str | Path, data: str | Path | None = None) -> Docum
     """The split a ``faithprobe train qa`` model was trained under (its training.json): of
     ``data`` when given (its ``--train`` file or one of its ``--mix`` files; any other file
     is refused), else of its ``--train`` file."""
-    path = Path(model).expanduser() / SUMMARY
+    path = checked(model, "heldout_of", Kind.READ_FOLDER) / SUMMARY
     if not path.is_file():
         raise UsageError(f"{model}: no {SUMMARY} there (is it a model `faithprobe train qa` made?)")
     try:

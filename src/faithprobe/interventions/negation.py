@@ -28,6 +28,7 @@ from faithprobe.examples import Outcome, QAExample
 from faithprobe.expectations import ANSWER_FLIPS
 from faithprobe.interventions import register
 from faithprobe.interventions.deletion import NO_RATIONALE, sentences_of
+from faithprobe.paths import Kind, checked
 from faithprobe.sentences import sentence_at
 
 FLIP = {"yes": "no", "no": "yes"}
@@ -67,7 +68,7 @@ class EditSet(Mapping[str, Edit]):
 
 def read_edits(path: str | Path, examples: Iterable[QAExample]) -> EditSet:
     """The edits of ``path``, each checked against the example it names."""
-    path = Path(path)
+    path = checked(path, "edits", Kind.READ_FILE)
     by_id = {e.id: e for e in examples}
     edits: dict[str, Edit] = {}
     for line, rec in iter_records(path):

@@ -27,6 +27,7 @@ from faithprobe.datasets.json_doc import get, load_json
 from faithprobe.errors import DataError, excerpt
 from faithprobe.metrics.sequential import spent_alpha
 from faithprobe.metrics.verdict import VERDICTS, Region
+from faithprobe.paths import Kind, checked
 
 from .card_markdown import render_markdown
 from .html import environment
@@ -329,6 +330,8 @@ def write_card(folder: Path) -> Path:
     view = card_view(metrics, run)
     page = environment().get_template(TEMPLATE).render(**view)
     markdown = render_markdown(view)
+    for name in ("index.html", CARD_MD):  # a folder of that name: one line, nothing written
+        checked(folder / name, "the card", Kind.WRITE_FILE)
     write_text(folder / "index.html", page)
     write_text(folder / CARD_MD, markdown)
     return folder / "index.html"

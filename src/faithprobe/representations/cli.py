@@ -12,7 +12,8 @@ from typing import Annotated
 
 import typer
 
-from faithprobe.console import log, print_table, progress_bars, user_errors
+from faithprobe.console import command_line, log, print_table, progress_bars, user_errors
+from faithprobe.paths import Kind, argument
 from faithprobe.representations.config import DEFAULT_LIMIT, AnalysisConfig, parse_named_encoders
 from faithprobe.subjects.hf.qa_windows import DEFAULT_MAX_LENGTH
 
@@ -32,13 +33,23 @@ def representations(
             "(repeat: two or more, e.g. --model OT=models/qa-ot --model IBT=models/qa-ibt)"
         ),
     ],
-    data: Annotated[Path, typer.Option(help="SQuAD-format or HotpotQA JSON file")],
+    data: Annotated[
+        Path,
+        typer.Option(parser=argument(Kind.READ_FILE), help="SQuAD-format or HotpotQA JSON file"),
+    ],
     out: Annotated[
-        Path, typer.Option(help="folder for the Parquet tables, metrics, tables, plots")
+        Path,
+        typer.Option(
+            parser=argument(Kind.WRITE_FOLDER),
+            help="folder for the Parquet tables, metrics, tables, plots",
+        ),
     ],
     heldout_of: Annotated[
         Path | None,
-        typer.Option(help="model folder whose training split to respect: only held-out documents"),
+        typer.Option(
+            parser=argument(Kind.READ_FOLDER),
+            help="model folder whose training split to respect: only held-out documents",
+        ),
     ] = None,
     limit: Annotated[int, typer.Option(min=1, help="items (questions) to analyse")] = DEFAULT_LIMIT,
     seed: Annotated[int, typer.Option(help="seeds the item sample and the bootstrap")] = 0,
@@ -46,15 +57,23 @@ def representations(
         int, typer.Option(min=8, help="tokens per input; only this first window is analysed")
     ] = DEFAULT_MAX_LENGTH,
     batch_size: Annotated[int, typer.Option(min=1, help="inputs per forward pass")] = 16,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="replace an --out folder that faithprobe did not write"),
+    ] = False,
 ) -> None:
     """Cosine similarity of the [CLS] and shared-token final-layer states between the
     original story (OS) and its truncated (TS) and rationale-removed (TS-R) versions
     (HotpotQA: OS and OS-R, the supporting facts removed), per model, with the differences
     between models (Chaturvedi et al., section 5.2)."""
+    from faithprobe.atomic import write_json
     from faithprobe.representations.analysis import analyze, write_outputs
     from faithprobe.representations.report import write_report
+    from faithprobe.runfolder import MARKER, check_target, replaced_whole
+    from faithprobe.runner import package_versions
 
     with user_errors("nothing was written"):
+        check_target(out, force=force)  # --out's rule, before any model is loaded
         config = AnalysisConfig(
             models=parse_named_encoders(model),
             data=data,
@@ -66,10 +85,13 @@ def representations(
         )
         with progress_bars() as progress:
             analysis = analyze(config, progress=progress)
-        paths = write_outputs(analysis, out)
-        tables, _, plots = write_report(
-            analysis.metrics, analysis.similarities, analysis.tokens, out
-        )
+        with replaced_whole(out) as staging:  # whole, with the mark of a folder of ours
+            paths = write_outputs(analysis, staging)
+            tables, _, plots = write_report(
+                analysis.metrics, analysis.similarities, analysis.tokens, staging
+            )
+            record = {"kind": "representations", "command": command_line()}
+            write_json(staging / MARKER, {**record, "versions": package_versions()})
         for table in tables.values():
             print_table(table.display, table.title)
         cut = ", ".join(f"{m['name']} {m['items_truncated']}" for m in analysis.metrics["models"])

@@ -31,6 +31,7 @@ from pathlib import Path
 import platformdirs
 
 from faithprobe.errors import UsageError
+from faithprobe.paths import Kind, checked
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -115,10 +116,14 @@ def _is_live(owner: str, expires: float, now: float) -> bool:
     return expires >= now and owner_may_be_running(owner)
 
 
+CACHE_ENV = "FAITHPROBE_CACHE_DIR"
+
+
 def default_cache_dir() -> Path:
     """``$FAITHPROBE_CACHE_DIR`` or the platform's user cache directory."""
-    env = os.environ.get("FAITHPROBE_CACHE_DIR")
-    return Path(env) if env else Path(platformdirs.user_cache_dir("faithprobe"))
+    if env := os.environ.get(CACHE_ENV):
+        return checked(env, f"${CACHE_ENV}", Kind.WRITE_FOLDER)
+    return Path(platformdirs.user_cache_dir("faithprobe"))
 
 
 def answers_file(cache_dir: Path | None = None) -> Path:

@@ -19,6 +19,8 @@ import typer
 
 from faithprobe.console import command_line, log, user_errors
 from faithprobe.errors import DataError, UsageError
+from faithprobe.numbers import ranged
+from faithprobe.paths import Kind, argument
 from faithprobe.prompts import DEFAULT_TEMPLATE
 from faithprobe.runfolder import check_creatable
 from faithprobe.training.common import TrainSettings, describe_accuracy, prepare_out, resolve_base
@@ -40,21 +42,38 @@ train_app = typer.Typer(
     help="Fine-tune small task models for the suites to probe.",
 )
 
+
 # (option's parameter, TrainSettings field, type, typer options); help can be overridden
 SETTINGS_OPTIONS: list[tuple[str, str, Any, dict[str, Any]]] = [
-    ("out", "out", Path, {"help": "folder for the model, checkpoints, training.json"}),
+    (
+        "out",
+        "out",
+        Path,
+        {
+            "parser": argument(Kind.WRITE_FOLDER),
+            "help": "folder for the model, checkpoints, training.json",
+        },
+    ),
     (
         "base",
         "base",
         Path | None,
-        {"help": "local encoder folder (default: the embedded all-MiniLM-L6-v2)"},
+        {
+            "parser": argument(Kind.READ_FOLDER),
+            "help": "local encoder folder (default: the embedded all-MiniLM-L6-v2)",
+        },
     ),
-    ("epochs", "epochs", float, {"min": 0.01}),
-    ("lr", "learning_rate", float, {"help": "peak learning rate"}),
+    ("epochs", "epochs", float, ranged(0.01, 1000)),
+    ("lr", "learning_rate", float, {**ranged(1e-12, 10), "help": "peak learning rate"}),
     ("batch_size", "batch_size", int, {"min": 1}),
     ("max_length", "max_length", int, {"min": 16}),
-    ("warmup", "warmup_ratio", float, {"help": "warm-up, as a fraction of the steps"}),
-    ("weight_decay", "weight_decay", float, {}),
+    (
+        "warmup",
+        "warmup_ratio",
+        float,
+        {**ranged(0, 1), "help": "warm-up, as a fraction of the steps"},
+    ),
+    ("weight_decay", "weight_decay", float, ranged(0, 10)),
     ("seed", "seed", int, {"min": 0, "max": 2**32 - 1}),  # numpy's seeding takes no more
     ("max_steps", "max_steps", int | None, {"min": 1, "help": "stop after N optimizer steps"}),
     ("save_steps", "save_steps", int, {"min": 1, "help": "checkpoint every N steps"}),
@@ -169,9 +188,18 @@ def _report(summary: dict[str, Any], what: str, acc: dict[str, Any] | None, used
 )
 def train_mc_command(
     train: Annotated[
-        Path, typer.Option(help="training set: Social IQA jsonl (labels .lst beside) or other")
+        Path,
+        typer.Option(
+            parser=argument(Kind.READ_FILE),
+            help="training set: Social IQA jsonl (labels .lst beside) or other",
+        ),
     ],
-    dev: Annotated[Path, typer.Option(help="dev set, same formats; scored at the end")],
+    dev: Annotated[
+        Path,
+        typer.Option(
+            parser=argument(Kind.READ_FILE), help="dev set, same formats; scored at the end"
+        ),
+    ],
     limit: Annotated[
         int | None,
         typer.Option(
@@ -219,21 +247,26 @@ def train_mc_command(
 def train_nli_command(
     train: Annotated[
         list[Path],
-        typer.Option(help="NLI training file (MNLI-style or HELP TSV, jsonl); repeatable"),
+        typer.Option(
+            parser=argument(Kind.READ_FILE),
+            help="NLI training file (MNLI-style or HELP TSV, jsonl); repeatable",
+        ),
     ],
     extra: Annotated[
         list[Path] | None,
         typer.Option(
+            parser=argument(Kind.READ_FILE),
             help="added training file, e.g. HELP's TSVs (the method's HELP contrast): trained "
             "on like --train and not excluded as a challenge set of an --exclude folder, but "
-            "its pairs in the rest of the excluded data are removed and counted; repeatable"
+            "its pairs in the rest of the excluded data are removed and counted; repeatable",
         ),
     ] = None,
     exclude: Annotated[
         list[Path] | None,
         typer.Option(
+            parser=argument(Kind.READ_ANY),
             help="NLI file or NLI-XY folder (grid + challenge sets beside it) whose "
-            "(premise, hypothesis) pairs are removed from training; repeatable"
+            "(premise, hypothesis) pairs are removed from training; repeatable",
         ),
     ] = None,
     heldout: Annotated[
@@ -243,7 +276,10 @@ def train_nli_command(
         ),
     ] = NLITrainConfig.heldout,
     dev: Annotated[
-        list[Path] | None, typer.Option(help="extra NLI file scored at the end; repeatable")
+        list[Path] | None,
+        typer.Option(
+            parser=argument(Kind.READ_FILE), help="extra NLI file scored at the end; repeatable"
+        ),
     ] = None,
     *,
     settings: dict[str, Any],
@@ -297,11 +333,18 @@ def train_qa_command(
         ),
     ],
     train: Annotated[
-        Path, typer.Option(help="SQuAD/Quoref, CoQA or HotpotQA JSON file to train on")
+        Path,
+        typer.Option(
+            parser=argument(Kind.READ_FILE),
+            help="SQuAD/Quoref, CoQA or HotpotQA JSON file to train on",
+        ),
     ],
     dev: Annotated[
         Path | None,
-        typer.Option(help="separate evaluation file (default: hold out documents of --train)"),
+        typer.Option(
+            parser=argument(Kind.READ_FILE),
+            help="separate evaluation file (default: hold out documents of --train)",
+        ),
     ] = None,
     heldout: Annotated[
         float,

@@ -25,6 +25,7 @@ from typing import Any
 
 from faithprobe.errors import ModelError, UsageError, excerpt
 from faithprobe.options import parse
+from faithprobe.paths import Kind, checked
 from faithprobe.registry import Registry, load_target
 from faithprobe.subjects.identity import Identity
 from faithprobe.subjects.spec import ModelSpec
@@ -55,6 +56,8 @@ class Backend:
     says); ``identity`` with ``folder``: the model's fingerprint is its folder's
     (``folder(spec, loading)``, None when it must load at once), so it can be deferred;
     ``in_process_only``: it answers in the runner's process only (no ``--executor ray``);
+    ``local``: its target is a path here (a hub backend's may be too), checked by
+    :func:`faithprobe.paths.checked` before ``check`` runs;
     ``answers``: request kind -> the condition under which it answers that kind ("" for
     always), what a model that cannot answer a request is told to use instead (by default
     its identity's kinds, unconditionally)."""
@@ -71,6 +74,7 @@ class Backend:
     identity: Identity | None = None
     folder: Callable[[ModelSpec, Loading], Path | None] | None = None
     in_process_only: bool = False
+    local: bool = False
     answers: Mapping[str, str] | None = None
 
     def loader(self) -> Callable[[ModelSpec, Loading], Any]:
@@ -188,9 +192,13 @@ def parse_model(
     call's ``RunConfig.endpoint``)."""
     if not isinstance(text, str):
         raise UsageError(f"--model {text!r}: expected a model spec string")
+    if not text.strip():  # not the working folder
+        raise UsageError(f"--model {text!r}: name a model (`faithprobe list` shows the kinds)")
     model, inline = _split_settings(text)
     backend = backend_name(model)
     target = model.partition(":")[2] if backend else model
+    if not backend or BACKENDS.get(backend).hub or BACKENDS.get(backend).local:
+        checked(target, "--model", Kind.READ_ANY)  # a folder, a file, or a Hugging Face id
     if not backend:
         backend = recognise(model, target)
     entry = BACKENDS.get(backend)

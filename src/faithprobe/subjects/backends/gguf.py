@@ -37,6 +37,7 @@ BACKEND = Backend(
     load=_load,
     check=_check,
     settings=GGUFSettings,
+    local=True,
     identity=HF_CAUSAL,
     folder=lambda spec, loading: (
         None if spec.settings.llama_cpp else ensure_converted(find_gguf(spec.target))

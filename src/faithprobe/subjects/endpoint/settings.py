@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from faithprobe.errors import ModelError, UsageError, excerpt
-from faithprobe.options import option
+from faithprobe.numbers import DAY, HOUR
+from faithprobe.options import check_numbers, option
 from faithprobe.urls import public_url, redact_url
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-BASE_URL_ENV = "OPENAI_BASE_URL"  # the base URL when no --base-url is given
+BASE_URL_ENV = "OPENAI_BASE_URL"
+API_KEY_ENV = "OPENAI_API_KEY"  # the key's variable when no api_key_env is given  # the base URL when no --base-url is given
 NO_KEY = "none"  # sent when no key is set: a server without authentication takes any key
 APIS = {
     "completions": "the endpoint serves /v1/completions with echo and logprobs (candidate "
@@ -44,24 +46,30 @@ class EndpointConfig:
         "read from top_logprobs or the reply)",
     )
     api_key_env: str = option(
-        "OPENAI_API_KEY",
+        API_KEY_ENV,
         "the environment variable holding the API key (the key is never written anywhere)",
     )
-    concurrency: int = option(4, "requests in flight at once")
-    timeout: float = option(60.0, "seconds per HTTP request before it is retried")
+    concurrency: int = option(4, "requests in flight at once", range=(1, 1024))
+    timeout: float = option(
+        60.0, "seconds per HTTP request before it is retried", range=(0.001, DAY)
+    )
     max_retries: int = option(
         6,
         "retries of a request after 429, 5xx, a timeout or a dropped connection "
         "(exponential backoff with jitter)",
+        range=(0, 100),
     )
-    backoff: float = option(0.5, "seconds before the first retry; doubled each retry")
-    max_backoff: float = option(30.0, "the longest wait between two retries, in seconds")
+    backoff: float = option(
+        0.5, "seconds before the first retry; doubled each retry", range=(0, HOUR)
+    )
+    max_backoff: float = option(
+        30.0, "the longest wait between two retries, in seconds", range=(0, DAY)
+    )
 
     def __post_init__(self) -> None:
+        check_numbers(self)
         if self.api not in APIS:
             raise UsageError(f"unknown --api {excerpt(self.api)}; choose one of {', '.join(APIS)}")
-        if self.concurrency < 1 or self.max_retries < 0 or self.timeout <= 0:
-            raise UsageError("concurrency must be >= 1, max_retries >= 0 and timeout > 0")
         if self.base_url is not None:
             check_base_url(self.base_url)
 
@@ -85,6 +93,12 @@ class EndpointConfig:
         key = os.environ.get(self.api_key_env)
         if key:
             return key
+        if self.api_key_env != API_KEY_ENV:  # named on purpose: a typo, or not exported
+            raise ModelError(
+                f"{model}: api_key_env {excerpt(self.api_key_env)} names a variable that is "
+                "not set (or empty); set it, or leave api_key_env out for an endpoint "
+                "without authentication"
+            )
         if public_url(url) == DEFAULT_BASE_URL:
             raise ModelError(
                 f"{model}: set the environment variable {self.api_key_env} to your API key "
