@@ -8,9 +8,9 @@ hanging the suite."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
-import selectors
 import socket
 import threading
 import time
@@ -488,34 +488,112 @@ def handler_threads() -> int:
     return sum("process_request_thread" in t.name for t in threading.enumerate())
 
 
-def test_connections_beyond_the_cap_are_turned_away_at_once(tiny_chat_llama):
-    """20 idle connections to a server taking 4: 16 are answered 503 at once, with no thread
-    of their own; the 4 served are closed when idle for the read timeout (1 s), and the
-    next client is served. Before, each idle connection held a thread."""
+def keyed(server: OpenAIServer) -> http.client.HTTPConnection:
+    """A connection that has asked for /v1/models with the key, kept open (keep-alive)."""
+    connection = http.client.HTTPConnection(*address(server), timeout=10)
+    connection.request("GET", "/v1/models", headers={"Authorization": f"Bearer {KEY}"})
+    response = connection.getresponse()
+    assert response.status == 200
+    response.read()
+    return connection
+
+
+def test_idle_connections_hold_no_slot_and_admitted_ones_are_capped(tiny_chat_llama):
+    """20 idle connections to a server taking 4 hold none of its slots: 4 clients with the
+    key each take one (and keep it), a fifth is answered 503 and closed; a waiting
+    connection holds a thread only until the read timeout (1 s). Before, the first 4 idle
+    connections took the slots and the clients with the key got 503."""
     limits = Limits(connections=4, read_seconds=1.0)
     before = handler_threads()
-    with OpenAIServer(tiny_chat_llama, limits=limits) as s:
-        started = time.monotonic()
+    with OpenAIServer(tiny_chat_llama, limits=limits, api_key=KEY) as s:
         idle = [socket.create_connection(address(s), timeout=5) for _ in range(20)]
         time.sleep(0.3)
-        assert handler_threads() - before <= 4
-        answers = []  # (what the server sent, when), as each connection is answered
-        with selectors.DefaultSelector() as waiting:
-            for sock in idle:
-                waiting.register(sock, selectors.EVENT_READ)
-            while len(answers) < len(idle):
-                for key, _ in waiting.select(timeout=5) or pytest.fail("a connection hangs"):
-                    answers.append((key.fileobj.recv(4096), time.monotonic() - started))
-                    waiting.unregister(key.fileobj)
-                    key.fileobj.close()
-        turned_away = [t for a, t in answers if a.startswith(b"HTTP/1.1 503 ")]
-        closed = [t for a, t in answers if a == b""]
-        assert len(turned_away) == 16 and max(turned_away) < 1.0  # at once, not idling
-        assert all(b"Retry-After: 1" in a for a, _ in answers if a)
-        assert len(closed) == 4 and max(closed) < 3.0
-        assert post(s, "completions", completion(max_tokens=1)).status == 200
-        time.sleep(0.2)  # the last handler thread ends
+        served = [keyed(s) for _ in range(4)]
+        r = get(s, "/v1/models", Authorization=f"Bearer {KEY}")
+        assert r.status == 503 and "limit of 4 connections" in r.message
+        assert r.headers["Retry-After"] == "1" and r.headers["Connection"] == "close"
+        for connection in served:
+            connection.close()
+        time.sleep(0.3)  # their threads end and give the slots back
+        assert post(s, "completions", completion(max_tokens=1), Authorization=f"Bearer {KEY}")
+        for sock in idle:  # closed by the server once idle for the read timeout
+            sock.settimeout(3)
+            assert sock.recv(1) == b""
+            sock.close()
+        time.sleep(0.2)  # the last handler threads end
     assert handler_threads() == before
+
+
+def test_the_oldest_waiting_connection_makes_room_for_a_new_one(tiny_chat_llama):
+    limits = Limits(connections=1, read_seconds=30.0)
+    with OpenAIServer(tiny_chat_llama, limits=limits, api_key=KEY) as s:
+        room = s._httpd.max_waiting
+        waiting = [socket.create_connection(address(s), timeout=5) for _ in range(room + 3)]
+        time.sleep(0.3)
+        closed = []
+        for sock in waiting[:3]:  # the three oldest were hung up on at once
+            sock.settimeout(2)
+            closed.append(sock.recv(1))
+        assert closed == [b"", b"", b""]
+        assert get(s, "/v1/models", Authorization=f"Bearer {KEY}").status == 200
+        for sock in waiting:
+            sock.close()
+
+
+FLOOD = 400
+
+
+def _flood(server: OpenAIServer, stop: threading.Event) -> list[socket.socket]:
+    """400 connections that never authenticate: a third idle, a third trickling a header
+    line every 0.2 s after a request line, a third sending whole requests with a wrong key
+    every 0.2 s (keep-alive)."""
+    socks = [socket.create_connection(address(server), timeout=5) for _ in range(FLOOD)]
+    wrong = b"GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\n\r\n"
+    for sock in socks[1::3]:
+        with contextlib.suppress(OSError):  # a server may have turned it away
+            sock.send(b"POST /v1/completions HTTP/1.1\r\n")
+
+    def trickle() -> None:
+        while not stop.wait(0.2):
+            for i, sock in enumerate(socks):
+                try:
+                    if i % 3 == 1:
+                        sock.send(b"X-Slow: a\r\n")
+                    elif i % 3 == 2:
+                        sock.send(wrong)
+                        sock.setblocking(False)
+                        with contextlib.suppress(BlockingIOError):
+                            sock.recv(1 << 16)
+                except OSError:
+                    pass  # hung up on to make room, or closed at the read timeout
+
+    threading.Thread(target=trickle, daemon=True).start()
+    return socks
+
+
+def test_a_keyed_request_is_answered_during_a_flood_of_400_connections(tiny_chat_llama):
+    """The issue's measurement: 400 idle, trickling or wrong-key connections against the
+    default limits (32 slots, 10 s read timeout); a client with the key sends a completion
+    and is answered 200 well within the read timeout (before: 503 until the flood's
+    connections timed out), while the server's threads stay bounded."""
+    before = handler_threads()
+    stop = threading.Event()
+    with OpenAIServer(tiny_chat_llama, limits=Limits(), api_key=KEY) as s:
+        socks = _flood(s, stop)
+        time.sleep(1.0)  # the flood settles in
+        started = time.monotonic()
+        answers = [
+            post(s, "completions", completion(max_tokens=1), Authorization=f"Bearer {KEY}")
+            for _ in range(3)
+        ]
+        seconds = time.monotonic() - started
+        assert [r.status for r in answers] == [200, 200, 200], [r.body for r in answers]
+        assert seconds < 5.0, seconds
+        threads = handler_threads() - before
+        assert threads <= s._httpd.max_waiting + s._httpd.max_connections, threads
+        stop.set()
+        for sock in socks:
+            sock.close()
 
 
 # -- the command ----------------------------------------------------------------------------
@@ -569,6 +647,9 @@ def listening() -> Iterator[int]:
         (["--host", "a\x00b"], ["--host", "null character"]),
         (["--port", "LISTENING"], ["--port", "already in use"]),
         (["--api-key-env", "FAITHPROBE_NOT_SET_ANYWHERE"], ["--api-key-env", "not set"]),
+        (["--api-key-env", ""], ["--api-key-env ''", "name the environment variable"]),
+        (["--read-timeout", "inf"], ["--read-timeout", "from 0.1 to 3600"]),
+        (["--time-budget", "nan"], ["--time-budget", "from 0.1 to 86400"]),
         (["--model", "openai:gpt-4o"], ["local causal LM"]),
         (["--model", "heuristic:overlap+sentence"], ["local causal LM"]),
         (["--model", "ref:reader"], ["local causal LM"]),
@@ -582,6 +663,9 @@ def listening() -> Iterator[int]:
         "nul-in-host",
         "port-in-use",
         "key-variable-unset",
+        "key-variable-empty",
+        "read-timeout-infinite",
+        "time-budget-nan",
         "remote-model",
         "heuristic-model",
         "reference-model",

@@ -28,8 +28,11 @@ Requests run one at a time on the model; the HTTP server is threaded, so slow or
 requests do not block the others. :class:`Limits` keeps any one client from holding the
 server up (defaults in brackets):
 
-- at most ``connections`` (32) connections are served at once, a thread each; one more is
-  answered 503 at once and closed (:mod:`~faithprobe.serving.connections`);
+- at most ``connections`` (32) connections are served at once, a thread each, a connection
+  taking its slot with its first authorized request; one more gets 503 and is closed. Until
+  then a connection waits apart (at most four per slot, at least 64; a new one closes the
+  one waiting longest), so idle or trickling clients without the key cannot hold the slots
+  (:mod:`~faithprobe.serving.connections`);
 - each wait for a client's bytes ends after ``read_seconds`` (10 s), so an idle connection
   is closed after that long; a request's line, headers and body must all arrive within
   ``request_read_seconds`` (30 s) of its first byte, so a client sending a byte now and then
@@ -68,6 +71,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import random
 import socket
 import threading
@@ -143,8 +147,11 @@ class Limits:
     def __post_init__(self) -> None:
         if self.max_tokens < 0 or self.body_bytes < 0:
             raise UsageError("max_tokens and body_bytes must be >= 0")
-        if not (self.seconds > 0 and self.read_seconds > 0 and self.request_read_seconds > 0):
-            raise UsageError("the time budget and the read timeout and deadline must be > 0 s")
+        times = (self.seconds, self.read_seconds, self.request_read_seconds)
+        if not all(0 < t < math.inf for t in times):  # NaN fails both
+            raise UsageError(
+                "the time budget and the read timeout and deadline must be finite and > 0 s"
+            )
         if self.connections < 1 or self.chunk_tokens < 1:
             raise UsageError("connections and chunk_tokens must be >= 1")
 
@@ -654,9 +661,25 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             self.reader.limit(budget.deadline)
             return budget
 
+        def _admitted(self) -> bool:
+            """Whether this connection holds one of the server's slots, taken at its first
+            authorized request; where none is free the request gets 503 and the connection
+            is closed."""
+            if server._httpd.admit(self.connection):
+                return True
+            self.close_connection = True
+            self._error(
+                503,
+                f"this server is serving its limit of {limits.connections} connections; "
+                "retry later",
+            )
+            return False
+
         def do_GET(self) -> None:
             if not server._authorized(self.headers.get("Authorization")):
                 self._error(401, "invalid API key", "invalid_api_key")
+            elif not self._admitted():
+                return
             elif self._route() == "/v1/models":
                 self._send(200, server.models())
             else:
@@ -666,6 +689,8 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             budget = self._budget()
             if not server._authorized(self.headers.get("Authorization")):
                 self._refuse_unread(401, "invalid API key", "invalid_api_key")
+                return
+            if not self._admitted():
                 return
             route = ROUTES.get(self._route())
             if route is None or (route == "completions" and server.chat_only):
