@@ -59,6 +59,7 @@ from faithprobe.requests import (
 from faithprobe.subjects import continuation
 from faithprobe.subjects.base import Progress, Subject
 from faithprobe.subjects.bounds import CHARS_PER_TOKEN, cut_for_tokens, special_frame
+from faithprobe.subjects.causal_tokens import CausalTokens
 from faithprobe.subjects.gguf.llamacpp_tokens import GGUFTokenizer
 from faithprobe.subjects.identity import Identity
 
@@ -184,7 +185,7 @@ def _metadata_value(model, key: str) -> str:
     return buffer.value.decode() if found >= 0 else ""
 
 
-class LlamaCppCausal(Subject):
+class LlamaCppCausal(CausalTokens, Subject):
     """A GGUF causal LM answering candidate-score and generation requests through llama.cpp
     (module docstring). ``llama``: a ``llama_cpp.Llama`` loaded with this module's fixed
     batch settings (:func:`load_llamacpp`); ``max_length``: the most tokens it is fed (at most
@@ -251,35 +252,8 @@ class LlamaCppCausal(Subject):
                 f"{excerpt(request.context)} with candidates "
                 f"{excerpt(', '.join(request.candidates))}"
             )
-        context, truncated = self._bounded_prompt_ids(request.context, room)
+        context, truncated = self.bounded_prompt_ids(request.context, room)
         return (context, candidates), truncated
-
-    def _candidate_ids(self, request: CandidateScoreRequest, candidate: str) -> list[int]:
-        """The candidate's tokens (with the separating space) as they follow the context."""
-        text, start = request.filled(candidate)
-        ids = self._text_ids(text[len(request.context) : start + len(candidate)])
-        if not ids:
-            raise UsageError(f"candidate {excerpt(candidate)} encodes to no tokens")
-        return ids
-
-    def _text_ids(self, text: str) -> list[int]:
-        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
-
-    def _prompt_ids(self, text: str) -> list[int]:
-        ids = self.tokenizer(text)["input_ids"] if text else []
-        return ids or [self._start_id]  # an empty prompt still needs one token to predict from
-
-    def _bounded_prompt_ids(self, text: str, room: int) -> tuple[list[int], bool]:
-        """:meth:`_prompt_ids` of ``text`` if they are at most ``room`` tokens, else the
-        special tokens around them with only the last text tokens, ``room`` in all."""
-        if len(text) <= room * CHARS_PER_TOKEN:
-            ids = self._prompt_ids(text)
-            if len(ids) <= room:
-                return ids, False
-        lead, trail = self._frame
-        keep = room - len(lead) - len(trail)
-        tokens = self._text_ids(cut_for_tokens(self.tokenizer, text, keep, keep_end=True))
-        return lead + tokens[-keep:] + trail, len(tokens) > keep
 
     def _chat_ids(self, message: str) -> list[int]:
         """The token ids of ``message`` as the user's in the file's chat template, ready
@@ -320,7 +294,7 @@ class LlamaCppCausal(Subject):
             )
         max_new = min(request.max_new_tokens, self.max_length - fixed)
         room = self.max_length + 1 - max(max_new, 1)
-        bounded = self._bounded_chat_ids if request.chat else self._bounded_prompt_ids
+        bounded = self._bounded_chat_ids if request.chat else self.bounded_prompt_ids
         ids, cut = bounded(request.prompt, room)
         return (ids, max_new, request.stop), cut or max_new < request.max_new_tokens
 

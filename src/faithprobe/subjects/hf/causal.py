@@ -71,6 +71,7 @@ from faithprobe.requests import (
 )
 from faithprobe.subjects import continuation
 from faithprobe.subjects.bounds import CHARS_PER_TOKEN, cut_for_tokens, special_frame
+from faithprobe.subjects.causal_tokens import CausalTokens
 from faithprobe.subjects.hf.base import HFSubject
 from faithprobe.subjects.hf.decode_batch import DecodeBatch, ReadyRow, ready_rows, stacked_rows
 from faithprobe.subjects.hf.kv_cache_name import cache_argument, returned_cache
@@ -105,7 +106,7 @@ PREFIX_CACHE_BYTES = 512 * 2**20
 _PROBE = ("A probe of packed scoring: the answer is", ("one of several words", "another of them"))
 
 
-class HFCausal(HFSubject):
+class HFCausal(CausalTokens, HFSubject):
     identity = HF_CAUSAL
     auto_class = "AutoModelForCausalLM"
 
@@ -146,24 +147,6 @@ class HFCausal(HFSubject):
 
     # -- tokenization ------------------------------------------------------------------
 
-    def prompt_ids(self, text: str) -> list[int]:
-        """The token ids a plain prompt (or a scoring context) is run as."""
-        ids = self.tokenizer(text).input_ids if text else []
-        return ids or [self._start_id]  # an empty prompt still needs one token to predict from
-
-    def bounded_prompt_ids(self, text: str, room: int | None) -> tuple[list[int], bool]:
-        """:meth:`prompt_ids` of ``text`` if they are at most ``room`` tokens (None: no
-        bound), else the special tokens around them with only the last text tokens, ``room``
-        in all; and whether tokens were dropped. ``room`` leaves at least one text token."""
-        if room is None or len(text) <= room * CHARS_PER_TOKEN:  # cheap to tokenise whole
-            ids = self.prompt_ids(text)
-            if room is None or len(ids) <= room:
-                return ids, False
-        lead, trail = self._frame
-        keep = room - len(lead) - len(trail)
-        tokens = self._text_ids(cut_for_tokens(self.tokenizer, text, keep, keep_end=True))
-        return lead + tokens[-keep:] + trail, len(tokens) > keep
-
     def chat_ids(self, messages: list[dict[str, str]]) -> list[int]:
         """The token ids of ``messages`` in the tokenizer's chat template, ready for the
         assistant's reply (the template writes its own special tokens)."""
@@ -199,17 +182,6 @@ class HFCausal(HFSubject):
     def _chat_frame_size(self) -> int:
         """Tokens of the chat template around an empty user message."""
         return len(self.chat_ids(_user("")))
-
-    def _text_ids(self, text: str) -> list[int]:
-        return self.tokenizer(text, add_special_tokens=False).input_ids
-
-    def _candidate_ids(self, request: CandidateScoreRequest, candidate: str) -> list[int]:
-        """The candidate's tokens (with the separating space) as they follow the context."""
-        text, start = request.filled(candidate)
-        ids = self._text_ids(text[len(request.context) : start + len(candidate)])
-        if not ids:
-            raise UsageError(f"candidate {excerpt(candidate)} encodes to no tokens")
-        return ids
 
     def _encode(self, request: CandidateScoreRequest) -> tuple[tuple, bool]:
         candidates = [self._candidate_ids(request, c) for c in request.candidates]

@@ -1,0 +1,54 @@
+"""How a causal LM's inputs become token ids, by one convention for every backend that
+computes them itself (the transformers causal LM, :mod:`~faithprobe.subjects.hf.causal`, and
+llama.cpp, :mod:`~faithprobe.subjects.gguf.llamacpp`), so the same request is the same
+tokens whichever runs it: a prompt with its special tokens (an empty one as the start
+token), a prompt too long for its room cut from the left with its special tokens kept, and
+a candidate's own tokens with the separating space, as they follow the context.
+
+:class:`CausalTokens` is mixed into those subjects; it reads their ``tokenizer`` (called as a
+Hugging Face tokenizer is, returning ``input_ids``), ``_frame`` (the special tokens around a
+text, :func:`~faithprobe.subjects.bounds.special_frame`) and ``_start_id``.
+"""
+
+from __future__ import annotations
+
+from faithprobe.errors import UsageError, excerpt
+from faithprobe.requests import CandidateScoreRequest
+from faithprobe.subjects.bounds import CHARS_PER_TOKEN, cut_for_tokens
+
+
+class CausalTokens:
+    """The tokenization convention of the in-process causal LMs (module docstring)."""
+
+    tokenizer: object
+    _frame: tuple[list[int], list[int]]
+    _start_id: int | None
+
+    def _text_ids(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def prompt_ids(self, text: str) -> list[int]:
+        """The token ids a plain prompt (or a scoring context) is run as."""
+        ids = self.tokenizer(text)["input_ids"] if text else []
+        return ids or [self._start_id]  # an empty prompt still needs one token to predict from
+
+    def bounded_prompt_ids(self, text: str, room: int | None) -> tuple[list[int], bool]:
+        """:meth:`prompt_ids` of ``text`` if they are at most ``room`` tokens (None: no
+        bound), else the special tokens around them with only the last text tokens, ``room``
+        in all; and whether tokens were dropped. ``room`` leaves at least one text token."""
+        if room is None or len(text) <= room * CHARS_PER_TOKEN:  # cheap to tokenise whole
+            ids = self.prompt_ids(text)
+            if room is None or len(ids) <= room:
+                return ids, False
+        lead, trail = self._frame
+        keep = room - len(lead) - len(trail)
+        tokens = self._text_ids(cut_for_tokens(self.tokenizer, text, keep, keep_end=True))
+        return lead + tokens[-keep:] + trail, len(tokens) > keep
+
+    def _candidate_ids(self, request: CandidateScoreRequest, candidate: str) -> list[int]:
+        """The candidate's tokens (with the separating space) as they follow the context."""
+        text, start = request.filled(candidate)
+        ids = self._text_ids(text[len(request.context) : start + len(candidate)])
+        if not ids:
+            raise UsageError(f"candidate {excerpt(candidate)} encodes to no tokens")
+        return ids
