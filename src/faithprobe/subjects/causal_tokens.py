@@ -7,7 +7,8 @@ a candidate's own tokens with the separating space, as they follow the context.
 
 :class:`CausalTokens` is mixed into those subjects; it reads their ``tokenizer`` (called as a
 Hugging Face tokenizer is, returning ``input_ids``), ``_frame`` (the special tokens around a
-text, :func:`~faithprobe.subjects.bounds.special_frame`) and ``_start_id``.
+text, :func:`~faithprobe.subjects.bounds.special_frame`), ``_start_id``, ``max_length``
+(None: no bound) and ``name``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ class CausalTokens:
     tokenizer: object
     _frame: tuple[list[int], list[int]]
     _start_id: int | None
+    max_length: int | None
+    name: str
 
     def _text_ids(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -52,3 +55,18 @@ class CausalTokens:
         if not ids:
             raise UsageError(f"candidate {excerpt(candidate)} encodes to no tokens")
         return ids
+
+    def _context_room(self, request: CandidateScoreRequest, longest: int) -> int | None:
+        """How many context tokens fit before a candidate of ``longest`` tokens (all but its
+        last token are fed); None without a limit."""
+        if self.max_length is None:
+            return None
+        room = self.max_length + 1 - longest
+        if room < len(self._frame[0]) + len(self._frame[1]) + 1:
+            raise UsageError(
+                f"model {self.name} takes at most {self.max_length} tokens, too few for a "
+                f"candidate of {longest} tokens after a context: request "
+                f"{excerpt(request.context)} with candidates "
+                f"{excerpt(', '.join(request.candidates))}"
+            )
+        return room

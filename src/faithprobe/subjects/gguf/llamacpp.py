@@ -244,14 +244,7 @@ class LlamaCppCausal(CausalTokens, Subject):
         if isinstance(request, GenerationRequest):
             return self._encode_generation(request)
         candidates = [self._candidate_ids(request, c) for c in request.candidates]
-        room = self.max_length + 1 - max(len(ids) for ids in candidates)
-        if room < len(self._frame[0]) + len(self._frame[1]) + 1:
-            raise UsageError(
-                f"model {self.name} takes at most {self.max_length} tokens, too few for a "
-                f"candidate of {self.max_length + 1 - room} tokens after a context: request "
-                f"{excerpt(request.context)} with candidates "
-                f"{excerpt(', '.join(request.candidates))}"
-            )
+        room = self._context_room(request, max(len(ids) for ids in candidates))
         context, truncated = self.bounded_prompt_ids(request.context, room)
         return (context, candidates), truncated
 

@@ -189,21 +189,6 @@ class HFCausal(CausalTokens, HFSubject):
         context, truncated = self.bounded_prompt_ids(request.context, room)
         return (context, candidates), truncated
 
-    def _context_room(self, request: CandidateScoreRequest, longest: int) -> int | None:
-        """How many context tokens fit before a candidate of ``longest`` tokens (all but its
-        last token are fed); None without a limit."""
-        if self.max_length is None:
-            return None
-        room = self.max_length + 1 - longest
-        if room < len(self._frame[0]) + len(self._frame[1]) + 1:
-            raise UsageError(
-                f"model {self.name} takes at most {self.max_length} tokens, too few for a "
-                f"candidate of {longest} tokens after a context: request "
-                f"{excerpt(request.context)} with candidates "
-                f"{excerpt(', '.join(request.candidates))}"
-            )
-        return room
-
     def _steps(self, kind: str):
         if kind == GenerationRequest.kind:
             return self._encode_generation, self._generation_cost, self._generate_batch
