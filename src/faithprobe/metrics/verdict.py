@@ -180,7 +180,7 @@ class Effect:
 @dataclass(frozen=True)
 class Competence:
     """Whether one model does one step's task at all: its accuracy on the original items
-    against the best constant answer on the same items (:mod:`faithprobe.metrics.
+    against every constant answer on the same items (:mod:`faithprobe.metrics.
     competence` computes it; a suite's headline function reads it off its metrics.json)."""
 
     suite: str
@@ -189,8 +189,8 @@ class Competence:
     value: float
     ci_low: float
     ci_high: float
-    baseline: float  # the best constant answer's accuracy on the same items
-    baseline_answer: str  # which constant answer that is
+    baseline: float  # the binding constant answer's accuracy on the same items
+    baseline_answer: str  # which constant that is (the largest p; usually the most accurate)
     excess_ci_low: float  # lower end of the paired interval of value - baseline
     margin: float
     p_value: float  # one-sided: value - baseline > margin
@@ -209,9 +209,9 @@ class Competence:
         if self.competent:
             return ""
         return (
-            f"{self.metric} {self.value:.3g} does not beat the best constant answer "
+            f"{self.metric} {self.value:.3g} does not beat the constant answer "
             f"({self.baseline_answer}: {self.baseline:.3g}) by more than {self.margin:g} "
-            f"(one-sided p = {self.p_value:.2g})"
+            f"(one-sided p = {self.p_value:.2g}, the largest over the constant answers)"
         )
 
     def record(self) -> dict[str, Any]:
