@@ -2,9 +2,11 @@
 
 * Social IQA: ``<split>.jsonl`` (``context``, ``question``, ``answerA``..``answerC``) with
   the 1-based labels in ``<split>-labels.lst`` beside it. The prompt is the context and the
-  question joined by a space.
+  question joined by a space; ``features["category"]`` is the kind of question
+  (:func:`~faithprobe.datasets.socialiqa_questions.question_kind`).
 * HellaSwag, original jsonl (``ind``, ``activity_label``, ``ctx_a``, ``ctx_b``, ``ctx``,
-  ``endings``, ``label``, ...). Read by one of two rules (:data:`RULES`):
+  ``endings``, ``label``, ...); ``features["category"]`` is the ``activity_label``. Read
+  by one of two rules (:data:`RULES`):
 
   - ``standard`` (default): as lm-evaluation-harness scores HellaSwag -- the prompt is
     ``activity_label + ": " + ctx_a + " " + ctx_b.capitalize()`` and every text is cleaned
@@ -13,7 +15,8 @@
     ``features["frame"] = "continuation"`` (scored right after the prompt, no Q/A frame);
   - ``qa``: the raw ``ctx`` (or ``ctx_a`` + ``ctx_b``) and endings, markers left in, framed
     as a question like every other format (faithprobe's rule before the standard one).
-* Generic jsonl: ``prompt``, ``choices``, ``label`` (0-based), optional ``id``.
+* Generic jsonl: ``prompt``, ``choices``, ``label`` (0-based), optional ``id`` and
+  ``category``.
 
 Social IQA and generic examples are questions (``features["frame"] = "question"``): lm-eval
 scores Social IQA as ``"Q: <context> <question>\nA:"`` + ``" " + answer``, which is the
@@ -30,6 +33,7 @@ import re
 from pathlib import Path
 
 from faithprobe.datasets.jsonl import field, iter_records, read_text, string_list
+from faithprobe.datasets.socialiqa_questions import question_kind
 from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.examples import ChoiceExample
 from faithprobe.prompts import CONTINUATION, QUESTION
@@ -93,7 +97,12 @@ def read_socialiqa(path: str | Path, labels: str | Path | None = None) -> list[C
                 prompt=f"{context} {question}".strip(),
                 choices=choices,
                 label=int(raw) - 1,
-                features={"source": "socialiqa", "line": line, "frame": QUESTION},
+                features={
+                    "source": "socialiqa",
+                    "line": line,
+                    "frame": QUESTION,
+                    "category": question_kind(question),
+                },
             )
         )
     return items
@@ -146,7 +155,12 @@ def read_hellaswag(path: str | Path, rule: str = "standard") -> list[ChoiceExamp
                 prompt=prompt,
                 choices=tuple(endings),
                 label=_label(path, line, record["label"], len(endings)),
-                features={"source": "hellaswag", "line": line, "frame": frame},
+                features={
+                    "source": "hellaswag",
+                    "line": line,
+                    "frame": frame,
+                    "category": record.get("activity_label"),
+                },
             )
         )
     return items
@@ -172,7 +186,12 @@ def read_choice_jsonl(path: str | Path) -> list[ChoiceExample]:
                 label=_label(
                     path, line, field(path, line, record, "label", (int, str)), len(choices)
                 ),
-                features={"source": path.stem, "line": line, "frame": QUESTION},
+                features={
+                    "source": path.stem,
+                    "line": line,
+                    "frame": QUESTION,
+                    "category": field(path, line, record, "category", str, required=False),
+                },
             )
         )
     return items

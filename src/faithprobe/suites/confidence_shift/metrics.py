@@ -55,6 +55,10 @@ too; with every instance in every trial it is the mean of the per-trial accuraci
 ``trial_values`` lists). The thresholds are fitted once: the interval, and a paired
 comparison of two models, hold them fixed and resample the scored instances.
 
+**Irregular instances** (:func:`irregularity`): per probe, the instances whose confidence
+(MaxProb) did not drop under it, and how their features differ from the other instances';
+see :mod:`faithprobe.suites.confidence_shift.irregularity`.
+
 **Units** (:func:`instance_units`): each headline effect also carries its per-instance
 values, so the card can compare two models on the same resampled instances.
 
@@ -105,6 +109,7 @@ from faithprobe.metrics.intervals import (
 )
 from faithprobe.metrics.units import Units
 from faithprobe.suites.confidence_shift import NORMALISATIONS, PROBE_TITLES
+from faithprobe.suites.confidence_shift.irregularity import irregular_instances
 from faithprobe.suites.confidence_shift.normalisation import choice_scores
 
 SHIFT_ALPHA = 0.10
@@ -544,6 +549,26 @@ def probe_contrasts(results: pd.DataFrame) -> list[dict]:
                 }
             )
     return out
+
+
+def irregularity(results: pd.DataFrame) -> tuple[list[dict], list[dict]]:
+    """Per subject and probe, the irregular instances (MaxProb not lower after the probe than
+    on the original) and, per feature of the instances, how the irregular ones differ from
+    the regular ones: the summaries and the feature rows of
+    :func:`~faithprobe.suites.confidence_shift.irregularity.irregular_instances`."""
+    summaries, features = [], []
+    for subject in _subjects(results):
+        sub = results[results["subject"] == subject]
+        for probe in _probes(sub):
+            rows = sub[sub["probe"] == probe]
+            orig = _originals(rows)
+            summary, found = irregular_instances(
+                orig, orig["original_maxprob"].astype(float), _per_instance(rows, "maxprob")
+            )
+            key = {"subject": subject, "probe": probe}
+            summaries.append({**key, **summary})
+            features += [{**key, **row} for row in found]
+    return summaries, features
 
 
 def accuracy_by_normalisation(results: pd.DataFrame) -> list[dict]:

@@ -1,6 +1,7 @@
 """The report of the ``confidence-shift`` suite, after the tables of Shen & Kejriwal (2023):
 original and pseudo-accuracy per probe with tests, shift-type counts, confidence variance
-and the confidence of the (pseudo-)correct choice, and the MaxProb detector. Every number
+and the confidence of the (pseudo-)correct choice, the MaxProb detector, and the irregular
+instances (confidence not dropping) against the regular ones. Every number
 is read from ``metrics.json``; nothing is estimated here.
 """
 
@@ -35,6 +36,7 @@ from faithprobe.report.views import (
     metric_frame,
 )
 from faithprobe.suites.confidence_shift import NORMALISATIONS, PROBE_TITLES
+from faithprobe.suites.confidence_shift.irregularity import FEATURES
 from faithprobe.suites.confidence_shift.metrics import SHIFT_TYPES
 
 if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn (new_figure)
@@ -442,6 +444,91 @@ def maxprob_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
+def irregular_table(metrics: Mapping[str, Any]) -> Table | None:
+    """Per probe, the instances whose confidence did not drop under it."""
+    data = _frame(metrics, "irregular_instances")
+    if data.empty:
+        return None
+    records = data.to_dict("records")
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "probe": data["probe"].map(_probe),
+            "irregular [95% CI]": [
+                f"{int(r['irregular'])} ({fmt_percent(r['value'])}% "
+                f"[{fmt_percent(r['ci_low'])}, {fmt_percent(r['ci_high'])}])"
+                for r in records
+            ],
+            "rose": data["rose"].map(fmt_count),
+            "mean change (all)": data["mean_change"].map(f3),
+            "mean change (irregular)": data["irregular_mean_change"].map(f3),
+            "category χ² (df), p (Holm)": [_category_test(r) for r in records],
+            "instances": data["n_instances"].map(fmt_count),
+        }
+    )
+    return Table(
+        "irregular_instances",
+        "Irregular instances: confidence that does not drop when no choice is correct",
+        data,
+        display,
+        note="An instance is irregular under a probe when its confidence (MaxProb, the top "
+        "choice confidence; after the probe the mean over trials) is not lower than on the "
+        "original input; 'rose': higher. Wilson interval over instances. Category: "
+        "chi-square test of independence of the instance's category (rare ones pooled) and "
+        "irregularity, Holm-adjusted with the feature tests below.",
+    )
+
+
+def _category_test(r: Mapping[str, Any]) -> str:
+    """``χ² (df), p (p Holm)`` of a flattened irregular-instances row; "–" without one."""
+    statistic = r.get("categories.statistic")
+    if pd.isna(statistic):
+        return DASH
+    p, holm = r["categories.p_value"], r["categories.p_holm"]
+    return (
+        f"{fmt_general(statistic)} ({fmt_count(r['categories.df'])}), "
+        f"{fmt_general(p)} ({fmt_general(holm)})"
+    )
+
+
+def irregular_feature_table(metrics: Mapping[str, Any]) -> Table | None:
+    """Per probe and feature, irregular against regular instances."""
+    data = _frame(metrics, "irregular_features")
+    if data.empty:
+        return None
+    records = data.to_dict("records")
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "probe": data["probe"].map(_probe),
+            "feature": data["feature"].map(lambda f: FEATURES.get(f, f)),
+            "irregular": data["irregular_mean"].map(f3),
+            "regular": data["regular_mean"].map(f3),
+            "difference [95% CI]": [
+                fmt_interval(r["difference"], r["ci_low"], r["ci_high"]) for r in records
+            ],
+            "p": data["p_value"].map(lambda x: fmt_general(x, ".3g")),
+            "p (Holm)": data["p_holm"].map(lambda x: fmt_general(x, ".3g")),
+            "instances (irregular / regular)": [
+                f"{fmt_count(r['n_irregular'])} / {fmt_count(r['n_regular'])}" for r in records
+            ],
+        }
+    )
+    return Table(
+        "irregular_features",
+        "How irregular instances differ from regular ones",
+        data,
+        display,
+        note="Means of each feature of the original instance over irregular and regular "
+        "instances; difference irregular − regular with a Welch t interval and Welch's "
+        "t-test; p (Holm): adjusted over one probe's features. 'originally correct': the "
+        "model's accuracy on the original; 'category: X': the share of instances in "
+        "category X (Social IQA: the kind of question). MaxProb lies between 1/n and 1: "
+        "an instance near 1 can hardly rise, so irregular instances start lower even when "
+        "the changes are noise.",
+    )
+
+
 def dataset_table(metrics: Mapping[str, Any]) -> Table | None:
     ds = metrics.get("dataset") or {}
     rows = list(ds.get("by_probe") or [])
@@ -629,6 +716,8 @@ class ConfidenceShiftReport(ReportView):
         profile_table,
         contrast_table,
         maxprob_table,
+        irregular_table,
+        irregular_feature_table,
         answer_modes_table,
         dataset_table,
     )
@@ -651,6 +740,9 @@ class ConfidenceShiftReport(ReportView):
             ("confidence_spread", "confidence_profile", "probe_contrasts"),
         ),
         SectionSpec("maxprob", "MaxProb detection", ("maxprob_detection",)),
+        SectionSpec(
+            "irregular", "Irregular instances", ("irregular_instances", "irregular_features")
+        ),
         answers.SECTION,
         SectionSpec("dataset", "Dataset", ("dataset",)),
     )

@@ -178,6 +178,7 @@ class ConfidenceShiftSuite(Suite):
                     "input_key": input_key(x),
                     "n_choices": len(o.choices),
                     "label": int(o.label),
+                    "category": o.features.get("category"),
                     "pseudo_label": pseudo,
                     "original_prompt": o.prompt,
                     "prompt": x.prompt,
@@ -226,6 +227,7 @@ class ConfidenceShiftSuite(Suite):
         if "answer_mode" in results and len(results):
             scored = results[results["answer_mode"] == SCORES]
         confident = m.with_confidences(results)
+        irregular, irregular_features = m.irregularity(confident)
         return {
             "competence": m.competence_records(results, seed),
             "abstentions": m.abstentions(results),
@@ -238,6 +240,8 @@ class ConfidenceShiftSuite(Suite):
             "confidence_profile": m.confidence_profile(confident),
             "probe_contrasts": m.probe_contrasts(confident),
             "maxprob_detection": m.maxprob_detection(confident, seed),
+            "irregular_instances": irregular,
+            "irregular_features": irregular_features,
             NEEDS: m.needs_confidences(results),
             "answer_modes": answer_modes(results),
             "dataset": m.dataset_breakdown(results),
