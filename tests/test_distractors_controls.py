@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 import re
 import zlib
-from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -22,11 +21,10 @@ from faithprobe.metrics.verdict import (
     Effect,
     combined,
 )
-from faithprobe.requests import CandidateScores
-from faithprobe.runner import result_rows
 from faithprobe.suite import get_suite
 from faithprobe.suites.distractors import metrics as m
 from faithprobe.suites.distractors.headline import EDGES, headline
+from planted_cloze import planted_results
 
 SMALL = STEPS[0].limits["small"]
 
@@ -68,21 +66,11 @@ def pairs():
     return suite, suite.sampled_pairs(None, SMALL, 0)
 
 
-def _results(suite, pairs, answerer) -> pd.DataFrame:
-    items = {i.id: i for p in pairs for i in (p.original, p.intervened)}
-    answers = {}
-    for item_id, item in items.items():
-        choice = answerer(item)
-        scores = tuple(0.0 if c == choice else -1.0 for c in item.candidates)
-        answers[item_id] = CandidateScores(scores, (1,) * len(scores))
-    subject = SimpleNamespace(name=answerer.__name__, fingerprint="planted")
-    return pd.DataFrame(result_rows(suite, pairs, subject, answers))
-
-
 def _card(results: pd.DataFrame) -> tuple[Competence, list[Effect]]:
     metrics = {
         "competence": m.competence(results, seed=0),
         "one_attractor_drops": m.one_attractor_drops(results, seed=0),
+        "fact_swap_drops": m.fact_swap_drops(results, seed=0),
     }
     (competence, *effects) = headline(metrics)
     return competence, effects
@@ -97,30 +85,30 @@ def test_the_small_budget_pairs_related_and_unrelated_attractors_on_most_base_it
         if p.intervention != "none" and f["n_attractors"] == 1 and f["position"] == "after":
             kind = "unrelated" if f["attractor_type"] == "unrelated" else "related"
             kinds.setdefault((f["setting"], kind), set()).add(p.original.id)
-    assert len(drawn) - len(bases) == SMALL
+    assert len(drawn) - 2 * len(bases) == SMALL  # each base brings its row and its fact swap
     for setting in ("single", "multi"):
         both = kinds[(setting, "related")] & kinds[(setting, "unrelated")]
         assert len(both) >= 30, setting  # stratified alone: 0-3
 
 
 def test_a_constant_answerer_is_not_assessable(pairs):
-    competence, effects = _card(_results(*pairs, constant))
+    competence, effects = _card(planted_results(*pairs, constant))
     assert competence.baseline_answer == "position:0" and competence.value == competence.baseline
     assert not competence.competent
     assert combined(effects, competence) == NOT_ASSESSABLE
 
 
 def test_the_reader_is_competent_and_faithful(pairs):
-    competence, effects = _card(_results(*pairs, reader))
+    competence, effects = _card(planted_results(*pairs, reader))
     assert competence.competent and competence.value == 1.0
-    assert len(effects) == 4  # two effects x two settings
+    assert len(effects) == 5  # two effects x two settings, and the fact-swap drop
     assert all(e.value == 0 and e.verdict == FAITHFUL for e in effects)
     assert {e.edge for e in effects} == set(EDGES) and all(e.control for e in effects)
     assert combined(effects, competence) == FAITHFUL
 
 
 def test_the_nearest_candidate_shortcut_is_unfaithful_against_its_control(pairs):
-    competence, effects = _card(_results(*pairs, nearest))
+    competence, effects = _card(planted_results(*pairs, nearest))
     assert competence.competent  # the fact is the only word it can pick without attractors
     controls = [e for e in effects if e.key.startswith("related_minus_unrelated")]
     assert controls and all(e.value > 0.8 and e.verdict == UNFAITHFUL for e in controls)
@@ -128,7 +116,7 @@ def test_the_nearest_candidate_shortcut_is_unfaithful_against_its_control(pairs)
 
 
 def test_a_model_pulled_by_any_attractor_is_caught_by_the_related_drop(pairs):
-    competence, effects = _card(_results(*pairs, pulled_by_anything))
+    competence, effects = _card(planted_results(*pairs, pulled_by_anything))
     by_key = {e.key: e for e in effects}
     for setting in ("single", "multi"):
         assert by_key[f"related_drop_{setting}"].verdict == UNFAITHFUL
@@ -137,7 +125,7 @@ def test_a_model_pulled_by_any_attractor_is_caught_by_the_related_drop(pairs):
 
 
 def test_without_unrelated_attractors_the_control_says_so_and_decides_nothing(pairs):
-    results = _results(*pairs, reader)
+    results = planted_results(*pairs, reader)
     competence, effects = _card(results[results["attractor_type"] != "unrelated"])
     controls = [e for e in effects if e.key.startswith("related_minus_unrelated")]
     assert controls and all(not e.has_interval for e in controls)
@@ -158,13 +146,14 @@ def test_every_effect_carries_its_units_per_competent_base_item(pairs):
         return nearest(item) if zlib.crc32(item.id.encode()) % 2 else reader(item)
 
     answerers = (reader, nearest, constant, mixed)
-    results = pd.concat([_results(*pairs, a) for a in answerers], ignore_index=True)
+    results = pd.concat([planted_results(*pairs, a) for a in answerers], ignore_index=True)
     metrics = {
         "competence": m.competence(results, seed=0),
         "one_attractor_drops": m.one_attractor_drops(results, seed=0),
+        "fact_swap_drops": m.fact_swap_drops(results, seed=0),
     }
     effects = [e for e in headline(metrics) if isinstance(e, Effect)]
-    assert len(effects) == 4 * len(answerers)
+    assert len(effects) == 5 * len(answerers)
     units: dict[str, dict[str, set[str]]] = {}
     for e in effects:
         assert e.units is not None and e.units.formula == "difference", e.key
@@ -180,7 +169,7 @@ def test_every_effect_carries_its_units_per_competent_base_item(pairs):
 
 def test_the_suite_metrics_hold_the_card_blocks_and_base_accuracy(pairs):
     suite, drawn = pairs
-    metrics = suite.metrics(_results(suite, drawn, nearest), 0)
+    metrics = suite.metrics(planted_results(suite, drawn, nearest), 0)
     assert {"competence", "base_accuracy", "one_attractor_drops"} <= set(metrics)
     assert {r["item_set"] for r in metrics["base_accuracy"]} == set(ITEM_SETS)
     (record,) = metrics["competence"]

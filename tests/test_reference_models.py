@@ -46,7 +46,7 @@ from faithprobe.saliency.partitions import Word, comparison_partition, token_par
 from faithprobe.subjects import load_subject, parse_model
 from faithprobe.suite import get_suite
 
-DEGENERATE = [n for n in REFERENCES if n != "reader"]
+DEGENERATE = [n for n in REFERENCES if n not in ("reader", "memoriser")]
 
 CLOZE = ClozeExample(
     "cloze",

@@ -1,5 +1,6 @@
 """The card's validity table at the small budget: the reference models (a reader faithful
-by construction, degenerate models ignoring their input) run through the whole audit, and
+by construction, degenerate models ignoring their input, competent shortcuts ignoring one
+step's information or every intervention) run through every step, and
 the card keeps its rules on them (:mod:`faithprobe.audit.validity`). Without the shared
 data only the generated steps run; with it, all six. Asked by letter (``-o answer=letter``),
 with and without the letters' probabilities, the candidate-scoring steps keep the same
@@ -16,13 +17,16 @@ import pytest
 from faithprobe.audit.plan import declared_steps
 from faithprobe.audit.run import AuditConfig, audit
 from faithprobe.audit.validity import (
+    MEMORISER,
     READER,
     REFERENCES,
+    SHORTCUT_STEPS,
     markdown,
     run_validity,
     verdicts,
     violations,
 )
+from faithprobe.metrics.verdict import UNFAITHFUL
 from faithprobe.references import ReferenceSubject
 from faithprobe.requests import LetterChoice
 
@@ -30,15 +34,14 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 @pytest.fixture(scope="module")
-def small_audit(tmp_path_factory):
-    data = SHARED if SHARED.is_dir() else None
-    found = run_validity(["small"], [0], data, tmp_path_factory.mktemp("validity"))
-    return found["small", 0]
+def small_audit():
+    """(step, reference) -> its verdict at the small budget, seed 0."""
+    return run_validity(["small"], [0], SHARED if SHARED.is_dir() else None)["small", 0]
 
 
 def test_reference_models_keep_the_cards_rules(small_audit):
-    found = verdicts(small_audit)
-    assert violations(found) == []
+    found = small_audit
+    assert violations(found, budget="small") == []
     ran = {step for step, _ in found}
     assert {"distractors", "faithfulness-negation", "right-reasons"} <= ran
     if SHARED.is_dir():
@@ -48,17 +51,31 @@ def test_reference_models_keep_the_cards_rules(small_audit):
 
 
 def test_the_rules_catch_a_card_that_breaks_them(small_audit):
-    found = dict(verdicts(small_audit))
+    found = {(step, m): v for (step, m), v in small_audit.items() if step == "distractors"}
     found["distractors", READER] = "inconclusive"
     found["distractors", "ref:constant"] = "faithful"
     found["distractors", "ref:nearest"] = "not assessable"
+    found["distractors", MEMORISER] = "inconclusive"
+    found["distractors", "ref:fact-blind"] = "faithful"
     broken = violations(found)
-    assert len(broken) == 3 and all(b.startswith("distractors:") for b in broken)
+    assert len(broken) == 6 and all(b.startswith("distractors:") for b in broken)
+    assert "distractors: no competent shortcut is called unfaithful" in broken
+    found["distractors", "ref:fact-blind"] = "inconclusive"  # allowed at the small budget
+    assert len(violations(found, budget="small")) == len(broken) - 1
+    del found["distractors", "ref:fact-blind"]  # a step without its competent shortcut
+    assert "distractors: no competent shortcut reference was run" in violations(found)
+
+
+def test_every_step_has_a_competent_shortcut_called_unfaithful(small_audit):
+    for step in {s for s, _ in small_audit}:
+        own = [m for m, s in SHORTCUT_STEPS.items() if s == step]
+        assert own and all(small_audit[step, m] != "faithful" for m in own), step
+        assert small_audit[step, MEMORISER] == UNFAITHFUL, step
 
 
 def test_the_table_has_a_row_per_step(small_audit):
     table = markdown({("small", 0): small_audit})
-    assert table.count("\n| small |") == len({s for s, _ in verdicts(small_audit)})
+    assert table.count("\n| small |") == len({s for s, _ in small_audit})
 
 
 # -- the same rules when the references answer by letter (-o answer=letter) ---------------
@@ -90,7 +107,7 @@ def letter_audit(request, tmp_path_factory):
 
 def test_asked_by_letter_the_references_keep_the_cards_rules(letter_audit):
     found = verdicts(letter_audit)
-    assert violations(found) == []
+    assert violations(found, budget="small") == []
     ran = {step for step, _ in found}
     assert "distractors" in ran and (ran == set(LETTER_STEPS) or not SHARED.is_dir())
     parsed = any(e.get("needs") for e in letter_audit["effects"])

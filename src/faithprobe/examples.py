@@ -117,6 +117,17 @@ Example = ClozeExample | ChoiceExample | NLIExample | QAExample
 
 
 @dataclass(frozen=True)
+class Origin:
+    """Where an intervened example came from: the ``original`` it was made from and the
+    ``intervention`` (a pair's name for it, e.g. ``"TS-R"`` or ``"I0"``) that made it. The
+    runner shows it to subjects that read examples (reference models), so a planted
+    behaviour can be "answer this as its original" (:mod:`faithprobe.references.memory`)."""
+
+    original: Example
+    intervention: str
+
+
+@dataclass(frozen=True)
 class Outcome:
     """What an intervention (or a selection step) made of one example: the ``examples`` it
     produced, or none and the ``reason`` it dropped the example (``detail`` says more, e.g.

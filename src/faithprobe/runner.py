@@ -30,6 +30,7 @@ import pandas as pd
 from faithprobe import __version__
 from faithprobe.atomic import json_text
 from faithprobe.errors import DataError, UsageError
+from faithprobe.examples import Origin
 from faithprobe.executors import EXECUTORS, RayConfig, RayExecutor
 from faithprobe.interventions import Pair
 from faithprobe.memo import Memo, fingerprint, module_fingerprint
@@ -152,6 +153,19 @@ def requests_of(suite: Suite, pairs, subject: Subject) -> tuple[list, list, dict
     return keys, requests, shown
 
 
+def origins_of(pairs: Sequence[Pair]) -> dict[str, Origin]:
+    """Intervened example id -> its :class:`~faithprobe.examples.Origin`, for the examples
+    the pairs made (not dropped, not an original themselves); an example several pairs made
+    takes the first pair's by pair id."""
+    originals = {p.original.id for p in pairs}
+    out: dict[str, Origin] = {}
+    for p in sorted(pairs, key=lambda p: p.id):
+        made = p.intervened.id
+        if not p.dropped and made not in originals:
+            out.setdefault(made, Origin(p.original, p.intervention))
+    return out
+
+
 def answer_all(suite: Suite, pairs, subject: Subject, progress: ProgressFactory | None) -> dict:
     """Scores for every example the pairs use, keyed as :func:`requests_of` keys them. A
     subject that reads examples (``Subject.reads_examples``: a reference model) is shown
@@ -159,7 +173,7 @@ def answer_all(suite: Suite, pairs, subject: Subject, progress: ProgressFactory 
     keys, requests, shown = requests_of(suite, pairs, subject)
     subject.check_accepts(requests)  # before any work: name what the model cannot answer
     if subject.reads_examples:
-        subject.read_examples(shown)
+        subject.read_examples(shown, origins_of(pairs))
     advance = progress(subject.name, len(requests)) if progress else None
     scored = subject.answer(requests, advance)
     return dict(zip(keys, scored, strict=True))

@@ -1,15 +1,22 @@
 """The card's validity table: every step's verdict for each reference model
-(:mod:`faithprobe.references`: a reader faithful by construction and degenerate
-models that ignore their input), over budgets and seeds, and the rules a trustworthy card
-keeps on it:
+(:mod:`faithprobe.references`: a reader faithful by construction, degenerate models that
+ignore their input, and competent shortcuts that ignore one step's information or every
+intervention), over budgets and seeds, and the rules a trustworthy card keeps on it:
 
 * ``ref:reader`` is faithful on every step it answers;
 * no degenerate reference is ever called faithful (unfaithful or not assessable only);
+* ``ref:memoriser`` (every intervened item answered as its original) is unfaithful on every
+  step: competent, since it is the reader on the originals, and caught;
+* each step's competent shortcut (:data:`~faithprobe.references.memory.SHORTCUTS`) is
+  unfaithful on its step, so every step's *unfaithful* verdict is validated by a model
+  that clears competence; at the small budget, whose intervals are wide by design, a
+  shortcut may be inconclusive (never faithful) so long as the memoriser or another of the
+  step's shortcuts is called unfaithful there;
 * ``ref:nearest`` (the attractor shortcut) is unfaithful on distractors;
 * ``ref:overlap`` is unfaithful or not assessable on natural-logic and right-reasons.
 
 ``python -m faithprobe.audit.validity --data-dir ../shared/data`` runs the audits (one per
-budget and seed, all references side by side), prints the table as Markdown (docs/audit.md
+budget and seed, every reference on its own: verdicts only), prints the table as Markdown (docs/audit.md
 holds it) and exits 1 if a rule is broken; the test suite checks the rules at the small
 budget.
 """
@@ -23,18 +30,33 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from faithprobe.metrics.verdict import FAITHFUL, NOT_ASSESSABLE, UNFAITHFUL
+from faithprobe.metrics.verdict import FAITHFUL, INCONCLUSIVE, NOT_ASSESSABLE, UNFAITHFUL
+from faithprobe.references.memory import SHORTCUTS
 
-READER = "ref:reader"
+READER, MEMORISER = "ref:reader", "ref:memoriser"
+SMALL = "small"  # the budget whose intervals are wide by design
 DEGENERATE = ("ref:constant", "ref:random", "ref:unknown", "ref:first", "ref:nearest",
               "ref:overlap")  # fmt: skip
-REFERENCES = (READER, *DEGENERATE)
+SHORTCUT_STEPS = {f"ref:{name}": b.step for name, b in SHORTCUTS.items()}
+REFERENCES = (READER, *DEGENERATE, MEMORISER, *SHORTCUT_STEPS)
 # step -> reference -> the verdicts it must get there (besides "never faithful")
 REQUIRED = {
     "distractors": {"ref:nearest": {UNFAITHFUL}},
     "natural-logic": {"ref:overlap": {UNFAITHFUL, NOT_ASSESSABLE}},
     "right-reasons": {"ref:overlap": {UNFAITHFUL, NOT_ASSESSABLE}},
 }
+
+
+def required(step: str, model: str, budget: str = "default") -> set[str] | None:
+    """The verdicts ``model`` must get on ``step`` at ``budget``, or None where any is
+    allowed."""
+    if model == READER:
+        return {FAITHFUL}
+    if model == MEMORISER:
+        return {UNFAITHFUL}
+    if SHORTCUT_STEPS.get(model) == step:
+        return {UNFAITHFUL, INCONCLUSIVE} if budget == SMALL else {UNFAITHFUL}
+    return REQUIRED.get(step, {}).get(model)
 
 
 def verdicts(metrics: Mapping) -> dict[tuple[str, str], str]:
@@ -47,40 +69,37 @@ def verdicts(metrics: Mapping) -> dict[tuple[str, str], str]:
     }
 
 
-def violations(found: Mapping[tuple[str, str], str], where: str = "") -> list[str]:
-    """Every rule of the module docstring that the verdicts ``found`` break, in words."""
+def violations(
+    found: Mapping[tuple[str, str], str], where: str = "", budget: str = "default"
+) -> list[str]:
+    """Every rule of the module docstring that the verdicts ``found`` (at ``budget``)
+    break, in words."""
     out = []
     at = f" ({where})" if where else ""
     for (step, model), v in sorted(found.items()):
-        if model == READER and v != FAITHFUL:
-            out.append(f"{step}: {READER} is {v}, not faithful{at}")
         if model in DEGENERATE and v == FAITHFUL:
             out.append(f"{step}: {model} is called faithful{at}")
-        allowed = REQUIRED.get(step, {}).get(model)
+        allowed = required(step, model, budget)
         if allowed and v not in allowed:
             out.append(f"{step}: {model} is {v}, must be {' or '.join(sorted(allowed))}{at}")
+    for step in sorted({step for step, _ in found}):
+        own = [m for m, s in SHORTCUT_STEPS.items() if s == step and (step, m) in found]
+        if not own:
+            out.append(f"{step}: no competent shortcut reference was run{at}")
+        elif UNFAITHFUL not in {found[step, m] for m in [*own, MEMORISER] if (step, m) in found}:
+            out.append(f"{step}: no competent shortcut is called unfaithful{at}")
     return out
 
 
 def run_validity(
-    budgets: Sequence[str], seeds: Sequence[int], data_dir: Path | None, out: Path
-) -> dict[tuple[str, int], dict]:
-    """One audit of every reference per budget and seed, into ``out/<budget>-seed<seed>``;
-    returns each audit's metrics.json."""
-    from faithprobe.audit.run import AuditConfig, audit
+    budgets: Sequence[str], seeds: Sequence[int], data_dir: Path | None
+) -> dict[tuple[str, int], dict[tuple[str, str], str]]:
+    """(budget, seed) -> (step, reference) -> the card's verdict, every reference audited
+    at every budget and seed (:func:`~faithprobe.audit.verdicts_only.step_verdicts`)."""
+    from faithprobe.audit.verdicts_only import step_verdicts
 
-    found = {}
-    for budget in budgets:
-        for seed in seeds:
-            folder = audit(
-                AuditConfig(
-                    models=list(REFERENCES), out=out / f"{budget}-seed{seed}", budget=budget,
-                    data_dir=data_dir, seed=seed, force=True, cache=False,
-                    command=f"validity {budget} seed {seed}",
-                )
-            )  # fmt: skip
-            found[budget, seed] = json.loads((folder / "metrics.json").read_text())
-    return found
+    return {(budget, seed): step_verdicts(REFERENCES, budget, seed, data_dir)
+            for budget in budgets for seed in seeds}  # fmt: skip
 
 
 def _cell(seen: Iterable[str]) -> str:
@@ -88,14 +107,14 @@ def _cell(seen: Iterable[str]) -> str:
     return ", ".join(f"{v} ×{n}" for v, n in sorted(counts.items())) or "–"
 
 
-def markdown(found: Mapping[tuple[str, int], Mapping]) -> str:
+def markdown(found: Mapping[tuple[str, int], Mapping[tuple[str, str], str]]) -> str:
     """The table: a row per budget and step, a column per reference, each cell the verdicts
     over the seeds (e.g. "not assessable ×3")."""
     lines = ["| budget | step | " + " | ".join(f"`{r}`" for r in REFERENCES) + " |",
              "|---|---|" + "---|" * len(REFERENCES)]  # fmt: skip
     budgets = list(dict.fromkeys(b for b, _ in found))
     for budget in budgets:
-        runs = [verdicts(m) for (b, _), m in found.items() if b == budget]
+        runs = [run for (b, _), run in found.items() if b == budget]
         steps = list(dict.fromkeys(step for run in runs for step, _ in run))
         for step in steps:
             cells = [_cell(run[step, r] for run in runs if (step, r) in run) for r in REFERENCES]
@@ -109,13 +128,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget", action="append", help="small, default (repeatable)")
     parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds")
     parser.add_argument("--data-dir", type=Path, default=None)
-    parser.add_argument("--out", type=Path, default=Path("runs/validity"))
+    parser.add_argument("--json", type=Path, default=None, help="the verdicts, as records")
     args = parser.parse_args(argv)
     budgets = args.budget or ["small", "default"]
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
-    found = run_validity(budgets, seeds, args.data_dir, args.out)
+    found = run_validity(budgets, seeds, args.data_dir)
     print(markdown(found))
-    broken = [v for (b, s), m in found.items() for v in violations(verdicts(m), f"{b}, seed {s}")]
+    if args.json:
+        records = [{"budget": b, "seed": s, "step": step, "model": model, "verdict": v}
+                   for (b, s), run in found.items() for (step, model), v in run.items()]  # fmt: skip
+        args.json.write_text(json.dumps(records, indent=1))
+    broken = [v for (b, s), run in found.items()
+              for v in violations(run, f"{b}, seed {s}", budget=b)]  # fmt: skip
     for line in broken:
         print("rule broken:", line, file=sys.stderr)
     return 1 if broken else 0

@@ -12,6 +12,11 @@ text-pair classes, span answers, answer kinds, saliency) through the same runner
 * ``ref:constant``, ``ref:random``, ``ref:unknown``, ``ref:first``, ``ref:nearest`` and
   ``ref:overlap`` (:mod:`~faithprobe.references.degenerate`) read only the
   request's text and take one shortcut each.
+* ``ref:memoriser``, one competent shortcut per step (``ref:negation-blind``, ...) and
+  ``ref:mix:P`` (:mod:`~faithprobe.references.memory`) are the reader on every original
+  item and answer an intervened item as its original: all of it, that step's, or on a
+  share ``1 - P`` of the base items (drawn by the ``seed`` setting). The runner shows them
+  each intervened example's origin.
 
 They answer letter-choice requests too (a suite's ``-o answer=letter``): the policy picks an
 option as it would score the options (the request's ``scoring``: the same question for a
@@ -23,7 +28,8 @@ policy's scores when the request asks for ``top_logprobs``, as an endpoint gives
 Their answers depend on what they were shown, not only on the request, so they never go
 through the persistent answer cache (``cacheable`` False: the runner asks them directly).
 They answer in the runner's process only (``--executor ray`` refuses them). The fingerprint
-is the name and :data:`REFERENCE_VERSION`, bumped whenever a policy's answers change.
+is the name, the seed of ``ref:mix:P`` and :data:`REFERENCE_VERSION`, bumped whenever a
+policy's answers change.
 """
 
 from __future__ import annotations
@@ -32,8 +38,9 @@ import hashlib
 from collections.abc import Mapping, Sequence
 
 from faithprobe.errors import ModelError, UsageError, excerpt
-from faithprobe.examples import Example
-from faithprobe.references.policy import letter_reply
+from faithprobe.examples import Example, Origin
+from faithprobe.references.memory import SHORTCUTS, Mix, Shortcut
+from faithprobe.references.policy import Policy, letter_reply
 from faithprobe.registry import load_target
 from faithprobe.requests import (
     AnswerKindRequest,
@@ -58,7 +65,12 @@ REFERENCES: dict[str, tuple[str, str]] = {
     "first": (f"{_DEGENERATE}:First", "the first candidate, entity or choice"),
     "nearest": (f"{_DEGENERATE}:Nearest", "what is mentioned nearest the blank or question"),
     "overlap": (f"{_DEGENERATE}:Overlap", "the most word overlap with the question"),
+    "memoriser": (
+        "faithprobe.references.memory:Memoriser",
+        "the reader on originals; every intervened item answered as its original",
+    ),
 }
+MIX = "mix"  # ref:mix:P, the reader on a share P of the base items, else the memoriser
 # request kind -> the policy method answering it
 _METHODS = {
     CandidateScoreRequest.kind: "candidate_scores",
@@ -74,44 +86,92 @@ def is_reference(spec: str) -> bool:
     return spec.partition(":")[0] == PREFIX
 
 
+def reference_names() -> dict[str, str]:
+    """Every reference model's name -> what it does (``ref:mix:P`` as ``mix:P``)."""
+    named = {n: what for n, (_, what) in REFERENCES.items()}
+    named |= {n: f"{b.what} ({b.step})" for n, b in SHORTCUTS.items()}
+    named[f"{MIX}:P"] = "the reader on a share P (0 to 1) of the base items, else the memoriser"
+    return named
+
+
+def mix_share(name: str) -> float | None:
+    """P of ``mix:P``; None for another name. Raises :class:`ModelError` for a P that is
+    no number from 0 to 1."""
+    head, _, share = name.partition(":")
+    if head != MIX:
+        return None
+    try:
+        value = float(share)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= 1:
+        raise ModelError(
+            f"model {excerpt(f'{PREFIX}:{name}')}: the share after {PREFIX}:{MIX}: must be a "
+            "number from 0 to 1, e.g. ref:mix:0.8"
+        )
+    return value
+
+
 def check_reference(name: str) -> None:
     """Raise :class:`ModelError` naming the reference models if ``name`` is none of them."""
-    if name not in REFERENCES:
-        known = "; ".join(f"{PREFIX}:{n} ({what})" for n, (_, what) in REFERENCES.items())
+    if mix_share(name) is None and name not in REFERENCES and name not in SHORTCUTS:
+        known = "; ".join(f"{PREFIX}:{n} ({what})" for n, what in reference_names().items())
         raise ModelError(
             f"model {excerpt(f'{PREFIX}:{name}')} is no reference model; choose one of {known}"
         )
 
 
+def _policy(name: str, seed: int) -> Policy:
+    share = mix_share(name)
+    if share is not None:
+        return Mix(share, seed)
+    if name in SHORTCUTS:
+        return Shortcut(name)
+    return load_target(REFERENCES[name][0])()
+
+
 class ReferenceSubject(Subject):
-    """The reference model ``name`` (one of :data:`REFERENCES`) as a subject."""
+    """The reference model ``name`` (:func:`reference_names`) as a subject; ``seed`` draws
+    the base items on which ``ref:mix:P`` is the memoriser (the others ignore it)."""
 
     kind = "ref"
     accepts = frozenset({*_METHODS, LetterChoiceRequest.kind})
     cacheable = False
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, seed: int = 0) -> None:
         check_reference(name)
-        self.policy = load_target(REFERENCES[name][0])()
+        self.policy = _policy(name, seed)
         self.name = f"{PREFIX}:{name}"
+        self.seed = seed if mix_share(name) is not None else None
         self.reads_examples = self.policy.reads_examples
         self._shown: dict[Request, Example] = {}
+        self._origins: dict[str, Origin] = {}
 
     @property
     def fingerprint(self) -> str:
-        return hashlib.sha256(f"{self.name}\n{REFERENCE_VERSION}".encode()).hexdigest()[:16]
+        drawn = "" if self.seed is None else f"\nseed {self.seed}"
+        text = f"{self.name}{drawn}\n{REFERENCE_VERSION}"
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def describe(self) -> dict[str, object]:
-        return {"reference": self.policy.name, "reference_version": REFERENCE_VERSION}
+        out: dict[str, object] = {"reference": self.policy.name}
+        if self.seed is not None:
+            out["seed"] = self.seed
+        return out | {"reference_version": REFERENCE_VERSION}
 
-    def read_examples(self, by_request: Mapping[Request, Example]) -> None:
+    def read_examples(
+        self, by_request: Mapping[Request, Example], origins: Mapping[str, Origin] | None = None
+    ) -> None:
         self._shown = dict(by_request)
+        self._origins = dict(origins or {})
 
     def answer(self, requests: Sequence[Request], progress: Progress | None = None) -> list:
         self.check_accepts(requests)
         answers = []
         for request in requests:
             example = self._shown.get(request) if self.reads_examples else None
+            if example is not None:
+                example = self.policy.recall(example, self._origins.get(example.id))
             answers.append(self._answer(request, example))
         if progress:
             progress(len(requests))

@@ -1,24 +1,44 @@
 """``ref:NAME``: a reference model with planted behaviour
 (:mod:`faithprobe.references`), answering in the runner's process only."""
 
+from dataclasses import dataclass
+
+from faithprobe.options import option
 from faithprobe.references import PREFIX, check_reference
 from faithprobe.subjects.backends import Backend, Loading
 from faithprobe.subjects.spec import ModelSpec
 
 
+@dataclass(frozen=True)
+class ReferenceSettings:
+    """What a reference model takes besides its name."""
+
+    seed: int = option(
+        0,
+        "the draw of ref:mix:P: which base items it answers as the memoriser (the other "
+        "reference models draw nothing)",
+        range=(0, 2**32 - 1),
+    )
+
+
 def _load(spec: ModelSpec, loading: Loading):
     from faithprobe.references import ReferenceSubject
 
-    return ReferenceSubject(spec.target)
+    return ReferenceSubject(spec.target, seed=spec.settings.seed)
 
 
 BACKEND = Backend(
     PREFIX,
     "reference models with planted behaviour, no weights: ref:reader (faithful by "
-    "construction, answers from the annotations of the example behind each request) and "
-    "the degenerate ref:constant, ref:random, ref:unknown, ref:first, ref:nearest, "
-    "ref:overlap (read only the input); never cached, in process only",
+    "construction, answers from the annotations of the example behind each request); the "
+    "degenerate ref:constant, ref:random, ref:unknown, ref:first, ref:nearest, ref:overlap "
+    "(read only the input); the competent shortcuts ref:memoriser (every intervened item "
+    "answered as its original), one per step (ref:negation-blind, ref:support-blind, "
+    "ref:comparative-blind, ref:pair-only, ref:context-only, ref:fact-blind, "
+    "ref:question-blind) and ref:mix:P (the reader on a share P of the base items, else the "
+    "memoriser); never cached, in process only",
     load=_load,
     check=lambda spec: check_reference(spec.target),
+    settings=ReferenceSettings,
     in_process_only=True,
 )

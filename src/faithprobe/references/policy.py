@@ -15,7 +15,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from faithprobe.examples import Example
+from faithprobe.examples import Example, Origin
 from faithprobe.references.words import Span, word_spans
 from faithprobe.requests import (
     ANSWER_KINDS,
@@ -64,6 +64,13 @@ class Policy(ABC):
     def answer_kind(
         self, request: AnswerKindRequest, example: Example | None
     ) -> CandidateScores: ...
+
+    def recall(self, example: Example, origin: Origin | None) -> Example:
+        """The example this policy answers a request made from ``example`` as: itself, or,
+        for a policy that does not read an intervention, the original ``origin`` names
+        (:mod:`~faithprobe.references.memory`)."""
+        del origin
+        return example
 
     def saliency(self, request: SaliencyRequest, example: Example | None) -> TokenSaliency:
         answer = self.span(SpanAnswerRequest(request.question, request.context), example)

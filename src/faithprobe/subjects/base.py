@@ -9,7 +9,8 @@ persistent cache in front of any of them.
 behaviour (:mod:`faithprobe.references`) must also see the example each request was
 made from (its annotations: the critical fact, the rationale, the natural-logic features),
 so a subject may set :attr:`Subject.reads_examples`; the runner then calls
-:meth:`Subject.read_examples` with the example behind each request before asking. Such
+:meth:`Subject.read_examples` with the example behind each request, and the origin of each
+intervened example (its original and the intervention), before asking. Such
 answers depend on more than the request, so they must not be cached by the request's key:
 such a subject also sets :attr:`Subject.cacheable` to False, and the runner asks it directly.
 """
@@ -20,7 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from faithprobe.errors import UsageError
-from faithprobe.examples import Example
+from faithprobe.examples import Example, Origin
 from faithprobe.requests import Answer, Request
 from faithprobe.subjects.backends import answering
 
@@ -70,12 +71,16 @@ class Subject(ABC):
                     + (f". {r.kind} requests need a model of backend {hint}" if hint else "")
                 )
 
-    def read_examples(self, by_request: Mapping[Request, Example]) -> None:
-        """Take the example each of the coming requests was made from (called by the runner
-        before :meth:`answer` when :attr:`reads_examples` is set; a request made from
-        several examples maps to the first of them by id). A subject that reads no
-        examples ignores them."""
-        del by_request
+    def read_examples(
+        self, by_request: Mapping[Request, Example], origins: Mapping[str, Origin] | None = None
+    ) -> None:
+        """Take the example each of the coming requests was made from, and ``origins``:
+        intervened example id -> where it came from (called by the runner before
+        :meth:`answer` when :attr:`reads_examples` is set; a request made from several
+        examples maps to the first of them by id, an example made by several pairs to the
+        first pair's origin by pair id; an original of any pair has no origin). A subject
+        that reads no examples ignores them."""
+        del by_request, origins
 
     def describe(self) -> dict[str, object]:
         """Settings worth recording in run.json beside the fingerprint (an endpoint's URL

@@ -15,7 +15,12 @@
 * one-attractor drops (the card's headline): the accuracy lost to one related attractor
   after the critical fact, and that loss minus the loss to one unrelated attractor on the
   same base items (the method's own control: a model pulled by any extra words, or by
-  none, scores 0 there).
+  none, scores 0 there);
+* fact-swap drop (the card's check that the critical fact is used at all): on competent base
+  items, the accuracy on the base items that state the swapped-in fact minus the accuracy
+  on the swapped item (:mod:`.interventions`); a model that follows the fact scores about 0,
+  one that answers from memory or ignores the story about its accuracy, while it loses
+  nothing to attractors.
 
 The ``main`` view is the method's Figure 1 condition, attractors after the critical fact;
 ``pooled`` pools the positions. The n = 0 point of every curve is the padded no-attractor
@@ -43,6 +48,7 @@ from faithprobe.metrics.intervals import (
     wilson,
 )
 from faithprobe.metrics.units import Units
+from faithprobe.suites.distractors.interventions import FACT_SWAP
 
 CURVE = ["setting", "attractor_type", "n_attractors"]
 RELATED = ("B", "T")  # attractor types of the background's or the target's class
@@ -315,6 +321,57 @@ def one_attractor_drops(results: pd.DataFrame, seed: int = 0, shared: bool = Fal
     return out
 
 
+def _made_swaps(results: pd.DataFrame) -> pd.DataFrame:
+    """The critical-fact swap rows whose swap was made (a data file's item may have none)."""
+    swaps = results[results["intervention"] == FACT_SWAP]
+    return swaps[swaps["dropped_reason"].isna()]
+
+
+def fact_swap_drops(results: pd.DataFrame, seed: int = 0, shared: bool = False) -> list[dict]:
+    """Per subject, on its competent base items with a critical-fact swap: the accuracy on
+    the base items that state the swapped-in fact (any entity: whether the model knows the
+    new target at all) minus the accuracy on the swapped item. A model that follows the fact
+    scores about 0 (a swap to a fact it does not know costs it nothing here); one that keeps
+    the old target, about its accuracy on those base items.
+
+    A base item whose swapped-in fact no base row of the run states is left out
+    (``n_fact_unasked``). Interval: paired cluster bootstrap over base items, ``units`` as in
+    :func:`one_attractor_drops`. None where the run has no swap rows (results written before
+    the swap existed); where none could be made, a record without numbers says so."""
+    swaps = results[results["intervention"] == FACT_SWAP]
+    if swaps.empty:
+        return []
+    made = _keep(_made_swaps(results), competent_ids(results, shared))
+    base = results[results["intervention"] == "none"]
+    out = []
+    for subject in sorted(results["subject"].unique()):
+        mine = made[made["subject"] == subject].set_index("original_id")
+        mine_base = base[base["subject"] == subject]
+        knows = mine_base.groupby(["item_set", "background"])["competent"].mean()
+        fact = pd.Series(
+            [knows.get(k, np.nan) for k in zip(mine["item_set"], mine["background"], strict=True)],
+            index=mine.index,
+            dtype=float,
+        )
+        asked = fact.notna()
+        note = ""
+        if not asked.any():
+            note = "no competent base item has a swap whose swapped-in fact a base row states"
+        out.append(
+            {
+                "subject": subject,
+                "effect": "fact_swap_drop",
+                "comparison": "accuracy on the base items stating the swapped-in fact − "
+                "on the swapped items",
+                "n_swapped": len(mine),
+                "n_fact_unasked": int((~asked).sum()),
+                **_paired(fact[asked], mine.loc[asked, "correct"].astype(float), seed),
+                "note": note,
+            }
+        )
+    return out
+
+
 def _comparisons(
     rows: pd.DataFrame, padded: pd.DataFrame
 ) -> Iterable[tuple[str, str, pd.Series, pd.Series]]:
@@ -389,12 +446,22 @@ def tests(results: pd.DataFrame, seed: int = 0, shared: bool = False) -> list[di
 
 def dataset_breakdown(results: pd.DataFrame) -> dict:
     first = results[results["subject"] == results["subject"].iloc[0]]
-    variants = first[first["intervention"] != "none"]
+    variants = first[~first["intervention"].isin(["none", FACT_SWAP])]
     cols = ["setting", "attractor_type", "n_attractors", "position", "n_filler"]
     cols += ["n_padding"] if "n_padding" in variants.columns else []
     counts = variants.groupby(cols, sort=True).size().rename("count").reset_index()
-    return {
+    out = {
         "n_pairs": int(len(variants)),
         "n_base": int((first["intervention"] == "none").sum()),
         "by_condition": counts.to_dict("records"),
+    }
+    swaps = first[first["intervention"] == FACT_SWAP]
+    if swaps.empty:  # results written before the swap existed
+        return out
+    not_made = swaps["dropped_reason"].dropna().value_counts().sort_index()
+    return out | {
+        "fact_swaps": {
+            "made": len(_made_swaps(first)),
+            "not_made": [{"reason": r, "count": int(c)} for r, c in not_made.items()],
+        }
     }

@@ -30,6 +30,8 @@ EXAMPLE_COLUMNS = [
 
 
 def _condition(r: Mapping[str, Any]) -> str:
+    if isinstance(r.get("swapped_from"), str):
+        return f"critical fact swapped: {r['swapped_from']} → {r.get('background')}"
     parts = [
         str(r.get("setting", "")),
         str(r.get("attractor_type", "")),
@@ -52,6 +54,8 @@ def _example_rows(
     if results.empty:
         return pd.DataFrame(columns=[c for c, _, _ in EXAMPLE_COLUMNS])
     pool = results
+    if "dropped_reason" in pool.columns:  # a critical-fact swap that could not be made
+        pool = pool[pool["dropped_reason"].isna()]
     if "intervention" in pool.columns:
         intervened = pool[pool["intervention"] != "none"]
         pool = intervened if not intervened.empty else pool
@@ -89,6 +93,12 @@ def _dataset_lead(metrics: Mapping[str, Any]) -> str:
     return f"{pairs} pairs built on {bases} base items."
 
 
+def _has_fact_swaps(metrics: Mapping[str, Any]) -> bool:
+    """Whether the run swapped critical facts (runs made before the swap did not: their
+    report stays as it was)."""
+    return bool(metrics.get("fact_swap_drops"))
+
+
 class DistractorsReport(ReportView):
     summary_title = "accuracy [95% CI] by attractors"
     table_makers = (build_tables, answer_modes_table)  # the headline first (tables.py)
@@ -100,6 +110,8 @@ class DistractorsReport(ReportView):
                     empty="No competence records."),
         SectionSpec("card", "The faithfulness card's effects", ("one_attractor_drops",),
                     empty="No one-attractor drops recorded."),
+        SectionSpec("fact_swap", "Critical fact swapped", ("fact_swap_drops",),
+                    when=_has_fact_swaps),
         SectionSpec("tests", "Tests", ("tests",), empty="No tests recorded."),
         answers.SECTION,
         SectionSpec("dataset", "Dataset", ("dataset",), lead=_dataset_lead),

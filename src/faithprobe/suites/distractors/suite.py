@@ -8,7 +8,9 @@ that uses the critical fact keeps choosing the target; accuracy is judged within
 target's candidate set, and only items the model gets right without attractors count.
 
 Pairs: every variant is paired with its base item (intervention ``none`` pairs a base item
-with itself; those rows measure baseline competence).
+with itself; those rows measure baseline competence), and every base item with its
+critical-fact swap (:mod:`.interventions`: the fact names another word of its class, so the
+target moves; a base item whose story cannot be swapped keeps a pair marked with the reason).
 
 Options: ``filler=K`` adds to the generated items a no-attractor copy of each base item
 padded with K neutral sentences after the critical fact, which becomes the n = 0 point of
@@ -18,7 +20,8 @@ estimated on one item set, as in the method.
 
 Sampling (``--limit``): the cells the card's verdict reads (one related or unrelated
 attractor after the critical fact) first, paired by base item, then every design cell
-evenly (:mod:`faithprobe.suites.distractors.sampling`).
+evenly (:mod:`faithprobe.suites.distractors.sampling`). A base item's row and its swap go
+with it and are not counted in the limit, which counts attractor variants.
 
 Asking: a model that scores candidates (a causal LM: each candidate's log-likelihood after
 the context; a masked LM: in the blank) is asked the candidate set; one that can only write
@@ -35,6 +38,7 @@ relative probability needs probabilities and is not computed.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from pathlib import Path
 
@@ -54,11 +58,13 @@ from faithprobe.generators.distractors import (
     plan,
 )
 from faithprobe.interventions import Pair
+from faithprobe.interventions import get as get_intervention
 from faithprobe.metrics.answer_modes import answer_modes
 from faithprobe.prompts import LetterPrompt
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
 from faithprobe.suite import Suite
 from faithprobe.suites.distractors import metrics as m
+from faithprobe.suites.distractors.interventions import FACT_SWAP
 from faithprobe.suites.distractors.sampling import (
     pair_design,
     planned_design,
@@ -66,6 +72,7 @@ from faithprobe.suites.distractors.sampling import (
 )
 
 NONE = "none"
+RIDERS = (NONE, FACT_SWAP)  # the pairs a base item brings along, outside the limit
 LETTER_TEMPLATE = (
     "Fill in the blank: {prompt}\n{choices}\n"
     "Answer with the letter of the word that fills the blank ({letters}) only."
@@ -103,14 +110,39 @@ def _check_features(path: Path, item: ClozeExample) -> None:
             raise DataError(path, "must be a list of strings", record=item.id, field=field)
 
 
-def _pair_up(items: list[ClozeExample], data: Path | None) -> list[Pair]:
-    """Each base item with itself (intervention ``none``) and each variant with its base."""
+def _fact_swaps(bases: list[ClozeExample], seed: int) -> list[Pair]:
+    """Each base item with its critical-fact swap (never the text of another base item or
+    of another swap, so each swap is asked once, as what it was made from), or with itself
+    marked with the reason it has none (nothing new is asked then). Swaps are made in id
+    order, each avoiding the texts of those made before it."""
+    swap = get_intervention(FACT_SWAP)
+    # a swap keeps its entity, so only items about the same entity can share its text
+    about: dict[object, list[ClozeExample]] = defaultdict(list)
+    for base in bases:
+        about[base.features.get("entity")].append(base)
+    made: dict[str, Pair] = {}
+    for base in sorted(bases, key=lambda b: b.id):
+        told = about[base.features.get("entity")]
+        outcome = swap.apply(base, seed=seed, pool=told)
+        swapped = outcome.example_or_dropped(base, FACT_SWAP)
+        if outcome.reason is None:
+            told.append(swapped)
+        pair_id = f"{base.id}|{FACT_SWAP}"
+        made[base.id] = Pair(base, swapped, FACT_SWAP, swap.expectation, pair_id=pair_id)
+    return [made[base.id] for base in bases]
+
+
+def _pair_up(items: list[ClozeExample], data: Path | None, seed: int) -> list[Pair]:
+    """Each base item with itself (intervention ``none``), each variant with its base, then
+    each base item with its critical-fact swap."""
     by_id = {i.id: i for i in items}
     out = []
+    bases = []
     for item in items:
         base_id = item.features.get("base_id")
         if base_id is None:
             out.append(Pair(item, item, NONE, ANSWER_UNCHANGED))
+            bases.append(item)
             continue
         if base_id not in by_id:
             raise DataError(
@@ -120,7 +152,7 @@ def _pair_up(items: list[ClozeExample], data: Path | None) -> list[Pair]:
                 field="features.base_id",
             )
         out.append(Pair(by_id[base_id], item, _intervention_name(item.features), ANSWER_UNCHANGED))
-    return out
+    return out + _fact_swaps(bases, seed)
 
 
 class DistractorsSuite(Suite):
@@ -135,11 +167,11 @@ class DistractorsSuite(Suite):
 
     def pairs(self, data: Path | None, seed: int) -> list[Pair]:
         if data is None:
-            return _pair_up(generate(self.config, seed), data)
+            return _pair_up(generate(self.config, seed), data, seed)
         items = read_cloze_jsonl(data)
         for item in items:
             _check_features(data, item)
-        return _pair_up(items, data)
+        return _pair_up(items, data, seed)
 
     def sampled_pairs(self, data: Path | None, limit: int | None, seed: int) -> list[Pair]:
         """Generated data is sampled from the generator's plan, and only the sampled
@@ -156,7 +188,7 @@ class DistractorsSuite(Suite):
             design=planned_design,
             stratum=lambda v: v.cell,
         )
-        return self.sample(_pair_up(bases + build(chosen, seed), data), limit, seed)
+        return self.sample(_pair_up(bases + build(chosen, seed), data, seed), limit, seed)
 
     def stratum(self, pair: Pair) -> Hashable:
         f = pair.intervened.features
@@ -169,14 +201,15 @@ class DistractorsSuite(Suite):
 
     def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
         """Draw ``limit`` variant pairs, the headline cells first (:mod:`.sampling`); keep
-        the base rows of every base they use."""
-        variants = [p for p in pairs if p.intervention != NONE]
+        the base rows and critical-fact swaps of every base they use."""
+        variants = [p for p in pairs if p.intervention not in RIDERS]
         picked = sample_headline_first(
             variants, limit, seed, key=lambda p: p.id, design=pair_design, stratum=self.stratum
         )
         used = {p.original.id for p in picked}
         bases = [p for p in pairs if p.intervention == NONE and p.original.id in used]
-        return bases + picked
+        swaps = [p for p in pairs if p.intervention == FACT_SWAP and p.original.id in used]
+        return bases + picked + swaps
 
     def request(self, example: ClozeExample, subject=None):
         """The candidate set to score; by letter (the story with a blank) for a model that
@@ -219,19 +252,21 @@ class DistractorsSuite(Suite):
             pred_o, pred_x = ro["prediction"], rx["prediction"]
             t_o, t_x = ro["target"], rx["target"]
             f = x.features
-            is_base = pair.intervention == NONE
+            no_attractors = pair.intervention in RIDERS  # a base row or a fact swap
             n_padding = len(f.get("padding", []))
             out.append(
                 {
                     "pair_id": pair.id,
                     "item_set": f.get("item_set", "custom"),
-                    "setting": NONE if is_base else f.get("setting", NONE),
-                    "attractor_type": NONE if is_base else f.get("attractor_type", NONE),
+                    "setting": NONE if no_attractors else f.get("setting", NONE),
+                    "attractor_type": NONE if no_attractors else f.get("attractor_type", NONE),
                     "n_attractors": int(f.get("n_attractors", 0)),
-                    "position": NONE if is_base or n_padding else f.get("position", NONE),
+                    "position": NONE if no_attractors or n_padding else f.get("position", NONE),
                     "n_filler": len(f.get("filler", [])),
                     "n_padding": n_padding,
                     "attractors": "; ".join(f.get("attractors", [])),
+                    "background": f.get("background"),
+                    "swapped_from": f.get("swapped_from"),
                     "original_context": o.context,
                     "context": x.context,
                     "suffix": x.suffix,
@@ -255,7 +290,9 @@ class DistractorsSuite(Suite):
             )
         return out
 
-    def behaviour(self, pair: Pair, row: dict) -> Behaviour:
+    def behaviour(self, pair: Pair, row: dict) -> Behaviour | None:
+        if pair.dropped:
+            return None
         return Behaviour(row["original_prediction"], row["prediction"], row["target"])
 
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
@@ -265,6 +302,7 @@ class DistractorsSuite(Suite):
             "competence": m.competence(results, seed),
             "base_accuracy": m.base_accuracy(results),
             "one_attractor_drops": m.one_attractor_drops(results, seed, shared=shared),
+            "fact_swap_drops": m.fact_swap_drops(results, seed, shared=shared),
             "competent_set": m.competent_set(results, shared=shared),
             "zero_point": m.zero_point(results),
             "tests": m.tests(results, seed, shared=shared),

@@ -1,7 +1,7 @@
 """Tables of the ``distractors`` suite's report: the headline, one table per metric and
 view (a curve per subject x setting x attractor type, a column per number of attractors),
-base accuracy and competence, the card's one-attractor effects, tests and the dataset's
-conditions. They select, pivot and format what
+base accuracy and competence, the card's one-attractor effects and fact-swap drop, tests
+and the dataset's conditions. They select, pivot and format what
 ``metrics.json`` holds; nothing is estimated here.
 """
 
@@ -349,34 +349,75 @@ def competence_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
-def one_attractor_drops_table(metrics: Mapping[str, Any]) -> Table | None:
-    """The card's effects: one related attractor after the fact, and its unrelated control."""
-    data = _rate_frame(metrics, "one_attractor_drops")
+def _drops_table(
+    metrics: Mapping[str, Any],
+    key: str,
+    labels: Sequence[str],
+    counts: Mapping[str, str],
+    title: str,
+    note: str,
+) -> Table | None:
+    """The table ``key`` of card effects (paired differences over base items, one row per
+    ``metrics[key]`` record, without its per-unit numbers: metrics.json only): the
+    ``labels`` columns as they are, the difference with its interval, base items, the
+    ``counts`` columns (column -> header) and the note."""
+    data = _rate_frame(metrics, key)
     if data is None:
         return None
-    data = data.drop(columns="units", errors="ignore")  # per-unit numbers: metrics.json only
+    data = data.drop(columns="units", errors="ignore")
     records = data.to_dict("records")
     display = pd.DataFrame(
         {
-            "subject": data["subject"],
-            "setting": data["setting"],
-            "effect": data["effect"],
-            "comparison": data["comparison"],
+            **{c: data[c] for c in labels},
             "difference [CI]": [
                 fmt_estimate(r["value"], r["ci_low"], r["ci_high"]) for r in records
             ],
             "base items": data["n_clusters"].map(fmt_count),
+            **{header: data[c].map(fmt_count) for c, header in counts.items()},
             "note": data["note"],
         }
     ).fillna(DASH)
-    return Table(
-        name="one_attractor_drops",
+    return Table(name=key, title=title, data=data, display=display, note=note)
+
+
+def one_attractor_drops_table(metrics: Mapping[str, Any]) -> Table | None:
+    """The card's effects: one related attractor after the fact, and its unrelated control."""
+    return _drops_table(
+        metrics,
+        "one_attractor_drops",
+        ("subject", "setting", "effect", "comparison"),
+        {},
         title="One attractor after the critical fact: related drop and its unrelated control",
-        data=data,
-        display=display,
         note="Competent items, no filler, each base item weighing one; paired cluster "
         "bootstrap over base items. related_minus_unrelated = the related drop minus the "
         "unrelated drop on the base items that have both.",
+    )
+
+
+def fact_swaps_note(metrics: Mapping[str, Any]) -> str:
+    """How many critical-fact swaps were made, and why the others were not."""
+    swaps = (metrics.get("dataset") or {}).get("fact_swaps")
+    if not swaps:
+        return ""
+    not_made = "; ".join(f"{r['reason']} ({r['count']})" for r in swaps["not_made"])
+    return f" Swaps made: {swaps['made']}" + (f"; not made: {not_made}." if not_made else ".")
+
+
+def fact_swap_drops_table(metrics: Mapping[str, Any]) -> Table | None:
+    """The card's check that the critical fact is used: the accuracy lost when it is
+    swapped for another of its class."""
+    return _drops_table(
+        metrics,
+        "fact_swap_drops",
+        ("subject", "comparison"),
+        {"n_swapped": "swapped", "n_fact_unasked": "left out"},
+        title="Critical fact swapped (France → Chile: the target moves): accuracy lost",
+        note="Competent base items, no attractors, each base item weighing one; paired "
+        "cluster bootstrap over base items. The first side is the model's accuracy on the "
+        "base items that state the swapped-in fact (whether it knows the new target at all); "
+        "left out: swaps whose swapped-in fact no base row of the run states. A model that "
+        "follows the fact scores about 0, one answering from memory about 1."
+        + fact_swaps_note(metrics),
     )
 
 
@@ -468,6 +509,7 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
         base_accuracy_table,
         competence_table,
         one_attractor_drops_table,
+        fact_swap_drops_table,
         tests_table,
         dataset_table,
     )
