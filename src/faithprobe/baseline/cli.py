@@ -46,6 +46,14 @@ def heuristics(
     splitter: Annotated[
         str, typer.Option(help=f"sentence splitter: {', '.join(SPLITTERS)}")
     ] = DEFAULT_SPLITTER,
+    answer_types: Annotated[
+        Path | None,
+        typer.Option(
+            parser=argument(Kind.READ_FOLDER),
+            help="answer-type classifier (faithprobe train answer-types): adds the extractor "
+            "entity-trained, the entity of the type it predicts",
+        ),
+    ] = None,
     force: Annotated[
         bool,
         typer.Option("--force", help="replace an --out folder that faithprobe did not write"),
@@ -58,7 +66,9 @@ def heuristics(
     from faithprobe.baseline.scoring import score_rows, scores
     from faithprobe.datasets.qa import read_qa
     from faithprobe.errors import UsageError
+    from faithprobe.heuristics.extraction import TypedEntity, default_extractors
     from faithprobe.heuristics.predict import predict, sample
+    from faithprobe.heuristics.type_classifier import AnswerTypeClassifier
     from faithprobe.report.heuristics import scores_table
     from faithprobe.report.tables import write_tables
     from faithprobe.runfolder import MARKER, check_target, replaced_whole
@@ -72,7 +82,11 @@ def heuristics(
         examples = sample(read_qa(data, format="squad", splitter=splitter), limit, seed)
         if not examples:
             raise UsageError(f"{data}: no questions to answer")
-        predictions = score_rows(predict(examples, splitter=splitter))
+        extractors = default_extractors()
+        if answer_types is not None:
+            trained = AnswerTypeClassifier(answer_types)
+            extractors.append(TypedEntity(trained, name="entity-trained"))
+        predictions = score_rows(predict(examples, extractors=extractors, splitter=splitter))
         table = scores_table(scores(predictions, seed))
         with replaced_whole(out) as staging:  # whole, with the mark of a folder of ours
             write_parquet(staging / "predictions.parquet", predictions)

@@ -8,7 +8,10 @@ model that scores no better than a heuristic may be using the heuristic's shortc
 * :mod:`~faithprobe.heuristics.selection`: sentence selectors (token overlap, longest
   common subsequence, first sentence);
 * :mod:`~faithprobe.heuristics.encoder`: the sentence-encoder selector (embedded MiniLM);
-* :mod:`~faithprobe.heuristics.answer_types`: the expected answer's entity types;
+* :mod:`~faithprobe.heuristics.answer_types`: the expected answer's entity types (the
+  wh-word map);
+* :mod:`~faithprobe.heuristics.type_classifier`: the trained answer-type classifier
+  (``faithprobe train answer-types``) as a predictor of those types;
 * :mod:`~faithprobe.heuristics.extraction`: phrase extractors (typed entity, noun chunk,
   whole sentence);
 * :mod:`~faithprobe.heuristics.predict`: every selector x extractor on QA examples;

@@ -1,9 +1,10 @@
 """The entity types an answer is expected to have, from the question.
 
 An answer-type predictor is any callable ``question -> frozenset of spaCy entity labels``,
-or ``None`` when any type will do (:data:`AnswerTypePredictor`). The extractor takes one as
-a parameter, so a trained question-type classifier can replace the wh-word map without
-changing the extractor; only the wh-word map (:func:`wh_answer_types`) ships for now.
+or ``None`` when any type will do (:data:`AnswerTypePredictor`; the empty set: the answer is
+no entity). The extractor takes one as a parameter: the wh-word map below
+(:func:`wh_answer_types`, the default) or the trained classifier of
+:mod:`~faithprobe.heuristics.type_classifier` (``faithprobe train answer-types``).
 
 The map (spaCy's OntoNotes labels), looked up at the question's *first* wh-word, as a
 two-word phrase first ("how many", "what year"), then as one word:
@@ -18,7 +19,7 @@ what, which, why, how (others)       any type
 ==================================== =====================================
 
 "Which" and "what" ask for anything ("what company", "which river"): the noun after them
-would narrow it, a job for a trained classifier. A question without a wh-word ("The
+would narrow it, the trained classifier's job. A question without a wh-word ("The
 treaty was signed in which city?" has one; "Name the river ..." has none) accepts any type.
 """
 

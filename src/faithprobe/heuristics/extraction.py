@@ -6,7 +6,10 @@ from the whole context's parse, which sees more than the sentence alone).
 
 * ``entity``: the first named entity of the sentence whose label is an expected answer
   type (:mod:`~faithprobe.heuristics.answer_types`; any label when the predictor says
-  ``None``) and that the question does not already name;
+  ``None``, none when it says the empty set) and that the question does not already name;
+  its predictor is the wh-word map or a trained classifier
+  (:mod:`~faithprobe.heuristics.type_classifier`; ``faithprobe baseline heuristics
+  --answer-types`` runs it beside the map as ``entity-trained``);
 * ``noun-chunk``: the first noun chunk of the sentence that the question does not already
   name (spaCy's ``noun_chunks``, from the parser);
 * ``sentence``: the whole sentence -- the ceiling of what the selected sentence holds
@@ -82,14 +85,16 @@ class TypedEntity(PhraseExtractor):
         self,
         answer_types: AnswerTypePredictor = wh_answer_types,
         fallback: Extractor | None = None,
+        name: str = "entity",
     ) -> None:
         super().__init__(fallback or NounChunk())
-        self.answer_types = answer_types
+        self.answer_types, self.name = answer_types, name
 
     def candidates(self, question: str, sentence: Span) -> Iterable[Span]:
         wanted = self.answer_types(question)
         return [e for e in sentence.ents if wanted is None or e.label_ in wanted]
 
 
-def default_extractors() -> list[Extractor]:
-    return [TypedEntity(), NounChunk(), WholeSentence()]
+def default_extractors(answer_types: AnswerTypePredictor = wh_answer_types) -> list[Extractor]:
+    """Every extractor, ``entity`` expecting the types ``answer_types`` predicts."""
+    return [TypedEntity(answer_types), NounChunk(), WholeSentence()]

@@ -26,10 +26,12 @@ from faithprobe.runfolder import check_creatable
 from faithprobe.training.common import TrainSettings, describe_accuracy, prepare_out, resolve_base
 from faithprobe.training.configs import (
     AUGMENTED,
+    DEFAULT_ANSWER_TYPE_LIMIT,
     DEFAULT_AUGMENT,
     DEFAULT_MC_LIMIT,
     DEFAULT_QA_LIMIT,
     STRATEGIES,
+    AnswerTypeTrainConfig,
     MCTrainConfig,
     NLITrainConfig,
     QATrainConfig,
@@ -464,3 +466,68 @@ def train_qa_command(
                 f"{score['value']:.3f} [{score['ci_low']:.3f}, {score['ci_high']:.3f}] "
                 f"(n={score['n']})"
             )
+
+
+@recipe_command(
+    "answer-types",
+    AnswerTypeTrainConfig,
+    help={
+        "max_length": "tokens per question",
+        "seed": "seeds the document split, the question subset, the head, dropout, order",
+    },
+)
+def train_answer_types_command(
+    train: Annotated[
+        list[Path],
+        typer.Option(
+            parser=argument(Kind.READ_FILE),
+            help="SQuAD-format file (SQuAD, Quoref) whose gold answers give the types; repeatable",
+        ),
+    ],
+    heldout: Annotated[
+        float, typer.Option(min=0.01, max=0.9, help="fraction of each file's documents held out")
+    ] = AnswerTypeTrainConfig.heldout,
+    limit: Annotated[
+        int,
+        typer.Option(min=1, help="questions trained on, drawn from every file's training part"),
+    ] = DEFAULT_ANSWER_TYPE_LIMIT,
+    eval_limit: Annotated[
+        int, typer.Option(min=1, help="held-out questions scored at the end")
+    ] = 1000,
+    min_count: Annotated[
+        int,
+        typer.Option(min=1, help="entity labels with fewer training questions become OTHER"),
+    ] = AnswerTypeTrainConfig.min_count,
+    freeze_layers: Annotated[
+        int,
+        typer.Option(min=0, help="lowest encoder layers frozen, with the word embeddings"),
+    ] = AnswerTypeTrainConfig.freeze_layers,
+    *,
+    settings: dict[str, Any],
+    flags: dict[str, Any],
+) -> None:
+    """Train the answer-type classifier of the heuristic baselines: the spaCy entity label
+    of the answer (or OTHER) from the question (heuristic:...,answer_types=<out>).
+
+    Runs resume from <out>/checkpoints after an interruption: run the same command again.
+    """
+    from faithprobe.training.answer_types import train_answer_types
+
+    cfg = AnswerTypeTrainConfig(
+        train=tuple(train),
+        heldout=heldout,
+        limit=limit,
+        eval_limit=eval_limit,
+        min_count=min_count,
+        freeze_layers=freeze_layers,
+        **settings,
+    )
+    check_first(cfg, flags, [("--train", p) for p in cfg.train])
+    summary = train_answer_types(cfg, **flags)
+    held = summary["heldout"]["accuracy"]
+    _report(summary, "held-out accuracy", held, summary["train"]["questions_used"], cfg.out)
+    if held:
+        majority = held["majority_label"]
+        print(f"  majority label {majority['label']}: {describe_accuracy(majority)}")
+        for label, acc in held["by_label"].items():
+            print(f"  {label:12} {describe_accuracy(acc)}")

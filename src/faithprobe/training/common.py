@@ -435,6 +435,19 @@ class Session:
         self.ckpt = prepare_out(self.out, self.run, **claim, write=True)
         return model, tokenizer
 
+    def start_classifier(self, data: dict[str, Any], id2label: dict[int, str]):
+        """:meth:`start` with a sequence-classification head over ``id2label``'s classes (a
+        base with another head gets a fresh one)."""
+        return self.start(
+            data,
+            "AutoModelForSequenceClassification",
+            "a sequence classifier",
+            num_labels=len(id2label),
+            id2label=id2label,
+            label2id={label: i for i, label in id2label.items()},
+            ignore_mismatched_sizes=True,
+        )
+
     def fit(
         self, model, tokenizer, dataset: EncodedDataset, make_trainer: Callable = make_trainer
     ) -> Fitted:

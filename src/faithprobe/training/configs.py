@@ -15,6 +15,7 @@ from faithprobe.training.common import TrainSettings
 
 DEFAULT_MC_LIMIT = 20000  # multiple-choice examples trained on unless --full
 DEFAULT_QA_LIMIT = 2500  # QA questions trained on unless --full
+DEFAULT_ANSWER_TYPE_LIMIT = 2000  # questions the answer-type classifier trains on
 # QA training strategies: the deletion variants each trains on (Chaturvedi et al.'s OT is OS
 # only; ``ot-ts`` is what ``ot`` meant before; TS-R / OS-R rows have the null answer, their
 # +Aug forms a generated sentence in place of the bare re-inserted answer, their
@@ -151,6 +152,39 @@ class QATrainConfig(TrainSettings):
         for path, n in self.mix:
             if n is not None and n < 1:
                 raise UsageError(f"--mix {path}: the question count must be at least 1, got {n}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnswerTypeTrainConfig(TrainSettings):
+    """Everything that decides the trained answer-type classifier
+    (:mod:`faithprobe.training.answer_types`)."""
+
+    train: tuple[Path, ...]
+    heldout: float = 0.2
+    limit: int | None = DEFAULT_ANSWER_TYPE_LIMIT
+    eval_limit: int | None = 1000
+    min_count: int = 20
+    freeze_layers: int = 4
+    epochs: float = 3.0
+    learning_rate: float = 5e-4
+    batch_size: int = 32
+    max_length: int = 64
+
+    recipe_hyperparameters = ("heldout", "limit", "min_count", "freeze_layers")
+
+    def check(self) -> None:
+        super().check()
+        if not self.train:
+            raise UsageError("give at least one --train file")
+        if not 0 < self.heldout < 1:
+            raise UsageError(f"heldout must be in (0, 1), got {self.heldout}")
+        for name in ("limit", "eval_limit"):
+            if (value := getattr(self, name)) is not None and value < 1:
+                raise UsageError(f"{name} must be at least 1, got {value}")
+        if self.min_count < 1:
+            raise UsageError(f"min_count must be at least 1, got {self.min_count}")
+        if self.freeze_layers < 0:
+            raise UsageError(f"freeze_layers must be 0 or more, got {self.freeze_layers}")
 
 
 def parse_mix(value: str) -> tuple[Path, int | None]:

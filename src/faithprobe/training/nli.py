@@ -209,15 +209,7 @@ def train_nli(cfg: NLITrainConfig, **options: Any) -> dict[str, Any]:
         "train_ids": common.ids_digest(ex.id for ex in train),
         "n_train": len(train),
     }
-    model, tokenizer = session.start(
-        data,
-        "AutoModelForSequenceClassification",
-        "a sequence classifier",
-        num_labels=len(ID2LABEL),
-        id2label=ID2LABEL,
-        label2id=LABEL2ID,
-        ignore_mismatched_sizes=True,  # a base with another head gets a fresh two-class one
-    )
+    model, tokenizer = session.start_classifier(data, ID2LABEL)
 
     from faithprobe.subjects.hf.encoder import uses_token_types
     from faithprobe.subjects.hf.nli import HFNLI, encode_pair

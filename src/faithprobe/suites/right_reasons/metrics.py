@@ -20,6 +20,11 @@
   difference with a bootstrap interval and a Wilcoxon signed-rank test over passages
   (:func:`~faithprobe.metrics.intervals.paired_difference`). Not a verdict: a model that
   gives the same answer to both loses nothing when it is as often wrong as right.
+* ``comparatives``: ``scores`` per comparative word and its counterfactual's word
+  (``comparative``, ``antonym``: "earlier" -> "later" in ``CF``, -> "subsequently" in
+  ``CF-ood``) within each (subject, dataset, variant): EM and F1 of the original and the
+  counterfactual with their intervals, the method's per-comparative view (a model may
+  follow "older"/"younger" and not "earlier"/"later").
 * ``consistency``: per (subject, dataset, variant) how often the original and the
   counterfactual got the same answer, with a cluster-bootstrap interval over passages.
 * ``alignment``: per (dataset, model, method) the share of aligned instances and of the
@@ -131,24 +136,47 @@ def follows(answered: pd.DataFrame, seed: int) -> list[dict]:
     return out
 
 
+def _side_estimates(rows: pd.DataFrame, keys: dict, seed: int) -> list[dict]:
+    """EM and F1 of the original and the counterfactual of ``rows``, each with its 95%
+    cluster-bootstrap interval over passages, as records under ``keys``."""
+    out = []
+    for metric in ("em", "f1"):
+        for side in ("og", "cf"):
+            est = clustered_mean(
+                rows[f"{side}_{metric}"].astype(float), rows["passage_id"], seed=seed,
+                proportion=metric == "em",
+            )  # fmt: skip
+            out.append({**keys, "metric": metric, "side": side, **est.as_dict()})
+    return out
+
+
 def scores(answered: pd.DataFrame, seed: int) -> tuple[list[dict], list[dict]]:
     """The ``scores`` and ``tests`` records (module docstring)."""
     estimates, tests = [], []
     for key, rows in answered.groupby(KEYS, sort=True):
         keys = dict(zip(KEYS, key, strict=True))
+        estimates += _side_estimates(rows, keys, seed)
         for metric in ("em", "f1"):
-            for side in ("og", "cf"):
-                est = clustered_mean(
-                    rows[f"{side}_{metric}"].astype(float), rows["passage_id"], seed=seed,
-                    proportion=metric == "em",
-                )  # fmt: skip
-                estimates.append({**keys, "metric": metric, "side": side, **est.as_dict()})
             per_passage = rows.groupby("passage_id")[[f"og_{metric}", f"cf_{metric}"]].mean()
             diff = paired_difference(
                 per_passage[f"og_{metric}"], per_passage[f"cf_{metric}"], seed=seed
             )
             tests.append({**keys, "metric": metric, "items": len(rows), **diff})
     return estimates, tests
+
+
+def comparatives(answered: pd.DataFrame, seed: int) -> list[dict]:
+    """The ``comparatives`` records (module docstring): :func:`scores`' estimates per
+    (subject, dataset, variant, comparative, antonym) of the comparison pairs. Empty for a
+    results table written before the comparative columns existed, or without comparisons."""
+    if "og_comparative" not in answered:
+        return []
+    pairs = answered[answered["og_comparative"].notna()]
+    out = []
+    for key, rows in pairs.groupby([*KEYS, "og_comparative", "cf_comparative"], sort=True):
+        keys = dict(zip([*KEYS, "comparative", "antonym"], key, strict=True))
+        out += _side_estimates(rows, keys, seed)
+    return out
 
 
 def consistency(answered: pd.DataFrame, seed: int) -> list[dict]:
@@ -224,7 +252,7 @@ def alignment(answered: pd.DataFrame, methods: Sequence[str]) -> list[dict]:
 def right_reasons_metrics(results: pd.DataFrame, methods: Sequence[str], seed: int) -> dict:
     if results.empty:
         return {"sizes": [], "drops": [], "competence": [], "follows": [], "scores": [],
-                "tests": [], "consistency": [], "alignment": []}  # fmt: skip
+                "tests": [], "consistency": [], "alignment": [], "comparatives": []}  # fmt: skip
     answered = results[results["dropped_reason"].isna()]
     estimates, tests = scores(answered, seed) if len(answered) else ([], [])
     return {
@@ -236,4 +264,5 @@ def right_reasons_metrics(results: pd.DataFrame, methods: Sequence[str], seed: i
         "tests": tests,
         "consistency": consistency(answered, seed) if len(answered) else [],
         "alignment": alignment(answered, methods),
+        "comparatives": comparatives(answered, seed) if len(answered) else [],
     }

@@ -31,6 +31,13 @@ N_EXAMPLES = 24
 ORDERING = Ordering(columns=("metric", "subject"))
 
 
+def _og_cf(by: Mapping[tuple[str, str], Mapping[str, Any]], metric: str) -> dict[str, str]:
+    """The original's and the counterfactual's ``metric`` cells of a row, from its records
+    by (metric, side)."""
+    return {f"{side} {metric.upper()}": percent_text(by.get((metric, side), {}))
+            for side in ("og", "cf")}  # fmt: skip
+
+
 def scores_table(metrics: Mapping[str, Any]) -> Table | None:
     data = pd.DataFrame(metrics.get("scores") or [])
     if data.empty:
@@ -44,8 +51,7 @@ def scores_table(metrics: Mapping[str, Any]) -> Table | None:
         by = {(r["metric"], r["side"]): r for r in g.to_dict("records")}
         row = {"subject": subject, "dataset": dataset, "variant": variant}
         for metric in ("f1", "em"):
-            for side in ("og", "cf"):
-                row[f"{side} {metric.upper()}"] = percent_text(by.get((metric, side), {}))
+            row.update(_og_cf(by, metric))
             row[f"p ({metric.upper()})"] = fmt_general(
                 tests.get((subject, dataset, variant, metric), {}).get("p_value"), ".2g"
             )
@@ -60,6 +66,31 @@ def scores_table(metrics: Mapping[str, Any]) -> Table | None:
         note="Percent with 95% intervals (bootstrap resampling passages); each side against "
         "its own gold (the counterfactual's is the other entity or the new person). p: "
         "Wilcoxon signed-rank test of og vs cf over per-passage means.",
+    )
+
+
+def comparatives_table(metrics: Mapping[str, Any]) -> Table | None:
+    """EM and F1 of the original and the counterfactual per comparative and antonym."""
+    data = pd.DataFrame(metrics.get("comparatives") or [])
+    if data.empty:
+        return None
+    rows = []
+    groups = ["subject", "dataset", "variant", "comparative", "antonym"]
+    for key, g in data.groupby(groups, sort=True):
+        by = {(r["metric"], r["side"]): r for r in g.to_dict("records")}
+        row = dict(zip(groups, key, strict=True))
+        for metric in ("em", "f1"):
+            row.update(_og_cf(by, metric))
+        row["n"] = fmt_count(by[("em", "og")]["n"])
+        rows.append(row)
+    return Table(
+        "comparatives",
+        "EM and F1 per comparative: the original's word and the counterfactual's",
+        data,
+        order_rows(pd.DataFrame(rows), subject_order(metrics), ORDERING),
+        note="Comparison pairs only, grouped by the original question's comparative and the "
+        "word the counterfactual put in its place. Percent with 95% intervals (bootstrap "
+        "resampling passages); each side against its own gold.",
     )
 
 
@@ -255,6 +286,7 @@ class RightReasonsReport(ReportView):
         follows_table,
         scores_table,
         consistency_table,
+        comparatives_table,
         alignment_table,
         partial(_counts, key="sizes", name="sizes", title="Pairs per dataset and variant"),
         partial(_counts, key="drops", name="drops", title="Variants dropped, by reason"),
@@ -267,7 +299,7 @@ class RightReasonsReport(ReportView):
         SectionSpec(
             "scores",
             "Counterfactuals",
-            ("follows", "scores", "consistency"),
+            ("follows", "scores", "consistency", "comparatives"),
             lead="CF = comparative swapped for its antonym (comparisons) or a sentence making a "
             "new person the answer (coreference); CF-ood = an out-of-distribution paraphrase "
             "of the antonym.",

@@ -53,6 +53,8 @@ scorer the partition test of the original (:mod:`faithprobe.metrics.alignment`: 
 the comparative's words in the question, or the answer cluster's mentions in the context,
 see :mod:`faithprobe.saliency.partitions`), whether the instance is aligned, and the
 random-partition control; whether the two answers are the same (``same_answer``); for a
+comparison, the comparative and the word the counterfactual put in its place
+(``og_comparative``, ``cf_comparative``); for a
 causal LM its raw replies (``og_generation``, ``cf_generation``). Metrics:
 :mod:`faithprobe.suites.right_reasons.metrics`.
 """
@@ -278,6 +280,13 @@ class RightReasonsSuite(Suite):
                 # by rule (True) or imported (False)
                 "resolver": o.features.get("resolver"),
                 "cf_generated": None if dropped else x.features.get("generated"),
+                # comparisons: the comparative word and the counterfactual's in its place
+                "og_comparative": None if dropped else x.features.get("original_comparative"),
+                "cf_comparative": (
+                    None
+                    if dropped or "original_comparative" not in x.features
+                    else x.features.get("comparative")
+                ),
             }
             for side, example in (("og", o), ("cf", None if dropped else x)):
                 read = (
