@@ -157,7 +157,9 @@ def test_report_refuses_a_card_whose_page_is_a_folder(tmp_path):
     folder = _hand_made(tmp_path / "audit", "m", [_effect("m", "e", 0.05, 0.0, 0.08)])
     (folder / "index.html").unlink()
     (folder / "index.html").mkdir()
-    refused(["report", str(folder)], watch=[tmp_path], expect=["index.html", "is a folder"])
+    # the page's path is cut to its first 80 characters in the message, and pytest's
+    # folders grow with each session, so only the reason is sure to be on the line
+    refused(["report", str(folder)], watch=[tmp_path], expect=["the card", "is a folder"])
 
 
 @pytest.mark.parametrize(

@@ -59,12 +59,12 @@ def _assert_same_results(a: pd.DataFrame, b: pd.DataFrame) -> None:
     run one torch thread, this process may run more, which moves the last bits)."""
     assert list(a.columns) == list(b.columns) and len(a) == len(b)
     for col in a.columns:
-        x, y = a[col].tolist(), b[col].tolist()
-        if np.asarray(x[0]).dtype.kind == "f":  # float columns, arrays of floats
-            for u, v in zip(x, y, strict=True):
+        for u, v in zip(a[col].tolist(), b[col].tolist(), strict=True):
+            u, v = np.asarray(u), np.asarray(v)
+            if u.dtype.kind == v.dtype.kind == "f":  # floats, arrays of floats (NaN: none)
                 np.testing.assert_allclose(u, v, rtol=1e-6, atol=1e-6, err_msg=col)
-        else:
-            assert [np.asarray(u).tolist() for u in x] == [np.asarray(v).tolist() for v in y], col
+            else:
+                assert u.tolist() == v.tolist(), col
 
 
 def _table(folder: Path) -> pd.DataFrame:

@@ -51,8 +51,9 @@ def test_run_through_the_toy_backend(site, tmp_path):
                      "--cache-dir", str(tmp_path / "cache"))  # fmt: skip
     assert res.returncode == 0, res.stderr
     (subject,) = json.loads((out / "run.json").read_text())["subjects"]
+    # 5 attractor variants, their 5 base items and each base item's critical-fact swap
     assert (subject["name"], subject["kind"], subject["computed_requests"]) == (
-        "toy:anything", "toy", 10)  # fmt: skip
+        "toy:anything", "toy", 15)  # fmt: skip
 
 
 def test_a_setting_no_backend_has_is_refused(site, tmp_path):

@@ -23,9 +23,9 @@ from faithprobe.audit.validity import (
     SHORTCUT_STEPS,
     markdown,
     run_validity,
-    verdicts,
     violations,
 )
+from faithprobe.audit.verdicts_only import verdicts
 from faithprobe.metrics.verdict import UNFAITHFUL
 from faithprobe.references import ReferenceSubject
 from faithprobe.requests import LetterChoice

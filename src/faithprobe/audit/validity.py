@@ -59,16 +59,6 @@ def required(step: str, model: str, budget: str = "default") -> set[str] | None:
     return REQUIRED.get(step, {}).get(model)
 
 
-def verdicts(metrics: Mapping) -> dict[tuple[str, str], str]:
-    """(step, model) -> the step verdict, off an audit's metrics.json (steps that ran)."""
-    return {
-        (s["step"], model): v
-        for s in metrics["steps"]
-        if s["status"] == "ran"
-        for model, v in s["verdicts"].items()
-    }
-
-
 def violations(
     found: Mapping[tuple[str, str], str], where: str = "", budget: str = "default"
 ) -> list[str]:

@@ -11,8 +11,18 @@ planned once per step and shared by the models, as the audit plans them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+
+def verdicts(metrics: Mapping) -> dict[tuple[str, str], str]:
+    """(step, model) -> the step verdict, off an audit's metrics.json (steps that ran)."""
+    return {
+        (s["step"], model): v
+        for s in metrics["steps"]
+        if s["status"] == "ran"
+        for model, v in s["verdicts"].items()
+    }
 
 
 def step_verdicts(
@@ -29,7 +39,6 @@ def step_verdicts(
     from faithprobe.audit.edges import Edges
     from faithprobe.audit.plan import check_budget, declared_steps
     from faithprobe.audit.run import AuditConfig, _planned, _ran_record
-    from faithprobe.audit.validity import verdicts
     from faithprobe.catalog.locate import data_roots
     from faithprobe.runner import run
     from faithprobe.subjects import load_subject
