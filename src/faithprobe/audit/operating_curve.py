@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from faithprobe.audit.verdicts_only import seed_list, step_verdicts
 from faithprobe.metrics.verdict import FAITHFUL, INCONCLUSIVE, NOT_ASSESSABLE, UNFAITHFUL
 
 SHARES = (0.0, 0.5, 0.75, 0.9, 1.0)
@@ -48,8 +49,6 @@ def seed_verdicts(
     """One record per step (of ``steps``, default all) and share: the verdict the card
     gives ``ref:mix:P`` at ``budget`` and ``seed``
     (:func:`~faithprobe.audit.verdicts_only.step_verdicts`)."""
-    from faithprobe.audit.verdicts_only import step_verdicts
-
     found = step_verdicts([mix_model(p, seed) for p in shares], budget, seed, data_dir, steps)
     by_name = {f"ref:mix:{p:g}": p for p in shares}
     return [{"budget": budget, "step": step, "share": by_name[name], "seed": seed,
@@ -135,14 +134,6 @@ def figure(rows: Sequence[Mapping], path: Path) -> None:
     plt.close(fig)
 
 
-def _seeds(text: str) -> list[int]:
-    """``0-19`` or ``0,1,2``."""
-    if "-" in text:
-        first, last = text.split("-")
-        return list(range(int(first), int(last) + 1))
-    return [int(s) for s in text.split(",") if s.strip()]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m faithprobe.audit.operating_curve",
                                      description=__doc__.split("\n\n")[0])  # fmt: skip
@@ -158,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json and args.json.is_file():  # resume: seeds already done are kept
         records = json.loads(args.json.read_text())
     for budget in args.budget or ["small", "default"]:
-        for seed in _seeds(args.seeds):
+        for seed in seed_list(args.seeds):
             if any(r["budget"] == budget and r["seed"] == seed for r in records):
                 continue
             records += seed_verdicts(budget, shares, seed, args.data_dir)

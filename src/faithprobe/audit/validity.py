@@ -16,9 +16,9 @@ intervention), over budgets and seeds, and the rules a trustworthy card keeps on
 * ``ref:overlap`` is unfaithful or not assessable on natural-logic and right-reasons.
 
 ``python -m faithprobe.audit.validity --data-dir ../shared/data`` runs the audits (one per
-budget and seed, every reference on its own: verdicts only), prints the table as Markdown (docs/audit.md
-holds it) and exits 1 if a rule is broken; the test suite checks the rules at the small
-budget.
+budget and seed, every reference on its own: verdicts only), prints the table as Markdown
+(docs/audit.md holds it) and exits 1 if a rule is broken; the test suite checks the rules
+at the small budget.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from faithprobe.audit.verdicts_only import seed_list, step_verdicts
 from faithprobe.metrics.verdict import FAITHFUL, INCONCLUSIVE, NOT_ASSESSABLE, UNFAITHFUL
 from faithprobe.references.memory import SHORTCUTS
 
@@ -86,8 +87,6 @@ def run_validity(
 ) -> dict[tuple[str, int], dict[tuple[str, str], str]]:
     """(budget, seed) -> (step, reference) -> the card's verdict, every reference audited
     at every budget and seed (:func:`~faithprobe.audit.verdicts_only.step_verdicts`)."""
-    from faithprobe.audit.verdicts_only import step_verdicts
-
     return {(budget, seed): step_verdicts(REFERENCES, budget, seed, data_dir)
             for budget in budgets for seed in seeds}  # fmt: skip
 
@@ -116,13 +115,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m faithprobe.audit.validity",
                                      description=__doc__.split("\n\n")[0])  # fmt: skip
     parser.add_argument("--budget", action="append", help="small, default (repeatable)")
-    parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds")
+    parser.add_argument("--seeds", default="0,1,2", help="e.g. 0,1,2 or 0-2")
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None, help="the verdicts, as records")
     args = parser.parse_args(argv)
     budgets = args.budget or ["small", "default"]
-    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
-    found = run_validity(budgets, seeds, args.data_dir)
+    found = run_validity(budgets, seed_list(args.seeds), args.data_dir)
     print(markdown(found))
     if args.json:
         records = [{"budget": b, "seed": s, "step": step, "model": model, "verdict": v}

@@ -15,6 +15,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 
+def seed_list(text: str) -> list[int]:
+    """The seeds a command line names: ``0-19`` or ``0,1,2``."""
+    if "-" in text:
+        first, last = text.split("-")
+        return list(range(int(first), int(last) + 1))
+    return [int(s) for s in text.split(",") if s.strip()]
+
+
 def verdicts(metrics: Mapping) -> dict[tuple[str, str], str]:
     """(step, model) -> the step verdict, off an audit's metrics.json (steps that ran)."""
     return {
