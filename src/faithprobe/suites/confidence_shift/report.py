@@ -195,10 +195,7 @@ def abstention_table(metrics: Mapping[str, Any]) -> Table | None:
             "subject": data["subject"],
             "input": data["probe"].map(lambda p: "original" if p == "original" else _probe(p)),
             "abstained [95% CI]": [
-                f"{fmt_percent(r['value'])}% [{fmt_percent(r['ci_low'])}, "
-                f"{fmt_percent(r['ci_high'])}]"
-                if pd.notna(r["ci_low"])
-                else f"{fmt_percent(r['value'])}%"
+                _percent_interval(r) if pd.notna(r["ci_low"]) else f"{fmt_percent(r['value'])}%"
                 for r in data.to_dict("records")
             ],
             "replies": data["n"].map(fmt_count),
@@ -223,6 +220,11 @@ def _interval(r: Mapping[str, Any], part: str) -> str:
     """The estimate ``part`` of a row :func:`metric_frame` flattened (``part.value``,
     ``part.ci_low``, ``part.ci_high``) with its interval."""
     return fmt_interval(r[f"{part}.value"], r[f"{part}.ci_low"], r[f"{part}.ci_high"])
+
+
+def _percent_interval(r: Mapping[str, Any]) -> str:
+    """``54.3% [48.7, 59.9]``: a share and its interval, in percent."""
+    return f"{fmt_percent(r['value'])}% [{fmt_percent(r['ci_low'])}, {fmt_percent(r['ci_high'])}]"
 
 
 def pseudo_accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
@@ -455,9 +457,7 @@ def irregular_table(metrics: Mapping[str, Any]) -> Table | None:
             "subject": data["subject"],
             "probe": data["probe"].map(_probe),
             "irregular [95% CI]": [
-                f"{int(r['irregular'])} ({fmt_percent(r['value'])}% "
-                f"[{fmt_percent(r['ci_low'])}, {fmt_percent(r['ci_high'])}])"
-                for r in records
+                f"{int(r['irregular'])} ({_percent_interval(r)})" for r in records
             ],
             "rose": data["rose"].map(fmt_count),
             "mean change (all)": data["mean_change"].map(f3),
