@@ -1,7 +1,7 @@
 """The natural-logic step's verdict, earned only by reading: a reader (the label from
 monotonicity x relation) is faithful, and models that ignore the input (a constant label, a
 random label) or read words, not logic (entailment iff every hypothesis word is in the
-premise) are never faithful -- at the audit's default budget (24 bases) and at the minimum
+premise) are never faithful -- at the audit's default budget and at the minimum
 the intervals need (MIN_BASES), through the whole suite with fake classifiers, on a
 synthetic grid and on the shared one."""
 
@@ -19,9 +19,10 @@ from faithprobe.metrics.verdict import FAITHFUL, NOT_ASSESSABLE, UNFAITHFUL, com
 from faithprobe.requests import CandidateScores, TextPairRequest
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.base import Subject
+from faithprobe.suites.natural_logic import SUITE
 from faithprobe.suites.natural_logic.intervals import MIN_BASES
 
-DEFAULT_BUDGET = 24  # the audit's default budget for natural-logic, in bases
+DEFAULT_BUDGET = SUITE.audit[0].limits["default"]  # the audit's default budget, in bases
 CONTEXTS = {
     "up": ["A man saw a x.", "Some women liked a x.", "The boy fed a x.", "A girl drew a x."],
     "down": ["No man saw a x.", "Nobody liked a x.", "No girl drew a x.", "Never did he see a x."],

@@ -37,10 +37,15 @@ of TCE - DCE above it, the upper end of DCE/TCE below it; 2.5% is nominal):
 A rate that is the same in every base (every base at 0: a model that never moves; at 1: a
 reader flipping every label-changing pair) has no spread to estimate a variance from, and a
 zero variance would claim a certainty that k bases do not give (a base where the model
-behaves otherwise may just not have been drawn). Its variance is then that of an
-Agresti-Coull proportion over the bases, as if each base were one trial (all its pairs
-moving together): ``p(1 - p) / (n + z**2)``, ``p = (n * rate + z**2 / 2) / (n + z**2)``
-over the n bases that have pairs of the rate.
+behaves otherwise may just not have been drawn). Such a rate gets the variance of an
+Agresti-Coull proportion with no success in n trials, as if each of the n bases with pairs
+of the rate were one trial (all its pairs moving together): ``p(1 - p) / (n + z**2)``,
+``p = (z**2 / 2) / (n + z**2)``; and no rate gets less (:func:`flat_variance`), since no n
+bases can show a rate more surely than n bases that agree. The floor is what keeps the
+bootstrap-t sound: applied only to a rate exactly the same on every base, a TCE of 1 on 20
+of 24 bases, 0.97 on two and near 0 on two had a variance near 0 in every resample without
+the two near 0 (12% of the resamples), whose t statistics then ran to 30 and beyond and put
+TCE - DCE = 0.91 at [-0.79, 1.0].
 """
 
 from __future__ import annotations
@@ -74,12 +79,17 @@ def rate_moments(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.n
         values = sums.sum(-1) / totals
         influence = (sums - values[..., None] * counts) / totals[..., None]
     cov = k / (k - 1) * influence @ np.swapaxes(influence, -1, -2)
-    flat = np.isfinite(values) & (np.abs(np.nan_to_num(influence)).max(-1) < 1e-12)
-    n = (counts > 0).sum(-1)
-    p = (n * values + Z**2 / 2) / (n + Z**2)
     diagonal = np.einsum("...ii->...i", cov)  # a writable view of the variances
-    diagonal[...] = np.where(flat, p * (1 - p) / (n + Z**2), diagonal)
+    diagonal[...] = np.maximum(diagonal, flat_variance((counts > 0).sum(-1)))
     return values, cov
+
+
+def flat_variance(n: np.ndarray | int) -> np.ndarray:
+    """The variance of a rate that is 0 (or 1) on every one of ``n`` bases: that of an
+    Agresti-Coull proportion with no success in n trials, the least any rate over n bases
+    gets (module docstring)."""
+    p = (Z**2 / 2) / (n + Z**2)
+    return p * (1 - p) / (n + Z**2)
 
 
 @dataclass(frozen=True)
