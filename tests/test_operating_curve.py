@@ -33,3 +33,11 @@ def test_the_rules_catch_a_curve_that_breaks_them():
     assert problems(good) == []
     bad = [row(0, 0.1, 0.9), row(0.5, 0.5, 0.2), row(0.9, 0.3, 0.1), row(1, 0.9, 0)]
     assert len(problems(bad)) == 3  # faithful at P = 0, a dip, too rarely faithful at P = 1
+
+
+def test_the_auto_budget_audits_each_planted_model_alone():
+    """Under --budget auto each model gets its own audit (its rounds depend on every model
+    of an audit); the ends of the curve hold there too."""
+    records = seed_verdicts("auto", (0.0, 1.0), 0, None, steps=STEPS[1:], time_limit=600.0)
+    at = {r["share"]: r["verdict"] for r in records}
+    assert at == {0.0: UNFAITHFUL, 1.0: FAITHFUL} and {r["budget"] for r in records} == {"auto"}

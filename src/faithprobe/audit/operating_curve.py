@@ -27,7 +27,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from faithprobe.audit.verdicts_only import seed_list, step_verdicts
+from faithprobe.audit.plan import AUTO, parse_duration
+from faithprobe.audit.verdicts_only import auto_verdicts, seed_list, step_verdicts
 from faithprobe.metrics.verdict import FAITHFUL, INCONCLUSIVE, NOT_ASSESSABLE, UNFAITHFUL
 
 SHARES = (0.0, 0.5, 0.75, 0.9, 1.0)
@@ -45,11 +46,18 @@ def seed_verdicts(
     seed: int,
     data_dir: Path | None,
     steps: Sequence[str] | None = None,
+    time_limit: float | None = None,
 ) -> list[dict]:
     """One record per step (of ``steps``, default all) and share: the verdict the card
-    gives ``ref:mix:P`` at ``budget`` and ``seed``
-    (:func:`~faithprobe.audit.verdicts_only.step_verdicts`)."""
-    found = step_verdicts([mix_model(p, seed) for p in shares], budget, seed, data_dir, steps)
+    gives ``ref:mix:P`` at ``budget`` (``auto``: with ``time_limit`` seconds, each model
+    audited alone) and ``seed`` (:mod:`~faithprobe.audit.verdicts_only`)."""
+    models = [mix_model(p, seed) for p in shares]
+    if budget == AUTO:
+        found = {}
+        for model in models:
+            found |= auto_verdicts(model, seed, data_dir, time_limit, steps)
+    else:
+        found = step_verdicts(models, budget, seed, data_dir, steps)
     by_name = {f"ref:mix:{p:g}": p for p in shares}
     return [{"budget": budget, "step": step, "share": by_name[name], "seed": seed,
              "verdict": verdict} for (step, name), verdict in found.items()]  # fmt: skip
@@ -66,7 +74,9 @@ def table(records: Sequence[Mapping]) -> list[dict]:
         n = sum(counts.values())
         rows.append({"budget": budget, "step": step, "share": share, "seeds": n,
                      **{v: counts[v] / n for v in VERDICT_ORDER}})  # fmt: skip
-    return sorted(rows, key=lambda r: (r["budget"], r["step"], r["share"]))
+    order = {"small": 0, "default": 1, AUTO: 2}  # budgets by size, then any other by name
+    return sorted(rows, key=lambda r: (order.get(r["budget"], 3), r["budget"], r["step"],
+                                       r["share"]))  # fmt: skip
 
 
 def problems(rows: Sequence[Mapping], *, top: float = 0.95) -> list[str]:
@@ -137,22 +147,26 @@ def figure(rows: Sequence[Mapping], path: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m faithprobe.audit.operating_curve",
                                      description=__doc__.split("\n\n")[0])  # fmt: skip
-    parser.add_argument("--budget", action="append", help="small, default (repeatable)")
+    parser.add_argument("--budget", action="append", help="small, default, auto (repeatable)")
+    parser.add_argument("--time", default="20m", help="the auto budget's --time (default 20m)")
     parser.add_argument("--seeds", default="0-19", help="e.g. 0-19 or 0,1,2")
     parser.add_argument("--shares", default=",".join(f"{p:g}" for p in SHARES))
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None, help="the records, one per verdict")
     parser.add_argument("--figure", type=Path, default=None)
+    parser.add_argument("--step", action="append", help="only this step (repeatable)")
     args = parser.parse_args(argv)
     shares = [float(p) for p in args.shares.split(",")]
     records = []
-    if args.json and args.json.is_file():  # resume: seeds already done are kept
+    if args.json and args.json.is_file():  # resume: the seeds (of the steps) done are kept
         records = json.loads(args.json.read_text())
+    time_limit = parse_duration(args.time)
     for budget in args.budget or ["small", "default"]:
         for seed in seed_list(args.seeds):
-            if any(r["budget"] == budget and r["seed"] == seed for r in records):
+            if any(r["budget"] == budget and r["seed"] == seed
+                   and (args.step is None or r["step"] in args.step) for r in records):  # fmt: skip
                 continue
-            records += seed_verdicts(budget, shares, seed, args.data_dir)
+            records += seed_verdicts(budget, shares, seed, args.data_dir, args.step, time_limit)
             if args.json:
                 args.json.write_text(json.dumps(records))
             print(f"{budget} seed {seed} done", file=sys.stderr, flush=True)

@@ -88,7 +88,7 @@ class Planned:
     reason: str | None = None  # why the whole step is skipped
 
 
-def _planned(
+def plan_step(
     step: Step, config: AuditConfig, subjects: list, roots: list[Path], look: int = 0
 ) -> Planned:
     """``step`` prepared at the audit's budget (``auto``: at round ``look``)."""
@@ -143,11 +143,20 @@ def _step_fields(step: Step) -> dict:
 
 def _execute(p: Planned, staging: Path, progress: ProgressFactory | None) -> dict:
     """Run planned step ``p`` into its folder in ``staging`` and return its record."""
+    finished, record = ran(p, progress, staging / _folder(p.step))
+    write_run(finished)
+    return record
+
+
+def ran(
+    p: Planned, progress: ProgressFactory | None = None, out: Path | None = None
+) -> tuple[Run, dict]:
+    """Planned step ``p`` run (nothing written) and its record, timed."""
     clock, cpu = time.perf_counter(), time.process_time()
     finished = run(p.config, progress=progress, subjects=p.subjects, log=lambda m: None,
-                   prepared=p.prepared, out=staging / _folder(p.step))  # fmt: skip
-    write_run(finished)
-    return _ran_record(p, finished, time.perf_counter() - clock, time.process_time() - cpu)
+                   prepared=p.prepared, out=out)  # fmt: skip
+    return finished, _ran_record(p, finished, time.perf_counter() - clock,
+                                 time.process_time() - cpu)  # fmt: skip
 
 
 def _ran_record(p: Planned, finished: Run, seconds: float, cpu_seconds: float) -> dict:
@@ -179,16 +188,16 @@ def _step_card(entry: dict, models: list[dict], config: AuditConfig, edges: Edge
                         edges=edges, adjustment=config.adjustment, looks=LOOKS)  # fmt: skip
 
 
-def _auto_runs(
+def auto_runs(
     planned: list[Planned],
     config: AuditConfig,
-    context: tuple[list, Path | None, list[dict], Edges],
-    staging: Path,
-    progress: ProgressFactory | None,
-    log: Callable[[str], None],
+    context: tuple[list, list[Path], list[dict], Edges],
+    execute: Callable[[Planned], dict],
+    log: Callable[[str], None] = lambda msg: None,
 ) -> list[dict]:
     """The auto budget: every step's first round, then further rounds where they are most
-    worth running (:mod:`faithprobe.audit.auto`) while time is left; the step records."""
+    worth running (:mod:`faithprobe.audit.auto`) while time is left; the step records
+    (``execute`` runs a planned round and returns its record)."""
     subjects, roots, models, edges = context
     clock = time.perf_counter()
     runs: list[dict] = []
@@ -196,7 +205,7 @@ def _auto_runs(
 
     def take(step: AutoStep, p: Planned, look: int) -> None:
         step.planned = p
-        entry = _execute(p, staging, progress)
+        entry = execute(p)
         rounds = len(p.step.rounds())
         following = _sized(p.step, config, look + 1)[0] if look + 1 < rounds else None
         step.add(entry, _step_card(entry, models, config, edges), following)
@@ -218,7 +227,7 @@ def _auto_runs(
         take(steps[-1], p, 0)
     while (step := next_round(steps, seconds_left())) is not None:
         look = len(step.looks)
-        p = _planned(step.planned.step, config, subjects, roots, look)
+        p = plan_step(step.planned.step, config, subjects, roots, look)
         log(f"[round {look + 1}] {p.step.name}: {len(p.prepared.pairs)} pairs, "
             f"{step.expected():.1f} of {len(step.needs)} open questions expected to be decided")  # fmt: skip
         take(step, p, look)
@@ -262,12 +271,13 @@ def audit(
     models = [{"spec": str(spec), "name": s.name, "fingerprint": s.fingerprint}
               for spec, s in zip(config.models or names, subjects, strict=True)]  # fmt: skip
     roots = data_roots(config.data_dir)
-    planned = [_planned(step, config, list(subjects), roots) for step in config.steps]
+    planned = [plan_step(step, config, list(subjects), roots) for step in config.steps]
     auto = config.budget == AUTO
     with replaced_whole(out) as staging:
         if auto:
             context = (list(subjects), roots, models, edges)
-            runs = _auto_runs(planned, config, context, staging, progress, log)
+            runs = auto_runs(planned, config, context,
+                             lambda p: _execute(p, staging, progress), log)  # fmt: skip
         else:
             runs = []
             for i, p in enumerate(planned, 1):

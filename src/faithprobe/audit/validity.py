@@ -83,11 +83,15 @@ def violations(
 
 
 def run_validity(
-    budgets: Sequence[str], seeds: Sequence[int], data_dir: Path | None
+    budgets: Sequence[str],
+    seeds: Sequence[int],
+    data_dir: Path | None,
+    steps: Sequence[str] | None = None,
 ) -> dict[tuple[str, int], dict[tuple[str, str], str]]:
     """(budget, seed) -> (step, reference) -> the card's verdict, every reference audited
-    at every budget and seed (:func:`~faithprobe.audit.verdicts_only.step_verdicts`)."""
-    return {(budget, seed): step_verdicts(REFERENCES, budget, seed, data_dir)
+    at every budget and seed on every step (of ``steps``, default all)
+    (:func:`~faithprobe.audit.verdicts_only.step_verdicts`)."""
+    return {(budget, seed): step_verdicts(REFERENCES, budget, seed, data_dir, steps)
             for budget in budgets for seed in seeds}  # fmt: skip
 
 
@@ -118,9 +122,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seeds", default="0,1,2", help="e.g. 0,1,2 or 0-2")
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None, help="the verdicts, as records")
+    parser.add_argument("--step", action="append", help="only this step (repeatable)")
     args = parser.parse_args(argv)
     budgets = args.budget or ["small", "default"]
-    found = run_validity(budgets, seed_list(args.seeds), args.data_dir)
+    found = run_validity(budgets, seed_list(args.seeds), args.data_dir, args.step)
     print(markdown(found))
     if args.json:
         records = [{"budget": b, "seed": s, "step": step, "model": model, "verdict": v}

@@ -6,13 +6,22 @@ What the validity table and the operating curve need is many verdicts (15 refere
 models, or 5 planted ones, over budgets and 20 seeds), not many cards. A model's verdict on
 a step depends on its own answers only (competence and Holm's correction are per model and
 step), so it is the verdict the full audit of all the models together gives; the items are
-planned once per step and shared by the models, as the audit plans them.
+planned once per step and shared by the models, as the audit plans them. Under ``--budget
+auto`` it is not: how many rounds a step gets depends on every model of the audit, so each
+model's verdicts there are those of its own audit (:func:`auto_verdicts`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from faithprobe.audit.edges import Edges
+    from faithprobe.audit.plan import Budget
+    from faithprobe.audit.run import AuditConfig
+    from faithprobe.subjects import Subject
 
 
 def seed_list(text: str) -> list[int]:
@@ -42,32 +51,88 @@ def step_verdicts(
 ) -> dict[tuple[str, str], str]:
     """(step, model name) -> the card's verdict, for every step (of ``steps``, default all)
     whose data is found and every model that answers it, at ``budget`` (``small`` or
-    ``default``: the auto budget's rounds depend on all models of an audit) and ``seed``."""
-    from faithprobe.audit.card_metrics import card_metrics
-    from faithprobe.audit.edges import Edges
-    from faithprobe.audit.plan import check_budget, declared_steps
-    from faithprobe.audit.run import AuditConfig, _planned, _ran_record
-    from faithprobe.catalog.locate import data_roots
-    from faithprobe.runner import run
-    from faithprobe.subjects import load_subject
+    ``default``; ``auto``: :func:`auto_verdicts`) and ``seed``."""
+    from dataclasses import replace
 
-    chosen = [s for s in declared_steps() if steps is None or s.name in steps]
-    subjects = [load_subject(m) for m in models]
-    config = AuditConfig(models=[], out=Path("unused"), budget=budget, data_dir=data_dir,
-                         seed=seed, cache=False)  # fmt: skip
-    edges = Edges.parse((), [s.suite for s in chosen])
-    roots = data_roots(data_dir)
+    from faithprobe.audit.plan import check_budget
+    from faithprobe.audit.run import plan_step, ran
+
+    config, chosen, edges, roots = _audit(budget, seed, data_dir, steps)
+    subjects = [_load(m) for m in models]
     found: dict[tuple[str, str], str] = {}
     for step in chosen:
-        planned = _planned(step, config, subjects, roots)
+        planned = plan_step(step, config, subjects, roots)  # the items, shared by the models
         if planned.reason:
             continue
         for subject in planned.subjects:
-            finished = run(planned.config, subjects=[subject], prepared=planned.prepared)
-            entry = _ran_record(planned, finished, 0.0, 0.0)
-            model = {"spec": subject.name, "name": subject.name,
-                     "fingerprint": subject.fingerprint}  # fmt: skip
-            card = card_metrics([entry], [model], budget=check_budget(budget), seed=seed,
-                                edges=edges, adjustment=config.adjustment, looks=1)  # fmt: skip
-            found |= verdicts(card)
+            _, entry = ran(replace(planned, subjects=[subject]))
+            found |= _verdicts([entry], subject, config, check_budget(budget), edges, looks=1)
     return found
+
+
+def auto_verdicts(
+    model: str,
+    seed: int,
+    data_dir: Path | None,
+    time_limit: float | None,
+    steps: Sequence[str] | None = None,
+) -> dict[tuple[str, str], str]:
+    """(step, model name) -> the card's verdict at ``--budget auto --time time_limit``: the
+    audit of ``model`` alone (the rounds a step gets depend on every model of an audit)."""
+    from faithprobe.audit.plan import AUTO, check_budget
+    from faithprobe.audit.run import auto_runs, plan_step, ran
+    from faithprobe.metrics.sequential import LOOKS
+
+    config, chosen, edges, roots = _audit(AUTO, seed, data_dir, steps, time_limit)
+    subject = _load(model)
+    planned = [plan_step(step, config, [subject], roots) for step in chosen]
+    models = [_model_record(subject)]
+    runs = auto_runs(planned, config, ([subject], roots, models, edges), lambda p: ran(p)[1])
+    ran_steps = [r for r in runs if r.get("status") == "ran"]
+    return _verdicts(ran_steps, subject, config, check_budget(AUTO), edges, looks=LOOKS)
+
+
+def _audit(
+    budget: str,
+    seed: int,
+    data_dir: Path | None,
+    steps: Sequence[str] | None,
+    time_limit: float | None = None,
+) -> tuple:
+    """The audit config of one model's verdict run (no folder, no answer cache), the chosen
+    steps, their edges and the data roots."""
+    from faithprobe.audit.edges import Edges
+    from faithprobe.audit.plan import declared_steps
+    from faithprobe.audit.run import AuditConfig
+    from faithprobe.catalog.locate import data_roots
+
+    chosen = [s for s in declared_steps() if steps is None or s.name in steps]
+    config = AuditConfig(models=[], out=Path("unused"), budget=budget, data_dir=data_dir,
+                         seed=seed, cache=False, steps=chosen, time_limit=time_limit)  # fmt: skip
+    return config, chosen, Edges.parse((), [s.suite for s in chosen]), data_roots(data_dir)
+
+
+def _load(model: str) -> Subject:
+    from faithprobe.subjects import load_subject
+
+    return load_subject(model)
+
+
+def _model_record(subject: Subject) -> dict:
+    return {"spec": subject.name, "name": subject.name, "fingerprint": subject.fingerprint}
+
+
+def _verdicts(
+    entries: list[dict],
+    subject: Subject,
+    config: AuditConfig,
+    budget: Budget,
+    edges: Edges,
+    looks: int,
+) -> dict[tuple[str, str], str]:
+    """The verdicts of the card made of step records ``entries`` for ``subject`` alone."""
+    from faithprobe.audit.card_metrics import card_metrics
+
+    card = card_metrics(entries, [_model_record(subject)], budget=budget, seed=config.seed,
+                        edges=edges, adjustment=config.adjustment, looks=looks)  # fmt: skip
+    return verdicts(card)
