@@ -227,16 +227,18 @@ def test_a_rate_nearly_the_same_on_every_base_is_floored_too():
     """The case that broke the bootstrap-t when only an exactly flat rate was floored: TCE 1
     on 20 of 24 bases, 29 of 30 on two and 0 on two (a reader memorising two bases), DCE
     near 0. Resamples without the two zeros had a near-zero variance, their t statistics ran
-    past 30 and TCE - DCE came out 0.91 [-0.79, 1.0]; every rate's variance is now at least
-    a flat rate's, so the interval stays where the data put it."""
+    past 30 and TCE - DCE came out 0.91 [-0.79, 1.0]; every rate's variance now adds a flat
+    rate's, so the interval stays where the data put it."""
     tce = {f"b{i}": [1] * 30 for i in range(20)}
     tce |= {"b20": [1] * 29 + [0], "b21": [1] * 29 + [0], "b22": [0] * 30, "b23": [0] * 30}
     dce = {f"b{i}": [0] * 20 for i in range(24)} | {"b5": [1] + [0] * 19}
     est = effect_pair(_synthetic(tce, "I0"), _synthetic(dce, "I2"), seed=0)
     assert est["tce"]["value"] == pytest.approx(658 / 720)
     assert 0.6 < est["delta"]["ci_low"] < est["delta"]["value"] < est["delta"]["ci_high"] <= 1
-    rates = base_rates(np.array([[30.0] * 23 + [29.0]]), np.array([[30.0] * 24]), seed=0)
-    assert rates.cov[0, 0] == pytest.approx(float(flat_variance(24)))  # the floor binds
+    flat = base_rates(np.array([[30.0] * 24]), np.array([[30.0] * 24]), seed=0)
+    assert flat.cov[0, 0] == pytest.approx(float(flat_variance(24)))
+    nearly = base_rates(np.array([[30.0] * 23 + [29.0]]), np.array([[30.0] * 24]), seed=0)
+    assert flat.cov[0, 0] < nearly.cov[0, 0] < 1.01 * flat.cov[0, 0]  # the spread, added
 
 
 def test_a_model_that_never_moves_has_no_ratio_and_ranks():

@@ -20,7 +20,7 @@ SUITE = SuiteEntry(
             # 20 bases: above the suite's minimum of 16 (natural_logic.intervals.MIN_BASES,
             # below which its intervals under-cover and it gives none). A model that never
             # moves on one feature (ref:pair-only, ref:context-only) has TCE - DCE near 0 on
-            # every base, and no rate's variance goes below that of a rate 0 on every base:
+            # every base, and every rate's variance adds that of a rate 0 on every base:
             # Holm's correction over the step's four effects then calls it unfaithful on
             # some seed sets of 20 bases, 13 of 20 of 24 (ref:context-only: its TCE is 0.03)
             # and all 20 of 32 (docs/audit.md, the validity table)
