@@ -125,12 +125,15 @@ def test_shared_competent_set_counts_the_items_every_model_passes():
     assert counted["s2"]["rule"] == "shared" and counted["s2"]["n_counted"] == 2
     tests = m.tests(results, shared=True)
     assert {t["subject"] for t in tests} == {"s1", "s2"}
-    one = next(t for t in tests if t["name"] == "one related attractor (single)")
-    # padded n = 0 (a right, b wrong) against n = 1 after and between (one right, one wrong)
-    assert one["comparison"] == "accuracy at n=0 (padded) − accuracy at n=1"
-    assert one["difference"] == pytest.approx(((1 - 0.5) + (0 - 0.5)) / 2) and one["n"] == 2
+    one = next(t for t in tests if t["name"] == "one related attractor (single, after)")
+    # padded n = 0 (a right, b wrong) against n = 1 after the fact (both right); the
+    # attractors between entity and fact (both wrong) are a test of their own
+    assert one["comparison"] == "accuracy at n=0 (padded) − accuracy at n=1 (after)"
+    assert one["difference"] == pytest.approx(((1 - 1) + (0 - 1)) / 2) and one["n"] == 2
+    between = next(t for t in tests if t["name"] == "one related attractor (single, between)")
+    assert between["difference"] == pytest.approx(((1 - 0) + (0 - 0)) / 2)
     bare = m.tests(results[results["n_padding"] == 0])
-    one = next(t for t in bare if t["name"] == "one related attractor (single)")
+    one = next(t for t in bare if t["name"] == "one related attractor (single, after)")
     assert one["comparison"].startswith("competent base (1.0)")
 
 

@@ -6,6 +6,7 @@ same replies -- whatever the order, company or thread count of the requests."""
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import replace
 
 import pytest
 
@@ -13,7 +14,7 @@ pytest.importorskip("llama_cpp")
 
 from conftest import CHAT_TEMPLATE  # noqa: E402
 from faithprobe.errors import ModelError, UsageError  # noqa: E402
-from faithprobe.requests import CandidateScoreRequest, GenerationRequest  # noqa: E402
+from faithprobe.requests import MODEL_START, CandidateScoreRequest, GenerationRequest  # noqa: E402
 from faithprobe.subjects import load_subject  # noqa: E402
 from faithprobe.subjects.gguf import llamacpp  # noqa: E402
 from faithprobe.subjects.gguf.llamacpp import LLAMA_CPP, fingerprint_parts, load_llamacpp  # noqa: E402
@@ -85,6 +86,17 @@ def test_scores_agree_with_the_dequantised_model(subject, dequantised):
     for ours, theirs in zip(subject.answer(SCORING), dequantised().answer(SCORING), strict=True):
         assert _close(ours, theirs, TOLERANCE), (ours, theirs)
     assert subject.answer(SCORING[1:2])[0].n_tokens[2] > 1  # the candidates' own tokens ran
+
+
+@pytest.mark.parametrize("start", ["", MODEL_START, "Once upon a time."])
+def test_the_first_token_rule_agrees_with_the_dequantised_model(subject, dequantised, start):
+    """The rule's tokens are the shared convention's (CausalTokens), so llama.cpp scores the
+    first token after the start as HFCausal does (checked against a plain forward in
+    tests/test_scoring_rules.py)."""
+    ruled = [replace(r, first_token=True, start=start) for r in SCORING]
+    ours, theirs = subject.answer(ruled), dequantised().answer(ruled)
+    for a, b, r in zip(ours, theirs, ruled, strict=True):
+        assert a.n_tokens == (1,) * len(r.candidates) and _close(a, b, TOLERANCE), (a, b)
 
 
 def test_generation_agrees_with_the_dequantised_model(subject, dequantised):

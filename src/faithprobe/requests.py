@@ -13,6 +13,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import MISSING, asdict, dataclass, field, fields
+from typing import ClassVar
 
 from faithprobe.examples import NLI_LABELS
 
@@ -159,15 +160,26 @@ def _digest(payload: list) -> str:
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()
 
 
-def _key(fingerprint: str, kind: str, request) -> str:
-    return _digest([fingerprint, kind, asdict(request)])
-
-
 class _Keyed:
+    """A request's cache key: the fingerprint, its kind and its fields. The fields named in
+    ``added`` (added after answers were first cached) are left out while they hold their
+    default, so a request that does not use them keeps the key it had before they existed."""
+
     kind: str
+    added: ClassVar[tuple[str, ...]] = ()
 
     def key(self, fingerprint: str) -> str:
-        return _key(fingerprint, self.kind, self)
+        data = asdict(self)
+        defaults = {f.name: f.default for f in fields(self)}
+        for name in self.added:
+            if data[name] == defaults[name]:
+                del data[name]
+        return _digest([fingerprint, self.kind, data])
+
+
+# CandidateScoreRequest.start naming the model's own start-of-text token (its BOS token, else
+# its EOS token: GPT-2's <|endoftext|>), not a text
+MODEL_START = "bos"
 
 
 @dataclass(frozen=True)
@@ -177,14 +189,32 @@ class CandidateScoreRequest(_Keyed):
     The filled text is ``context + " " + candidate + suffix`` (no space is added after an
     empty context or one that ends in whitespace). A causal LM scores the candidate's
     tokens after the context and cannot see ``suffix``; a masked LM sees both sides.
+
+    The scoring rule: by default a candidate's score is the summed log-probability of all
+    its tokens, after the context alone. ``first_token`` scores its first token only (the
+    rule of Pandia & Ettinger 2021; a masked LM reads it at one mask in the blank);
+    ``start`` comes before the context: :data:`MODEL_START` for the model's own
+    start-of-text token, else a text (special-token strings such as ``<|endoftext|>`` read
+    as those tokens), unless the context's tokens begin with it already. A backend where
+    a rule has no meaning refuses it; a reference model ignores it. Both are left out of
+    the cache key at their defaults (:class:`_Keyed`).
     """
 
     context: str
     candidates: tuple[str, ...]
     suffix: str = ""
+    first_token: bool = False
+    start: str = ""
 
     kind = "candidate-scores"
     answer = CandidateScores
+    added = ("first_token", "start")
+
+    @property
+    def default_rule(self) -> bool:
+        """Whether the request asks for the default scoring rule (whole candidate, nothing
+        before the context)."""
+        return not self.first_token and not self.start
 
     def filled(self, candidate: str) -> tuple[str, int]:
         """The text with ``candidate`` in the blank, and the candidate's start offset."""
@@ -260,12 +290,7 @@ class GenerationRequest(_Keyed):
 
     kind = "generation"
     answer = Generation
-
-    def key(self, fingerprint: str) -> str:
-        if self.chat:
-            return _key(fingerprint, self.kind, self)
-        plain = {k: v for k, v in asdict(self).items() if k != "chat"}
-        return _digest([fingerprint, self.kind, plain])  # as before ``chat`` existed
+    added = ("chat",)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""``faithprobe data list`` and ``faithprobe data fetch NAME...``."""
+"""``faithprobe data list``, ``faithprobe data fetch NAME...`` and ``faithprobe data schema
+SUITE``."""
 
 from __future__ import annotations
 
@@ -118,6 +119,30 @@ def fetch_data(
                     entry, root, force=force, timeout=timeout, progress=bars, mirror=mirror
                 )
                 log(f"{entry.name}: {entry.title} ready at {root / entry.path} ({_summary(done)})")
+
+
+@data_app.command("schema")
+def print_schema(
+    suite: Annotated[str, typer.Argument(help="suite whose --data records to describe")],
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="as the Markdown table of the suite's docs page")
+    ] = False,
+) -> None:
+    """The fields a suite's --data records hold: types, allowed values, how records link.
+
+    Every record is checked against it when the suite loads the file."""
+    from faithprobe.datasets.schema import declared, schema_for
+    from faithprobe.errors import UsageError
+
+    with user_errors("nothing was changed"):
+        schema = schema_for(suite)
+        if schema is None:
+            raise UsageError(
+                f"suite {suite!r} declares no --data schema (declared: {', '.join(declared())})"
+            )
+        out_console.print(
+            Text(schema.markdown() if markdown else schema.text()), end="", soft_wrap=True
+        )
 
 
 def _summary(done: list[Fetched]) -> str:

@@ -66,6 +66,8 @@ DISTRACTORS = Generator(
         "setting": i.features["setting"] if i.features["base_id"] else "base",
         "attractor type": i.features["attractor_type"],
         "n": i.features["n_attractors"],
+        "filler": len(i.features["filler"]),
+        "padding": len(i.features.get("padding", ())),
     },
     re.compile(r'\{"id": "[^\n]*", "candidates": \[[^\n]*\], "features": \{"item_set": "'),
 )

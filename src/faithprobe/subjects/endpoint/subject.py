@@ -224,6 +224,14 @@ class OpenAISubject(Subject):
         raise TypeError(f"{self.name}: cannot answer {type(request).__name__}")
 
     def _score(self, request: CandidateScoreRequest, abort: threading.Event) -> CandidateScores:
+        """Each candidate's echoed log-probability (its first token's alone under the
+        first-token rule); a start token is refused: the endpoint tokenizes the prompt
+        itself, so no token can be put before it."""
+        if request.start:
+            raise UsageError(
+                f"{self.name}: an endpoint tokenizes the prompt itself, so no start-of-text "
+                f"token can be put before the context (start={excerpt(request.start)})"
+            )
         logprobs, counts = [], []
         for candidate in request.candidates:
             text, start = request.filled(candidate)
@@ -239,14 +247,21 @@ class OpenAISubject(Subject):
                 temperature=0,
             )
             lp, n = self._span_logprob(
-                response.choices[0].logprobs, len(request.context), prompt, candidate
+                response.choices[0].logprobs,
+                len(request.context),
+                prompt,
+                candidate,
+                request.first_token,
             )
             logprobs.append(lp)
             counts.append(n)
         return CandidateScores(tuple(logprobs), tuple(counts))
 
-    def _span_logprob(self, logprobs, start: int, prompt: str, candidate: str):
-        """Summed log-probability and count of the echoed tokens carrying prompt[start:]."""
+    def _span_logprob(
+        self, logprobs, start: int, prompt: str, candidate: str, first_only: bool = False
+    ):
+        """Summed log-probability and count of the echoed tokens carrying prompt[start:]
+        (the first of them alone with ``first_only``)."""
         if logprobs is None or not logprobs.text_offset or not logprobs.token_logprobs:
             raise ModelError(
                 f"{self.name}: the endpoint returned no echoed token log-probabilities "
@@ -269,6 +284,8 @@ class OpenAISubject(Subject):
                 "(an endpoint scores no token at the very start of a text: give the "
                 "candidates a context)"
             )
+        if first_only:
+            picked = picked[:1]
         return float(sum(picked)), len(picked)
 
     def _generate(self, request: GenerationRequest, abort: threading.Event) -> Generation:

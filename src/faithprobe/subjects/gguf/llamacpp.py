@@ -7,7 +7,8 @@ file of 4.4 GB becomes about 28 GB).
 own tokenizer (:mod:`~faithprobe.subjects.gguf.llamacpp_tokens`) by the convention of
 :class:`~faithprobe.subjects.hf.causal.HFCausal` (its module docstring): a candidate's score is
 the summed natural-log probability of its tokens -- tokenized on their own with the
-separating space -- after the context's tokens; a context too long for ``n_ctx`` loses its
+separating space -- after the context's tokens (a request's first-token rule and start token
+apply as there); a context too long for ``n_ctx`` loses its
 first tokens (the candidate and the special tokens around the text are kept), a generation
 prompt too long loses its first tokens and ``max_new_tokens`` is capped to fit, and such
 answers are marked ``truncated``. Generation is greedy (ties: the lowest token id), stops at
@@ -243,10 +244,7 @@ class LlamaCppCausal(CausalTokens, Subject):
     def _encode(self, request: Request) -> tuple[tuple, bool]:
         if isinstance(request, GenerationRequest):
             return self._encode_generation(request)
-        candidates = [self._candidate_ids(request, c) for c in request.candidates]
-        room = self._context_room(request, max(len(ids) for ids in candidates))
-        context, truncated = self.bounded_prompt_ids(request.context, room)
-        return (context, candidates), truncated
+        return self.scoring_ids(request)
 
     def _chat_ids(self, message: str) -> list[int]:
         """The token ids of ``message`` as the user's in the file's chat template, ready

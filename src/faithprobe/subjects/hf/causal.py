@@ -19,7 +19,10 @@ both ways must agree) keeps the per-candidate path: the context run once, left-p
 key/value cache copied for each candidate, and the candidates' tokens right-padded.
 
 A candidate's score is the summed natural-log probability of its tokens, tokenized on
-their own with the separating space (``" Paris"``) and appended to the context's tokens.
+their own with the separating space (``" Paris"``) and appended to the context's tokens;
+under a request's first-token rule its first token's alone, and a start token or text goes
+before the context (:class:`~faithprobe.subjects.causal_tokens.CausalTokens`): both paths
+score the tokens they are given, so neither needs to know the rule.
 
 Generation is greedy, by a small loop over the key/value cache rather than
 ``model.generate`` (:meth:`HFCausal._greedy_rows`): a prompt continues from the longest
@@ -184,10 +187,7 @@ class HFCausal(CausalTokens, HFSubject):
         return len(self.chat_ids(_user("")))
 
     def _encode(self, request: CandidateScoreRequest) -> tuple[tuple, bool]:
-        candidates = [self._candidate_ids(request, c) for c in request.candidates]
-        room = self._context_room(request, max(len(ids) for ids in candidates))
-        context, truncated = self.bounded_prompt_ids(request.context, room)
-        return (context, candidates), truncated
+        return self.scoring_ids(request)
 
     def _steps(self, kind: str):
         if kind == GenerationRequest.kind:

@@ -17,6 +17,12 @@ independent per-mask log-probs (which scores each token as if the others were un
 and double-counts what they share). As in every multi-mask scheme, the number of masks
 reveals the candidate's token length to the model.
 
+Under a request's first-token rule the blank is one mask token whatever the candidate's
+length, and a candidate's score is its first token's log-probability there (so every
+candidate of a request is read off the same input, and no mask count tells its length). A masked
+LM always reads its own start token (``[CLS]``, ``<s>``), so ``start`` naming it changes
+nothing; a start text is refused.
+
 All steps' inputs are known in advance, so every (candidate, step) input is an ordinary
 row of a batch. Identical masked inputs are computed once: the single-token candidates of
 one request share one row (the same text with the same single mask), as do the first
@@ -38,7 +44,7 @@ from __future__ import annotations
 import torch
 
 from faithprobe.errors import ModelError, UsageError, excerpt
-from faithprobe.requests import CandidateScoreRequest, CandidateScores
+from faithprobe.requests import MODEL_START, CandidateScoreRequest, CandidateScores
 from faithprobe.subjects.bounds import CHARS_PER_TOKEN, cut_for_tokens, special_frame
 from faithprobe.subjects.hf.base import HFSubject
 from faithprobe.subjects.identity import HF_MASKED
@@ -56,6 +62,12 @@ def _filled(request: CandidateScoreRequest, candidate: str) -> tuple[str, int, i
     """The text with ``candidate`` in the blank and the candidate's character span in it."""
     text, start = request.filled(candidate)
     return text, start, start + len(candidate)
+
+
+def _first_only(ids: list[int], span: list[int]) -> _Tokens:
+    """A filled text's tokens with the candidate's cut to its first (the first-token rule:
+    one mask in the blank)."""
+    return ids[: span[0] + 1] + ids[span[-1] + 1 :], span[:1]
 
 
 class HFMasked(HFSubject):
@@ -82,7 +94,14 @@ class HFMasked(HFSubject):
     # -- tokenization ------------------------------------------------------------------
 
     def _encode(self, request: CandidateScoreRequest) -> tuple[_Encoded, bool]:
+        if request.start not in ("", MODEL_START):
+            raise UsageError(
+                f"model {self.name} is a masked LM: it reads its own start token and takes "
+                f"no start text ({excerpt(request.start)})"
+            )
         tokens, truncated = self._candidate_tokens(request)
+        if request.first_token:
+            tokens = [_first_only(ids, span) for ids, span in tokens]
         rows: dict[tuple[int, ...], int] = {}
         reads: list[list[_Read]] = []
         for ids, span in tokens:

@@ -54,6 +54,11 @@ class HFMC(HFEncoderClassifier):
     def _encode(self, request: CandidateScoreRequest) -> tuple[list[Row], bool]:
         if not request.candidates:
             raise UsageError("a multiple-choice request needs at least one choice")
+        if not request.default_rule:
+            raise UsageError(
+                f"model {self.name} scores whole choices with a multiple-choice head: the "
+                "first-token and start-of-text scoring rules have no meaning for it"
+            )
         encoded = [
             encode_choice(self.tokenizer, request.context, c, self.max_length, self._token_types)
             for c in request.candidates

@@ -38,6 +38,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from faithprobe.datasets.stories import POSITIONS
 from faithprobe.metrics import competence as constant_baseline
 from faithprobe.metrics.headline import NEEDS, PROBABILITIES
 from faithprobe.metrics.intervals import (
@@ -52,6 +53,7 @@ from faithprobe.suites.distractors.interventions import FACT_SWAP
 
 CURVE = ["setting", "attractor_type", "n_attractors"]
 RELATED = ("B", "T")  # attractor types of the background's or the target's class
+EVERY_POSITION = POSITIONS["multi"]  # the order the tests' labels name positions in
 # view -> (columns it splits by, the attractor positions it keeps; None: every position)
 VIEWS: dict[str, tuple[list[str], tuple[str, ...] | None]] = {
     "main": ([], ("after",)),  # the method's Figure 1: attractors after the critical fact
@@ -150,14 +152,12 @@ def _keep(df: pd.DataFrame, ids: set[tuple[str, str]]) -> pd.DataFrame:
 
 def estimates(results: pd.DataFrame, seed: int = 0, shared: bool = False) -> list[dict]:
     ids = competent_ids(results, shared)
-    variants = results[(results["n_attractors"] > 0)]
     zero = zero_rows(results)
     out: list[dict] = []
-    plain = variants[variants["n_filler"] == 0]
-    for view, (extra, positions) in VIEWS.items():
-        rows = plain if positions is None else plain[plain["position"].isin(positions)]
-        out += _curve_estimates(_keep(rows, ids), _keep(zero, ids), view, extra, 0, seed)
-    out += _curve_estimates(plain, zero, "all_items", [], 0, seed)
+    rows = _view_rows(results, ids)
+    for view, (extra, _) in VIEWS.items():
+        out += _curve_estimates(rows[view], _keep(zero, ids), view, extra, 0, seed)
+    out += _curve_estimates(rows["all_items"], zero, "all_items", [], 0, seed)
     for n_filler in sorted(set(results["n_filler"]) - {0}):
         with_filler = results[results["n_filler"] == n_filler]
         zero_f = with_filler[with_filler["n_attractors"] == 0]
@@ -165,6 +165,41 @@ def estimates(results: pd.DataFrame, seed: int = 0, shared: bool = False) -> lis
         out += _curve_estimates(
             _keep(more, ids), _keep(zero_f, ids), "filler", [], int(n_filler), seed
         )
+    return out
+
+
+def _view_rows(results: pd.DataFrame, ids: set[tuple[str, str]]) -> dict[str, pd.DataFrame]:
+    """The attractor rows each view of :func:`estimates` reads (its n = 0 point aside)."""
+    variants = results[results["n_attractors"] > 0]
+    plain = variants[variants["n_filler"] == 0]
+    out = {
+        view: _keep(plain if positions is None else plain[plain["position"].isin(positions)], ids)
+        for view, (_, positions) in VIEWS.items()
+    }
+    out["all_items"] = plain
+    out["filler"] = _keep(variants[variants["n_filler"] > 0], ids)
+    return out
+
+
+def views_used(results: pd.DataFrame, shared: bool = False) -> list[dict]:
+    """Per subject and view: how many attractor items (pairs) and base items the view's
+    curves counted, and how many attractor items of the run it left out (other positions,
+    filler levels, or base items the subject gets wrong)."""
+    ids = competent_ids(results, shared)
+    out = []
+    for subject in sorted(results["subject"].unique()):
+        mine = results[results["subject"] == subject]
+        n_variants = int((mine["n_attractors"] > 0).sum())
+        for view, rows in _view_rows(mine, ids).items():
+            out.append(
+                {
+                    "subject": subject,
+                    "view": view,
+                    "n_items": len(rows),
+                    "n_base": int(rows["original_id"].nunique()),
+                    "n_left_out": n_variants - len(rows),
+                }
+            )
     return out
 
 
@@ -372,43 +407,61 @@ def fact_swap_drops(results: pd.DataFrame, seed: int = 0, shared: bool = False) 
     return out
 
 
+def _like_with_like(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """Both sides cut to the attractor positions both hold (a comparison of like with like:
+    where only related attractors come between entity and fact, those items would weigh on
+    one side only), and those positions, as the test's label names them."""
+    common = [p for p in EVERY_POSITION if p in set(a["position"]) & set(b["position"])]
+    label = ", ".join(common) or "no position on both sides"
+    return a[a["position"].isin(common)], b[b["position"].isin(common)], label
+
+
 def _comparisons(
     rows: pd.DataFrame, padded: pd.DataFrame
 ) -> Iterable[tuple[str, str, pd.Series, pd.Series]]:
-    """(name, comparison, a, b): per-base-item accuracies to compare, paired by base item.
-    The n = 0 side of "one related attractor" is the padded items' accuracy when ``padded``
-    holds any, else 1 (the competent base item)."""
+    """(name, comparison, a, b): per-base-item accuracies to compare, paired by base item,
+    like with like: "one related attractor" once per attractor position, the others on the
+    positions both sides hold (named in the label); ``rows`` hold no filler. The n = 0 side
+    of "one related attractor" is the padded items' accuracy when ``padded`` holds any, else
+    1 (the competent base item)."""
     related = rows[rows["attractor_type"].isin(RELATED)]
     for setting, part in rows.groupby("setting", sort=True):
         rel = part[part["attractor_type"].isin(RELATED)]
         one = rel[rel["n_attractors"] == 1]
-        if padded.empty:
-            zero, what = pd.Series(1.0, index=one["original_id"].unique()), "competent base (1.0)"
-        else:
-            zero, what = _per_base(padded), "accuracy at n=0 (padded)"
-        yield (
-            f"one related attractor ({setting})",
-            f"{what} − accuracy at n=1",
-            zero,
-            _per_base(one),
+        for position in [p for p in EVERY_POSITION if p in set(one["position"])]:
+            at = one[one["position"] == position]
+            if padded.empty:
+                zero = pd.Series(1.0, index=at["original_id"].unique())
+                what = "competent base (1.0)"
+            else:
+                zero, what = _per_base(padded), "accuracy at n=0 (padded)"
+            yield (
+                f"one related attractor ({setting}, {position})",
+                f"{what} − accuracy at n=1 ({position})",
+                zero,
+                _per_base(at),
+            )
+        b, t, where = _like_with_like(
+            part[part["attractor_type"] == "B"], part[part["attractor_type"] == "T"]
+        )
+        yield f"B vs T ({setting}; {where})", "accuracy B-type − T-type", _per_base(b), _per_base(t)
+        unrelated, rel_same, where = _like_with_like(
+            part[part["attractor_type"] == "unrelated"], rel
         )
         yield (
-            f"B vs T ({setting})",
-            "accuracy B-type − T-type",
-            _per_base(part[part["attractor_type"] == "B"]),
-            _per_base(part[part["attractor_type"] == "T"]),
-        )
-        yield (
-            f"unrelated vs related ({setting})",
+            f"unrelated vs related ({setting}; {where})",
             "accuracy unrelated − related (B, T)",
-            _per_base(part[part["attractor_type"] == "unrelated"]),
-            _per_base(rel),
+            _per_base(unrelated),
+            _per_base(rel_same),
         )
+    single, multi, where = _like_with_like(
+        related[related["setting"] == "single"], related[related["setting"] == "multi"]
+    )
     yield (
-        "single vs multi (related)",
+        f"single vs multi (related; {where})",
         "accuracy single − multi",
-        _per_base(related[related["setting"] == "single"]),
-        _per_base(related[related["setting"] == "multi"]),
+        _per_base(single),
+        _per_base(multi),
     )
 
 
@@ -455,6 +508,9 @@ def dataset_breakdown(results: pd.DataFrame) -> dict:
         "n_base": int((first["intervention"] == "none").sum()),
         "by_condition": counts.to_dict("records"),
     }
+    if "linked_by" in variants.columns and variants["linked_by"].notna().any():
+        links = variants["linked_by"].dropna().value_counts().sort_index()
+        out["linked_by"] = [{"rule": r, "count": int(c)} for r, c in links.items()]
     swaps = first[first["intervention"] == FACT_SWAP]
     if swaps.empty:  # results written before the swap existed
         return out

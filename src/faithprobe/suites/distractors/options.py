@@ -9,6 +9,12 @@ from faithprobe.asking.letters import ANSWER_HELP, ANSWER_MODES
 from faithprobe.errors import UsageError
 from faithprobe.options import option
 
+# option scoring: how a candidate is scored (CandidateScoreRequest.first_token)
+SUM, FIRST_TOKEN = "sum", "first-token"
+SCORING_RULES = {
+    SUM: "the whole candidate's summed log-probability (ours)",
+    FIRST_TOKEN: "the candidate's first token only (Pandia & Ettinger 2021)",
+}
 # option competent: which base items count in the competent views
 COMPETENT_RULES = {
     "each": "each model's own competent items (base items it answers correctly)",
@@ -27,7 +33,17 @@ class DistractorsOptions:
         "each", "items counted: each (model's own) or shared (all pass)", choices=COMPETENT_RULES
     )
     answer: str = option("auto", ANSWER_HELP, choices=ANSWER_MODES)
+    scoring: str = option(
+        SUM, "candidate score: sum (all its tokens) or first-token", choices=SCORING_RULES
+    )
+    start: str = option(
+        "", "before the context: nothing, bos (the model's start-of-text token) or a text"
+    )
 
     def __post_init__(self) -> None:
         if not 0 <= self.filler <= 3:
             raise UsageError(f"filler must lie in 0..3, got {self.filler}")
+        if self.answer == "letter" and (self.scoring != SUM or self.start):
+            raise UsageError(
+                "scoring and start are rules for scored candidates; answer=letter asks by letter"
+            )

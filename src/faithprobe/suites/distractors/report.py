@@ -90,7 +90,11 @@ def _dataset_lead(metrics: Mapping[str, Any]) -> str:
         return DASH if x is None else str(x)
 
     pairs, bases = show(dataset.get("n_pairs")), show(dataset.get("n_base"))
-    return f"{pairs} pairs built on {bases} base items."
+    links = "".join(
+        f" {link['count']} variants were linked to their base item by rule: {link['rule']}."
+        for link in dataset.get("linked_by", [])
+    )
+    return f"{pairs} pairs built on {bases} base items.{links}"
 
 
 def _has_fact_swaps(metrics: Mapping[str, Any]) -> bool:
@@ -114,7 +118,7 @@ class DistractorsReport(ReportView):
                     when=_has_fact_swaps),
         SectionSpec("tests", "Tests", ("tests",), empty="No tests recorded."),
         answers.SECTION,
-        SectionSpec("dataset", "Dataset", ("dataset",), lead=_dataset_lead),
+        SectionSpec("dataset", "Dataset", ("dataset", "views"), lead=_dataset_lead),
     )  # fmt: skip
 
     # its figures are drawn from one frame of the estimates (plots.py)

@@ -47,7 +47,8 @@ import pandas as pd
 
 from faithprobe.asking.letters import LetterAsker, answer_mode
 from faithprobe.datasets import read_cloze_jsonl
-from faithprobe.errors import DataError, excerpt
+from faithprobe.datasets.distractor_tsv import is_released_layout, read_released
+from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.examples import ClozeExample
 from faithprobe.expectations import ANSWER_UNCHANGED, Behaviour
 from faithprobe.generators.distractors import (
@@ -65,11 +66,13 @@ from faithprobe.requests import CandidateScoreRequest, CandidateScores
 from faithprobe.suite import Suite
 from faithprobe.suites.distractors import metrics as m
 from faithprobe.suites.distractors.interventions import FACT_SWAP
+from faithprobe.suites.distractors.options import FIRST_TOKEN
 from faithprobe.suites.distractors.sampling import (
     pair_design,
     planned_design,
     sample_headline_first,
 )
+from faithprobe.suites.distractors.schema import DISTRACTORS_SCHEMA
 
 NONE = "none"
 RIDERS = (NONE, FACT_SWAP)  # the pairs a base item brings along, outside the limit
@@ -90,24 +93,38 @@ def _intervention_name(features: dict) -> str:
     return f"{name}[n={n},position={features['position']},setting={setting}]"
 
 
-def _check_features(path: Path, item: ClozeExample) -> None:
-    """The features the suite reads (types checked, so a bad file fails before any model
-    is loaded, naming the item and the feature)."""
-    f = item.features
-    rules = {"base_id": (str, type(None)), "n_attractors": (int,)}
-    if f.get("base_id") is not None:
-        rules |= {"setting": (str,), "attractor_type": (str,), "position": (str,)}
-    optional = {"item_set": (str,), "attractors": (list,), "filler": (list,), "padding": (list,)}
-    for name, kinds in (rules | {k: v for k, v in optional.items() if k in f}).items():
-        field = f"features.{name}"
-        if name not in f:
+def _check_item(path: Path, item: ClozeExample) -> None:
+    """The item against the suite's declared schema (:mod:`.schema`), so a bad file fails
+    before any model is loaded, in one line naming the item, the field and its allowed
+    values."""
+    record = {
+        "id": item.id,
+        "context": item.context,
+        "target": item.target,
+        "candidates": list(item.candidates),
+        "suffix": item.suffix,
+        "features": item.features,
+    }
+    DISTRACTORS_SCHEMA.check(path, item.id, record)
+
+
+def _check_filler_levels(path: Path, items: list[ClozeExample]) -> None:
+    """A filler item without attractors is the n = 0 point of its filler level's curves:
+    with no item of that level holding attractors there is no curve, and it would fall out
+    of every view."""
+    with_attractors = {
+        len(i.features.get("filler") or ()) for i in items if i.features["n_attractors"] > 0
+    }
+    for item in items:
+        level = len(item.features.get("filler") or ())
+        if level and item.features["n_attractors"] == 0 and level not in with_attractors:
             raise DataError(
-                path, "missing (needed by the distractors suite)", record=item.id, field=field
+                path,
+                f"a filler item of level {level} (no attractors) but no item of that level has "
+                "attractors, so no view would count it",
+                record=item.id,
+                field="features.filler",
             )
-        if not isinstance(f[name], kinds) or isinstance(f[name], bool):
-            raise DataError(path, f"has type {type(f[name]).__name__}", record=item.id, field=field)
-        if kinds == (list,) and not all(isinstance(x, str) for x in f[name]):
-            raise DataError(path, "must be a list of strings", record=item.id, field=field)
 
 
 def _fact_swaps(bases: list[ClozeExample], seed: int) -> list[Pair]:
@@ -151,6 +168,14 @@ def _pair_up(items: list[ClozeExample], data: Path | None, seed: int) -> list[Pa
                 record=item.id,
                 field="features.base_id",
             )
+        if by_id[base_id].features.get("base_id") is not None:
+            raise DataError(
+                data or "generated data",
+                f"{excerpt(base_id)} is a variant, not a base item (a variant names its base "
+                "item, whose features.base_id is null)",
+                record=item.id,
+                field="features.base_id",
+            )
         out.append(Pair(by_id[base_id], item, _intervention_name(item.features), ANSWER_UNCHANGED))
     return out + _fact_swaps(bases, seed)
 
@@ -168,9 +193,16 @@ class DistractorsSuite(Suite):
     def pairs(self, data: Path | None, seed: int) -> list[Pair]:
         if data is None:
             return _pair_up(generate(self.config, seed), data, seed)
-        items = read_cloze_jsonl(data)
+        if self.options.filler:
+            raise UsageError(
+                f"-o filler={self.options.filler} pads the generated items only; with --data, "
+                "give the padded no-attractor items in the file (features.padding; `faithprobe "
+                "data schema distractors`)"
+            )
+        items = read_released(data) if is_released_layout(data) else read_cloze_jsonl(data)
         for item in items:
-            _check_features(data, item)
+            _check_item(data, item)
+        _check_filler_levels(data, items)
         return _pair_up(items, data, seed)
 
     def sampled_pairs(self, data: Path | None, limit: int | None, seed: int) -> list[Pair]:
@@ -214,8 +246,20 @@ class DistractorsSuite(Suite):
     def request(self, example: ClozeExample, subject=None):
         """The candidate set to score; by letter (the story with a blank) for a model that
         cannot score, or with ``answer=letter``."""
-        scoring = CandidateScoreRequest(example.context, example.candidates, example.suffix)
+        scoring = CandidateScoreRequest(
+            example.context,
+            example.candidates,
+            example.suffix,
+            first_token=self.options.scoring == FIRST_TOKEN,
+            start=self.options.start,
+        )
         if self.letters.by_letter(subject, {CandidateScoreRequest.kind}):
+            if not scoring.default_rule:
+                raise UsageError(
+                    "a model that cannot score candidates is asked by letter: the scoring "
+                    f"rule (scoring={self.options.scoring}, start={self.options.start!r}) "
+                    "has no meaning for it"
+                )
             story = scoring.filled(BLANK)[0]
             return self.letters.request(story, example.candidates, subject, scoring)
         return scoring
@@ -267,6 +311,7 @@ class DistractorsSuite(Suite):
                     "attractors": "; ".join(f.get("attractors", [])),
                     "background": f.get("background"),
                     "swapped_from": f.get("swapped_from"),
+                    "linked_by": f.get("linked_by"),
                     "original_context": o.context,
                     "context": x.context,
                     "suffix": x.suffix,
@@ -304,6 +349,7 @@ class DistractorsSuite(Suite):
             "one_attractor_drops": m.one_attractor_drops(results, seed, shared=shared),
             "fact_swap_drops": m.fact_swap_drops(results, seed, shared=shared),
             "competent_set": m.competent_set(results, shared=shared),
+            "views": m.views_used(results, shared=shared),
             "zero_point": m.zero_point(results),
             "tests": m.tests(results, seed, shared=shared),
             "answer_modes": answer_modes(results),

@@ -477,6 +477,32 @@ def dataset_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
+def views_table(metrics: Mapping[str, Any]) -> Table | None:
+    """How many items each view counted, per subject (``metrics["views"]``)."""
+    rows = list(metrics.get("views", []))
+    if not rows:
+        return None
+    data = order_rows(pd.DataFrame(rows), subject_order(metrics), ORDERING)
+    display = pd.DataFrame(
+        {
+            "subject": data["subject"],
+            "view": [VIEW_TITLES.get(v, v) for v in data["view"]],
+            "attractor items": data["n_items"].map(fmt_count),
+            "base items": data["n_base"].map(fmt_count),
+            "left out": data["n_left_out"].map(fmt_count),
+        }
+    )
+    return Table(
+        name="views",
+        title="Items each view counted",
+        data=data,
+        display=display,
+        note="Attractor items (pairs with attractors) and their base items in each view's "
+        "curves; left out: the run's other attractor items (other positions or filler "
+        "levels, or base items the model gets wrong where only competent items count).",
+    )
+
+
 def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
     """All tables the report shows, by name, in display order."""
     subjects = subject_order(metrics)
@@ -512,6 +538,7 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
         fact_swap_drops_table,
         tests_table,
         dataset_table,
+        views_table,
     )
     for t in (make(metrics) for make in others):
         if t is not None:
