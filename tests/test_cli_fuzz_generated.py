@@ -152,6 +152,7 @@ BASE = {  # an invocation each command would carry out; an argument's value repl
     ],
     ("baseline", "heuristics"): ["--data", SQUAD, "--out", "o"],
     ("data", "fetch"): ["squad", "--to", "d", "--mirror", "http://127.0.0.1:9"],
+    ("data", "schema"): ["distractors"],
 }
 # where the work begins: reached, a hostile value was taken (a traceback, so the case fails)
 WORK = (
