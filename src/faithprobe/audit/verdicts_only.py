@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from faithprobe.audit.edges import Edges
-    from faithprobe.audit.plan import Budget
     from faithprobe.audit.run import AuditConfig
     from faithprobe.subjects import Subject
 
@@ -54,19 +53,18 @@ def step_verdicts(
     ``default``; ``auto``: :func:`auto_verdicts`) and ``seed``."""
     from dataclasses import replace
 
-    from faithprobe.audit.plan import check_budget
     from faithprobe.audit.run import plan_step, ran
 
-    config, chosen, edges, roots = _audit(budget, seed, data_dir, steps)
+    config, edges, roots = _audit(budget, seed, data_dir, steps)
     subjects = [_load(m) for m in models]
     found: dict[tuple[str, str], str] = {}
-    for step in chosen:
+    for step in config.steps:
         planned = plan_step(step, config, subjects, roots)  # the items, shared by the models
         if planned.reason:
             continue
         for subject in planned.subjects:
             _, entry = ran(replace(planned, subjects=[subject]))
-            found |= _verdicts([entry], subject, config, check_budget(budget), edges, looks=1)
+            found |= _verdicts([entry], [_model_record(subject)], config, edges, looks=1)
     return found
 
 
@@ -79,17 +77,16 @@ def auto_verdicts(
 ) -> dict[tuple[str, str], str]:
     """(step, model name) -> the card's verdict at ``--budget auto --time time_limit``: the
     audit of ``model`` alone (the rounds a step gets depend on every model of an audit)."""
-    from faithprobe.audit.plan import AUTO, check_budget
+    from faithprobe.audit.plan import AUTO
     from faithprobe.audit.run import auto_runs, plan_step, ran
     from faithprobe.metrics.sequential import LOOKS
 
-    config, chosen, edges, roots = _audit(AUTO, seed, data_dir, steps, time_limit)
+    config, edges, roots = _audit(AUTO, seed, data_dir, steps, time_limit)
     subject = _load(model)
-    planned = [plan_step(step, config, [subject], roots) for step in chosen]
+    planned = [plan_step(step, config, [subject], roots) for step in config.steps]
     models = [_model_record(subject)]
     runs = auto_runs(planned, config, ([subject], roots, models, edges), lambda p: ran(p)[1])
-    ran_steps = [r for r in runs if r.get("status") == "ran"]
-    return _verdicts(ran_steps, subject, config, check_budget(AUTO), edges, looks=LOOKS)
+    return _verdicts(runs, models, config, edges, looks=LOOKS)
 
 
 def _audit(
@@ -98,9 +95,9 @@ def _audit(
     data_dir: Path | None,
     steps: Sequence[str] | None,
     time_limit: float | None = None,
-) -> tuple:
-    """The audit config of one model's verdict run (no folder, no answer cache), the chosen
-    steps, their edges and the data roots."""
+) -> tuple[AuditConfig, Edges, list[Path]]:
+    """The audit config of one model's verdict run (no folder, no answer cache; its steps
+    the chosen ones), their edges and the data roots."""
     from faithprobe.audit.edges import Edges
     from faithprobe.audit.plan import declared_steps
     from faithprobe.audit.run import AuditConfig
@@ -109,7 +106,7 @@ def _audit(
     chosen = [s for s in declared_steps() if steps is None or s.name in steps]
     config = AuditConfig(models=[], out=Path("unused"), budget=budget, data_dir=data_dir,
                          seed=seed, cache=False, steps=chosen, time_limit=time_limit)  # fmt: skip
-    return config, chosen, Edges.parse((), [s.suite for s in chosen]), data_roots(data_dir)
+    return config, Edges.parse((), [s.suite for s in chosen]), data_roots(data_dir)
 
 
 def _load(model: str) -> Subject:
@@ -123,16 +120,13 @@ def _model_record(subject: Subject) -> dict:
 
 
 def _verdicts(
-    entries: list[dict],
-    subject: Subject,
-    config: AuditConfig,
-    budget: Budget,
-    edges: Edges,
-    looks: int,
+    entries: list[dict], models: list[dict], config: AuditConfig, edges: Edges, looks: int
 ) -> dict[tuple[str, str], str]:
-    """The verdicts of the card made of step records ``entries`` for ``subject`` alone."""
+    """The verdicts of the card made of step records ``entries`` (skipped steps give none)
+    for the model records ``models``, at the config's budget."""
     from faithprobe.audit.card_metrics import card_metrics
+    from faithprobe.audit.plan import check_budget
 
-    card = card_metrics(entries, [_model_record(subject)], budget=budget, seed=config.seed,
+    card = card_metrics(entries, models, budget=check_budget(config.budget), seed=config.seed,
                         edges=edges, adjustment=config.adjustment, looks=looks)  # fmt: skip
     return verdicts(card)

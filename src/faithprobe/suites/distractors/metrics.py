@@ -425,16 +425,16 @@ def _comparisons(
     of "one related attractor" is the padded items' accuracy when ``padded`` holds any, else
     1 (the competent base item)."""
     related = rows[rows["attractor_type"].isin(RELATED)]
+    padded_zero = None if padded.empty else _per_base(padded)
+    what = "competent base (1.0)" if padded_zero is None else "accuracy at n=0 (padded)"
     for setting, part in rows.groupby("setting", sort=True):
         rel = part[part["attractor_type"].isin(RELATED)]
         one = rel[rel["n_attractors"] == 1]
         for position in [p for p in EVERY_POSITION if p in set(one["position"])]:
             at = one[one["position"] == position]
-            if padded.empty:
+            zero = padded_zero
+            if zero is None:
                 zero = pd.Series(1.0, index=at["original_id"].unique())
-                what = "competent base (1.0)"
-            else:
-                zero, what = _per_base(padded), "accuracy at n=0 (padded)"
             yield (
                 f"one related attractor ({setting}, {position})",
                 f"{what} − accuracy at n=1 ({position})",
