@@ -1,49 +1,23 @@
-"""The distractors suite's declared ``--data`` schema: the docs page holds what the renderer
-writes, ``faithprobe data schema`` prints it, the example file runs, the rules between fields
-and the links between records are enforced, and the report says how many items each view
-counted."""
+"""The distractors suite's declared ``--data`` schema: the example file runs, the rules
+between fields and the links between records are enforced, and the report says how many
+items each view counted (the docs page and ``faithprobe data schema``: test_data_schemas)."""
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
 
 from cli_corpus import refused, runner
 from faithprobe.cli import app
-from faithprobe.datasets.schema import schema_for
 from faithprobe.errors import DataError
 from faithprobe.suites.distractors.schema import DISTRACTORS_SCHEMA
 from faithprobe.suites.distractors.suite import DistractorsSuite
 from released_tsv import run_reader
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = ROOT / "docs" / "suites" / "distractors.md"
 EXAMPLE = ROOT / "examples" / "distractors.jsonl"
-BLOCK = re.compile(r"<!-- schema:begin[^\n]*-->\n(.*?)<!-- schema:end -->", re.S)
-
-
-def test_docs_page_holds_what_the_renderer_writes():
-    found = BLOCK.search(DOCS.read_text(encoding="utf-8"))
-    assert found is not None, "docs/suites/distractors.md lost its schema block"
-    assert found.group(1) == DISTRACTORS_SCHEMA.markdown(), (
-        "the schema table is stale: paste `faithprobe data schema distractors --markdown` "
-        "between the schema markers of docs/suites/distractors.md"
-    )
-
-
-def test_data_schema_prints_it_and_refuses_a_suite_without_one():
-    assert schema_for("distractors") is DISTRACTORS_SCHEMA
-    res = runner.invoke(app, ["data", "schema", "distractors"])
-    assert res.exit_code == 0, res.stderr
-    assert res.stdout == DISTRACTORS_SCHEMA.text()
-    assert "allowed: B, T, unrelated, none" in res.stdout
-    md = runner.invoke(app, ["data", "schema", "distractors", "--markdown"])
-    assert md.stdout == DISTRACTORS_SCHEMA.markdown()
-    line = refused(["data", "schema", "faithfulness"], expect=["faithfulness", "no --data schema"])
-    assert "declared: distractors" in line
 
 
 def test_the_example_file_runs_and_the_report_counts_each_view(tmp_path):

@@ -78,6 +78,7 @@ def list_things() -> None:
     """Suites, interventions, dataset loaders and generators, model backends, embedded
     models (and whether they are installed)."""
     from faithprobe.datasets import LOADERS
+    from faithprobe.datasets.schema import declared, schemas_for
     from faithprobe.generators import GENERATORS
     from faithprobe.interventions import available
     from faithprobe.options import describe
@@ -95,6 +96,9 @@ def list_things() -> None:
         "interventions": {
             i.name: f"changes {i.changes}; holds {i.holds}; expects: {i.expectation.name}"
             for i in available()
+        },
+        "--data formats (fields: faithprobe data schema SUITE)": {
+            suite: "; ".join(s.name for s in schemas_for(suite)) for suite in declared()
         },
         "dataset loaders": {e.name: e.description for e in LOADERS.entries()},
         "generators": {e.name: e.description for e in GENERATORS.entries()},

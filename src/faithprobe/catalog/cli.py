@@ -131,18 +131,16 @@ def print_schema(
     """The fields a suite's --data records hold: types, allowed values, how records link.
 
     Every record is checked against it when the suite loads the file."""
-    from faithprobe.datasets.schema import declared, schema_for
+    from faithprobe.datasets.schema import declared, schemas_for, suite_markdown, suite_text
     from faithprobe.errors import UsageError
 
     with user_errors("nothing was changed"):
-        schema = schema_for(suite)
-        if schema is None:
+        if not schemas_for(suite):
             raise UsageError(
                 f"suite {suite!r} declares no --data schema (declared: {', '.join(declared())})"
             )
-        out_console.print(
-            Text(schema.markdown() if markdown else schema.text()), end="", soft_wrap=True
-        )
+        shown = suite_markdown(suite) if markdown else suite_text(suite)
+        out_console.print(Text(shown), end="", soft_wrap=True)
 
 
 def _summary(done: list[Fetched]) -> str:

@@ -42,6 +42,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from faithprobe.datasets.schema import TEXT, DataSchema, Field
 from faithprobe.errors import DataError, excerpt
 from faithprobe.examples import ClozeExample
 
@@ -65,6 +66,45 @@ COLUMNS = {
 MASKS = ("[MASK]", "[mask]", "<mask>")
 LINKED_BY = "same target, most words shared (released TSVs)"
 WORD = re.compile(r"\w+")
+
+
+RELEASED_TSV_SCHEMA = DataSchema(
+    name="the method's released TSV folders (--data FOLDER)",
+    record="one row per item of a tab-separated .csv or .tsv file, with a header line, in a "
+    "folder naming its condition (single_entity_distractor, multiple_entity_distractor, "
+    "*_Swapped, *_with_neutral_distractor, *_object, *_profession)",
+    fields=(
+        Field(
+            "sentence",
+            TEXT,
+            "the text up to the blank, or the whole sentence with [MASK] at the blank",
+            required=True,
+        ),
+        Field(
+            "ordered_items",
+            TEXT,
+            "the candidate words written as a Python list, e.g. ['doctor', 'lawyer'] (column "
+            "candidates is read too)",
+            required=True,
+        ),
+        Field(
+            "target_occupation",
+            TEXT,
+            "the right word, one of the candidates (case aside; column target is read too)",
+            required=True,
+        ),
+        Field(
+            "count_attractors",
+            TEXT,
+            "how many attractors the row holds, a whole number; 0 marks a base item (column "
+            "num_attractors is read too)",
+            required=True,
+        ),
+    ),
+    links=f"a row with attractors is linked to the row without attractors of the same target "
+    f"whose words it shares most (its features.linked_by says '{LINKED_BY}'); the "
+    "same text in several folders or files is one item",
+)
 
 
 @dataclass(frozen=True)

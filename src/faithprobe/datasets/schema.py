@@ -1,15 +1,19 @@
-"""Declared schemas of the records a suite reads with ``--data``: documented and checked.
+"""Declared schemas of the files a suite reads with ``--data``: documented and checked.
 
-A :class:`DataSchema` is a list of :class:`Field` s (a dotted name into the record, its
-type, whether and when it is required, its allowed values, what it means and how it links
-records) and of :class:`Rule` s between fields. The same declaration renders the docs
-page's table (:meth:`DataSchema.markdown`), prints for ``faithprobe data schema SUITE``
-(:meth:`DataSchema.text`) and checks each record at load (:meth:`DataSchema.check`: the
+A :class:`DataSchema` describes one file format: a list of :class:`Field` s (a dotted name
+into the record, ``[]`` marking each element of a list, as in ``paragraphs[].qas[].id``;
+its type, whether and when it is required, its allowed values, what it means and how it
+links records) and of :class:`Rule` s between fields. The same declaration renders the
+docs page's table (:meth:`DataSchema.markdown`), prints for ``faithprobe data schema
+SUITE`` (:meth:`DataSchema.text`) and checks records at load (:meth:`DataSchema.check`: the
 first fault is one :class:`~faithprobe.errors.DataError` naming the file, the record, the
 field and the allowed values), so the documentation cannot drift from what is enforced.
+(A reader of a whole-document format may check as it reads instead; its suite's tests then
+give every declared field a wrong value and expect that one line.)
 
-A suite declares its schema in a ``schema`` module of its package that registers it in
-:data:`SCHEMAS` under the suite's name; the registry finds those modules itself.
+A format's schema lives beside its reader; a suite lists the formats it reads in a
+``schema`` module of its package that registers them in :data:`SCHEMAS` under the suite's
+name; the registry finds those modules itself.
 """
 
 from __future__ import annotations
@@ -45,6 +49,12 @@ TEXTS = Kind(
     "list of strings", lambda v: isinstance(v, list | tuple) and all(isinstance(x, str) for x in v)
 )
 OBJECT = Kind("object", lambda v: isinstance(v, Mapping))
+OBJECTS = Kind(
+    "list of objects", lambda v: isinstance(v, list) and all(isinstance(x, Mapping) for x in v)
+)
+BOOLEAN = Kind("true or false", lambda v: isinstance(v, bool))
+NUMBER = Kind("number", lambda v: isinstance(v, int | float) and not isinstance(v, bool))
+TEXT_OR_INTEGER = Kind("string or integer", lambda v: isinstance(v, str) or _is_int(v))
 
 
 @dataclass(frozen=True)
@@ -100,9 +110,9 @@ class Rule:
 
 @dataclass(frozen=True)
 class DataSchema:
-    """What one suite's ``--data`` records hold (module docstring)."""
+    """What one file format's records hold (module docstring)."""
 
-    suite: str
+    name: str  # the format, e.g. "cloze items (JSON lines)"
     record: str  # what a record is, e.g. "one cloze item per JSON line"
     fields: tuple[Field, ...]
     rules: tuple[Rule, ...] = ()
@@ -112,22 +122,22 @@ class DataSchema:
         """Raise a :class:`DataError` for the first field or rule ``record`` (called
         ``name`` in the message) breaks."""
         for f in self.fields:
-            present, value = lookup(record, f.name)
-            if not present:
-                if f.needed(record):
-                    raise DataError(
-                        path, f"missing (required{_when(f)})", record=name, field=f.name
-                    )
-                continue
-            if not f.kind.test(value):
-                got = f"{excerpt(value)} is not a {f.kind.name}"
-                raise DataError(path, got, record=name, field=f.name)
-            outside = (f.allowed and value not in f.allowed) or (
-                f.minimum is not None and value < f.minimum
-            )
-            if outside:
-                got = f"{excerpt(value)} is not allowed (allowed values: {f.says_values()})"
-                raise DataError(path, got, record=name, field=f.name)
+            for where, present, value in locate(record, f.name):
+                if not present:
+                    if f.needed(record):
+                        raise DataError(
+                            path, f"missing (required{_when(f)})", record=name, field=where
+                        )
+                    continue
+                if not f.kind.test(value):
+                    got = f"{excerpt(value)} is not a {f.kind.name}"
+                    raise DataError(path, got, record=name, field=where)
+                outside = (f.allowed and value not in f.allowed) or (
+                    f.minimum is not None and value < f.minimum
+                )
+                if outside:
+                    got = f"{excerpt(value)} is not allowed (allowed values: {f.says_values()})"
+                    raise DataError(path, got, record=name, field=where)
         for rule in self.rules:
             fault = rule.fault(record)
             if fault is not None:
@@ -146,7 +156,7 @@ class DataSchema:
             for f in self.fields
         ]
         header = ("field", "type", "required", "allowed values", "meaning")
-        lines = [f"Records: {markdown.text(self.record)}.", ""]
+        lines = [f"**{markdown.text(self.name)}**: {markdown.text(self.record)}.", ""]
         lines += markdown.table(header, rows)
         if self.rules:
             lines += ["", "Rules between fields:", ""]
@@ -157,7 +167,7 @@ class DataSchema:
 
     def text(self) -> str:
         """The schema as plain text, one block per field (``faithprobe data schema``)."""
-        lines = [f"--data schema of the {self.suite} suite: {self.record}.", ""]
+        lines = [f"{self.name}: {self.record}.", ""]
         for f in self.fields:
             lines.append(f"{f.name}  ({f.kind.name}; required: {f.says_required()})")
             lines.append(f"    allowed: {f.says_values()}")
@@ -169,14 +179,33 @@ class DataSchema:
         return "\n".join(lines) + "\n"
 
 
-def lookup(record: Record, dotted: str) -> tuple[bool, Any]:
-    """(whether ``record`` holds the dotted field, its value)."""
-    value: Any = record
-    for part in dotted.split("."):
-        if not isinstance(value, Mapping) or part not in value:
-            return False, None
-        value = value[part]
-    return True, value
+def locate(record: Record, dotted: str) -> list[tuple[str, bool, Any]]:
+    """Every place the field ``dotted`` names in ``record``: ``(where, present, value)``,
+    ``where`` with each ``[]`` given its index (``qas[2].id``). A place under a parent that is
+    absent or of the wrong type is skipped: the parent's own field reports it."""
+    places: list[tuple[str, Any]] = [("", record)]
+    *parents, last = dotted.split(".")
+    for part in parents:
+        name, each = part.removesuffix("[]"), part.endswith("[]")
+        places = [
+            (f"{where}{name}", value[name])
+            for where, value in places
+            if isinstance(value, Mapping) and name in value
+        ]
+        if each:
+            places = [
+                (f"{where}[{i}]", item)
+                for where, items in places
+                if isinstance(items, list)
+                for i, item in enumerate(items)
+            ]
+        places = [(f"{where}.", value) for where, value in places]
+    found = []
+    for where, value in places:
+        if isinstance(value, Mapping):
+            present = last in value
+            found.append((f"{where}{last}", present, value.get(last)))
+    return found
 
 
 def _shown(value: Any) -> str:
@@ -188,18 +217,29 @@ def _when(f: Field) -> str:
 
 
 def _discover(registry: Registry) -> None:
-    """The schemas the suites declare (a ``schema`` module in a suite's package)."""
+    """The formats the suites declare (a ``schema`` module in a suite's package)."""
     import_submodules("faithprobe.suites", only="schema")
 
 
-SCHEMAS: Registry[DataSchema] = Registry("data schema", discover=_discover)
+SCHEMAS: Registry[tuple[DataSchema, ...]] = Registry("data schema", discover=_discover)
 
 
-def schema_for(suite: str) -> DataSchema | None:
-    """The schema suite ``suite`` declares, or None."""
-    return SCHEMAS.get(suite) if suite in SCHEMAS else None
+def schemas_for(suite: str) -> tuple[DataSchema, ...]:
+    """The formats suite ``suite`` reads with ``--data`` (empty if it declares none)."""
+    return SCHEMAS.get(suite) if suite in SCHEMAS else ()
 
 
 def declared() -> Sequence[str]:
-    """The suites that declare a schema."""
+    """The suites that declare their formats."""
     return SCHEMAS.names()
+
+
+def suite_markdown(suite: str) -> str:
+    """Every format of ``suite`` as its docs page shows them, one after another."""
+    return "\n".join(s.markdown() for s in schemas_for(suite))
+
+
+def suite_text(suite: str) -> str:
+    """Every format of ``suite`` as plain text (``faithprobe data schema SUITE``)."""
+    head = f"--data formats of the {suite} suite\n\n"
+    return head + "\n".join(s.text() for s in schemas_for(suite))

@@ -19,6 +19,7 @@ from faithprobe.datasets.schema import (
     Record,
     Rule,
 )
+from faithprobe.datasets.distractor_tsv import RELEASED_TSV_SCHEMA
 from faithprobe.datasets.stories import ATTRACTOR_TYPES, POSITIONS, SETTINGS
 
 NO_ATTRACTOR = "none"  # the attractor type of an item without attractors
@@ -71,7 +72,7 @@ def _attractors_counted(record: Record) -> str | None:
 
 
 DISTRACTORS_SCHEMA = DataSchema(
-    suite="distractors",
+    name="cloze items (JSON lines)",
     record="one cloze item per JSON line (a base item, or a variant of one)",
     fields=(
         Field("id", TEXT, "the item's id, unique in the file", required=True),
@@ -169,4 +170,8 @@ DISTRACTORS_SCHEMA = DataSchema(
     "brings its own row (the n = 0 point) and its critical-fact swap.",
 )
 
-SCHEMAS.add("distractors", DISTRACTORS_SCHEMA, description="cloze items and their variants")
+SCHEMAS.add(
+    "distractors",
+    (DISTRACTORS_SCHEMA, RELEASED_TSV_SCHEMA),
+    description="cloze items and their variants; the method's released TSV folders",
+)
