@@ -6,6 +6,7 @@ attractor types ``B`` and ``T``, the single-vs-multi test settings ``single`` an
 
 from __future__ import annotations
 
+from faithprobe.datasets.distractor_tsv import RELEASED_TSV_SCHEMA
 from faithprobe.datasets.schema import (
     INTEGER,
     OBJECT,
@@ -19,7 +20,6 @@ from faithprobe.datasets.schema import (
     Record,
     Rule,
 )
-from faithprobe.datasets.distractor_tsv import RELEASED_TSV_SCHEMA
 from faithprobe.datasets.stories import ATTRACTOR_TYPES, POSITIONS, SETTINGS
 
 NO_ATTRACTOR = "none"  # the attractor type of an item without attractors
