@@ -7,7 +7,6 @@ declared later is covered without a new case."""
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
@@ -16,26 +15,17 @@ import pytest
 from cli_corpus import refused
 from faithprobe.datasets.schema import Field
 from faithprobe.suites.distractors.schema import DISTRACTORS_SCHEMA
+from schema_cases import bounded, first_place, outside, with_value
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "distractors.jsonl"
-WRONG = "wrong-value"  # no schema allows it
-
-BOUNDED = [f for f in DISTRACTORS_SCHEMA.fields if f.allowed or f.minimum is not None]
-
-
-def _set(record: dict, dotted: str, value) -> None:
-    *parents, last = dotted.split(".")
-    for part in parents:
-        record = record[part]
-    record[last] = value
+BOUNDED = bounded(DISTRACTORS_SCHEMA)
 
 
 @pytest.mark.parametrize("field", BOUNDED, ids=[f.name for f in BOUNDED])
 def test_a_value_outside_the_allowed_ones_is_one_line(tmp_path, field: Field):
     records = [json.loads(line) for line in EXAMPLE.read_text().splitlines()]
     variant = next(r for r in records if r["features"].get("base_id") is not None)
-    bad = copy.deepcopy(variant)
-    _set(bad, field.name, WRONG if field.allowed else field.minimum - 1)
+    bad = with_value(variant, first_place(variant, field), outside(field))
     records[records.index(variant)] = bad
     data = tmp_path / "items.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in records))
