@@ -103,3 +103,74 @@ def test_a_file_without_the_columns_names_them(tmp_path):
     data = _one_file(tmp_path, "sentence\tanswer", "a\tb")
     with pytest.raises(DataError, match="no column ordered_items or candidates"):
         read_released(data)
+
+
+# rows written as the released files write them: each story told at filler levels 0-2 by
+# the release's filler clauses, about its own entity; the Swapped folder's filler follows
+# the critical fact
+FILLER_ROWS = {
+    "single_entity_distractor": [
+        ("Maria works as a baker . For her job , Maria sells", 0),
+        ("Maria has a sister and now works as a baker . For her job , Maria sells", 0),
+        ("Maria has a sister , played basketball , and now works as a baker . For her job , "
+         "Maria sells", 0),
+        ("Lena works as a baker and likes to buy flowers . For her job , Lena sells", 1),
+        ("Lena has a sister and now works as a baker and likes to buy flowers . For her job , "
+         "Lena sells", 1),
+        ("Lena has a sister , played basketball and now works as a baker and likes to buy "
+         "flowers . For her job , Lena sells", 1),
+        ("Ines works as a baker and knows a florist . For her job , Ines sells", 1),
+    ],
+    "multiple_entity_distractorSwapped": [
+        ("Maria works as a baker . For her job , Maria sells", 0),
+        ("Ann knows that Bob likes to buy fish and she herself works as a baker . For her job "
+         ", Ann sells", 1),
+        ("Ann knows that Bob likes to buy fish and she herself works as a baker , has a "
+         "sister and played basketball . For her job , Ann sells", 1),
+    ],
+}  # fmt: skip
+
+
+def _write_rows(root: Path) -> Path:
+    for folder, rows in FILLER_ROWS.items():
+        path = root / folder / "GPT2Small" / FILE
+        path.parent.mkdir(parents=True)
+        lines = [f"{HEADER}\tdistance_from_beginning"]
+        lines += [f"{s}\t['bread', 'flowers', 'fish']\tbread\t{n}\t3" for s, n in rows]
+        path.write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_filler_levels_are_read_from_the_release_clauses(tmp_path):
+    items = {i.context: i for i in read_released(_write_rows(tmp_path / "data"))}
+    rows = {s: n for rows in FILLER_ROWS.values() for s, n in rows}
+    bases = [i for i in items.values() if i.features["base_id"] is None]
+    assert [b.context for b in bases] == ["Maria works as a baker . For her job , Maria sells"]
+    (base,) = bases
+    cells = {
+        (f["setting"], f["attractor_type"], f["position"], f["n_attractors"],
+         len(f.get("filler", [])), f["condition"])
+        for i in items.values() if (f := i.features)["base_id"] is not None
+    }  # fmt: skip
+    assert cells == {
+        ("single", "none", "after", 0, 1, "single_entity_distractor"),
+        ("single", "none", "after", 0, 2, "single_entity_distractor"),
+        ("single", "T", "after", 1, 0, "single_entity_distractor"),
+        ("single", "T", "after", 1, 1, "single_entity_distractor"),
+        ("single", "T", "after", 1, 2, "single_entity_distractor"),
+        ("single", "B", "after", 1, 0, "single_entity_distractor"),
+        ("multi", "T", "between", 1, 0, "multiple_entity_distractorSwapped"),
+        ("multi", "T", "between", 1, 2, "multiple_entity_distractorSwapped"),
+    }
+    assert all(i.features["base_id"] in (None, base.id) for i in items.values())
+    swapped = items[next(s for s in rows if "herself" in s and "sister" in s)]
+    assert swapped.features["filler"] == ["has a sister", "played basketball"]
+    assert len(items) == sum(1 for _ in rows)  # the base row repeated in two folders: one
+
+
+def test_the_suite_reports_the_release_filler_view(tmp_path):
+    metrics = run_reader(_write_rows(tmp_path / "data"), tmp_path / "run")
+    views = {v["view"]: v for v in metrics["views"]}
+    # the filler view counts the attractor items with filler (levels 1 and 2, single)
+    assert views["filler"]["n_items"] == 3
+    assert views["main"]["n_items"] == 2  # after the fact, no filler: one T, one B

@@ -20,8 +20,13 @@ target word) and ``count_attractors``; ``candidates`` and ``target`` are read to
 What the rows do not say is recovered as follows, and recorded in each item's
 ``features.linked_by``:
 
-* **base items**: the rows without attractors. The same text in several folders or files is
-  one item (so single and multiple entity variants of one story pair up).
+* **base items**: the rows without attractors or filler. The same text in several folders or
+  files is one item (so single and multiple entity variants of one story pair up).
+* **filler**: the release tells each story at four distances, with none to all three of its
+  filler clauses (:data:`FILLER_CLAUSES`: "has a sister", "played basketball", "sang in a
+  choir"; before the critical fact, or after it in the ``Swapped`` folders). A row's clauses
+  are its ``features.filler`` (the suite's filler view, by their count); a row with filler
+  and no attractors is the no-attractor point of its filler level's curve.
 * **links**: every row tells its story about its own entity, so a variant cannot name its
   base by entity. It is linked to the base item with the same target whose words it shares
   most (its entity's name is not among them) (the base item of the same
@@ -43,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from faithprobe.datasets.schema import TEXT, DataSchema, Field
+from faithprobe.datasets.stories import NO_ATTRACTOR
 from faithprobe.errors import DataError, excerpt
 from faithprobe.examples import ClozeExample
 
@@ -65,6 +71,8 @@ COLUMNS = {
 }
 MASKS = ("[MASK]", "[mask]", "<mask>")
 LINKED_BY = "same target, most words shared (released TSVs)"
+# the filler clauses of the released items, which vary the distance to the critical fact
+FILLER_CLAUSES = ("has a sister", "played basketball", "sang in a choir")
 WORD = re.compile(r"\w+")
 
 
@@ -113,6 +121,7 @@ class Row:
 
     path: Path
     line: int
+    condition: str  # the folder's name
     setting: str
     kind: str
     swapped: bool
@@ -121,6 +130,12 @@ class Row:
     target: str
     candidates: tuple[str, ...]
     n: int
+
+    @property
+    def filler(self) -> list[str]:
+        """The filler clauses the row's sentence holds, in the order it says them."""
+        held = [c for c in FILLER_CLAUSES if c in self.context]
+        return sorted(held, key=self.context.index)
 
 
 def is_released_layout(folder: Path) -> bool:
@@ -187,10 +202,10 @@ def _rows(folder: Path) -> Iterator[Row]:
         if not files:
             raise DataError(cond, "no .csv or .tsv file in this condition's folder")
         for path in files:
-            yield from _file_rows(path, SETTING[setting], rest, swapped)
+            yield from _file_rows(path, cond.name, SETTING[setting], rest, swapped)
 
 
-def _file_rows(path: Path, setting: str, kind: str, swapped: bool) -> Iterator[Row]:
+def _file_rows(path: Path, condition: str, setting: str, kind: str, swapped: bool) -> Iterator[Row]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
@@ -207,7 +222,8 @@ def _file_rows(path: Path, setting: str, kind: str, swapped: bool) -> Iterator[R
             raise DataError(path, f"{excerpt(record[cols['n']])} is not a whole number",
                             record=f"line {line}", field=cols["n"]) from None  # fmt: skip
         target = _target(path, line, record[cols["target"]] or "", candidates)
-        yield Row(path, line, setting, kind, swapped, context, suffix, target, candidates, n)
+        yield Row(path, line, condition, setting, kind, swapped, context, suffix, target,
+                  candidates, n)  # fmt: skip
 
 
 def _words(text: str) -> set[str]:
@@ -230,7 +246,7 @@ def read_released(folder: str | Path) -> list[ClozeExample]:
     bases: dict[tuple, ClozeExample] = {}
     for row in rows:
         key = (row.context, row.suffix, row.target)
-        if row.n == 0 and key not in bases:
+        if row.n == 0 and not row.filler and key not in bases:
             item_id = f"base{len(bases)}"
             features = {"base_id": None, "n_attractors": 0, "item_set": ITEM_SET}
             bases[key] = ClozeExample(item_id, row.context, row.target, row.candidates,
@@ -241,15 +257,17 @@ def read_released(folder: str | Path) -> list[ClozeExample]:
     variants: dict[tuple, ClozeExample] = {}
     for row in rows:
         key = (row.setting, row.context, row.suffix, row.target)
-        if row.n == 0 or key in variants:
+        if (row.n == 0 and not row.filler) or key in variants:
             continue
         base = _base_of(row, by_target.get(row.target, []))
-        kind = _attractor_type(row)
+        kind = _attractor_type(row) if row.n else NO_ATTRACTOR
         position = "between" if row.swapped else "after"
         item_id = f"{base.id}|{row.kind}{'_swapped' if row.swapped else ''}|{len(variants)}"
         features = {"base_id": base.id, "n_attractors": row.n, "setting": row.setting,
                     "attractor_type": kind, "position": position, "item_set": ITEM_SET,
-                    "condition": row.path.parent.name, "linked_by": LINKED_BY}  # fmt: skip
+                    "condition": row.condition, "linked_by": LINKED_BY}  # fmt: skip
+        if row.filler:
+            features["filler"] = row.filler
         variants[key] = ClozeExample(item_id, row.context, row.target, row.candidates,
                                      row.suffix, features)  # fmt: skip
     return list(bases.values()) + list(variants.values())

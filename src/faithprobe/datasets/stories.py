@@ -31,6 +31,7 @@ from typing import Any
 
 ATTRACTOR_TYPES = ("B", "T", "unrelated")
 SETTINGS = ("single", "multi")
+NO_ATTRACTOR = "none"  # the attractor type of an item without attractors
 POSITIONS = {"single": ("after", "between"), "multi": ("after", "between", "later")}
 
 NAMES: tuple[tuple[str, str], ...] = (
@@ -227,7 +228,7 @@ class Story:
     background: str
     target: str
     setting: str = "single"
-    attractor_type: str = "none"
+    attractor_type: str = NO_ATTRACTOR
     attractors: tuple[str, ...] = ()
     others: tuple[str, ...] = ()
     position: str = "after"

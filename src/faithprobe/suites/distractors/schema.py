@@ -20,9 +20,8 @@ from faithprobe.datasets.schema import (
     Record,
     Rule,
 )
-from faithprobe.datasets.stories import ATTRACTOR_TYPES, POSITIONS, SETTINGS
+from faithprobe.datasets.stories import ATTRACTOR_TYPES, NO_ATTRACTOR, POSITIONS, SETTINGS
 
-NO_ATTRACTOR = "none"  # the attractor type of an item without attractors
 EVERY_POSITION = POSITIONS["multi"]
 
 
