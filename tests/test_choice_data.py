@@ -43,7 +43,10 @@ def test_socialiqa_joins_context_and_question_and_reads_1_based_labels(tmp_path)
 
 @pytest.mark.parametrize(
     ("labels", "message"),
-    [("2\n", "holds 1 labels"), ("2\n4\n", "record line 2: expected 1, 2 or 3")],
+    [
+        ("2\n", "holds 1 labels"),
+        ("2\n4\n", r"record line 2: field 'label': 4 is not allowed \(allowed values: 1, 2, 3\)"),
+    ],
 )
 def test_socialiqa_bad_labels_name_the_file_and_line(tmp_path, labels, message):
     with pytest.raises(DataError, match=message) as err:

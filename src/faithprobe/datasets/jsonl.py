@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from faithprobe.datasets.schema import DataSchema
 from faithprobe.errors import DataError
 
 
@@ -37,6 +38,14 @@ def iter_records(path: Path) -> Iterator[tuple[int, dict]]:
         yield line_no, record
     if n == 0:
         raise DataError(path, "holds no records")
+
+
+def checked_records(path: Path, schema: DataSchema) -> Iterator[tuple[int, dict]]:
+    """:func:`iter_records`, each record checked against ``schema`` (named ``line N`` in
+    the message) before it is handed on."""
+    for line, record in iter_records(path):
+        schema.check(path, f"line {line}", record)
+        yield line, record
 
 
 def field(path: Path, line: int, record: dict, name: str, kind, required: bool = True):

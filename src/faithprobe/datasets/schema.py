@@ -69,7 +69,9 @@ class Condition:
 class Field:
     """One field: ``name`` is dotted (``features.setting``); ``required`` is True, False or
     a :class:`Condition`; ``allowed`` lists the only values accepted (empty: any of the
-    type); ``minimum`` bounds an integer; ``links`` says which other record it names."""
+    type); ``minimum`` bounds an integer; ``values`` says in words which values a
+    :class:`Rule` accepts where neither can (``0 up to the number of choices − 1``);
+    ``links`` says which other record it names."""
 
     name: str
     kind: Kind
@@ -78,6 +80,7 @@ class Field:
     allowed: tuple[Any, ...] = ()
     minimum: int | None = None
     links: str = ""
+    values: str = ""
 
     def needed(self, record: Record) -> bool:
         if isinstance(self.required, Condition):
@@ -89,7 +92,18 @@ class Field:
             return self.required.says
         return "yes" if self.required else "no"
 
+    def outside(self, value: Any) -> str | None:
+        """The message for a ``value`` outside the allowed values or below the least one
+        (None when it is allowed)."""
+        if (self.allowed and value not in self.allowed) or (
+            self.minimum is not None and value < self.minimum
+        ):
+            return f"{excerpt(value)} is not allowed (allowed values: {self.says_values()})"
+        return None
+
     def says_values(self) -> str:
+        if self.values:
+            return self.values
         if self.allowed:
             return ", ".join(_shown(v) for v in self.allowed)
         if self.minimum is not None:
@@ -132,12 +146,9 @@ class DataSchema:
                 if not f.kind.test(value):
                     got = f"{excerpt(value)} is not a {f.kind.name}"
                     raise DataError(path, got, record=name, field=where)
-                outside = (f.allowed and value not in f.allowed) or (
-                    f.minimum is not None and value < f.minimum
-                )
-                if outside:
-                    got = f"{excerpt(value)} is not allowed (allowed values: {f.says_values()})"
-                    raise DataError(path, got, record=name, field=where)
+                outside = f.outside(value)
+                if outside is not None:
+                    raise DataError(path, outside, record=name, field=where)
         for rule in self.rules:
             fault = rule.fault(record)
             if fault is not None:

@@ -90,7 +90,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -682,11 +682,18 @@ def maxprob_detection(results: pd.DataFrame, seed: int) -> list[dict]:
     return out
 
 
-def dataset_breakdown(results: pd.DataFrame) -> dict:
+def dataset_breakdown(
+    results: pd.DataFrame, left_out: Mapping[str, Sequence[str]] | None = None
+) -> dict:
+    """Instances and perturbed inputs per probe, and the run's instances each probe left out
+    (``left_out``: the ids of the file's instances it could not be given, for want of a
+    donor)."""
     first = results[results["subject"] == results["subject"].iloc[0]]
     per_probe = first.groupby("probe").agg(
         instances=("original_id", "nunique"), pairs=("pair_id", "count")
     )
+    ran = set(first["original_id"])
+    missing = {p: len(ran & set(ids)) for p, ids in (left_out or {}).items()}
     return {
         "n_instances": int(first["original_id"].nunique()),
         "n_pairs": len(first),
@@ -695,7 +702,12 @@ def dataset_breakdown(results: pd.DataFrame) -> dict:
             for k, v in _originals(first)["n_choices"].value_counts().sort_index().items()
         },  # fmt: skip
         "by_probe": [
-            {"probe": p, "instances": int(r.instances), "pairs": int(r.pairs)}
+            {
+                "probe": p,
+                "instances": int(r.instances),
+                "pairs": int(r.pairs),
+                "left_out": missing.get(p, 0),
+            }
             for p, r in per_probe.reindex(_probes(first)).iterrows()
         ],
     }

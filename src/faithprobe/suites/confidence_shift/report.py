@@ -542,7 +542,9 @@ def dataset_table(metrics: Mapping[str, Any]) -> Table | None:
         "Dataset: instances and perturbed inputs per probe",
         data,
         display,
-        note=f"{ds.get('n_instances', DASH)} instances ({choices}).",
+        note=f"{ds.get('n_instances', DASH)} instances ({choices}). Each probe's view counts "
+        "its instances; left_out: instances of the run it could not be given, no other "
+        "instance of the file qualifying as a donor.",
     )
 
 

@@ -57,7 +57,7 @@ from scipy.special import softmax
 
 from faithprobe.asking.letters import SCORES, LetterAsker, answer_mode
 from faithprobe.datasets import read_choices
-from faithprobe.errors import UsageError
+from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import ChoiceExample
 from faithprobe.expectations import ANSWER_UNCHANGED, Behaviour
 from faithprobe.interventions import Pair, get
@@ -67,7 +67,7 @@ from faithprobe.prompts import FRAMES, QUESTION, ChoicePrompt, LetterPrompt, com
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
 from faithprobe.seeding import hash_rank
 from faithprobe.suite import Suite
-from faithprobe.suites.confidence_shift import PROBES, ConfidenceShiftOptions
+from faithprobe.suites.confidence_shift import PROBE_TITLES, PROBES, ConfidenceShiftOptions
 from faithprobe.suites.confidence_shift import metrics as m
 from faithprobe.suites.confidence_shift.normalisation import choice_scores
 
@@ -78,6 +78,40 @@ def input_key(example: ChoiceExample) -> str:
     """Same text in, same key: marks trials that repeat an earlier trial's input."""
     payload = "\x1f".join([example.prompt, *example.choices])
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+# what an instance needs of the others to be given a probe that borrows from a donor
+DONOR_NEEDS = {
+    "wrong_question": "another instance with a different prompt",
+    "wrong_question_disjoint": "another instance whose prompt shares no word with its own",
+    "no_right_answer": "another instance whose right answer is not among its choices",
+}
+
+
+def _refuse_unprobed(
+    data: Path,
+    pool: Sequence[ChoiceExample],
+    probes: Sequence[str],
+    left_out: Mapping[str, Sequence[str]],
+) -> None:
+    """A probe no instance could be given (a file too small for it), or an instance no
+    probe could be given (it would be in no view), is an error; an instance only some
+    probes left out is counted (``left_out``) and reported."""
+    missing = {p: set(left_out.get(p, ())) for p in probes}
+    for probe in probes:
+        if len(missing[probe]) == len(pool):
+            raise DataError(
+                data,
+                f"no instance can be given the {PROBE_TITLES[probe]} probe: each needs "
+                f"{DONOR_NEEDS[probe]} (the file holds {len(pool)} "
+                f"instance{'' if len(pool) == 1 else 's'})",
+            )
+    for example in pool:
+        if all(example.id in missing[p] for p in probes):
+            needs = "; ".join(f"{PROBE_TITLES[p]}: {DONOR_NEEDS[p]}" for p in probes)
+            raise DataError(
+                data, f"no probe asked for can be given this instance ({needs})", record=example.id
+            )
 
 
 class ConfidenceShiftSuite(Suite):
@@ -91,6 +125,8 @@ class ConfidenceShiftSuite(Suite):
         fixed = None if template == "auto" else ChoicePrompt(command_line_template(template))
         self.frames = {f: fixed or ChoicePrompt(t) for f, t in FRAMES.items()}
         self.letters = LetterAsker(LetterPrompt(), self.options.answer)
+        # probe -> the instances it could not be given (no other instance qualifies as donor)
+        self.left_out: dict[str, list[str]] = {}
 
     def pairs(self, data: Path | None, seed: int) -> list[Pair]:
         if data is None:
@@ -103,17 +139,31 @@ class ConfidenceShiftSuite(Suite):
         )
         if not self.options.probe_names:
             return [Pair(e, e, ORIGINAL, ANSWER_UNCHANGED, f"{e.id}/{ORIGINAL}") for e in pool]
-        out = []
+        out: list[Pair] = []
+        self.left_out = {}
         for probe in self.options.probe_names:
             name, params = PROBES[probe]
             intervention = get(name)
             for example in pool:
                 for trial in range(self.options.trials):
-                    for x in intervention.apply(
-                        example, seed=seed, pool=pool, trial=trial, **params
-                    ).examples:
-                        out.append(Pair(example, x, probe, intervention.expectation))
+                    made = intervention.apply(example, seed=seed, pool=pool, trial=trial, **params)
+                    if made.reason is not None:  # no donor qualifies: so in every trial
+                        self.left_out.setdefault(probe, []).append(example.id)
+                        break
+                    out += [
+                        Pair(example, x, probe, intervention.expectation) for x in made.examples
+                    ]
+        _refuse_unprobed(data, pool, self.options.probe_names, self.left_out)
         return out
+
+    def data_record(self) -> dict:
+        return {"left_out": self.left_out}
+
+    def drop_summary(self) -> str:
+        return "; ".join(f"{p}: {len(ids)} without a donor" for p, ids in self.left_out.items())
+
+    def restore_data_record(self, record: dict) -> None:
+        self.left_out = record.get("left_out", {})
 
     def stratum(self, pair: Pair) -> Hashable:
         return pair.intervention
@@ -244,5 +294,5 @@ class ConfidenceShiftSuite(Suite):
             "irregular_features": irregular_features,
             NEEDS: m.needs_confidences(results),
             "answer_modes": answer_modes(results),
-            "dataset": m.dataset_breakdown(results),
+            "dataset": m.dataset_breakdown(results, self.left_out),
         }
