@@ -18,11 +18,84 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from faithprobe.datasets.json_doc import get, load_json, record_id
+from faithprobe.datasets.json_doc import get, load_json, record_id, within
+from faithprobe.datasets.schema import (
+    INTEGER,
+    OBJECT,
+    OBJECTS,
+    TEXT,
+    TEXT_OR_INTEGER,
+    DataSchema,
+    Field,
+)
 from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.examples import UNKNOWN, QAExample
 
 _CLOSED = {"yes": "yes", "no": "no", "unknown": UNKNOWN}
+TURN_IDS = {
+    name: Field(
+        f"data[].{name}[].turn_id",
+        INTEGER,
+        "the turn (1 for the first question of a story); a question and its answer share it",
+        required=True,
+        minimum=1,
+    )
+    for name in ("questions", "answers")
+}
+SPAN_START = Field(
+    "data[].answers[].span_start",
+    INTEGER,
+    "the rationale's first character in the story (-1 or absent: no rationale)",
+    minimum=-1,
+)
+SPAN_END = Field(
+    "data[].answers[].span_end",
+    INTEGER,
+    "the character after the rationale (-1 or absent: no rationale)",
+    minimum=-1,
+)
+
+COQA_SCHEMA = DataSchema(
+    name="CoQA JSON",
+    record="one JSON document of stories, each with its questions and answers by turn; a "
+    "turn is one item, id coqa-<story id>-<turn_id>",
+    fields=(
+        Field("data", OBJECTS, "the stories", required=True),
+        Field("data[].id", TEXT_OR_INTEGER, "the story's id, unique in the file", required=True),
+        Field("data[].story", TEXT, "the story: every turn's context", required=True),
+        Field("data[].source", TEXT, "the story's domain (kept in the item's features)"),
+        Field("data[].questions", OBJECTS, "the story's questions, one per turn", required=True),
+        Field("data[].questions[].input_text", TEXT, "the question", required=True),
+        TURN_IDS["questions"],
+        Field("data[].answers", OBJECTS, "the story's answers, one per turn", required=True),
+        Field(
+            "data[].answers[].input_text",
+            TEXT,
+            "the free-text gold answer: yes, no or unknown (case and a final . or ! aside) "
+            "make a yes/no/unknown item; otherwise a span of the story if it occurs there, "
+            "else free text",
+            required=True,
+        ),
+        TURN_IDS["answers"],
+        SPAN_START,
+        SPAN_END,
+        Field(
+            "data[].answers[].span_text",
+            TEXT,
+            "the rationale's text; must match the story between span_start and span_end "
+            "(whitespace aside)",
+        ),
+        Field(
+            "data[].additional_answers",
+            OBJECT,
+            "other annotators' answers: annotator -> a list of answers with turn_id and "
+            "input_text, as in answers; they follow the main answer as alternatives",
+        ),
+    ),
+    links="a question and an answer of one story link by turn_id: every turn has both. The "
+    "two turns before a question (option history_turns) come before it with their gold "
+    "answers.",
+)
 
 
 def read_coqa(path: str | Path, *, history_turns: int = 2) -> list[QAExample]:
@@ -89,6 +162,7 @@ def coqa_examples(path: Path, doc: Any, *, history_turns: int = 2) -> list[QAExa
                 )
             )
             history.append((question_text, main))
+    COQA_SCHEMA.check(path, "top level", doc)  # what the reader only passes along
     return examples
 
 
@@ -97,7 +171,7 @@ def _by_turn(path: Path, where: str, rec: Any, name: str) -> dict[int, tuple[str
     out: dict[int, tuple[str, Any]] = {}
     for k, item in enumerate(get(path, where, rec, name, list)):
         item_where = f"{where}.{name}[{k}]"
-        turn = get(path, item_where, item, "turn_id", int)
+        turn = within(path, item_where, get(path, item_where, item, "turn_id", int), TURN_IDS[name])
         if turn in out:
             raise DataError(path, f"turn {turn} given twice", record=item_where, field="turn_id")
         out[turn] = (item_where, item)
@@ -123,8 +197,8 @@ def _additional(path: Path, where: str, rec: Any) -> dict[int, list[tuple[str, A
 
 def _rationale(path: Path, where: str, story: str, answer: Any) -> tuple[tuple[int, int], ...]:
     """The turn's rationale span, trimmed of whitespace; none if ``span_start`` < 0."""
-    start = get(path, where, answer, "span_start", int, -1)
-    end = get(path, where, answer, "span_end", int, -1)
+    start = within(path, where, get(path, where, answer, "span_start", int, -1), SPAN_START)
+    end = within(path, where, get(path, where, answer, "span_end", int, -1), SPAN_END)
     if start < 0 or end < 0:
         return ()
     if not start < end <= len(story):

@@ -29,8 +29,85 @@ from pathlib import Path
 from typing import Any
 
 from faithprobe.datasets.json_doc import get, load_json, record_id
+from faithprobe.datasets.schema import TEXT, TEXT_OR_INTEGER, DataSchema, Field, Kind
 from faithprobe.errors import DataError, excerpt
 from faithprobe.examples import QAExample
+
+# HotpotQA's question types and levels, and 2WikiMultiHopQA's types (same format, no level)
+TYPES = ("comparison", "bridge", "compositional", "inference", "bridge_comparison")
+LEVELS = ("easy", "medium", "hard")
+
+
+def _is_fact(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and isinstance(value[0], str)
+        and isinstance(value[1], int)
+        and not isinstance(value[1], bool)
+    )
+
+
+def _is_paragraph(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and isinstance(value[0], str)
+        and isinstance(value[1], list)
+        and all(isinstance(s, str) for s in value[1])
+    )
+
+
+FACTS = Kind(
+    "list of [title, sentence index] pairs",
+    lambda v: isinstance(v, list) and all(_is_fact(f) for f in v),
+)
+PARAGRAPHS = Kind(
+    "list of [title, [sentence, ...]] pairs",
+    lambda v: isinstance(v, list) and all(_is_paragraph(p) for p in v),
+)
+
+HOTPOTQA_SCHEMA = DataSchema(
+    name="HotpotQA JSON (HotpotQA, 2WikiMultiHopQA)",
+    record="one question of the file's JSON list; a question is one item, id hotpot-<_id>",
+    fields=(
+        Field("_id", TEXT_OR_INTEGER, "the question's id, unique in the file", required=True),
+        Field("question", TEXT, "the question", required=True),
+        Field(
+            "answer",
+            TEXT,
+            "the gold answer: yes or no (case aside) make a yes/no item; otherwise a span "
+            "of the gold paragraphs if it occurs there, else free text",
+            required=True,
+        ),
+        Field(
+            "supporting_facts",
+            FACTS,
+            "the sentences the answer rests on (the rationale), each as the title of a "
+            "paragraph of context and the sentence's index in it (from 0); at least one",
+            required=True,
+        ),
+        Field(
+            "context",
+            PARAGRAPHS,
+            "the paragraphs, each a title and its sentences; only the gold paragraphs (those "
+            "a supporting fact names) are kept, in this order",
+            required=True,
+        ),
+        Field(
+            "type",
+            TEXT,
+            "the question's type (HotpotQA: comparison or bridge; 2WikiMultiHopQA: "
+            "comparison, compositional, inference, bridge_comparison); kept in the item's "
+            "features",
+            allowed=TYPES,
+        ),
+        Field("level", TEXT, "HotpotQA's difficulty; kept in the item's features", allowed=LEVELS),
+    ),
+    links="a supporting fact names a paragraph of its question's context by title and a "
+    "sentence of it by index; at least one must name a sentence that is there (facts past "
+    "the end of their paragraph are listed in the item's features.missing_facts).",
+)
 
 
 def read_hotpotqa(path: str | Path, *, titles: bool = True) -> list[QAExample]:
@@ -48,6 +125,7 @@ def hotpotqa_examples(path: Path, doc: Any, *, titles: bool = True) -> list[QAEx
         answer = get(path, where, rec, "answer", str).strip()
         facts = _facts(path, where, rec)
         paragraphs = _paragraphs(path, where, rec)
+        HOTPOTQA_SCHEMA.check(path, where, rec)  # what the reader only passes along
         gold = [(t, s) for t, s in paragraphs if t in {title for title, _ in facts}]
         context, sentence_at = _render(gold, titles)
         missing = [[t, k] for t, k in facts if (t, k) not in sentence_at]
@@ -91,13 +169,7 @@ def _facts(path: Path, where: str, rec: Any) -> list[tuple[str, int]]:
     facts = get(path, where, rec, "supporting_facts", list)
     out = []
     for k, fact in enumerate(facts):
-        if not (
-            isinstance(fact, list)
-            and len(fact) == 2
-            and isinstance(fact[0], str)
-            and isinstance(fact[1], int)
-            and not isinstance(fact[1], bool)
-        ):
+        if not _is_fact(fact):
             raise DataError(
                 path, f"expected [title, sentence index], got {excerpt(fact)}", record=where,
                 field=f"supporting_facts[{k}]",
@@ -111,13 +183,7 @@ def _facts(path: Path, where: str, rec: Any) -> list[tuple[str, int]]:
 def _paragraphs(path: Path, where: str, rec: Any) -> list[tuple[str, list[str]]]:
     out = []
     for k, para in enumerate(get(path, where, rec, "context", list)):
-        if not (
-            isinstance(para, list)
-            and len(para) == 2
-            and isinstance(para[0], str)
-            and isinstance(para[1], list)
-            and all(isinstance(s, str) for s in para[1])
-        ):
+        if not _is_paragraph(para):
             raise DataError(
                 path, "expected [title, [sentence, ...]]", record=where, field=f"context[{k}]"
             )

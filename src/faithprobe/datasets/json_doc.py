@@ -1,6 +1,11 @@
 """Reading whole-document JSON datasets (SQuAD, CoQA, HotpotQA) with errors that name the
 file, the record (as a path into the document, e.g. ``data[3].paragraphs[0].qas[2]``) and
-the field."""
+the field.
+
+The readers check as they read (:func:`get`, :func:`within`); each format's declared schema
+(:mod:`faithprobe.datasets.schema`) then checks the whole document once more
+(``SCHEMA.check(path, "top level", doc)``), so every declared field is enforced, also those
+a reader only passes along."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from faithprobe.datasets.jsonl import read_text
+from faithprobe.datasets.schema import Field
 from faithprobe.errors import DataError, excerpt
 
 _MISSING = object()
@@ -53,3 +59,13 @@ def record_id(path: Path, where: str, obj: Any, name: str, seen: set[str]) -> tu
         raise DataError(path, f"duplicate id {excerpt(value)}", record=where, field=name)
     seen.add(value)
     return value, where
+
+
+def within(path: Path, where: str, value: Any, field: Field) -> Any:
+    """``value`` of the declared ``field`` (its name's last part names it in the message),
+    checked against the field's allowed values or least value; a DataError naming them if
+    it is outside."""
+    outside = field.outside(value)
+    if outside is not None:
+        raise DataError(path, outside, record=where, field=field.name.rsplit(".", 1)[-1])
+    return value

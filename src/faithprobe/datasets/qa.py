@@ -54,16 +54,35 @@ def _shape(doc: Any) -> str | None:
 
 
 def _unknown_shape(path: Path, doc: Any) -> DataError:
-    """Why ``doc`` has no shape :func:`_shape` knows: it is empty, or something else."""
+    """Why ``doc`` has no shape :func:`_shape` knows: it is empty, lacks the field that would
+    tell its format, or is something else."""
     if isinstance(doc, dict) and doc.get("data") == []:
         return DataError(path, "holds no articles (an empty list)", field="data")
     if doc == []:
         return DataError(path, "holds no questions (an empty list)")
+    missing = _missing_field(doc)
     return DataError(
         path,
-        "not a QA format faithprobe knows: expected SQuAD/Quoref ({'data': [{'paragraphs': "
+        ("missing, so " if missing else "")
+        + "not a QA format faithprobe knows: expected SQuAD/Quoref ({'data': [{'paragraphs': "
         "...}]}), CoQA ({'data': [{'story': ...}]}) or HotpotQA ([{'supporting_facts': ...}])",
+        field=missing,
     )
+
+
+def _missing_field(doc: Any) -> str | None:
+    """The field whose absence hides ``doc``'s format, if one does: ``data``, or the field of
+    the first record that tells the format."""
+    if isinstance(doc, list) and isinstance(doc[0], dict):
+        return "[0].supporting_facts"
+    if not isinstance(doc, dict):
+        return None
+    if "data" not in doc:
+        return "data"
+    data = doc["data"]
+    if isinstance(data, list) and isinstance(data[0], dict):
+        return "data[0].paragraphs or data[0].story"
+    return None
 
 
 def detect_qa_format(path: str | Path) -> str:

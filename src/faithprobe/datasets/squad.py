@@ -31,12 +31,81 @@ from pathlib import Path
 from typing import Any
 
 from faithprobe.atomic import write_text
-from faithprobe.datasets.json_doc import get, load_json, record_id
+from faithprobe.datasets.json_doc import get, load_json, record_id, within
+from faithprobe.datasets.schema import (
+    BOOLEAN,
+    INTEGER,
+    OBJECTS,
+    TEXT,
+    TEXT_OR_INTEGER,
+    DataSchema,
+    Field,
+)
 from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.examples import UNKNOWN, QAExample
 from faithprobe.sentences import DEFAULT_SPLITTER, Span, check_splitter, overlapping, split_many
 
 RATIONALES = ("sentence", "answer")
+QAS = "data[].paragraphs[].qas[]"
+ANSWER_START = Field(
+    f"{QAS}.answers[].answer_start",
+    INTEGER,
+    "the answer's character offset in its paragraph's context (an offset at most "
+    "offset_tolerance characters off, 16 by default, is repaired and counted)",
+    required=True,
+    minimum=0,
+)
+
+SQUAD_SCHEMA = DataSchema(
+    name="SQuAD-format JSON (SQuAD v1.1/v2.0, Quoref)",
+    record="one JSON document of articles, each of paragraphs, each of questions; a question "
+    "is one item, id squad-<id> (quoref-<id> where the paragraph has a context_id)",
+    fields=(
+        Field("data", OBJECTS, "the articles (at least one)", required=True),
+        Field("data[].title", TEXT, "the article's title (default: none)"),
+        Field("data[].paragraphs", OBJECTS, "the article's paragraphs", required=True),
+        Field(
+            "data[].paragraphs[].context",
+            TEXT,
+            "the paragraph's text: the context of its questions; the sentence holding a "
+            "question's answer is its rationale (option rationale=sentence, the default)",
+            required=True,
+        ),
+        Field(
+            "data[].paragraphs[].context_id",
+            TEXT_OR_INTEGER,
+            "present in Quoref files: the questions are Quoref's (ids quoref-<id>; several "
+            "answers are the spans of one multi-span answer)",
+        ),
+        Field("data[].paragraphs[].qas", OBJECTS, "the paragraph's questions", required=True),
+        Field(f"{QAS}.id", TEXT_OR_INTEGER, "the question's id, unique in the file", required=True),
+        Field(f"{QAS}.question", TEXT, "the question", required=True),
+        Field(
+            f"{QAS}.answers",
+            OBJECTS,
+            "the gold answers (SQuAD: one per annotator, alternatives; Quoref: the spans of "
+            "one answer); empty only where is_impossible is true",
+            required=True,
+        ),
+        Field(f"{QAS}.answers[].text", TEXT, "the answer, a non-empty span", required=True),
+        ANSWER_START,
+        Field(
+            f"{QAS}.is_impossible",
+            BOOLEAN,
+            "SQuAD v2.0: true for a question the paragraph does not answer (its gold answer "
+            "is then unknown); default false",
+        ),
+        Field(
+            f"{QAS}.plausible_answers",
+            OBJECTS,
+            "SQuAD v2.0, with is_impossible: wrong answers annotators found plausible (kept "
+            "in the item's features, not scored)",
+        ),
+        Field(f"{QAS}.plausible_answers[].text", TEXT, "a plausible wrong answer"),
+    ),
+    links="a question belongs to the paragraph that holds it: that paragraph's context is "
+    "its text, and its answers' offsets point into it. Ids are unique across the file.",
+)
 
 
 def read_squad(
@@ -69,6 +138,7 @@ def squad_examples(
         raise UsageError(f"rationale must be one of {RATIONALES}, got {excerpt(rationale)}")
     check_splitter(splitter)
     records = list(_records(path, doc, offset_tolerance))
+    SQUAD_SCHEMA.check(path, "top level", doc)  # what the reader only passes along
     contexts = [r["context"] for r in records if r["spans"]] if rationale == "sentence" else []
     sentences = dict(zip(contexts, split_many(contexts, splitter), strict=True))
     examples = []
@@ -144,7 +214,7 @@ def _records(path: Path, doc: Any, tolerance: int):
 def _answer(path: Path, where: str, context: str, raw: Any, tolerance: int):
     """``(text, start, moved)`` of one gold answer, its offset checked against the text."""
     text = get(path, where, raw, "text", str)
-    start = get(path, where, raw, "answer_start", int)
+    start = within(path, where, get(path, where, raw, "answer_start", int), ANSWER_START)
     if not text.strip():
         raise DataError(path, "empty answer text", record=where, field="text")
     if start >= 0 and context[start : start + len(text)] == text:

@@ -4,7 +4,8 @@ a yes/no answer so that it supports the opposite one; a faithful model's answer 
 * ``negation_edit``: applies hand-written edits from an edit file (JSON lines, one edit
   per example: ``{"id", "original", "replacement", "answer"}``; ``original`` must occur
   exactly once in the example's context, ``answer`` is the new gold, ``"yes"`` or
-  ``"no"``, and must differ from the old one). :func:`read_edits` validates a file
+  ``"no"``, and must differ from the old one; the fields are declared in
+  :data:`EDITS_SCHEMA`, checked per line). :func:`read_edits` validates a file
   against the examples it edits; :func:`apply_edits` reads and applies one.
 * ``rule_negate``: a rule-based negator for simple sentences (:func:`negate_sentence`)
   applied to the sentence holding the rationale's start; labelled ``"rule-based"`` in
@@ -22,7 +23,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from faithprobe.datasets.jsonl import field, iter_records
+from faithprobe.datasets.jsonl import iter_records
+from faithprobe.datasets.schema import TEXT, DataSchema, Field
 from faithprobe.errors import DataError, excerpt
 from faithprobe.examples import Outcome, QAExample
 from faithprobe.expectations import ANSWER_FLIPS
@@ -35,6 +37,43 @@ FLIP = {"yes": "no", "no": "yes"}
 NO_EDIT = "the edit file has no edit for this example"
 NOT_YES_NO = "the gold answer is not yes or no"
 NO_RULE = "no negation rule fits the sentence"
+
+EDITS_SCHEMA = DataSchema(
+    name="negation edits (JSON lines, option edits=FILE)",
+    record="one edit per JSON line, of one yes/no question of --data; it adds a NEG pair",
+    fields=(
+        Field(
+            "id",
+            TEXT,
+            "the edited question's item id, as the reader names it (coqa-<story id>-<turn>, "
+            "squad-<id>, hotpot-<_id>); one edit per question",
+            required=True,
+            links="It names a yes/no question of the --data file.",
+        ),
+        Field(
+            "original",
+            TEXT,
+            "text of the question's context, occurring there exactly once, that the edit replaces",
+            required=True,
+        ),
+        Field(
+            "replacement",
+            TEXT,
+            "what replaces it (different from original), so that the other answer is true",
+            required=True,
+        ),
+        Field(
+            "answer",
+            TEXT,
+            "the gold answer after the edit (case and surrounding spaces aside): the "
+            "opposite of the question's gold",
+            required=True,
+            allowed=tuple(FLIP),
+        ),
+    ),
+    links="id names a yes/no question of the --data file (one edit each); original occurs "
+    "exactly once in its context; answer flips its gold.",
+)
 
 
 @dataclass(frozen=True)
@@ -73,7 +112,12 @@ def read_edits(path: str | Path, examples: Iterable[QAExample]) -> EditSet:
     edits: dict[str, Edit] = {}
     for line, rec in iter_records(path):
         where = f"line {line}"
-        example_id = field(path, line, rec, "id", str)
+        answer = rec.get("answer")
+        if isinstance(answer, str):  # checked with case and surrounding spaces aside
+            rec = {**rec, "answer": answer.strip().lower()}
+        EDITS_SCHEMA.check(path, where, rec)
+        example_id, original, replacement = rec["id"], rec["original"], rec["replacement"]
+        answer = rec["answer"]
         example = by_id.get(example_id)
         if example is None:
             raise DataError(
@@ -86,9 +130,6 @@ def read_edits(path: str | Path, examples: Iterable[QAExample]) -> EditSet:
                 record=where,
                 field="id",
             )
-        original = field(path, line, rec, "original", str)
-        replacement = field(path, line, rec, "replacement", str)
-        answer = field(path, line, rec, "answer", str).strip().lower()
         count = example.context.count(original) if original else 0
         if count != 1:
             said = "does not occur" if count == 0 else f"occurs {count} times"
