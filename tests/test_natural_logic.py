@@ -343,7 +343,7 @@ def test_nli_loaders_collapse_labels_and_name_bad_records(tmp_path, grid_dir):
     assert ex[2].features["gold_label"] == "contradiction"
     bad = tmp_path / "bad.tsv"
     bad.write_text("sentence1\tsentence2\tgold_label\nA\tB\tmaybe\n")
-    with pytest.raises(DataError, match=r"bad.tsv: record line 2: field 'label'.*maybe"):
+    with pytest.raises(DataError, match=r"bad.tsv: record line 2: field 'gold_label'.*maybe"):
         read_nli(bad)
     js = tmp_path / "x.jsonl"
     js.write_text('{"premise": "A", "hypothesis": "B", "label": "NEUTRAL"}\n{"premise": "A"}\n')

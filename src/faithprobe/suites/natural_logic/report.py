@@ -62,6 +62,29 @@ def summary(metrics: Mapping[str, Any]) -> pd.DataFrame:
     return order_rows(pd.DataFrame(rows), subject_order(metrics), BY_SUBJECT)
 
 
+def data_table(metrics: Mapping[str, Any]) -> Table | None:
+    """What each data file gave and how much of it the run used (``data_read``)."""
+    data = pd.DataFrame(metrics.get("data_read") or [])
+    if data.empty:
+        return None
+    display = pd.DataFrame(
+        {
+            "data": data["data"],
+            "read": data["read"].map(fmt_count),
+            "used": data["used"].map(fmt_count),
+            "what": data["note"],
+        }
+    )
+    return Table(
+        "data_read",
+        "What the data gave",
+        data,
+        display,
+        note="Counted as the files were read, before --limit. The sets' pairs and the "
+        "accuracies' n below say how many items each view used.",
+    )
+
+
 def sizes_table(metrics: Mapping[str, Any]) -> Table | None:
     data = metric_frame(metrics, "set_sizes", BY_SUBJECT)
     if data.empty:
@@ -310,12 +333,12 @@ def _lead(metrics: Mapping[str, Any]) -> str:
 
 class NaturalLogicReport(ReportView):
     summary_title = "TCE and DCE of context and word-pair interventions"
-    table_makers = (sizes_table, effects_table, ranking_table, differences_table, accuracy_tables,
-                    answer_modes_table)  # fmt: skip
+    table_makers = (data_table, sizes_table, effects_table, ranking_table, differences_table,
+                    accuracy_tables, answer_modes_table)  # fmt: skip
     headline = ("effects",)
     figures = (("effects", "DCE, TCE and TCE−DCE by feature (95% CI)", effects_figure),)
     layout = (
-        SectionSpec("sets", "Intervention sets", ("set_sizes",), lead=_lead),
+        SectionSpec("sets", "Data and intervention sets", ("data_read", "set_sizes"), lead=_lead),
         SectionSpec("effects", "Causal effects", ("effects", "ranking", "subject_differences")),
         SectionSpec("accuracy", "Accuracy", ("nli_xy_accuracy", "challenge_accuracy")),
         answers.SECTION,

@@ -14,7 +14,10 @@ better).
 Challenge sets (two-class accuracy) ride along as pairs of the identity intervention
 (``"none"``: original = intervened), so one run answers both. Option ``challenge``:
 ``auto`` (the known sets beside the NLI-XY folder, :data:`~faithprobe.datasets.nli_xy.
-CHALLENGE_SETS`), ``none``, or comma-separated files.
+CHALLENGE_SETS`), ``none``, or comma-separated files. What each file gave (rows read and
+used, the bases drawn and those with a pair, the challenge records skipped for the gold label
+``-``) is kept as ``data_read`` in ``run.json`` and ``metrics.json``, the report's table "What
+the data gave".
 
 Subjects: a sequence-pair classifier (``hf-nli``) is asked a
 :class:`~faithprobe.requests.TextPairRequest` and returns p(entailment) with neutral and
@@ -58,7 +61,7 @@ import numpy as np
 import pandas as pd
 
 from faithprobe.asking.letters import SCORES, LetterAsker, answer_mode
-from faithprobe.datasets.nli import read_nli
+from faithprobe.datasets.nli import TwoClassSet, read_two_class
 from faithprobe.datasets.nli_xy import NLIXYGrid, challenge_files, read_nli_xy
 from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.examples import ENTAILMENT, NLI_LABELS, NON_ENTAILMENT, NLIExample
@@ -113,6 +116,30 @@ def premise_and_hypothesis(example: NLIExample) -> str:
     return f"Premise: {example.premise}\nHypothesis: {example.hypothesis}"
 
 
+def grid_counts(grid: NLIXYGrid, seed_set: list[NLIExample], paired: set[str]) -> list[dict]:
+    """What the NLI-XY folder gave: its rows, the grid they form, and the seed set's bases
+    with and without a pair in any set (a base without one is in no view)."""
+    return [
+        {"data": "contexts.tsv", "read": len(grid.contexts), "used": len(grid.contexts),
+         "note": "contexts (every one takes an insertion pair)"},
+        {"data": "insertions.tsv", "read": grid.insertion_rows, "used": len(grid.insertions),
+         "note": "word pairs, each also reversed, duplicates dropped"},
+        {"data": "grid", "read": len(grid.examples), "used": len(seed_set),
+         "note": "examples (context x fitting pair); used: drawn as bases (option bases)"},
+        {"data": "bases", "read": len(seed_set), "used": len(paired & {e.id for e in seed_set}),
+         "note": "bases drawn; used: with a pair in at least one set (the others are in no "
+         "view)"},
+    ]  # fmt: skip
+
+
+def challenge_counts(path: Path, challenge: TwoClassSet) -> dict:
+    """What a challenge-set file gave: its records, those with a gold class, the skipped."""
+    used = len(challenge.examples)
+    return {"data": path.name, "read": used + challenge.no_consensus, "used": used,
+            "note": f"challenge set; skipped: {challenge.no_consensus} with gold label - (no "
+            "annotator consensus)"}  # fmt: skip
+
+
 def sigmoid(x: float) -> float:
     return float(1.0 / (1.0 + np.exp(-x)))
 
@@ -128,6 +155,7 @@ class NaturalLogicSuite(Suite):
         # set -> the registered intervention that builds it (option i1 picks I1's)
         self.swaps = {name: spec["intervention"] for name, spec in m.SETS.items()}
         self.swaps["I1"] = I1_SWAPS[self.options.i1]
+        self.data_read: list[dict] = []  # what each file gave (:meth:`data_record`)
 
     # -- data ----------------------------------------------------------------------------
 
@@ -156,10 +184,11 @@ class NaturalLogicSuite(Suite):
             )
         data = Path(data)
         grid = read_nli_xy(data)
+        seed_set = self.seed_set(grid, seed)
         out = []
         for set_name, swap in self.swaps.items():
             intervention = get(swap)
-            for base in self.seed_set(grid, seed):
+            for base in seed_set:
                 for alt in intervention.apply(base, seed=seed, pool=grid).examples:
                     out.append(
                         Pair(
@@ -170,8 +199,11 @@ class NaturalLogicSuite(Suite):
                             pair_id=f"{set_name}:{base.id}>{alt.id}",
                         )
                     )
+        self.data_read = grid_counts(grid, seed_set, {p.original.id for p in out})
         for path in self._challenge_files(data):
-            for ex in read_nli(path):
+            challenge = read_two_class(path)
+            self.data_read.append(challenge_counts(path, challenge))
+            for ex in challenge.examples:
                 out.append(
                     Pair(ex, ex, CHALLENGE, ANSWER_UNCHANGED, pair_id=f"{CHALLENGE}:{ex.id}")
                 )
@@ -180,6 +212,12 @@ class NaturalLogicSuite(Suite):
                 ex = NLIExample(f"content-free-{i}", text, text, None)
                 out.append(Pair(ex, ex, CALIBRATION, ANSWER_UNCHANGED, pair_id=ex.id))
         return out
+
+    def data_record(self) -> dict:
+        return {"data_read": self.data_read}
+
+    def restore_data_record(self, record: dict) -> None:
+        self.data_read = record.get("data_read", [])
 
     def stratum(self, pair: Pair) -> Hashable:
         return pair.intervention
@@ -316,6 +354,7 @@ class NaturalLogicSuite(Suite):
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
         effects = m.causal_effects(results, seed)
         return {
+            "data_read": self.data_read,
             "set_sizes": m.set_sizes(results),
             "competence": m.competence_records(results, seed),
             "effects": effects,
