@@ -12,9 +12,14 @@ import pytest
 from cli_corpus import refused, runner
 from faithprobe.cli import app
 from faithprobe.datasets.schema import declared, schemas_for, suite_markdown, suite_text
+from faithprobe.suite import SUITES
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "suites"
 BLOCK = re.compile(r"<!-- schema:begin[^\n]*-->\n(.*?)<!-- schema:end -->", re.S)
+
+
+def test_every_suite_declares_the_formats_it_reads():
+    assert set(declared()) == set(SUITES.names())
 
 
 @pytest.mark.parametrize("suite", declared())
