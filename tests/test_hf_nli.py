@@ -190,3 +190,26 @@ def test_other_backends_refuse_text_pairs_clearly(
     nli = HFNLI(three_class, tiny_pair_tokenizer, name="nli")
     with pytest.raises(UsageError, match=r"nli \(hf-nli\) cannot answer candidate-scores"):
         nli.answer([CandidateScoreRequest("The capital is", ("Paris",))])
+
+
+def test_argmax_grouping_picks_the_top_class(three_class, tiny_pair_tokenizer, pairs):
+    """``grouping="max"`` (natural-logic's ``decision=argmax``): each label scores its most
+    probable class, so entailment tops the answer exactly where a plain argmax over the
+    three classes picks it; the default keeps the key requests had before the field."""
+    subject = HFNLI(three_class, tiny_pair_tokenizer, name="mnli3", max_length=64)
+    argmax = [TextPairRequest(r.first, r.second, grouping="max") for r in pairs]
+    answers = subject.answer(argmax)
+    by_sum = subject.answer(pairs)
+    differ = 0
+    for req, s, summed in zip(pairs, answers, by_sum, strict=True):
+        probs = _reference(three_class, tiny_pair_tokenizer, req)
+        assert [math.exp(x) for x in s.logprobs] == pytest.approx(
+            [probs[0], max(probs[1:])], abs=1e-5
+        )
+        top_is_entailment = max(range(3), key=probs.__getitem__) == 0
+        assert (s.logprobs[0] > s.logprobs[1]) == top_is_entailment
+        differ += (s.logprobs[0] > s.logprobs[1]) != (summed.logprobs[0] > summed.logprobs[1])
+    assert differ  # near-flat random classes: the two rules part on some pairs
+    key = TextPairRequest("Every dog barked.", "Every poodle barked.").key("fp")
+    assert key == "08694727c6a27eefb57a55c49b1f9c5e7dbfcdd623a88fe7ac625fa1fa4b69e5"
+    assert argmax[0].key("fp") != pairs[0].key("fp")

@@ -229,17 +229,22 @@ class TextPairRequest(_Keyed):
     into ``labels``.
 
     Answered by sequence-pair classifiers with a :class:`CandidateScores` holding one
-    log-probability per label (``n_tokens`` all 1). A classifier whose own classes are finer
+    score per label (``n_tokens`` all 1). A classifier whose own classes are finer
     (three-class NLI) groups them into these labels (see
-    :mod:`faithprobe.subjects.hf.nli`).
+    :mod:`faithprobe.subjects.hf.nli`): with ``grouping="sum"`` a label's score is the
+    log of its classes' summed probability; with ``"max"`` the log-probability of its most
+    probable class, so the top label holds the classifier's top class (an argmax decision,
+    as the natural-logic method's code decides).
     """
 
     first: str
     second: str
     labels: tuple[str, ...] = NLI_LABELS
+    grouping: str = "sum"
 
     kind = "text-pair-classes"
     answer = CandidateScores
+    added = ("grouping",)
 
 
 @dataclass(frozen=True)

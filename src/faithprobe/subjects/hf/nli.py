@@ -23,7 +23,8 @@ the default when ``id2label`` was never set) is refused with a :class:`ModelErro
 how to fix its ``config.json``.
 
 The answer is a :class:`~faithprobe.requests.CandidateScores` with one log-probability per
-requested label and ``n_tokens`` all 1. Batches are right-padded under an attention mask,
+requested label and ``n_tokens`` all 1 (a request with ``grouping="max"`` gets each label's
+most probable class's log-probability instead of the logsumexp: the argmax decision). Batches are right-padded under an attention mask,
 so the batch size changes nothing but rounding (tested).
 """
 
@@ -130,7 +131,8 @@ class HFNLI(HFEncoderClassifier):
         row, cut = encode_pair_cut(
             self.tokenizer, request.first, request.second, self.max_length, self._token_types
         )
-        return (row, tuple(self._members(label) for label in request.labels)), cut
+        groups = tuple(self._members(label) for label in request.labels)
+        return (row, (groups, request.grouping == "max")), cut
 
     def _cost(self, encoded) -> tuple[int, int]:
         return len(encoded[0][0]), 1
@@ -140,7 +142,8 @@ class HFNLI(HFEncoderClassifier):
         logits = self.model(**{k: v.to(self.device) for k, v in inputs.items()}).logits
         logp = torch.log_softmax(logits.float(), dim=-1).cpu()
         out = []
-        for row_logp, (_, groups) in zip(logp, batch, strict=True):
-            scores = [torch.logsumexp(row_logp[list(members)], dim=0).item() for members in groups]
+        for row_logp, (_, (groups, by_max)) in zip(logp, batch, strict=True):
+            reduce = torch.amax if by_max else torch.logsumexp
+            scores = [reduce(row_logp[list(members)], dim=0).item() for members in groups]
             out.append(CandidateScores(tuple(scores), (1,) * len(scores)))
         return out

@@ -12,6 +12,11 @@ from faithprobe.options import option
 DEFAULT_TEMPLATE = "{premise}\nQuestion: {hypothesis} True or False?\nAnswer:"
 DEFAULT_LABEL_WORDS = "True,False"
 CALIBRATIONS = ("none", "content-free")
+# option decision -> how a classifier's answer becomes a label (TextPairRequest.grouping)
+DECISIONS = {
+    "threshold": "sum",  # p(entailment) > 1/2, neutral and contradiction summed
+    "argmax": "max",  # the top class is entailment (the method's released code)
+}
 # option i1 -> the intervention that builds set I1: every other relation, or leq <-> geq only
 # (the method's apparent definition, which reproduces its set size)
 I1_SWAPS = {"all": "swap_pair_flip", "leq-geq": "swap_pair_reverse"}
@@ -39,6 +44,12 @@ class NaturalLogicOptions:
         choices=I1_SWAPS,
     )
     answer: str = option("auto", ANSWER_HELP, choices=ANSWER_MODES)
+    decision: str = option(
+        "threshold",
+        "classifiers: entailment iff p(entailment) > 1/2 (threshold) or iff it is the top "
+        "class (argmax, the method's; differs only for 3-class models)",
+        choices=DECISIONS,
+    )
 
     def __post_init__(self) -> None:
         if self.bases < 0:

@@ -326,9 +326,17 @@ def _lead(metrics: Mapping[str, Any]) -> str:
     return (
         f"Seed set of {options.get('bases', DASH)} base examples. Language models answer "
         f"with the label words {words} after the prompt template (calibration: "
-        f"{options.get('calibration', 'none')}); NLI "
-        "classifiers' neutral and contradiction are grouped as non-entailment."
+        f"{options.get('calibration', 'none')}); {_DECIDED[options.get('decision', 'threshold')]}"
     )
+
+
+_DECIDED = {
+    "threshold": "NLI classifiers' neutral and contradiction are grouped as non-entailment "
+    "(entailment iff p(entailment) > 1/2).",
+    "argmax": "NLI classifiers predict entailment iff it is their top class (decision=argmax, "
+    "the method's rule); p(entailment) is then the entailment class against the strongest "
+    "other class.",
+}
 
 
 class NaturalLogicReport(ReportView):

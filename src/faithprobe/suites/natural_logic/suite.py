@@ -24,7 +24,12 @@ Subjects: a sequence-pair classifier (``hf-nli``) is asked a
 contradiction grouped; a language model is asked to score the two label words (option
 ``label_words``, entailment's first) after the prompt ``template``, and p(entailment) is
 the softmax over the two words' log-likelihoods. The prediction is entailment iff
-p(entailment) > 1/2.
+p(entailment) > 1/2. Option ``decision=argmax`` takes the method's rule instead (its released
+code predicts by argmax over a classifier's three classes): a classifier's non-entailment
+score is then its most probable non-entailment class (``TextPairRequest.grouping="max"``), so
+entailment is predicted iff it is the top class. The two rules differ only where p(entailment)
+lies between 1/3 and 1/2 and still tops both other classes; for two classes (and label words)
+they are one.
 
 A model that can do neither (a chat-only endpoint; any model with ``answer=letter``) is
 asked by letter (:mod:`faithprobe.asking.letters`): the premise and the hypothesis, then the
@@ -73,7 +78,7 @@ from faithprobe.requests import CandidateScoreRequest, CandidateScores, TextPair
 from faithprobe.seeding import hash_rank
 from faithprobe.suite import Suite
 from faithprobe.suites.natural_logic import metrics as m
-from faithprobe.suites.natural_logic.options import I1_SWAPS, split_label_words
+from faithprobe.suites.natural_logic.options import DECISIONS, I1_SWAPS, split_label_words
 
 CHALLENGE = "none"  # the identity intervention of challenge-set pairs
 CALIBRATION = "calibration"  # pairs that only carry content-free inputs (no result rows)
@@ -248,7 +253,8 @@ class NaturalLogicSuite(Suite):
         """A classifier is asked the pair's classes, a language model to score the label
         words; a model that can do neither (or any with ``answer=letter``) the label words
         by letter."""
-        pair = TextPairRequest(example.premise, example.hypothesis, NLI_LABELS)
+        grouping = DECISIONS[self.options.decision]
+        pair = TextPairRequest(example.premise, example.hypothesis, NLI_LABELS, grouping)
         words = CandidateScoreRequest(
             self.prompt.render(example.premise, example.hypothesis), self.prompt.words
         )
