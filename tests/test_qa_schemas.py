@@ -18,6 +18,7 @@ import pytest
 from cli_corpus import refused, runner
 from faithprobe.cli import app
 from faithprobe.coreference.counterfactuals import COUNTERFACTUALS_SCHEMA
+from faithprobe.datasets.augment_sentences import AUGMENT_SCHEMA
 from faithprobe.datasets.coqa import COQA_SCHEMA
 from faithprobe.datasets.hotpotqa import HOTPOTQA_SCHEMA, read_hotpotqa
 from faithprobe.datasets.json_doc import load_json
@@ -140,7 +141,13 @@ def test_the_corpus_covers_the_values_worth_checking():
 
 
 def test_each_suite_lists_its_formats_once():
-    assert schemas_for("faithfulness") == (SQUAD_SCHEMA, COQA_SCHEMA, HOTPOTQA_SCHEMA, EDITS_SCHEMA)
+    assert schemas_for("faithfulness") == (
+        SQUAD_SCHEMA,
+        COQA_SCHEMA,
+        HOTPOTQA_SCHEMA,
+        EDITS_SCHEMA,
+        AUGMENT_SCHEMA,
+    )  # fmt: skip (augment_file's bad values: test_augment_file)
     assert schemas_for("right-reasons") == (SQUAD_SCHEMA, HOTPOTQA_SCHEMA, COUNTERFACTUALS_SCHEMA)
 
 

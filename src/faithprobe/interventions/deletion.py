@@ -76,20 +76,23 @@ NO_RATIONALE = "no rationale"
 FIRST_SENTENCE = "the rationale begins in the first sentence"
 NOTHING_LEFT = "no text is left"
 AUGMENT_FAILED = "the generated sentence does not contain the answer"
+AUGMENT_MISSING = "the augment file holds no sentence for this question"
 RESTORED = "the answer is the whole rationale: re-inserting it restores the text"
-DROPS = (UNKNOWN_GOLD, NO_RATIONALE, FIRST_SENTENCE, NOTHING_LEFT, AUGMENT_FAILED, RESTORED)
+DROPS = (UNKNOWN_GOLD, NO_RATIONALE, FIRST_SENTENCE, NOTHING_LEFT, AUGMENT_FAILED,
+         AUGMENT_MISSING, RESTORED)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Augmenter:
     """A named sentence generator for TS-R+Aug / OS-R+Aug: ``generate(example, answer)``
-    returns a sentence that should contain ``answer``. The name stands for it in
-    intervention instance names (``truncate_remove_rationale[augment=smollm2]``)."""
+    returns a sentence that should contain ``answer`` (None: it has none for this example,
+    which is then dropped). The name stands for it in intervention instance names
+    (``truncate_remove_rationale[augment=smollm2]``)."""
 
     name: str
-    generate: Callable[[QAExample, str], str]
+    generate: Callable[[QAExample, str], str | None]
 
-    def __call__(self, example: QAExample, answer: str) -> str:
+    def __call__(self, example: QAExample, answer: str) -> str | None:
         return self.generate(example, answer)
 
     def __str__(self) -> str:
@@ -197,7 +200,10 @@ def _remove_rationale(
     appended = None
     if reinsert and example.answer_type == "span" and not present:
         answer = example.answers[0]
-        appended = augment(example, answer).strip() if augment else answer
+        appended = augment(example, answer) if augment else answer
+        if appended is None:
+            return Outcome.dropped(AUGMENT_MISSING)
+        appended = appended.strip()
         if augment and answer.lower() not in appended.lower():
             return Outcome.dropped(AUGMENT_FAILED, detail=appended)
         kept = len(new_text.rstrip())

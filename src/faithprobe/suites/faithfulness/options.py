@@ -28,6 +28,9 @@ class FaithfulnessOptions(QAPromptOptions):
         "", "'predicate-argument': the generated probe instead of --data", choices=PROBES
     )
     augment: str = option("", "model writing TS-R+Aug/OS-R+Aug sentences (e.g. embedded)")
+    augment_file: str = option(
+        "", "TS-R+Aug/OS-R+Aug sentences from a file: JSON {question id: sentence} (the method's)"
+    )
     splitter: str = option(DEFAULT_SPLITTER, "sentence splitter", choices=SPLITTERS)
     rationale: str = option(
         "sentence", "SQuAD-format rationale: sentence or answer (span)", choices=RATIONALES
@@ -37,5 +40,7 @@ class FaithfulnessOptions(QAPromptOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.augment and self.augment_file:
+            raise UsageError("augment (a model) and augment_file (sentences) exclude each other")
         if self.history_turns < 0:
             raise UsageError(f"history_turns must be 0 or more, got {self.history_turns}")

@@ -75,6 +75,7 @@ import pandas as pd
 
 from faithprobe.asking.qa import QAAsker
 from faithprobe.asking.yes_no_head import answer_kind_request, asks_answer_kind, yes_no_prediction
+from faithprobe.datasets.augment_sentences import read_augment_sentences, sentence_for
 from faithprobe.datasets.qa import detect_qa_format, read_qa
 from faithprobe.datasets.splits import heldout_part
 from faithprobe.errors import UsageError
@@ -134,7 +135,11 @@ class FaithfulnessSuite(Suite):
 
     def complete(self, pairs: list[Pair], models) -> list[Pair]:
         """With ``augment``: a ``+Aug`` pair beside every TS-R / OS-R pair (see
-        :func:`augmented_pairs`); its sentences are generated now, for the sampled items only."""
+        :func:`augmented_pairs`); its sentences are generated now, for the sampled items only.
+        With ``augment_file``: the same pairs, the sentences read from the file."""
+        if self.options.augment_file:
+            sentences = read_augment_sentences(self.options.augment_file)
+            return pairs + file_augmented_pairs(pairs, sentences, splitter=self.options.splitter)
         if not self.options.augment:
             return pairs
 
@@ -245,7 +250,7 @@ def augmented_pairs(
     answer was still in the text needs no sentence (its +Aug text is the TS-R text); one
     whose sentence lacks the answer is dropped (``AUGMENT_FAILED``) with the sentence kept
     as ``drop_detail``; items TS-R dropped, +Aug drops for the same reason."""
-    removals = [p for p in pairs if p.pair_id and p.pair_id.split(":", 1)[0] in ("TS-R", "OS-R")]
+    removals = _removals(pairs)
     needing = {p.original.id: p.original for p in removals if p.intervened.features.get("appended")}
     ids = sorted(needing)
     requests = [
@@ -259,6 +264,25 @@ def augmented_pairs(
     ]
     sentences = dict(zip(ids, (g.text for g in generate(requests)), strict=True))
     augmenter = Augmenter("generated", lambda example, _answer: sentences[example.id])
+    return _augmented(removals, augmenter, splitter)
+
+
+def file_augmented_pairs(
+    pairs: Sequence[Pair], sentences: Mapping[str, str], *, splitter: str = DEFAULT_SPLITTER
+) -> list[Pair]:
+    """TS-R+Aug / OS-R+Aug with the sentences of an augment file (option ``augment_file``,
+    :mod:`faithprobe.datasets.augment_sentences`), as :func:`augmented_pairs` otherwise; an
+    item the file has no sentence for is dropped (``AUGMENT_MISSING``), as the method drops
+    it."""
+    augmenter = Augmenter("file", lambda example, _answer: sentence_for(sentences, example))
+    return _augmented(_removals(pairs), augmenter, splitter)
+
+
+def _removals(pairs: Sequence[Pair]) -> list[Pair]:
+    return [p for p in pairs if p.pair_id and p.pair_id.split(":", 1)[0] in ("TS-R", "OS-R")]
+
+
+def _augmented(removals: list[Pair], augmenter: Augmenter, splitter: str) -> list[Pair]:
     out = []
     for p in removals:
         variant = p.pair_id.split(":", 1)[0] + "+Aug"
