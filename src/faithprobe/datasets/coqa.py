@@ -11,6 +11,12 @@ The answer type comes from the free-text answer (``input_text``): ``yes``, ``no`
 in the story (its offset is the occurrence inside or after the rationale when there is one)
 and ``free`` if it does not. The dev set's ``additional_answers`` (other annotators'
 answers) follow the main answer in ``answers``.
+
+``rules="method"`` reads CoQA as the faithfulness method's code does (its CoQA processor):
+the misspellings and hedges of :data:`METHOD_YES_NO` are yes/no answers too (their gold
+becomes the plain word, the annotator's text kept in ``features["input_text"]``), and the
+history skips earlier turns whose answer is unknown (the last ``history_turns`` answered
+ones).
 """
 
 from __future__ import annotations
@@ -32,6 +38,12 @@ from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.examples import UNKNOWN, QAExample
 
 _CLOSED = {"yes": "yes", "no": "no", "unknown": UNKNOWN}
+# free-text answers the method's code also reads as yes or no
+METHOD_YES_NO = {
+    "yese": "yes", "ye": "yes", "es": "yes",
+    "no not at all": "no", "not": "no", "not at all": "no", "not yet": "no", "not really": "no",
+}  # fmt: skip
+COQA_RULES = ("faithprobe", "method")
 TURN_IDS = {
     name: Field(
         f"data[].{name}[].turn_id",
@@ -98,19 +110,29 @@ COQA_SCHEMA = DataSchema(
 )
 
 
-def read_coqa(path: str | Path, *, history_turns: int = 2) -> list[QAExample]:
+def read_coqa(
+    path: str | Path, *, history_turns: int = 2, rules: str = "faithprobe"
+) -> list[QAExample]:
     path = Path(path)
-    return coqa_examples(path, load_json(path), history_turns=history_turns)
+    return coqa_examples(path, load_json(path), history_turns=history_turns, rules=rules)
 
 
-def answer_kind(text: str) -> str:
-    """``"yes"``, ``"no"``, ``"unknown"`` or ``"span"`` (to be checked against the story)."""
-    return _CLOSED.get(text.strip().lower().rstrip(".!"), "span")
+def answer_kind(text: str, rules: str = "faithprobe") -> str:
+    """``"yes"``, ``"no"``, ``"unknown"`` or ``"span"`` (to be checked against the story);
+    ``rules="method"`` reads :data:`METHOD_YES_NO` too."""
+    said = text.strip().lower().rstrip(".!")
+    if rules == "method" and said in METHOD_YES_NO:
+        return METHOD_YES_NO[said]
+    return _CLOSED.get(said, "span")
 
 
-def coqa_examples(path: Path, doc: Any, *, history_turns: int = 2) -> list[QAExample]:
+def coqa_examples(
+    path: Path, doc: Any, *, history_turns: int = 2, rules: str = "faithprobe"
+) -> list[QAExample]:
     if history_turns < 0:
         raise UsageError("history_turns must be >= 0")
+    if rules not in COQA_RULES:
+        raise UsageError(f"CoQA rules must be one of {', '.join(COQA_RULES)}, got {excerpt(rules)}")
     examples = []
     seen: set[str] = set()
     for i, rec in enumerate(get(path, "top level", doc, "data", list)):
@@ -135,8 +157,11 @@ def coqa_examples(path: Path, doc: Any, *, history_turns: int = 2) -> list[QAExa
                 raise DataError(path, "empty answer", record=a_where, field="input_text")
             rationale = _rationale(path, a_where, story, answer)
             others = (get(path, w, a, "input_text", str).strip() for w, a in extra.get(turn, []))
+            kind = answer_kind(main, rules)
+            said = main
+            if kind in ("yes", "no") and main.strip().lower().rstrip(".!") != kind:
+                main = kind  # the method's reading of a misspelt or hedged yes/no
             golds = (main, *(g for g in others if g))
-            kind = answer_kind(main)
             starts: tuple[int, ...] = ()
             if kind == "span":
                 after = rationale[0][0] if rationale else 0
@@ -158,10 +183,12 @@ def coqa_examples(path: Path, doc: Any, *, history_turns: int = 2) -> list[QAExa
                         "story_id": story_id,
                         "turn": turn,
                         "domain": rec.get("source"),
+                        **({"input_text": said} if said != main else {}),
                     },
                 )
             )
-            history.append((question_text, main))
+            if rules != "method" or kind != UNKNOWN:
+                history.append((question_text, main))
     COQA_SCHEMA.check(path, "top level", doc)  # what the reader only passes along
     return examples
 

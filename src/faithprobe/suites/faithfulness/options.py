@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from faithprobe.datasets.coqa import COQA_RULES
 from faithprobe.datasets.squad import RATIONALES
 from faithprobe.errors import UsageError
 from faithprobe.options import option
@@ -36,6 +37,11 @@ class FaithfulnessOptions(QAPromptOptions):
         "sentence", "SQuAD-format rationale: sentence or answer (span)", choices=RATIONALES
     )
     history_turns: int = option(2, "CoQA: previous turns (with gold answers) before a question")
+    coqa_rules: str = option(
+        "faithprobe",
+        "CoQA: faithprobe's or the method's (more yes/no spellings; history skips unknowns)",
+        choices=COQA_RULES,
+    )
     heldout_of: str = option("", "model from `train qa`: only its held-out documents of --data")
 
     def __post_init__(self) -> None:

@@ -129,7 +129,7 @@ class FaithfulnessSuite(Suite):
         format = detect_qa_format(path)
         options = {
             "squad": {"rationale": o.rationale, "splitter": o.splitter},
-            "coqa": {"history_turns": o.history_turns},
+            "coqa": {"history_turns": o.history_turns, "rules": o.coqa_rules},
         }.get(format, {})
         return read_qa(path, format, **options)
 
