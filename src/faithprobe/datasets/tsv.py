@@ -2,9 +2,10 @@
 (:mod:`faithprobe.datasets.schema`).
 
 Files are read without quote processing (MNLI's convention: a ``"`` is text). A record maps
-each column of the header to its cell, stripped (a column named twice: the first); an empty cell (or one a short row lacks) is
-left out of the record, so that a schema's "required" says "present and not empty". Blank
-lines are skipped; record names are ``line N`` (the header is line 1).
+each column of the header to its cell, stripped (a column named twice: the first); an empty
+cell (or one a short row lacks) is left out of the record, so that a schema's "required"
+says "present and not empty". Blank lines are skipped; record names are ``line N`` (the
+header is line 1).
 """
 
 from __future__ import annotations

@@ -24,8 +24,9 @@ how to fix its ``config.json``.
 
 The answer is a :class:`~faithprobe.requests.CandidateScores` with one log-probability per
 requested label and ``n_tokens`` all 1 (a request with ``grouping="max"`` gets each label's
-most probable class's log-probability instead of the logsumexp: the argmax decision). Batches are right-padded under an attention mask,
-so the batch size changes nothing but rounding (tested).
+most probable class's log-probability instead of the logsumexp: the argmax decision).
+Batches are right-padded under an attention mask, so the batch size changes nothing but
+rounding (tested).
 """
 
 from __future__ import annotations
