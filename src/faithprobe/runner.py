@@ -167,16 +167,31 @@ def origins_of(pairs: Sequence[Pair]) -> dict[str, Origin]:
 
 
 def answer_all(suite: Suite, pairs, subject: Subject, progress: ProgressFactory | None) -> dict:
-    """Scores for every example the pairs use, keyed as :func:`requests_of` keys them. A
-    subject that reads examples (``Subject.reads_examples``: a reference model) is shown
-    the example behind each request first, the first by id where several make one."""
+    """Scores for every example the pairs use, keyed as :func:`requests_of` keys them, and
+    the answers to the suite's follow-up requests (``Suite.follow_ups``, asked in rounds
+    until none is new), keyed as the suite keys them. A subject that reads examples
+    (``Subject.reads_examples``: a reference model) is shown the example behind each request
+    first, the first by id where several make one (a follow-up's: its key's example)."""
     keys, requests, shown = requests_of(suite, pairs, subject)
     subject.check_accepts(requests)  # before any work: name what the model cannot answer
+    origins = origins_of(pairs)
     if subject.reads_examples:
-        subject.read_examples(shown, origins_of(pairs))
+        subject.read_examples(shown, origins)
     advance = progress(subject.name, len(requests)) if progress else None
-    scored = subject.answer(requests, advance)
-    return dict(zip(keys, scored, strict=True))
+    answers = dict(zip(keys, subject.answer(requests, advance), strict=True))
+    examples = {e.id: e for p in pairs for e in (p.original, p.intervened)}
+    while asked := {
+        k: r for k, r in suite.follow_ups(pairs, subject, answers).items() if k not in answers
+    }:
+        follow = list(asked.values())
+        subject.check_accepts(follow)
+        if subject.reads_examples:
+            for key, request in asked.items():
+                shown.setdefault(request, examples[key[0]])
+            subject.read_examples(shown, origins)
+        advance = progress(f"{subject.name} (follow-ups)", len(follow)) if progress else None
+        answers.update(zip(asked, subject.answer(follow, advance), strict=True))
+    return answers
 
 
 def result_rows(suite: Suite, pairs: Sequence[Pair], subject: Subject, answers: dict) -> list[dict]:

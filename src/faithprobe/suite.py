@@ -209,6 +209,17 @@ class Suite(ABC):
         the key ``(example.id, name)``. Most suites ask nothing more."""
         return {}
 
+    def follow_ups(self, pairs: Sequence[Pair], subject, answers: Mapping) -> dict[tuple, object]:
+        """Requests made from ``subject``'s own answers so far (``answers``, keyed as the
+        runner keys them: an example's request by its id, an extra or follow-up request by
+        (example id, name)), by such a key: e.g. the model's own chain of thought cut short
+        and asked for an answer. The runner asks those whose key it has no answer for,
+        then calls again with their answers, until none is new; the answers reach
+        :meth:`rows` like the others. A follow-up is cached by its request like every
+        request, so a resumed run recomputes none. Most suites ask nothing more."""
+        del pairs, subject, answers
+        return {}
+
     def sample(self, pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
         """At most ``limit`` pairs, drawn evenly across strata (:func:`stratified_sample`)."""
         return stratified_sample(pairs, limit, seed, key=lambda p: p.id, stratum=self.stratum)
