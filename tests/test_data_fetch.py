@@ -480,7 +480,7 @@ def test_the_checksums_are_those_of_the_copies_at_hand():
             if remote.sha256 is not None:
                 assert sha256(copy) == remote.sha256, remote.path
                 checked += 1
-    assert checked == 30  # all but MED (and the HotpotQA, SNLI, HellaSwag, CoQA files)
+    assert checked == 85  # all but MED (and the HotpotQA, SNLI, HellaSwag, CoQA files)
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data not present")
@@ -520,7 +520,7 @@ def test_the_real_catalogue_fetches_from_a_mirror_of_the_copies_at_hand(server, 
     """Every path, archive member and checksum of the data sets at hand, end to end: a
     mirror laid out as ``--mirror`` expects, built from ../shared/data."""
     server.routes.clear()
-    names = ["squad", "socialiqa", "nli-xy", "quoref", "help", "med"]
+    names = ["squad", "socialiqa", "nli-xy", "quoref", "help", "med", "bbh"]
     for name in names:
         for download in downloads(entries.dataset(name)):
             if download.archive:

@@ -170,3 +170,57 @@ class Outcome:
         if self.detail is not None:
             features["drop_detail"] = self.detail
         return replace(original, features=features)
+
+
+@dataclass(frozen=True)
+class Exemplar:
+    """One worked example of a few-shot chain-of-thought prompt: its ``question``, the
+    ``reasoning`` written after "Let's think step by step." and before the closing "So the
+    answer is", and that ``answer``. ``inline`` records the prompt's layout: the reasoning
+    starts on the answer's line ("A: Let's think step by step. It ...") rather than on the
+    next, so a prompt rendered from exemplars reproduces its source text."""
+
+    question: str
+    reasoning: str
+    answer: str
+    inline: bool = False
+
+
+MULTIPLE_CHOICE = "multiple-choice"
+# what an answer to a ReasoningExample looks like
+ANSWER_FORMATS = (MULTIPLE_CHOICE, "true-false", "yes-no", "valid-invalid", "number", "free")
+
+
+@dataclass(frozen=True)
+class ReasoningExample:
+    """Answer ``question`` after reasoning step by step; ``target`` is the gold answer as
+    the task writes it.
+
+    ``answer_format`` says what an answer looks like (``"multiple-choice"``,
+    ``"true-false"``, ``"yes-no"``, ``"valid-invalid"``, ``"number"`` or ``"free"``, the
+    last for free text such as a Dyck closing or a sorted word list). A multiple-choice
+    item has its ``options`` as (label, text) pairs, the label as the question writes it
+    (``"(A)"``), and its target is one of the labels. ``instruction`` and ``exemplars`` are
+    the task's few-shot prompt, shared by all its items.
+    """
+
+    id: str
+    task: str
+    question: str
+    target: str
+    answer_format: str
+    options: tuple[tuple[str, str], ...] = ()
+    instruction: str = ""
+    exemplars: tuple[Exemplar, ...] = ()
+    features: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.answer_format not in ANSWER_FORMATS:
+            raise ValueError(
+                f"example {self.id}: answer format {self.answer_format!r} is not one of "
+                f"{ANSWER_FORMATS}"
+            )
+        if bool(self.options) != (self.answer_format == MULTIPLE_CHOICE):
+            raise ValueError(f"example {self.id}: options go with multiple choice, and only")
+        if self.options and self.target not in dict(self.options):
+            raise ValueError(f"example {self.id}: target {self.target!r} is not an option label")

@@ -76,6 +76,7 @@ SHIPPED = (
     Sample("squad/dev-v1.1.json", "327 questions of SQuAD 1.1 dev", "CC BY-SA 4.0"),
     Sample("socialiqa/dev.jsonl", "300 instances of Social IQA dev", "CC BY 4.0"),
     Sample("nli-xy", "a grid in NLI-XY's format written for faithprobe (not NLI-XY)", "Apache-2.0"),
+    Sample("bbh", "162 items of BIG-Bench Hard (6 per task) with the authors' prompts", "MIT"),
 )
 
 
