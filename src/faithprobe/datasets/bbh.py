@@ -51,13 +51,11 @@ from faithprobe.datasets.jsonl import read_text
 from faithprobe.datasets.schema import BOOLEAN, OBJECTS, TEXT, DataSchema, Field, Record, Rule
 from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.examples import MULTIPLE_CHOICE, Exemplar, ReasoningExample
+from faithprobe.qa.cot import ANSWER_CUE, options_of
 
 TASKS_DIR = "bbh"
 PROMPTS_DIR = "cot-prompts"
 COT_CUE = "A: Let's think step by step."
-ANSWER_CUE = "So the answer is"
-OPTIONS_LINE = "\nOptions:\n"
-OPTION = re.compile(r"\(([A-Z])\) (.*)")
 LABEL = re.compile(r"\([A-Z]\)")
 NUMBER = re.compile(r"-?\d+")
 # the closed answer sets a task's targets may all fall in (compared case aside)
@@ -233,18 +231,6 @@ def read_task(folder: Path, task: str) -> list[ReasoningExample]:
             )
         )
     return items
-
-
-def options_of(question: str) -> tuple[tuple[str, str], ...]:
-    """The lettered options after the question's last ``Options:`` line, as (label, text)
-    pairs (``("(A)", "12/14/1937")``); empty unless every line after it is ``(X) text``."""
-    _, found, tail = question.rpartition(OPTIONS_LINE)
-    if not found:
-        return ()
-    matches = [OPTION.fullmatch(line) for line in tail.split("\n")]
-    if not all(matches):
-        return ()
-    return tuple((f"({m.group(1)})", m.group(2)) for m in matches if m)
 
 
 def _choice(
