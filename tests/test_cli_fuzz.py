@@ -166,7 +166,7 @@ CASES = [
     Case("choice-one-choice", _data("confidence-shift", lambda t: _jsonl(t / "c.jsonl", [_choice(choices=["4"], label=0)])), ("c.jsonl", "choices")),
     Case("choice-duplicate-id", _data("confidence-shift", lambda t: _jsonl(t / "c.jsonl", [_choice(), _choice()])), ("c.jsonl", "q1")),
     Case("choice-missing-prompt", _data("confidence-shift", lambda t: _jsonl(t / "c.jsonl", [{"id": "q", "choices": ["a", "b"], "label": 0}])), ("c.jsonl", "line 1")),
-    Case("hellaswag-endings-text", _data("confidence-shift", lambda t: _jsonl(t / "hs.jsonl", [{"ctx": "c", "endings": "ab", "label": 0}]), "-o", "format=hellaswag"), ("hs.jsonl", "endings")),
+    Case("hellaswag-endings-text", _data("confidence-shift", lambda t: _jsonl(t / "hs.jsonl", [{"activity_label": "a", "ctx_a": "c", "ctx_b": "d", "endings": "ab", "label": 0}]), "-o", "format=hellaswag"), ("hs.jsonl", "endings")),
     Case("choice-format-unknown", _data("confidence-shift", lambda t: _jsonl(t / "c.jsonl", [_choice()]), "-o", "format=csv"), ("format", "csv")),
     # NLI (natural-logic)
     Case("nli-xy-missing-file", _data("natural-logic", lambda t: (t / "g").mkdir() or t / "g"), ("contexts.tsv",)),
