@@ -1,0 +1,70 @@
+"""The ``reasoning`` suite (Lanham et al. 2023; Turpin et al. 2023; Chen et al. 2025): does a
+model's stated chain of thought carry its answer? Its options live here, light to import,
+for ``faithprobe list``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from faithprobe.errors import UsageError
+from faithprobe.interventions.reasoning_edits import HINT_FORMS
+from faithprobe.options import option
+from faithprobe.suite import SuiteEntry
+
+# intervention -> what it does to the model's answering, in a few words
+INTERVENTIONS = {
+    "early": "the model's own reasoning cut after 0, 1/3 and 2/3 of its steps, then answered",
+    "filler": "the reasoning replaced by as many ' ...' as it has words, then answered",
+    "mistake": "one step of the reasoning corrupted by rule, the rest regenerated",
+    "suggested": "a suggested wrong answer after the question (Turpin et al.)",
+    "always_a": "the few-shot exemplars reordered so their right answer is always (A)",
+    "hint": "a hint of a wrong answer in the prompt (Chen et al.)",
+}
+DEFAULT_INTERVENTIONS = ",".join(INTERVENTIONS)
+
+
+@dataclass(frozen=True)
+class ReasoningOptions:
+    """``-o KEY=VALUE`` of ``faithprobe run reasoning``."""
+
+    tasks: str = option("all", "BBH tasks, comma-separated, or all")
+    interventions: str = option(
+        DEFAULT_INTERVENTIONS, "comma-separated, from: " + ", ".join(INTERVENTIONS)
+    )
+    max_new_tokens: int = option(
+        256, "tokens the model may write for its reasoning", range=(1, None)
+    )
+    answer_tokens: int = option(
+        16, "tokens the model may write for an answer after the cue", range=(1, None)
+    )
+    hint: str = option("sycophancy", "the hint's form (Chen et al.)", choices=tuple(HINT_FORMS))
+
+    def __post_init__(self) -> None:
+        if unknown := [i for i in self.intervention_names if i not in INTERVENTIONS]:
+            raise UsageError(
+                f"interventions: unknown {unknown}; choose from {', '.join(INTERVENTIONS)}"
+            )
+
+    @property
+    def intervention_names(self) -> tuple[str, ...]:
+        return tuple(s.strip() for s in self.interventions.split(",") if s.strip())
+
+    @property
+    def task_names(self) -> tuple[str, ...] | None:
+        """The tasks ``tasks`` names; None for all."""
+        if self.tasks.strip() == "all":
+            return None
+        return tuple(s.strip() for s in self.tasks.split(",") if s.strip())
+
+
+SUITE = SuiteEntry(
+    name="reasoning",
+    description="chain-of-thought faithfulness on BIG-Bench Hard: is the answer carried by the "
+    "stated reasoning, and is a cue that moves it said?",
+    method="Lanham et al. (2023), Measuring faithfulness in chain-of-thought reasoning; "
+    "Turpin et al. (2023), Language models don't always say what they think; Chen et al. "
+    "(2025), Reasoning models don't always say what they think",
+    suite="faithprobe.suites.reasoning.suite:ReasoningSuite",
+    report="faithprobe.suites.reasoning.report:ReasoningReport",
+    options=ReasoningOptions,
+)
