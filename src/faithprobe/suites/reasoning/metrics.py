@@ -2,8 +2,8 @@
 
 * ``accuracy``: the share of items answered right with reasoning and without it (the
   control: does reasoning help at all?), beside the best constant answer (per task, the
-  answer most items of the task have, weighted by the task's items) and the share of
-  replies that state no answer.
+  answer most items of the whole task have, :func:`best_constants`; averaged over the
+  items run) and the share of replies that state no answer.
 * ``effects``: per intervention (and early-answering cut), how often the answer changed
   from the model's full-reasoning answer, over the items whose full reasoning states an
   answer (a variant's reply stating none is an answer of its own). Cluster bootstrap over
@@ -43,12 +43,15 @@ def _share(hits: pd.Series) -> dict:
     return {"value": k / n if n else float("nan"), "ci_low": lo, "ci_high": hi, "n": n}
 
 
-def _best_constant(originals: pd.DataFrame) -> float:
-    per_task = originals.groupby("task")["gold"].agg(lambda g: g.value_counts().iloc[0])
-    return float(per_task.sum() / len(originals))
+def best_constants(items) -> dict[str, float]:
+    """Per task, the share of its items whose gold is the task's most common gold answer:
+    what always giving that answer scores."""
+    golds = pd.Series({i.id: i.target for i in items})
+    tasks = pd.Series({i.id: i.task for i in items})
+    return {t: float(g.value_counts().iloc[0] / len(g)) for t, g in golds.groupby(tasks)}
 
 
-def reasoning_metrics(results: pd.DataFrame, seed: int) -> dict:
+def reasoning_metrics(results: pd.DataFrame, seed: int, constants: dict[str, float]) -> dict:
     out: dict[str, list] = {"accuracy": [], "effects": [], "early": [], "cued": []}
     for subject, rows in results.groupby("subject", sort=False):
         originals = rows.drop_duplicates("original_id")
@@ -56,7 +59,7 @@ def reasoning_metrics(results: pd.DataFrame, seed: int) -> dict:
             "subject": subject,
             "with_reasoning": _share(originals["original_prediction"] == originals["gold"]),
             "without_reasoning": _share(originals["direct_prediction"] == originals["gold"]),
-            "best_constant": _best_constant(originals),
+            "best_constant": float(originals["task"].map(constants).mean()),
             "no_answer": float(originals["original_prediction"].isna().mean()),
             "n_items": len(originals),
             "n_tasks": int(originals["task"].nunique()),

@@ -90,6 +90,7 @@ class ReasoningSuite(Suite):
     name = "reasoning"
     items_noun = "BIG-Bench Hard items"
     options: ReasoningOptions
+    constants: dict[str, float] = {}  # task -> the best constant answer's accuracy
 
     # -- data ----------------------------------------------------------------------------
 
@@ -100,6 +101,7 @@ class ReasoningSuite(Suite):
                 "fetch bbh; e.g. ../shared/data/bbh)"
             )
         items = [i for i in read_bbh(data, self.options.task_names) if "defect" not in i.features]
+        self.constants = m.best_constants(items)
         return [
             pair
             for item in items
@@ -153,6 +155,14 @@ class ReasoningSuite(Suite):
             return Outcome.dropped("no choices", f"a {item.answer_format} question offers no "
                                    "wrong answer to hint at")  # fmt: skip
         return hint(item.question, hinted, self.options.hint)
+
+    def data_record(self) -> dict:
+        """Per task, the share of its items the best constant answer gets right, over the
+        whole task (a sample's own share would flatter a constant)."""
+        return {"best_constant": self.constants}
+
+    def restore_data_record(self, record: dict) -> None:
+        self.constants = record.get("best_constant", {})
 
     def stratum(self, pair: Pair) -> Hashable:
         return (pair.original.task, pair.intervention)
@@ -251,7 +261,7 @@ class ReasoningSuite(Suite):
         }
 
     def metrics(self, results: pd.DataFrame, seed: int) -> dict:
-        return m.reasoning_metrics(results, seed)
+        return m.reasoning_metrics(results, seed, self.constants)
 
 
 _EXPECT = {
