@@ -25,6 +25,7 @@ gold paragraphs (its first occurrence; case-insensitive if need be), else ``free
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,24 +39,22 @@ TYPES = ("comparison", "bridge", "compositional", "inference", "bridge_compariso
 LEVELS = ("easy", "medium", "hard")
 
 
-def _is_fact(value: Any) -> bool:
+def _titled(value: Any, second: Callable[[Any], bool]) -> bool:
+    """Whether ``value`` is a ``[title, x]`` pair whose ``x`` passes ``second``."""
     return (
         isinstance(value, list)
         and len(value) == 2
         and isinstance(value[0], str)
-        and isinstance(value[1], int)
-        and not isinstance(value[1], bool)
+        and (second(value[1]))
     )
+
+
+def _is_fact(value: Any) -> bool:
+    return _titled(value, lambda i: isinstance(i, int) and not isinstance(i, bool))
 
 
 def _is_paragraph(value: Any) -> bool:
-    return (
-        isinstance(value, list)
-        and len(value) == 2
-        and isinstance(value[0], str)
-        and isinstance(value[1], list)
-        and all(isinstance(s, str) for s in value[1])
-    )
+    return _titled(value, lambda s: isinstance(s, list) and all(isinstance(x, str) for x in s))
 
 
 FACTS = Kind(
