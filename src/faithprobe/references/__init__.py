@@ -12,6 +12,9 @@ text-pair classes, span answers, answer kinds, saliency) through the same runner
 * ``ref:constant``, ``ref:random``, ``ref:unknown``, ``ref:first``, ``ref:nearest`` and
   ``ref:overlap`` (:mod:`~faithprobe.references.degenerate`) read only the
   request's text and take one shortcut each.
+* ``ref:cot-reader``, ``ref:rationaliser``, ``ref:silent-cue`` and ``ref:honest-cue``
+  (:mod:`~faithprobe.references.reasoning`) write chains of thought with planted
+  behaviour for the ``reasoning`` suite (they answer generation requests only).
 * ``ref:memoriser``, one competent shortcut per step (``ref:negation-blind``, ...) and
   ``ref:mix:P`` (:mod:`~faithprobe.references.memory`) are the reader on every original
   item and answer an intervened item as its original: all of it, that step's, or on a
@@ -45,6 +48,7 @@ from faithprobe.registry import load_target
 from faithprobe.requests import (
     AnswerKindRequest,
     CandidateScoreRequest,
+    GenerationRequest,
     LetterChoiceRequest,
     Request,
     SaliencyRequest,
@@ -56,6 +60,7 @@ from faithprobe.subjects.base import Progress, Subject
 PREFIX = "ref"
 REFERENCE_VERSION = "1"
 _DEGENERATE = "faithprobe.references.degenerate"
+_REASONING = "faithprobe.references.reasoning"
 # name -> (its policy, "module:class"; what it does, for the error naming them)
 REFERENCES: dict[str, tuple[str, str]] = {
     "reader": ("faithprobe.references.reader:Reader", "faithful by construction"),
@@ -70,6 +75,13 @@ REFERENCES: dict[str, tuple[str, str]] = {
         "the reader on originals; every intervened item answered as its original",
     ),
 }
+# chain-of-thought writers (the reasoning suite): they answer generation requests only
+WRITERS: dict[str, tuple[str, str]] = {
+    "cot-reader": (f"{_REASONING}:CotReader", "writes reasoning and answers from it"),
+    "rationaliser": (f"{_REASONING}:Rationaliser", "answer fixed, reasoning decorative"),
+    "silent-cue": (f"{_REASONING}:SilentCue", "follows a cue and never says so"),
+    "honest-cue": (f"{_REASONING}:HonestCue", "follows a cue and says so"),
+}
 MIX = "mix"  # ref:mix:P, the reader on a share P of the base items, else the memoriser
 # request kind -> the policy method answering it
 _METHODS = {
@@ -78,6 +90,7 @@ _METHODS = {
     SpanAnswerRequest.kind: "span",
     AnswerKindRequest.kind: "answer_kind",
     SaliencyRequest.kind: "saliency",
+    GenerationRequest.kind: "generate",
 }
 
 
@@ -88,7 +101,7 @@ def is_reference(spec: str) -> bool:
 
 def reference_names() -> dict[str, str]:
     """Every reference model's name -> what it does (``ref:mix:P`` as ``mix:P``)."""
-    named = {n: what for n, (_, what) in REFERENCES.items()}
+    named = {n: what for n, (_, what) in (REFERENCES | WRITERS).items()}
     named |= {n: f"{b.what} ({b.step})" for n, b in SHORTCUTS.items()}
     named[f"{MIX}:P"] = "the reader on a share P (0 to 1) of the base items, else the memoriser"
     return named
@@ -114,7 +127,7 @@ def mix_share(name: str) -> float | None:
 
 def check_reference(name: str) -> None:
     """Raise :class:`ModelError` naming the reference models if ``name`` is none of them."""
-    if mix_share(name) is None and name not in REFERENCES and name not in SHORTCUTS:
+    if mix_share(name) is None and name not in (REFERENCES | WRITERS | SHORTCUTS):
         known = "; ".join(f"{PREFIX}:{n} ({what})" for n, what in reference_names().items())
         raise ModelError(
             f"model {excerpt(f'{PREFIX}:{name}')} is no reference model; choose one of {known}"
@@ -127,7 +140,7 @@ def _policy(name: str, seed: int) -> Policy:
         return Mix(share, seed)
     if name in SHORTCUTS:
         return Shortcut(name)
-    return load_target(REFERENCES[name][0])()
+    return load_target((REFERENCES | WRITERS)[name][0])()
 
 
 class ReferenceSubject(Subject):
@@ -135,12 +148,14 @@ class ReferenceSubject(Subject):
     the base items on which ``ref:mix:P`` is the memoriser (the others ignore it)."""
 
     kind = "ref"
-    accepts = frozenset({*_METHODS, LetterChoiceRequest.kind})
+    # a scoring policy answers these; a writer (references.reasoning) generation only
+    accepts = frozenset({*_METHODS, LetterChoiceRequest.kind} - {GenerationRequest.kind})
     cacheable = False
 
     def __init__(self, name: str, seed: int = 0) -> None:
         check_reference(name)
         self.policy = _policy(name, seed)
+        self.accepts = getattr(self.policy, "accepts", ReferenceSubject.accepts)
         self.name = f"{PREFIX}:{name}"
         self.seed = seed if mix_share(name) is not None else None
         self.reads_examples = self.policy.reads_examples
