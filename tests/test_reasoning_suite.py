@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from cli_corpus import refused
 from faithprobe.cli import app
 from faithprobe.requests import Generation, GenerationRequest
 from faithprobe.runner import RunConfig, run
@@ -120,3 +121,22 @@ def test_the_embedded_model_end_to_end(tmp_path):
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["accuracy"][0]["n_items"] == 2
     assert "(follow-ups)" in res.output and (out / "report.html").is_file()
+
+
+@pytest.mark.parametrize(
+    ("option", "words"),
+    [
+        ("tasks=", ["tasks is empty"]),
+        ("tasks=navigate,navigate", ["tasks", "more than once"]),
+        ("tasks=nope", ["no BBH task 'nope'", "navigate"]),
+        ("interventions=", ["interventions is empty"]),
+        ("interventions=early,early", ["interventions", "more than once"]),
+        ("interventions=zap", ["unknown", "early"]),
+        ("hint=loud", ["hint", "sycophancy"]),
+        ("max_new_tokens=0", ["max_new_tokens", "at least 1"]),
+    ],
+)
+def test_a_bad_option_is_one_line(tmp_path, option, words):
+    args = ["run", "reasoning", "--data", SAMPLE, "--model", "ref:cot-reader", "-o", option,
+            "--out", tmp_path / "out", "--cache-dir", tmp_path / "cache"]  # fmt: skip
+    refused(args, watch=[tmp_path], expect=words)

@@ -44,6 +44,14 @@ class ReasoningOptions:
             raise UsageError(
                 f"interventions: unknown {unknown}; choose from {', '.join(INTERVENTIONS)}"
             )
+        named = [("interventions", self.intervention_names)]
+        if self.task_names is not None:
+            named.append(("tasks", self.task_names))
+        for key, names in named:
+            if not names:
+                raise UsageError(f"{key} is empty: name one or more (comma-separated)")
+            if twice := [n for i, n in enumerate(names) if n in names[:i]]:
+                raise UsageError(f"{key}: {twice[0]!r} is given more than once")
 
     @property
     def intervention_names(self) -> tuple[str, ...]:
