@@ -120,13 +120,9 @@ class ReasoningSuite(Suite):
             return Pair(item, marked, name, _EXPECT[name], pair_id=f"{item.id}|{tag}")
 
         if name == "early":
-            return [
-                Pair(item, x, name, _EXPECT[name])
-                for f in CUTS
-                for x in [
-                    variant(f"early-{f.numerator}/{f.denominator}", features={"fraction": float(f)})
-                ]  # fmt: skip
-            ]
+            cuts = [variant(f"early-{f.numerator}/{f.denominator}", features={"fraction": float(f)})
+                    for f in CUTS]  # fmt: skip
+            return [Pair(item, x, name, _EXPECT[name]) for x in cuts]
         if name == "filler" or (name == "mistake" and item.task in MISTAKE_RULES):
             return [Pair(item, variant(name), name, _EXPECT[name])]
         if name == "mistake":
