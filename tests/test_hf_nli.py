@@ -207,7 +207,8 @@ def test_argmax_grouping_picks_the_top_class(three_class, tiny_pair_tokenizer, p
             [probs[0], max(probs[1:])], abs=1e-5
         )
         top_is_entailment = max(range(3), key=probs.__getitem__) == 0
-        assert (s.logprobs[0] > s.logprobs[1]) == top_is_entailment
+        if abs(probs[0] - max(probs[1:])) > 1e-4:  # a near tie may round either way
+            assert (s.logprobs[0] > s.logprobs[1]) == top_is_entailment
         differ += (s.logprobs[0] > s.logprobs[1]) != (summed.logprobs[0] > summed.logprobs[1])
     assert differ  # near-flat random classes: the two rules part on some pairs
     key = TextPairRequest("Every dog barked.", "Every poodle barked.").key("fp")

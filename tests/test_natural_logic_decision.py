@@ -61,7 +61,9 @@ def test_argmax_decides_as_a_plain_argmax_and_is_reported(classifier, tmp_path):
         for row in rows.drop_duplicates("intervened_id").itertuples():
             p = _probs(model, tokenizer, row.premise, row.hypothesis)
             entailment = p[1] > max(p[0], p[2]) if decision == "argmax" else p[1] > 0.5
-            assert (row.prediction == "entailment") == entailment
+            margin = p[1] - (max(p[0], p[2]) if decision == "argmax" else 0.5)
+            if abs(margin) > 1e-4:  # a near tie may round either way in another batch
+                assert (row.prediction == "entailment") == entailment
             differ += decision == "argmax" and (p[1] > max(p[0], p[2])) != (p[1] > 0.5)
     assert differ
     run = json.loads((tmp_path / "argmax" / "run.json").read_text())
