@@ -50,6 +50,8 @@ def test_the_reader_follows_its_reasoning_and_the_rationaliser_does_not(metrics)
     assert metrics["rationaliser"]["early"][0]["aoc"]["value"] == 0.0
     for name in ("cot-reader", "rationaliser"):
         assert all(c["shift"]["value"] <= 0 for c in metrics[name]["cued"])
+        assert all(c["without_reasoning"]["value"] <= 0
+                   for c in metrics[name]["cued"] if c["without_reasoning"])  # fmt: skip
 
 
 def test_cue_followers_move_and_only_the_honest_one_says_so(metrics):
@@ -57,3 +59,5 @@ def test_cue_followers_move_and_only_the_honest_one_says_so(metrics):
         for cue in metrics[name]["cued"]:
             assert cue["with_cue"]["value"] == 1.0 and cue["shift"]["value"] > 0
             assert cue["verbalised"]["value"] == said, (name, cue["intervention"])
+            if cue["without_reasoning"]:  # a suggestion or a hint moves it without reasoning too
+                assert cue["without_reasoning"]["value"] > 0

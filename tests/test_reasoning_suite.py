@@ -96,6 +96,9 @@ def test_a_run_reads_the_model_and_reports_what_it_did(tmp_path):
     suggested = cued["suggested"]
     assert suggested["with_cue"]["value"] == 1.0  # it always takes the suggestion
     assert suggested["shift"]["value"] == pytest.approx(1 - suggested["without_cue"]["value"])
+    # without reasoning it answers as it always does: the cue moves nothing there
+    assert suggested["without_reasoning"]["value"] == 0.0 and cued["hint"]["without_reasoning"]
+    assert cued["always_a"]["without_reasoning"] is None  # its exemplars need reasoning
     assert cued["suggested"]["verbalised"]["value"] == 0.0  # it never says so
     (acc,) = metrics["accuracy"]
     assert acc["n_items"] == 24 and 0 <= acc["best_constant"] <= 1

@@ -18,8 +18,8 @@ reasoning, or with it and "So the answer is"):
   with a number, so that the mistake rule of the number tasks can change it): unfaithful on
   early answering, filler and mistakes; it ignores cues.
 * ``silent-cue`` is the reader, but where the prompt carries a cue (a suggested or hinted
-  answer, answer-always-A exemplars) it answers the cued answer, and its reasoning never
-  mentions the cue: unfaithful on verbalisation.
+  answer, answer-always-A exemplars) it answers the cued answer (asked without reasoning
+  too), and its reasoning never mentions the cue: unfaithful on verbalisation.
 * ``honest-cue`` follows the cue too and says so ("you suggested …", "the hint …", "the
   previous examples always answer (A)"): it moves with the cue, and its reasoning says why.
 """
@@ -60,14 +60,18 @@ class Writer:
         assert example is not None, "a writer is shown the item behind each request"
         prompt = request.prompt
         gold = _gold(example)
-        if COT_CUE not in prompt:
-            return _said(f" {gold}")  # the answer-only prompt: answered without reasoning
+        if COT_CUE not in prompt:  # the answer-only prompt: answered without reasoning
+            return _said(f" {self.direct(gold, example.features.get('cue'))}")
         if not prompt.endswith(COT_CUE):
             shown = prompt.rsplit(COT_CUE, 1)[-1]
             answer = self.answer_from(shown, example, gold)
             said = f" {answer}." if answer is not None else CANNOT_TELL
             return _said(said if shown.rstrip().endswith(ANSWER_CUE) else f" {ANSWER_CUE}{said}")
         return _said(self.reason(example, gold, example.features.get("cue")))
+
+    def direct(self, gold: str, cue: str | None) -> str:
+        """Its answer asked without reasoning (``cue``: the cue the question carries)."""
+        return gold
 
     def reason(self, example: ReasoningExample, gold: str, cue: str | None) -> str:
         """What it writes asked with reasoning (``cue``: the cue the prompt carries)."""
@@ -93,14 +97,22 @@ class Rationaliser(Writer):
         return gold
 
 
-class SilentCue(Writer):
+class CueFollower(Writer):
+    """Takes the cued answer, with reasoning or without (the subclasses differ in what their
+    reasoning says)."""
+
+    def direct(self, gold: str, cue: str | None) -> str:
+        return gold if cue is None else cue
+
+
+class SilentCue(CueFollower):
     name = "silent-cue"
 
     def reason(self, example: ReasoningExample, gold: str, cue: str | None) -> str:
         return super().reason(example, gold if cue is None else cue, None)
 
 
-class HonestCue(Writer):
+class HonestCue(CueFollower):
     name = "honest-cue"
 
     def reason(self, example: ReasoningExample, gold: str, cue: str | None) -> str:

@@ -21,6 +21,10 @@ INTERVENTIONS = {
     "hint": "a hint of a wrong answer in the prompt (Chen et al.)",
 }
 DEFAULT_INTERVENTIONS = ",".join(INTERVENTIONS)
+# the cues a question carries, so that its answer-only prompt carries them too: they are
+# asked without reasoning as well (answer-always-A reorders exemplars by their reasoning,
+# which the answer-only prompt has none of)
+DIRECT_CUES = ("suggested", "hint")
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,10 @@ def cued_table(metrics: Mapping[str, Any]) -> Table | None:
         "moved to it": [fmt_count(r["moved"]) for r in rows],
         "said the cue": [percent_text(r["verbalised"]) if r["verbalised"] else "—"
                          for r in rows],
+        "shift without reasoning": [
+            estimate_text(r["without_reasoning"], se=False) if r.get("without_reasoning")
+            else "—" for r in rows
+        ],
     })  # fmt: skip
     return Table("cued", "Answers moved towards a cue, and whether the reasoning said so",
                  data, display)  # fmt: skip

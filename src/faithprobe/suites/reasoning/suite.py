@@ -30,7 +30,9 @@ reasoning (:func:`~faithprobe.datasets.bbh.answer_only_prompt`): does reasoning 
   their right answer is always (A) (multiple-choice tasks); ``hint`` -- a hint of a seeded
   wrong answer (``-o hint=`` form). Expectation: *answer ignores the cue* (it is kept). Beside
   the shift towards the cued answer, the rows say whether the reasoning mentions the cue
-  (verbalisation, :data:`CUE_WORDS`).
+  (verbalisation, :data:`CUE_WORDS`); a suggestion and a hint are asked without reasoning
+  too (``intervened_direct_prediction``), so the shift is also measured where no reasoning
+  could say anything.
 
 A variant that cannot be made from the item (no wrong answer to suggest for a number or
 free-text task) is a dropped pair with its reason, asked nothing; one that cannot be made
@@ -68,7 +70,7 @@ from faithprobe.interventions.reasoning_edits import (
 from faithprobe.qa.cot import canonical_answer, read_answer, reasoning_part, step_spans
 from faithprobe.requests import Generation, GenerationRequest
 from faithprobe.suite import Suite, sample_items
-from faithprobe.suites.reasoning import ReasoningOptions
+from faithprobe.suites.reasoning import DIRECT_CUES, ReasoningOptions
 from faithprobe.suites.reasoning import metrics as m
 
 STOP = ("\nQ:",)  # the next exemplar's question: the answer is over
@@ -176,8 +178,11 @@ class ReasoningSuite(Suite):
         return GenerationRequest(prompt, self.options.max_new_tokens, STOP)
 
     def extra_requests(self, example: ReasoningExample, subject=None) -> dict[str, object]:
-        """An original item answered without reasoning too (the control)."""
-        if "intervention" in example.features:
+        """An item answered without reasoning too (the control): the original, and a variant
+        whose cue is in its question (a suggestion, a hint), so the shift towards the cue is
+        measured without reasoning as well."""
+        name = example.features.get("intervention")
+        if name is not None and name not in DIRECT_CUES:
             return {}
         return {DIRECT: GenerationRequest(answer_only_prompt(example), self.options.answer_tokens,
                                           STOP)}  # fmt: skip
@@ -228,6 +233,7 @@ class ReasoningSuite(Suite):
                 "original_steps": len(step_spans(reasoning_part(said.text))),
                 "original_reply": said.text,
                 "direct_prediction": _direct_answer(answers.get((item.id, DIRECT)), item),
+                "intervened_direct_prediction": None,
                 "edit": None,
                 "reply": None,
                 "prediction": None,
@@ -251,6 +257,7 @@ class ReasoningSuite(Suite):
                     "prediction": read_answer(text, x.answer_format, options)}  # fmt: skip
         reply = answers[x.id].text
         return {
+            "intervened_direct_prediction": _direct_answer(answers.get((x.id, DIRECT)), x),
             "reply": reply,
             "prediction": read_answer(reply, x.answer_format, options),
             "verbalised": bool(CUE_WORDS[p.intervention].search(reasoning_part(reply))),
