@@ -253,6 +253,18 @@ def hint(question: str, hinted: str, form: str) -> Edit:
     return Edit(edited, {"hint": form, "hinted": hinted})
 
 
+def hinted_answer(
+    question: str, answer_format: str, correct: str, form: str, *, seed: int, item_id: str
+) -> Edit | NoEdit:
+    """The question with a hint ``form`` pointing at a seeded wrong answer (:func:`hint`)."""
+    answer = wrong_answer(
+        question, answer_format, correct, seed=seed, item_id=item_id, purpose="hint"
+    )
+    if answer is None:
+        return NoEdit("no choices", f"a {answer_format} question offers no wrong answer to hint at")
+    return hint(question, answer, form)
+
+
 def _always_a(exemplar: str) -> tuple[str, bool]:
     """One exemplar with its right answer moved to (A), and whether anything moved."""
     at = exemplar.find("\nA: ")

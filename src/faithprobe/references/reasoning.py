@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import re
 
+from faithprobe.datasets.bbh import COT_CUE
 from faithprobe.examples import MULTIPLE_CHOICE, Example, Origin, ReasoningExample
 from faithprobe.qa.cot import ANSWER_CUE, canonical_answer
 from faithprobe.requests import Generation, GenerationRequest
 
-COT_CUE = "Let's think step by step."
 PLAIN_STEPS = "Let us read the question. We go through it step by step."
 CONCLUSION = re.compile(r"Therefore the answer must be (.+?)\.(?=\s|$)")
 CANNOT_TELL = " I cannot tell."

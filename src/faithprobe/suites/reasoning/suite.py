@@ -59,13 +59,13 @@ from faithprobe.interventions.reasoning_edits import (
     EARLY_ANSWER_FRACTIONS,
     MISTAKE_RULES,
     Edit,
+    NoEdit,
     add_mistake,
     answer_always_a,
     early_answer,
     filler,
-    hint,
+    hinted_answer,
     suggested_answer,
-    wrong_answer,
 )
 from faithprobe.qa.cot import canonical_answer, read_answer, reasoning_part, step_spans
 from faithprobe.requests import Generation, GenerationRequest
@@ -142,17 +142,13 @@ class ReasoningSuite(Suite):
         return [Pair(item, variant(name, question=edit.text, features={"cue": cue}), name,
                      _EXPECT[name])]  # fmt: skip
 
-    def _cue(self, item: ReasoningExample, name: str, seed: int):
+    def _cue(self, item: ReasoningExample, name: str, seed: int) -> Edit | NoEdit:
+        """The question with its cue (a suggested or hinted wrong answer), drawn by seed."""
         gold = canonical_answer(item.target, item.answer_format, dict(item.options))
+        args = (item.question, item.answer_format, gold or item.target)
         if name == "suggested":
-            return suggested_answer(item.question, item.answer_format, gold or item.target,
-                                    seed=seed, item_id=item.id)  # fmt: skip
-        hinted = wrong_answer(item.question, item.answer_format, gold or item.target,
-                              seed=seed, item_id=item.id, purpose="hint")  # fmt: skip
-        if hinted is None:
-            return Outcome.dropped("no choices", f"a {item.answer_format} question offers no "
-                                   "wrong answer to hint at")  # fmt: skip
-        return hint(item.question, hinted, self.options.hint)
+            return suggested_answer(*args, seed=seed, item_id=item.id)
+        return hinted_answer(*args, self.options.hint, seed=seed, item_id=item.id)
 
     def data_record(self) -> dict:
         """Per task, the share of its items the best constant answer gets right, over the
