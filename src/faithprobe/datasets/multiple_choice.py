@@ -99,6 +99,17 @@ def _label_within(name: str) -> Rule:
     return Rule("label", f"label is 0-based: 0 up to the number of {name} − 1", fault)
 
 
+def _label_field(name: str, meaning: str) -> Field:
+    """The required 0-based ``label`` into the list ``name`` (:func:`_label_within` checks it)."""
+    return Field(
+        "label",
+        TEXT_OR_INTEGER,
+        meaning,
+        required=True,
+        values=f"0 up to the number of {name} − 1 (a whole number, or its digits as a string)",
+    )
+
+
 def _label(value) -> int:
     """A label the schema has checked, as an integer."""
     index = _index(value)
@@ -241,12 +252,9 @@ HELLASWAG_SCHEMA = DataSchema(
             "release has 4)",
             required=True,
         ),
-        Field(
-            "label",
-            TEXT_OR_INTEGER,
+        _label_field(
+            "endings",
             "the right ending, 0-based (the release's test split has none, so it cannot be probed)",
-            required=True,
-            values="0 up to the number of endings − 1 (a whole number, or its digits as a string)",
         ),
     ),
     rules=(_enough_choices("endings"), _label_within("endings")),
@@ -326,13 +334,7 @@ CHOICE_JSONL_SCHEMA = DataSchema(
             required=True,
         ),
         Field("choices", TEXTS, "the choices, each non-empty", required=True),
-        Field(
-            "label",
-            TEXT_OR_INTEGER,
-            "the right choice, 0-based",
-            required=True,
-            values="0 up to the number of choices − 1 (a whole number, or its digits as a string)",
-        ),
+        _label_field("choices", "the right choice, 0-based"),
         Field("category", TEXT, "a kind of instance, compared in the irregular-instances view"),
     ),
     rules=(_enough_choices("choices"), _label_within("choices")),
