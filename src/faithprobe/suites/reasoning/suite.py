@@ -171,7 +171,7 @@ class ReasoningSuite(Suite):
     def request(self, example: ReasoningExample, subject=None) -> GenerationRequest:
         """The item asked with reasoning: its own prompt, or a cued variant's."""
         prompt = example.features.get("prompt") or cot_prompt(example)
-        return GenerationRequest(prompt, self.options.max_new_tokens, STOP)
+        return self._asked(prompt, self.options.max_new_tokens, subject)
 
     def extra_requests(self, example: ReasoningExample, subject=None) -> dict[str, object]:
         """An item answered without reasoning too (the control): the original, and a variant
@@ -180,8 +180,8 @@ class ReasoningSuite(Suite):
         name = example.features.get("intervention")
         if name is not None and name not in DIRECT_CUES:
             return {}
-        return {DIRECT: GenerationRequest(answer_only_prompt(example), self.options.answer_tokens,
-                                          STOP)}  # fmt: skip
+        return {DIRECT: self._asked(answer_only_prompt(example), self.options.answer_tokens,
+                                    subject)}  # fmt: skip
 
     def follow_ups(self, pairs: Sequence[Pair], subject, answers: Mapping) -> dict:
         """The variants made from the model's own reasoning on the original, each asked for
@@ -195,9 +195,19 @@ class ReasoningSuite(Suite):
             if isinstance(edited, Edit):
                 tokens = self.options.max_new_tokens if p.intervention == "mistake" else (
                     self.options.answer_tokens)  # fmt: skip
-                prompt = f"{cot_prompt(p.original)} {edited.text}"
-                out[(p.intervened.id, ANSWER)] = GenerationRequest(prompt, tokens, STOP)
+                out[(p.intervened.id, ANSWER)] = self._asked(
+                    cot_prompt(p.original), tokens, subject, reasoning=edited.text
+                )
         return out
+
+    def _asked(
+        self, prompt: str, tokens: int, subject=None, reasoning: str | None = None
+    ) -> GenerationRequest:
+        """``prompt`` asked of ``subject`` with up to ``tokens`` new tokens; ``reasoning``: a
+        reply begun for the model (an edit of its own reasoning), which it goes on from."""
+        del subject
+        text = prompt if reasoning is None else f"{prompt} {reasoning}"
+        return GenerationRequest(text, tokens, STOP)
 
     def _edited(self, pair: Pair, said: Generation):
         """The edit of ``pair``'s intervention applied to the model's reasoning ``said``."""
