@@ -286,16 +286,24 @@ class GenerationRequest(_Keyed):
 
     With ``chat`` the prompt is one user message: the subject wraps it in its chat format
     (a Hugging Face tokenizer's chat template; an endpoint's chat completions) and the
-    reply is the generation."""
+    reply is the generation. ``reply_start`` (chat only) is a reply begun for the model:
+    the assistant's turn opens with it and the model goes on from it (its tokens follow the
+    template's generation prompt; an endpoint is asked to continue it as the final
+    message), and the generation is what the model adds after it."""
 
     prompt: str
     max_new_tokens: int = 32
     stop: tuple[str, ...] = ("\n",)
     chat: bool = False
+    reply_start: str = ""
 
     kind = "generation"
     answer = Generation
-    added = ("chat",)
+    added = ("chat", "reply_start")
+
+    def __post_init__(self) -> None:
+        if self.reply_start and not self.chat:
+            raise ValueError("reply_start begins a chat reply: it needs chat=True")
 
 
 @dataclass(frozen=True)

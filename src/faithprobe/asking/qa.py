@@ -50,6 +50,19 @@ LM_KINDS = frozenset({GenerationRequest.kind, CandidateScoreRequest.kind})
 LOG_LIKELIHOOD, GENERATION, CHAT, SPAN = "log-likelihood", "generation", "chat", "span"
 
 
+def chat_form(chat: str, subject=None) -> bool:
+    """Whether ``subject`` (None: a language model) generates in chat form under the option
+    ``chat`` (:data:`~faithprobe.qa.prompt.CHAT_MODES`): always if it can only generate (a
+    chat endpoint), else as ``chat`` says, ``auto`` meaning when it has a chat template (an
+    instruction-tuned model prompted plainly often replies with nothing). Every suite that
+    generates asks by this rule."""
+    if subject is None:
+        return chat == "true"
+    if CandidateScoreRequest.kind not in subject.accepts:
+        return True
+    return {"true": True, "false": False}.get(chat, subject.has_chat_template)
+
+
 @dataclass(frozen=True)
 class QAAsker:
     """The requests a QA question is asked as and the prediction read from the answer
@@ -83,15 +96,9 @@ class QAAsker:
         return GenerationRequest(prompt, self.max_new_tokens, ("\n",), chat=self.chat_for(subject))
 
     def chat_for(self, subject=None) -> bool:
-        """Whether ``subject`` (None: a language model) generates in chat form: always if it
-        can only generate (a chat endpoint), else as ``chat`` says, ``auto`` meaning when it
-        has a chat template (an instruction-tuned model prompted plainly often replies with
-        nothing)."""
-        if subject is None:
-            return self.chat == "true"
-        if CandidateScoreRequest.kind not in subject.accepts:
-            return True
-        return {"true": True, "false": False}.get(self.chat, subject.has_chat_template)
+        """Whether ``subject`` (None: a language model) generates in chat form
+        (:func:`chat_form` under this asker's ``chat``)."""
+        return chat_form(self.chat, subject)
 
     @staticmethod
     def prediction(answer, yes_no: bool = False, chat: bool = False) -> dict:

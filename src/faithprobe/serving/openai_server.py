@@ -9,10 +9,14 @@ tests, the embedded SmolLM2 with ``faithprobe serve``) through the part of the A
   and ``text_offset``; ``top_logprobs`` is not served), ``stop`` (cut at the first
   occurrence, as the OpenAI API does), ``usage``;
 - ``POST /v1/chat/completions``: ``messages`` in the tokenizer's chat template,
-  ``max_tokens`` or ``max_completion_tokens``, ``logprobs`` (per-token ``content``) with
-  ``top_logprobs`` (0 to 20: the most likely tokens at each reply position, with their
-  log-probabilities, as the OpenAI API gives them; the alternatives' text is each token
-  decoded alone), ``usage``;
+  ``continue_final_message`` and ``add_generation_prompt`` as vLLM takes them (the first
+  continues a final assistant message: the template of the messages before it with its
+  generation prompt, then the message's tokens, as the model answers a request with a
+  ``reply_start``; both true is refused; the second false alone leaves the generation
+  prompt out), ``max_tokens`` or ``max_completion_tokens``, ``logprobs`` (per-token
+  ``content``) with ``top_logprobs`` (0 to 20: the most likely tokens at each reply
+  position, with their log-probabilities, as the OpenAI API gives them; the alternatives'
+  text is each token decoded alone), ``usage``;
 - ``GET /v1/models``.
 
 Decoding is always greedy, exactly as the model answers generation requests locally (a
@@ -286,16 +290,11 @@ class OpenAIServer:
 
     def chat(self, body: dict, budget: Budget) -> dict:
         """The reply to a chat request within its time ``budget``."""
-        messages = _messages(body)
         key = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
         requested, logprobs = _max_tokens(body, key), _flag(body, "logprobs")
         top = _top_logprobs(body, logprobs)
-        try:
-            ids = self.subject.chat_ids(messages)
-        except (UsageError, TemplateError) as err:  # no template, or one refusing the roles
-            raise BadRequest(str(err)) from None
         what = "messages (in the chat template)"
-        ids = self._fitting(ids, what)
+        ids = self._fitting(self._chat_ids(body), what)
         usage: Counter[str] = Counter()
         reply = self._continue(ids, requested, usage, budget, what, logprobs, top=top)
         choice = {
@@ -320,15 +319,11 @@ class OpenAIServer:
         """A chat request answered with ``reply`` instead of the model's (a fault): its
         fields are checked as :meth:`chat` checks them, and its log-probabilities, if asked
         for, make each of the reply's tokens certain, its only alternative itself."""
-        messages = _messages(body)
         key = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
         _max_tokens(body, key)
         logprobs = _flag(body, "logprobs")
         top = _top_logprobs(body, logprobs)
-        try:
-            prompt = self._fitting(self.subject.chat_ids(messages), "messages")
-        except (UsageError, TemplateError) as err:
-            raise BadRequest(str(err)) from None
+        prompt = self._fitting(self._chat_ids(body), "messages")
         ids = self.subject.tokenizer.encode(reply, add_special_tokens=False)
         texts, _ = _token_texts(self.subject.decode, ids)
         choice = {
@@ -344,6 +339,31 @@ class OpenAIServer:
             }
         usage = Counter(prompt_tokens=len(prompt), completion_tokens=len(ids))
         return self._response("chat.completion", [choice], usage)
+
+    def _chat_ids(self, body: dict) -> list[int]:
+        """The token ids of a chat request's ``messages`` in the chat template, a final
+        assistant message continued if ``continue_final_message`` says so (module
+        docstring)."""
+        messages = _messages(body)
+        generation_prompt = _flag(body, "add_generation_prompt", default=True)
+        reply_start = ""
+        if _flag(body, "continue_final_message"):
+            if generation_prompt:
+                raise BadRequest(
+                    "continue_final_message and add_generation_prompt cannot both be true "
+                    "(send add_generation_prompt=false)"
+                )
+            last = messages[-1]["role"] if messages else None
+            if last != "assistant":
+                raise BadRequest(
+                    "continue_final_message continues a final assistant message, not "
+                    f"{'no message' if last is None else 'one of role ' + _shown(last)}"
+                )
+            generation_prompt, reply_start = True, messages.pop()["content"]
+        try:
+            return self.subject.chat_ids(messages, reply_start, generation_prompt)
+        except (UsageError, TemplateError) as err:  # no template, or one refusing the roles
+            raise BadRequest(str(err)) from None
 
     def _fitting(self, ids: list[int], what: str) -> list[int]:
         """``ids``, refused if they do not fit in the model's context."""
@@ -500,10 +520,10 @@ def _number(body: dict, key: str, default: float) -> float:
     return value
 
 
-def _flag(body: dict, key: str) -> bool:
+def _flag(body: dict, key: str, default: bool = False) -> bool:
     value = body.get(key)
     if value is None:
-        return False
+        return default
     if not isinstance(value, bool):
         raise BadRequest(f"{key} must be true or false, not {_shown(value)}")
     return value

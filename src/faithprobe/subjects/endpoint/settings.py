@@ -17,13 +17,21 @@ from urllib.parse import urlsplit
 
 from faithprobe.errors import ModelError, UsageError, excerpt
 from faithprobe.numbers import DAY, HOUR
-from faithprobe.options import check_numbers, option
+from faithprobe.options import check_choice, check_numbers, option
 from faithprobe.urls import public_url, redact_url
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 BASE_URL_ENV = "OPENAI_BASE_URL"
 API_KEY_ENV = "OPENAI_API_KEY"  # the key's variable when no api_key_env is given  # the base URL when no --base-url is given
 NO_KEY = "none"  # sent when no key is set: a server without authentication takes any key
+# how a reply begun for the model (GenerationRequest.reply_start) is sent
+PREFILLS = {
+    "continue": "as the final assistant message, which the server continues "
+    "(continue_final_message=true, add_generation_prompt=false: vLLM, SGLang, faithprobe serve)",
+    "ask": "as an assistant message followed by a user message asking the model to go on from "
+    'it and end with "So the answer is (X)." (for an API that cannot continue a reply, '
+    "such as OpenAI's; the cot-transparency fallback)",
+}
 APIS = {
     "completions": "the endpoint serves /v1/completions with echo and logprobs (candidate "
     "scores, plain generation) and /v1/chat/completions",
@@ -49,6 +57,12 @@ class EndpointConfig:
         API_KEY_ENV,
         "the environment variable holding the API key (the key is never written anywhere)",
     )
+    prefill: str = option(
+        "continue",
+        "how a reply begun for the model is sent: 'continue' "
+        f"({PREFILLS['continue']}) or 'ask' ({PREFILLS['ask']})",
+        choices=tuple(PREFILLS),
+    )
     concurrency: int = option(4, "requests in flight at once", range=(1, 1024))
     timeout: float = option(
         60.0, "seconds per HTTP request before it is retried", range=(0.001, DAY)
@@ -70,6 +84,7 @@ class EndpointConfig:
         check_numbers(self)
         if self.api not in APIS:
             raise UsageError(f"unknown --api {excerpt(self.api)}; choose one of {', '.join(APIS)}")
+        check_choice("openai", "prefill", self.prefill, tuple(PREFILLS))
         if self.base_url is not None:
             check_base_url(self.base_url)
 

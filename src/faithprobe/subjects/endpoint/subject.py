@@ -30,7 +30,16 @@ text (``<s>``) in ``text_offset`` are recognised by the echoed tokens spelling t
 after a prefix, and the offsets are shifted back.
 
 **Generation** is greedy (``temperature=0``): completions when ``chat`` is off, chat
-completions (the prompt as one user message) when it is on. No ``stop`` is sent: a server
+completions (the prompt as one user message) when it is on. A reply begun for the model
+(``reply_start``) is sent as ``prefill`` says: ``continue`` (default) as the final assistant
+message with ``continue_final_message=true, add_generation_prompt=false`` in the body (vLLM's
+and SGLang's names), so the reply is the model's continuation of it; ``ask``, for an API that
+cannot continue a reply (OpenAI's own), as an assistant message followed by a user message
+asking the model to go on from where it stops and end with "So the answer is (X)."
+(:data:`GO_ON`): the fallback raybears/cot-transparency uses for chat models, whose user
+message asks for the answer at once; ours also lets a reply that is only begun (a
+chain-of-thought cue) or cut mid-reasoning (a corrupted step) be finished. The new message
+is read as the continuation. No ``stop`` is sent: a server
 cuts at the first stop string anywhere, which would end a reply that opens with a newline
 before it says anything. The full reply (at most ``max_new_tokens``) is cut here by the
 rule every backend uses (:func:`faithprobe.requests.stop_index`) and stripped of trailing
@@ -80,6 +89,11 @@ from faithprobe.subjects.base import Progress, Subject
 from faithprobe.subjects.endpoint.settings import NO_KEY, EndpointConfig
 from faithprobe.urls import public_url, redact_command
 
+# the user message asking for the rest of a begun reply under prefill=ask
+GO_ON = (
+    "Go on from exactly where your reply stops, without repeating any of it, and end with "
+    'the answer in the form "So the answer is (X)."'
+)
 SECRET_CHARS = 4  # the shortest URL value an error message hides (see url_secrets)
 RETRY_STATUS = frozenset({408, 409, 429})  # and every 5xx
 USAGE_FIELDS = (
@@ -171,6 +185,8 @@ class OpenAISubject(Subject):
     @property
     def fingerprint(self) -> str:
         parts = ("openai", self.base_url, self.model, self.api, self.scoring_version)
+        if self.endpoint.prefill != "continue":  # the default adds nothing: keys stay as they were
+            parts += (f"prefill={self.endpoint.prefill}",)
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
 
     def describe(self) -> dict[str, object]:
@@ -294,7 +310,9 @@ class OpenAISubject(Subject):
         if request.max_new_tokens == 0:
             return Generation("", 0)
         if request.chat:
-            response, tokens = self._chat(request.prompt, request.max_new_tokens, abort)
+            response, tokens = self._chat(
+                request.prompt, request.max_new_tokens, abort, reply_start=request.reply_start
+            )
             text = response.choices[0].message.content or ""
             offsets = _cumulative([t.token for t in tokens]) if tokens else None
         else:
@@ -314,15 +332,36 @@ class OpenAISubject(Subject):
         fallback = response.usage.completion_tokens if response.usage else 0
         return _cut(text, request.stop, offsets, fallback)
 
-    def _chat(self, prompt: str, max_tokens: int, abort: threading.Event, top: int = 0):
-        """A greedy chat completion of ``prompt`` as one user message, and its reply's
+    def _chat(
+        self,
+        prompt: str,
+        max_tokens: int,
+        abort: threading.Event,
+        top: int = 0,
+        reply_start: str = "",
+    ):
+        """A greedy chat completion of ``prompt`` as one user message (and ``reply_start``,
+        a reply begun for the model, as ``prefill`` says: module docstring), and its reply's
         token log-probabilities (with ``top`` alternatives each), None if it gave none."""
-        extra = {"top_logprobs": top} if top else {}
+        extra: dict = {"top_logprobs": top} if top else {}
+        messages = [{"role": "user", "content": prompt}]
+        refused = ""
+        if reply_start:
+            messages.append({"role": "assistant", "content": reply_start})
+            if self.endpoint.prefill == "continue":
+                extra["extra_body"] = {
+                    "continue_final_message": True,
+                    "add_generation_prompt": False,
+                }
+                refused = "; an endpoint that cannot continue a begun reply needs prefill=ask"
+            else:
+                messages.append({"role": "user", "content": GO_ON})
         response = self._call(
             self._client.chat.completions.create,
             abort,
+            refused=refused,
             model=self.model,
-            messages=[{"role": "user", "content": prompt}],
+            messages=messages,
             max_tokens=max_tokens,
             temperature=0,
             logprobs=True,
@@ -342,8 +381,10 @@ class OpenAISubject(Subject):
 
     # -- HTTP, retries, usage ------------------------------------------------------------
 
-    def _call(self, create, abort: threading.Event, **params):
-        """``create(**params)``, retried on transient failures; counts every attempt."""
+    def _call(self, create, abort: threading.Event, refused: str = "", **params):
+        """``create(**params)``, retried on transient failures; counts every attempt.
+        ``refused``: a hint added to the error when the endpoint refuses the request (400,
+        422)."""
         openai = self._openai
         attempt = 0
         while True:
@@ -356,7 +397,7 @@ class OpenAISubject(Subject):
             except openai.APIStatusError as err:
                 status = err.status_code
                 if status not in RETRY_STATUS and status < 500:
-                    raise self._failure(err) from None
+                    raise self._failure(err, hint=refused if status in (400, 422) else "") from None
                 self._count(**{"rate_limited" if status == 429 else "server_errors": 1})
                 retry_after = _retry_after(err.response.headers)
                 last = err
@@ -390,7 +431,7 @@ class OpenAISubject(Subject):
         with self._lock:
             self._usage.update(amounts)
 
-    def _failure(self, err: Exception, attempts: int = 1) -> ModelError:
+    def _failure(self, err: Exception, attempts: int = 1, hint: str = "") -> ModelError:
         status = getattr(err, "status_code", None)
         what = f"HTTP {status}" if status else type(err).__name__
         hint = {
@@ -398,7 +439,7 @@ class OpenAISubject(Subject):
             403: f"; is ${self.endpoint.api_key_env} the right key for this endpoint?",
             404: "; check the model name and --base-url (an endpoint without /v1/completions "
             "needs --api chat)",
-        }.get(status, "")
+        }.get(status, hint)
         tried = f" after {attempts} attempts" if attempts > 1 else ""
         return ModelError(
             f"{self.name}: the endpoint {self.base_url} failed{tried}: {what}: "

@@ -13,7 +13,8 @@ first tokens (the candidate and the special tokens around the text are kept), a 
 prompt too long loses its first tokens and ``max_new_tokens`` is capped to fit, and such
 answers are marked ``truncated``. Generation is greedy (ties: the lowest token id), stops at
 the file's EOS token, ``max_new_tokens`` or a stop string, and is cut and counted as HFCausal
-cuts and counts it; a chat request goes through the file's chat template.
+cuts and counts it; a chat request goes through the file's chat template, a reply begun for
+the model (``reply_start``) tokenized after its generation prompt and kept whole.
 
 **The context once per request.** A request's context is run once and its keys and values
 stay in llama.cpp's cache; each candidate is run after it (the cache rewound to the end of
@@ -277,7 +278,8 @@ class LlamaCppCausal(CausalTokens, Subject):
     def _encode_generation(self, request: GenerationRequest) -> tuple[tuple, bool]:
         if request.max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be >= 0, got {request.max_new_tokens}")
-        fixed = len(self._chat_ids("")) if request.chat else sum(map(len, self._frame))
+        reply = self._text_ids(request.reply_start)  # a reply begun for the model: kept whole
+        fixed = len(self._chat_ids("")) + len(reply) if request.chat else sum(map(len, self._frame))
         if fixed >= self.max_length:
             raise UsageError(
                 f"model {self.name} takes at most {self.max_length} tokens, but the tokens "
@@ -285,8 +287,11 @@ class LlamaCppCausal(CausalTokens, Subject):
             )
         max_new = min(request.max_new_tokens, self.max_length - fixed)
         room = self.max_length + 1 - max(max_new, 1)
-        bounded = self._bounded_chat_ids if request.chat else self.bounded_prompt_ids
-        ids, cut = bounded(request.prompt, room)
+        if request.chat:
+            ids, cut = self._bounded_chat_ids(request.prompt, room - len(reply))
+            ids = ids + reply
+        else:
+            ids, cut = self.bounded_prompt_ids(request.prompt, room)
         return (ids, max_new, request.stop), cut or max_new < request.max_new_tokens
 
     # -- computing ---------------------------------------------------------------------

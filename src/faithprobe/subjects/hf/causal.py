@@ -51,7 +51,9 @@ to fit after even one context token is a :class:`~faithprobe.errors.UsageError` 
 request. Generation caps ``max_new_tokens`` to what fits beside the prompt's special tokens
 (or chat template) and one prompt token, then cuts the prompt from the left to fit beside
 them. A cut keeps the special tokens the tokenizer puts around a text (Llama's ``<s>``) and,
-for a chat request, the whole template: there the user's message loses its first tokens.
+for a chat request, the whole template and a reply begun for the model (``reply_start``,
+whose tokens follow the template's generation prompt): there the user's message loses its
+first tokens.
 """
 
 from __future__ import annotations
@@ -150,18 +152,27 @@ class HFCausal(CausalTokens, HFSubject):
 
     # -- tokenization ------------------------------------------------------------------
 
-    def chat_ids(self, messages: list[dict[str, str]]) -> list[int]:
+    def chat_ids(
+        self,
+        messages: list[dict[str, str]],
+        reply_start: str = "",
+        generation_prompt: bool = True,
+    ) -> list[int]:
         """The token ids of ``messages`` in the tokenizer's chat template, ready for the
-        assistant's reply (the template writes its own special tokens)."""
+        assistant's reply (the template writes its own special tokens; without its
+        ``generation_prompt``, as they are), then those of ``reply_start``, the reply begun
+        for the model (tokenized on its own, so a template that rewrites an assistant
+        message cannot change it)."""
         if not getattr(self.tokenizer, "chat_template", None):
             raise UsageError(
                 f"{self.name} has no chat template, so it cannot answer chat requests; "
                 "use an instruction-tuned model or turn chat off"
             )
         text = self.tokenizer.apply_chat_template(
-            messages, tokenize=False, add_generation_prompt=True
+            messages, tokenize=False, add_generation_prompt=generation_prompt
         )
-        return self.tokenizer(text, add_special_tokens=False).input_ids
+        ids = self.tokenizer(text, add_special_tokens=False).input_ids
+        return ids + self._text_ids(reply_start)
 
     def _bounded_chat_ids(self, prompt: str, room: int | None) -> tuple[list[int], bool]:
         """:meth:`chat_ids` of ``prompt`` as the user's message if they are at most ``room``
@@ -207,9 +218,11 @@ class HFCausal(CausalTokens, HFSubject):
     def _encode_generation(self, request: GenerationRequest) -> tuple[tuple, bool]:
         if request.max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be >= 0, got {request.max_new_tokens}")
-        if request.chat:
-            room, max_new = self._generation_room(request, self._chat_frame_size)
-            ids, cut = self._bounded_chat_ids(request.prompt, room)
+        if request.chat:  # a reply begun for the model is kept whole, the message is cut
+            reply = self._text_ids(request.reply_start)
+            room, max_new = self._generation_room(request, self._chat_frame_size + len(reply))
+            ids, cut = self._bounded_chat_ids(request.prompt, _less(room, len(reply)))
+            ids = ids + reply
         else:
             room, max_new = self._generation_room(request, sum(map(len, self._frame)))
             ids, cut = self.bounded_prompt_ids(request.prompt, room)
@@ -759,6 +772,11 @@ def _merged(parts: list[tuple]) -> tuple:
     return stacked_rows(
         [(logits, mask, [(la.keys, la.values) for la in c.layers]) for logits, mask, c in parts]
     )
+
+
+def _less(room: int | None, taken: int) -> int | None:
+    """What is left of ``room`` (None: no bound) once ``taken`` tokens are placed."""
+    return None if room is None else room - taken
 
 
 def _user(message: str) -> list[dict[str, str]]:
