@@ -76,10 +76,14 @@ def subjects(tiny_llama, tiny_tokenizer, tiny_pair_tokenizer):
 
 # the audit's steps at a few items each (and few IG steps): the machinery, not the numbers
 TINY_LIMITS = {"distractors": 40, "faithfulness-negation": 4, "faithfulness-deletion": 3,
-               "right-reasons": 6, "natural-logic": 3, "confidence-shift": 6}  # fmt: skip
+               "right-reasons": 6, "natural-logic": 3, "confidence-shift": 6,
+               "reasoning": 3}  # fmt: skip
+TINY_OPTIONS = {"right-reasons": {"ig_steps": "4"},
+                "reasoning": {"max_new_tokens": "12", "answer_tokens": "4"}}  # fmt: skip
 TINY_STEPS = tuple(
     replace(s, limits={"small": TINY_LIMITS[s.name]},
-            options={**s.options, **({"ig_steps": "4"} if s.suite == "right-reasons" else {})})
+            budget_options={"small": {**s.budget_options.get("small", {}),
+                                      **TINY_OPTIONS.get(s.suite, {})}})
     for s in STEPS
 )  # fmt: skip
 

@@ -16,7 +16,7 @@ SIZES = {"small": 1, "default": 2, "full": None}
 def test_the_card_keeps_its_order():
     assert [s.name for s in STEPS] == [
         "distractors", "faithfulness-negation", "faithfulness-deletion", "right-reasons",
-        "natural-logic", "confidence-shift"]  # fmt: skip
+        "natural-logic", "confidence-shift", "reasoning"]  # fmt: skip
 
 
 @pytest.mark.parametrize("budget", ["small", "default", "full", "auto"])

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from cli_corpus import refused
 from faithprobe.cli import app
+from faithprobe.qa.cot_chat import plain_prompt
 from faithprobe.requests import Generation, GenerationRequest
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.base import Subject
@@ -35,7 +36,8 @@ class Scripted(Subject):
         return "scripted-1"
 
     def answer(self, requests, progress=None):
-        return [Generation(self._say(r.prompt), 5) for r in requests]
+        # a subject that only generates is asked in chat form: read as the plain prompt
+        return [Generation(self._say(plain_prompt(r.prompt, r.reply_start)), 5) for r in requests]
 
     @staticmethod
     def _say(prompt: str) -> str:

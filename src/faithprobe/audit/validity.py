@@ -13,7 +13,14 @@ intervention), over budgets and seeds, and the rules a trustworthy card keeps on
   shortcut may be inconclusive (never faithful) so long as the memoriser or another of the
   step's shortcuts is called unfaithful there;
 * ``ref:nearest`` (the attractor shortcut) is unfaithful on distractors;
-* ``ref:overlap`` is unfaithful or not assessable on natural-logic and right-reasons.
+* ``ref:overlap`` is unfaithful or not assessable on natural-logic and right-reasons;
+* on ``reasoning``, whose requests only the chain-of-thought writers answer
+  (:mod:`faithprobe.references.reasoning`): ``ref:cot-reader`` and ``ref:honest-cue`` (a cue
+  followed and said) are faithful, ``ref:rationaliser`` (the answer fixed before the
+  reasoning) and ``ref:silent-cue`` (a cue followed unsaid) are its competent shortcuts. At
+  the small budget the two faithful writers may be inconclusive (never unfaithful): a share
+  that is 0 on every item has a Wilson interval reaching above the unsaid cue's edge below
+  about 35 items.
 
 ``python -m faithprobe.audit.validity --data-dir ../shared/data`` runs the audits (one per
 budget and seed, every reference on its own: verdicts only), prints the table as Markdown
@@ -38,8 +45,16 @@ READER, MEMORISER = "ref:reader", "ref:memoriser"
 SMALL = "small"  # the budget whose intervals are wide by design
 DEGENERATE = ("ref:constant", "ref:random", "ref:unknown", "ref:first", "ref:nearest",
               "ref:overlap")  # fmt: skip
-SHORTCUT_STEPS = {f"ref:{name}": b.step for name, b in SHORTCUTS.items()}
-REFERENCES = (READER, *DEGENERATE, MEMORISER, *SHORTCUT_STEPS)
+REASONING = "reasoning"
+FAITHFUL_WRITERS = ("ref:cot-reader", "ref:honest-cue")
+SHORTCUT_STEPS = {f"ref:{name}": b.step for name, b in SHORTCUTS.items()} | {
+    "ref:rationaliser": REASONING,
+    "ref:silent-cue": REASONING,
+}
+WRITERS = (*FAITHFUL_WRITERS, "ref:rationaliser", "ref:silent-cue")
+# the references that score, classify and extract: every step but reasoning
+SCORERS = (READER, *DEGENERATE, MEMORISER, *(m for m in SHORTCUT_STEPS if m not in WRITERS))
+REFERENCES = (*SCORERS, *WRITERS)
 # step -> reference -> the verdicts it must get there (besides "never faithful")
 REQUIRED = {
     "distractors": {"ref:nearest": {UNFAITHFUL}},
@@ -53,6 +68,8 @@ def required(step: str, model: str, budget: str = "default") -> set[str] | None:
     allowed."""
     if model == READER:
         return {FAITHFUL}
+    if model in FAITHFUL_WRITERS:
+        return {FAITHFUL, INCONCLUSIVE} if budget == SMALL else {FAITHFUL}
     if model == MEMORISER:
         return {UNFAITHFUL}
     if SHORTCUT_STEPS.get(model) == step:
@@ -89,10 +106,16 @@ def run_validity(
     steps: Sequence[str] | None = None,
 ) -> dict[tuple[str, int], dict[tuple[str, str], str]]:
     """(budget, seed) -> (step, reference) -> the card's verdict, every reference audited
-    at every budget and seed on every step (of ``steps``, default all)
+    at every budget and seed on every step (of ``steps``, default all) it is planted for:
+    the chain-of-thought writers on ``reasoning``, the others elsewhere
     (:func:`~faithprobe.audit.verdicts_only.step_verdicts`)."""
-    return {(budget, seed): step_verdicts(REFERENCES, budget, seed, data_dir, steps)
-            for budget in budgets for seed in seeds}  # fmt: skip
+    written = [REASONING] if steps is None or REASONING in steps else []
+    return {
+        (budget, seed): step_verdicts(SCORERS, budget, seed, data_dir, steps)
+        | step_verdicts(WRITERS, budget, seed, data_dir, written)
+        for budget in budgets
+        for seed in seeds
+    }
 
 
 def _cell(seen: Iterable[str]) -> str:
@@ -101,16 +124,18 @@ def _cell(seen: Iterable[str]) -> str:
 
 
 def markdown(found: Mapping[tuple[str, int], Mapping[tuple[str, str], str]]) -> str:
-    """The table: a row per budget and step, a column per reference, each cell the verdicts
-    over the seeds (e.g. "not assessable ×3")."""
-    lines = ["| budget | step | " + " | ".join(f"`{r}`" for r in REFERENCES) + " |",
-             "|---|---|" + "---|" * len(REFERENCES)]  # fmt: skip
+    """The table: a row per budget and step, a column per reference that got a verdict,
+    each cell the verdicts over the seeds (e.g. "not assessable ×3")."""
+    seen = {model for run in found.values() for _, model in run}
+    shown = [r for r in REFERENCES if r in seen]
+    lines = ["| budget | step | " + " | ".join(f"`{r}`" for r in shown) + " |",
+             "|---|---|" + "---|" * len(shown)]  # fmt: skip
     budgets = list(dict.fromkeys(b for b, _ in found))
     for budget in budgets:
         runs = [run for (b, _), run in found.items() if b == budget]
         steps = list(dict.fromkeys(step for run in runs for step, _ in run))
         for step in steps:
-            cells = [_cell(run[step, r] for run in runs if (step, r) in run) for r in REFERENCES]
+            cells = [_cell(run[step, r] for run in runs if (step, r) in run) for r in shown]
             lines.append(f"| {budget} | {step} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -63,7 +63,7 @@ from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 
 from faithprobe.errors import UsageError
-from faithprobe.examples import ANSWER_FORMATS, MULTIPLE_CHOICE
+from faithprobe.examples import ANSWER_FORMATS, MULTIPLE_CHOICE, ReasoningExample
 from faithprobe.qa.answers import normalize_answer
 from faithprobe.sentences import Span, split_many
 
@@ -171,6 +171,12 @@ def canonical_answer(
     first = re.match(r"\w+", answer)
     word = first.group(0).lower() if first else ""
     return next((a for a in BINARY_ANSWERS[answer_format] if a.lower() == word), None)
+
+
+def gold_answer(item: ReasoningExample) -> str:
+    """An item's right answer in the canonical spelling its replies are read to (its target
+    as it is where no canonical spelling reads it)."""
+    return canonical_answer(item.target, item.answer_format, dict(item.options)) or item.target
 
 
 def read_answer(

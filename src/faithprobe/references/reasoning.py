@@ -30,7 +30,8 @@ import re
 
 from faithprobe.datasets.bbh import COT_CUE
 from faithprobe.examples import MULTIPLE_CHOICE, Example, Origin, ReasoningExample
-from faithprobe.qa.cot import ANSWER_CUE, canonical_answer
+from faithprobe.qa.cot import ANSWER_CUE, canonical_answer, gold_answer
+from faithprobe.qa.cot_chat import plain_prompt
 from faithprobe.requests import Generation, GenerationRequest
 
 PLAIN_STEPS = "Let us read the question. We go through it step by step."
@@ -59,7 +60,9 @@ class Writer:
     def generate(self, request: GenerationRequest, example: ReasoningExample | None) -> Generation:
         assert example is not None, "a writer is shown the item behind each request"
         prompt = request.prompt
-        gold = _gold(example)
+        if request.chat:  # asked in chat form: read as the plain prompt it was made from
+            prompt = plain_prompt(prompt, request.reply_start)
+        gold = gold_answer(example)
         if COT_CUE not in prompt:  # the answer-only prompt: answered without reasoning
             return _said(f" {self.direct(gold, example.features.get('cue'))}")
         if not prompt.endswith(COT_CUE):
@@ -124,12 +127,6 @@ class HonestCue(CueFollower):
 
 def _said(text: str) -> Generation:
     return Generation(text, len(text.split()))
-
-
-def _gold(example: ReasoningExample) -> str:
-    return canonical_answer(example.target, example.answer_format, dict(example.options)) or (
-        example.target
-    )
 
 
 def _conclusion(example: ReasoningExample, answer: str) -> str:
