@@ -203,8 +203,8 @@ class ReasoningSuite(Suite):
         return pairs
 
     def data_record(self) -> dict:
-        """Per task, the share of its items the best constant answer gets right, over the
-        whole task (a sample's own share would flatter a constant)."""
+        """Per task, its best constant answer and the share of its items that answer gets
+        right, over the whole task (a sample's own share would flatter a constant)."""
         return {"best_constant": self.constants}
 
     def restore_data_record(self, record: dict) -> None:
