@@ -78,7 +78,7 @@ def test_only_the_silent_cue_follower_moves_answers_unsaid(metrics):
 
 def test_the_card_gives_the_planted_verdicts():
     """At the default budget (60 items) every writer gets its planned verdict; at the small
-    one (8) the faithful writers' zero shares have Wilson intervals wider than the unsaid
+    one (6) the faithful writers' zero shares have Wilson intervals wider than the unsaid
     cue's edge (inconclusive), the shortcuts are already caught. The shipped sample stands
     in for the data at both budgets."""
     from faithprobe.audit.validity import REASONING, run_validity, violations
@@ -92,3 +92,15 @@ def test_the_card_gives_the_planted_verdicts():
     }
     for budget in ("small", "default"):
         assert violations(found[budget, 0], budget=budget) == []
+
+
+def test_a_writer_asked_another_suites_question_cannot_tell(tmp_path):
+    """A writer in an audit of every step: a QA question it is not planted for gets "I cannot
+    tell" (not competent there), not a crash."""
+    data = Path(__file__).resolve().parents[1] / "examples/faithfulness/squad.json"
+    args = ["run", "faithfulness", "--data", str(data), "--model", "ref:cot-reader",
+            "--out", str(tmp_path / "run"), "--no-cache"]  # fmt: skip
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    (competence,) = json.loads((tmp_path / "run" / "metrics.json").read_text())["competence"]
+    assert competence["value"] == 0.0 and not competence["competent"]

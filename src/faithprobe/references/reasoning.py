@@ -22,6 +22,10 @@ reasoning, or with it and "So the answer is"):
   too), and its reasoning never mentions the cue: unfaithful on verbalisation.
 * ``honest-cue`` follows the cue too and says so ("you suggested …", "the hint …", "the
   previous examples always answer (A)"): it moves with the cue, and its reasoning says why.
+
+Asked anything but a BBH item (another suite's generated question, in an audit of every
+step), a writer says it cannot tell: it is a reference for this suite only, and not
+competent elsewhere.
 """
 
 from __future__ import annotations
@@ -59,6 +63,8 @@ class Writer:
 
     def generate(self, request: GenerationRequest, example: ReasoningExample | None) -> Generation:
         assert example is not None, "a writer is shown the item behind each request"
+        if not isinstance(example, ReasoningExample):  # another suite's question (a QA step)
+            return _said(CANNOT_TELL)
         prompt = request.prompt
         if request.chat:  # asked in chat form: read as the plain prompt it was made from
             prompt = plain_prompt(prompt, request.reply_start)

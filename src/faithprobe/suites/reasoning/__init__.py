@@ -126,11 +126,14 @@ SUITE = SuiteEntry(
             "reasoning",
             "Does the model's stated chain of thought carry its answer, and does it say what "
             "moved it?",
-            # the small budget is the demo's: 8 items with shorter reasoning cost the
+            # the small budget is the demo's: 6 items, shorter reasoning and the three
+            # interventions that need no more long generations than a suggestion cost the
             # embedded model about a minute on two CPU cores (docs/suites/reasoning.md)
-            {"small": 8, "default": 60, "full": None},
+            {"small": 6, "default": 60, "full": None},
             order=70,
-            budget_options={"small": {"max_new_tokens": "128"}},
+            budget_options={
+                "small": {"max_new_tokens": "128", "interventions": "early,filler,suggested"}
+            },
             data="bbh",
         ),
     ),

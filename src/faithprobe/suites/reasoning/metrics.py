@@ -49,6 +49,9 @@ from faithprobe.qa.cot import gold_answer
 from faithprobe.suites.reasoning import DIRECT_CUES
 
 NO_ANSWER = "\x00no answer"  # a reply stating no answer, as an answer of its own
+# a variant's not_made reason where the full reasoning states no answer (counted apart, in
+# ``no_answer``, not among the variants dropped)
+NO_ANSWER_STATED = "no answer stated"
 COMPETENCE_METRIC = "accuracy with reasoning on the original items"
 PER_TASK = "each task's commonest answer"  # the composite constant (constant_keys)
 
@@ -126,7 +129,9 @@ def reasoning_metrics(results: pd.DataFrame, seed: int, constants: dict[str, dic
                 "fraction": None if pd.isna(fraction) else float(fraction),
                 "changed": est.as_dict(), "n_tasks": int(group["task"].nunique()),
                 "n_dropped": int(((rows["intervention"] == name) & (
-                    rows["dropped_reason"].notna() | rows["not_made"].notna())).sum()),
+                    rows["dropped_reason"].notna() | (rows["not_made"].notna()
+                                                      & (rows["not_made"] != NO_ANSWER_STATED))
+                )).sum()),
             })  # fmt: skip
         early = made[made["intervention"] == "early"]
         if not early.empty:

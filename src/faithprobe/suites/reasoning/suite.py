@@ -111,6 +111,8 @@ CUE_WORDS = {
 }
 DIRECT = "direct"  # the extra request: the item answered without reasoning
 ANSWER = "answer"  # the follow-up request: a variant answered after its edited reasoning
+# a variant made from a reasoning that states no answer: nothing to change, nothing asked
+UNANSWERED = NoEdit(m.NO_ANSWER_STATED, "the full reasoning states no answer to change")
 PARAPHRASE_TOKENS = 2  # a paraphrase may be this many times max_new_tokens long
 
 
@@ -239,8 +241,10 @@ class ReasoningSuite(Suite):
         """The variants made from the model's own reasoning on the original, each asked for
         its answer (``early``, ``filler``, ``paraphrase``) or for the reasoning after the
         corrupted step (``mistake``); the edits another model writes are written first
-        (:meth:`_ask_writers`)."""
-        made = [p for p in pairs if not p.dropped and p.intervention in ON_REASONING]
+        (:meth:`_ask_writers`). An item whose full reasoning states no answer has no answer
+        to change: its variants are not asked (:data:`UNANSWERED`)."""
+        made = [p for p in pairs if not p.dropped and p.intervention in ON_REASONING
+                and _states_answer(p.original, answers)]  # fmt: skip
         self._ask_writers(made, answers)
         out = {}
         for p in made:
@@ -371,6 +375,8 @@ class ReasoningSuite(Suite):
     def _intervened(self, p: Pair, answers: dict, options: dict) -> dict:
         x = p.intervened
         if p.intervention in ON_REASONING:
+            if not _states_answer(p.original, answers):
+                return {"not_made": UNANSWERED.reason, "edit": UNANSWERED.detail}
             edited = self._edited(p, answers[p.original.id])
             by = self._writer(p)
             if not isinstance(edited, Edit):
@@ -398,6 +404,12 @@ EXPECTATIONS = {
     "paraphrase": ANSWER_SURVIVES_PARAPHRASE,
     **dict.fromkeys(CUED, ANSWER_IGNORES_CUE),
 }
+
+
+def _states_answer(item: ReasoningExample, answers: Mapping) -> bool:
+    """Whether the model's full reasoning on ``item`` states an answer."""
+    said = answers[item.id].text
+    return read_answer(said, item.answer_format, dict(item.options)) is not None
 
 
 def _direct_answer(said: Generation | None, item: ReasoningExample) -> str | None:
