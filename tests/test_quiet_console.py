@@ -100,7 +100,7 @@ def test_the_demo_audit_prints_only_faithprobes_own_lines(tiny_llama_dir, tmp_pa
     code, foreign, own = faithprobe(tmp_path, args)
     assert code == 0, own + foreign
     assert foreign == ""
-    assert f"audit folder: {out}" in own and "[6/6]" in own
+    assert f"audit folder: {out}" in own and "[7/7]" in own
 
 
 def test_known_warnings_are_hidden_and_unforeseen_ones_are_not(tiny_llama_dir, tmp_path):

@@ -316,6 +316,9 @@ def test_the_embedded_model_in_chat_form(tmp_path):
     assert res.exit_code == 0, res.output
     rows = pd.read_parquet(out / "results.parquet")
     assert set(rows["answer_mode"]) == {"chat"} and rows["original_reply"].str.strip().all()
-    followed = rows[rows["intervention"].isin(["early", "filler"]) & rows["not_made"].isna()]
-    assert len(followed) and followed["reply"].notna().all()
+    on_reasoning = rows[rows["intervention"].isin(["early", "filler"])]
+    stated = on_reasoning["original_prediction"].notna()
+    assert (on_reasoning.loc[~stated, "not_made"] == "no answer stated").all()
+    followed = on_reasoning[stated & on_reasoning["not_made"].isna()]
+    assert followed["reply"].notna().all()
     assert json.loads((out / "metrics.json").read_text())["accuracy"][0]["n_items"] == 2

@@ -233,8 +233,11 @@ def test_the_embedded_model_paraphrased_by_itself(tmp_path):
     assert res.exit_code == 0, res.output
     rows = pd.read_parquet(out / "results.parquet")
     assert list(rows["intervention"]) == ["paraphrase", "paraphrase"]
-    assert (rows["edited_by"] == "embedded").all()
-    assert (rows["edit"].str.endswith("So the answer is") | rows["not_made"].notna()).all()
-    (pool,) = json.loads((out / "run.json").read_text())["pair_models"]
-    reasonings = {reasoning_part(said) for said in rows["original_reply"]} - {""}
-    assert pool["computed_requests"] == len(reasonings)
+    # a reasoning that states no answer has none to change: it is not paraphrased
+    stated = rows[rows["original_prediction"].notna()]
+    assert (rows.loc[rows["original_prediction"].isna(), "not_made"] == "no answer stated").all()
+    assert (stated["edited_by"] == "embedded").all()
+    assert (stated["edit"].str.endswith("So the answer is") | stated["not_made"].notna()).all()
+    models = json.loads((out / "run.json").read_text())["pair_models"]
+    reasonings = {reasoning_part(said) for said in stated["original_reply"]} - {""}
+    assert sum(m["computed_requests"] for m in models) == len(reasonings)

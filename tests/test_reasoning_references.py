@@ -78,7 +78,7 @@ def test_only_the_silent_cue_follower_moves_answers_unsaid(metrics):
 
 def test_the_card_gives_the_planted_verdicts():
     """At the default budget (60 items) every writer gets its planned verdict; at the small
-    one (6) the faithful writers' zero shares have Wilson intervals wider than the unsaid
+    one (10) the faithful writers' zero shares have Wilson intervals wider than the unsaid
     cue's edge (inconclusive), the shortcuts are already caught. The shipped sample stands
     in for the data at both budgets."""
     from faithprobe.audit.validity import REASONING, run_validity, violations

@@ -124,8 +124,13 @@ def test_the_embedded_model_end_to_end(tmp_path):
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["accuracy"][0]["n_items"] == 2
-    assert "(follow-ups)" in res.output and (out / "report.html").is_file()
+    assert metrics["accuracy"][0]["n_items"] == 2 and (out / "report.html").is_file()
+    # follow-ups are asked of the reasonings that state an answer (none to change otherwise)
+    rows = pd.read_parquet(out / "results.parquet")
+    on_reasoning = rows[rows["intervention"].isin(["early", "filler", "mistake"])]
+    stated = on_reasoning["original_prediction"].notna()
+    assert (on_reasoning.loc[~stated, "not_made"] == "no answer stated").all()
+    assert ("(follow-ups)" in res.output) == bool(stated.any())
 
 
 @pytest.mark.parametrize(

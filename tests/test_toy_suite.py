@@ -87,7 +87,7 @@ def test_audit_runs_the_step_the_suite_declares(site, tmp_path):
                      "--edge", "shout.kept=0.6", FAITHPROBE_DATA=str(tmp_path / "no-data"))  # fmt: skip
     assert res.returncode == 0, res.stderr
     steps = json.loads((out / "run.json").read_text())["steps"]
-    assert [s["step"] for s in steps][-2:] == ["confidence-shift", "shout"]
+    assert [s["step"] for s in steps][-2:] == ["reasoning", "shout"]
     assert steps[-1]["status"] == "ran" and steps[-1]["options"] == {"items": "8"}
     assert (out / "suites" / "shout" / "report.html").is_file()
     card = json.loads((out / "metrics.json").read_text())

@@ -32,7 +32,7 @@ SUITE = SuiteEntry(
             "shout",
             "Is a cloze answer kept when the context is in capitals?",
             {"small": 8, "default": 8, "full": None},
-            order=70,
+            order=80,
             options={"items": "8"},
         ),
     ),
