@@ -31,7 +31,7 @@ from pathlib import Path
 
 import torch
 
-from faithprobe.executors import RayConfig, RayExecutor
+from faithprobe.executors import RayExecutor, RaySettings
 from faithprobe.runner import answer_all
 from faithprobe.subjects import load_subject
 from faithprobe.subjects.answer_store import AnswerCache
@@ -86,7 +86,7 @@ def main() -> None:
     del local
 
     start = time.perf_counter()
-    config = RayConfig(workers=args.workers, num_cpus=args.num_cpus)
+    config = RaySettings(workers=args.workers, num_cpus=args.num_cpus)
     with RayExecutor(config) as executor:
         remote = executor.subject(args.model, batch_size=args.batch_size)
         ray_start = time.perf_counter() - start

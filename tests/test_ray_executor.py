@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import faithprobe
-from faithprobe.executors import RayConfig, RayExecutor
+from faithprobe.executors import RayExecutor, RaySettings, parse_executor
 from faithprobe.report import run_to_folder as run
 from faithprobe.runner import RunConfig
 from faithprobe.subjects.answer_store import AnswerCache
@@ -42,8 +42,7 @@ def _run(tmp_path: Path, model_dir: Path, name: str, executor: str, cache: str) 
         batch_size=4,
         out=tmp_path / name,
         cache_dir=tmp_path / cache,
-        executor=executor,
-        ray=RayConfig(workers=2),
+        executor=parse_executor(executor + (",workers=2" if executor == "ray" else "")),
     )
     return run(config)
 
@@ -83,6 +82,10 @@ def test_ray_matches_in_process_and_warm_cache_sends_nothing(tmp_path, model_dir
         "address": None,
         "workers": 2,
         "gpus_per_worker": float(torch.cuda.is_available()),
+        "cpus_per_worker": 1.0,
+        "num_cpus": None,
+        "max_replacements": 3,
+        "replace_timeout": 600.0,
     }
     assert json.loads((local / "run.json").read_text())["executor"] == {"name": "inprocess"}
     (subject,) = info["subjects"]
@@ -105,7 +108,7 @@ def test_shards_come_back_in_order_and_resume(tmp_path, model_dir, local_ray):
         CandidateScoreRequest(f"Item {i} lives in France. The capital is", ("Paris", "Rome"))
         for i in range(12)
     ]
-    with RayExecutor(RayConfig(workers=2)) as executor:
+    with RayExecutor(RaySettings(workers=2)) as executor:
         subject = executor.subject(str(model_dir), batch_size=2)
         # the actors import faithprobe from the same folder as this process
         assert Path(subject.worker_faithprobe) == Path(faithprobe.__file__)

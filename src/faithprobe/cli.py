@@ -79,6 +79,7 @@ def list_things() -> None:
     models (and whether they are installed)."""
     from faithprobe.datasets import LOADERS
     from faithprobe.datasets.schema import declared, schemas_for
+    from faithprobe.executors.settings import EXECUTOR_SETTINGS
     from faithprobe.generators import GENERATORS
     from faithprobe.interventions import available
     from faithprobe.options import describe
@@ -111,6 +112,11 @@ def list_things() -> None:
         "model backend settings (--model-option KEY=VALUE)": _backend_settings(
             BACKENDS.entries(), describe
         ),
+        "executor settings (--executor NAME,KEY=VALUE; ray: --placement MODEL@KEY=VALUE)": {
+            f"{name}: {key}": f"{text} (default {default!r})"
+            for name, settings in EXECUTOR_SETTINGS.items()
+            for key, default, text in describe(settings)
+        },
         "embedded models (--model NAME)": {
             m.name: f"{m.display}; terms: {m.terms}; "
             + ("installed" if m.installed else f"not installed: {m.install}")
@@ -263,9 +269,34 @@ def _endpoint_option(setting: str, number: type | None = None):
     return number_option(*bounds(EndpointConfig, setting), kind=number, **shown)
 
 
-def _ray_option(text: str, **kwargs):
-    """An option of ``run`` that applies to ``--executor ray`` only."""
-    return typer.Option(help=f"--executor ray: {text}", rich_help_panel="Ray executor", **kwargs)
+def _ray_option(setting: str, text: str, **kwargs):
+    """An older flag of ``run`` for the Ray executor's ``setting`` (kept: scripts use it)."""
+    return typer.Option(
+        help=f"{text}; the same as --executor ray,{setting}=VALUE",
+        rich_help_panel="Ray executor (older flags)",
+        **kwargs,
+    )
+
+
+ExecutorOption = Annotated[
+    str,
+    typer.Option(
+        help="where the models compute: 'inprocess' (default) or 'ray[,KEY=VALUE...]' (each "
+        "model on its own pool of Ray actors, one replica each, requests sharded over them; "
+        "settings address, workers, gpus_per_worker, cpus_per_worker, num_cpus, "
+        "max_replacements, replace_timeout: `faithprobe list`; needs pip install "
+        "'faithprobe[ray]')",
+        rich_help_panel="Ray executor",
+    ),
+]
+PlacementOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        help="MODEL@KEY=VALUE[,KEY=VALUE]: one model's own workers, gpus_per_worker or "
+        "cpus_per_worker on Ray (MODEL: its name or --model text; repeatable)",
+        rich_help_panel="Ray executor",
+    ),
+]
 
 
 @app.command()
@@ -325,31 +356,24 @@ def run(
     concurrency: Annotated[int | None, _endpoint_option("concurrency", int)] = None,
     timeout: Annotated[float | None, _endpoint_option("timeout", float)] = None,
     max_retries: Annotated[int | None, _endpoint_option("max_retries", int)] = None,
-    executor: Annotated[
-        str,
-        typer.Option(
-            help="where the models compute: 'inprocess' (default) or 'ray' (requests sharded "
-            "across Ray actors, one model replica each; needs pip install 'faithprobe[ray]')"
-        ),
-    ] = "inprocess",
+    executor: ExecutorOption = "inprocess",
+    placement: PlacementOption = None,
     address: Annotated[
-        str | None,
-        _ray_option("a running Ray cluster, e.g. HEAD:6379 (default: start Ray on this machine)"),
+        str | None, _ray_option("address", "a running Ray cluster, e.g. HEAD:6379")
     ] = None,
-    workers: Annotated[int, _ray_option("actors, one model replica each", min=1)] = 2,
+    workers: Annotated[int | None, _ray_option("workers", "actors per model", min=1)] = None,
     gpus_per_worker: Annotated[
         float | None,
         number_option(
             0,
             1024,
-            help="--executor ray: GPUs reserved per actor (default: 1 if this machine sees "
-            "CUDA, else 0)",
-            rich_help_panel="Ray executor",
+            help="the same as --executor ray,gpus_per_worker=G",
+            rich_help_panel="Ray executor (older flags)",
         ),
     ] = None,
 ) -> None:
     """Run SUITE on one or more models and write a run folder with a report."""
-    from faithprobe.executors import RayConfig
+    from faithprobe.executors import parse_executor
     from faithprobe.suite import suite_options
 
     with user_errors(RESUME):
@@ -369,8 +393,8 @@ def run(
             from faithprobe.catalog.locate import resolve
 
             data = resolve(data)
-        if address and executor != "ray":
-            raise UsageError("--address is for --executor ray")
+        aliases = {"address": address, "workers": workers, "gpus_per_worker": gpus_per_worker}
+        executor_spec = parse_executor(executor, placement or (), aliases)
         from faithprobe.report import run_to_folder, summary_table, summary_title
         from faithprobe.runner import RunConfig
 
@@ -386,8 +410,7 @@ def run(
             cache=not no_cache,
             cache_dir=cache_dir,
             options=options,
-            executor=executor,
-            ray=RayConfig(address=address, workers=workers, gpus_per_worker=gpus_per_worker),
+            executor=executor_spec,
             command=command_line(),
         )
         with progress_bars() as progress:
@@ -482,6 +505,8 @@ def audit(
     model_option: ModelOptions = None,
     base_url: Annotated[str | None, _endpoint_option("base_url")] = None,
     api: Annotated[str | None, _endpoint_option("api")] = None,
+    executor: ExecutorOption = "inprocess",
+    placement: PlacementOption = None,
 ) -> None:
     """Run every suite each model can answer at one budget, and write one faithfulness card
     (index.html) with a verdict per suite and model; or compare two audits."""
@@ -509,6 +534,10 @@ def audit(
         time_limit = check_auto(budget, time, max_items)
         Edges.parse(edge or (), [s.suite for s in STEPS])
         specs = _model_specs(model, model_option or [], base_url=base_url, api=api)
+        from faithprobe.executors import check_placed, parse_executor
+
+        executor_spec = parse_executor(executor, placement or ())
+        check_placed(executor_spec, specs)
         data_roots(data_dir)
         check_cache_dir(cache_dir)
         from datetime import UTC, datetime
@@ -533,6 +562,7 @@ def audit(
             adjustment=adjust,
             time_limit=time_limit,
             max_items=max_items,
+            executor=executor_spec,
         )
         with progress_bars() as progress:
             folder = run_audit(config, progress=progress, log=log)

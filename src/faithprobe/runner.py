@@ -31,12 +31,12 @@ from faithprobe import __version__
 from faithprobe.atomic import json_text
 from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import Origin
-from faithprobe.executors import EXECUTORS, RayConfig, RayExecutor
+from faithprobe.executors import ExecutorSpec, RayExecutor, check_placed
 from faithprobe.interventions import Pair
 from faithprobe.memo import Memo, fingerprint, module_fingerprint
 from faithprobe.options import record
 from faithprobe.runfolder import check_cache_dir, check_target
-from faithprobe.subjects import BACKENDS, ModelSpec, check_unique_names, load_subject, model_spec
+from faithprobe.subjects import ModelSpec, check_unique_names, load_subject, model_spec
 from faithprobe.subjects.answer_store import AnswerCache, answers_file
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.cached_subject import CachedSubject
@@ -62,8 +62,7 @@ class RunConfig:
     cache_dir: Path | None = None
     options: dict[str, object] = field(default_factory=dict)  # suite options
     endpoint: EndpointConfig = field(default_factory=EndpointConfig)  # for openai: models
-    executor: str = "inprocess"  # where subjects compute: "inprocess" or "ray"
-    ray: RayConfig = field(default_factory=RayConfig)  # for executor="ray"
+    executor: ExecutorSpec = field(default_factory=ExecutorSpec)  # where subjects compute
     command: str = field(default_factory=lambda: " ".join(sys.argv))
 
 
@@ -266,26 +265,25 @@ def remembered_metrics(
 
 def load_subjects(config: RunConfig, stack: ExitStack) -> tuple[list[Subject], dict]:
     """The subjects ``config.models`` name, computed where ``config.executor`` says (the Ray
-    executor's actors live until ``stack`` closes), and the executor's settings. In process,
+    executor's actors live until ``stack`` closes), and the executor's record. In process,
     a local model is loaded only if a request misses the cache."""
+    if config.executor.name == "ray":
+        ray = stack.enter_context(RayExecutor(config.executor.settings))
+        subjects = [
+            ray.subject(
+                m, batch_size=config.batch_size, settings=config.executor.placed(m.name, m.text)
+            )
+            for m in config.models
+        ]
+        return subjects, {**config.executor.record(), **ray.describe()}
     kwargs = {"batch_size": config.batch_size, "endpoint": config.endpoint}
-    if config.executor == "ray":
-        ray = stack.enter_context(RayExecutor(config.ray))
-        return [ray.subject(m, **kwargs) for m in config.models], ray.describe()
     subjects = [load_subject(m, defer=True, **kwargs) for m in config.models]
     return subjects, {"name": "inprocess"}
 
 
 def _check(config: RunConfig, suite: Suite, models: Sequence[ModelSpec]) -> tuple[Path, Path]:
     """The run folder and the cache file, after checking what can fail before any work."""
-    if config.executor not in EXECUTORS:
-        raise UsageError(f"--executor {config.executor!r}: choose from {', '.join(EXECUTORS)}")
-    in_process = [str(m) for m in models if BACKENDS.get(m.backend).in_process_only]
-    if config.executor == "ray" and (refs := in_process):
-        raise UsageError(
-            f"--executor ray: reference models ({', '.join(refs)}) answer in this process; "
-            "run them without --executor ray"
-        )
+    check_placed(config.executor, models)
     if config.data is not None and not Path(config.data).exists():
         raise DataError(config.data, "no such data file or folder")
     check_cache_dir(config.cache_dir)
@@ -344,6 +342,91 @@ def cannot_answer(suite: Suite, pairs: Sequence[Pair], subject: Subject) -> str 
     return None
 
 
+def subject_rows(
+    suite: Suite,
+    pairs: Sequence[Pair],
+    subject: Subject,
+    cache: AnswerCache,
+    progress: ProgressFactory | None = None,
+) -> tuple[list[dict], dict]:
+    """One subject's part of a run: its rows of the results table and its entry in
+    run.json's ``subjects`` (what it computed, what the cache held, what it cost)."""
+    # a subject whose answers depend on more than the request is asked directly
+    cached = CachedSubject(subject, cache) if subject.cacheable else None
+    before = subject.usage()
+    answers = answer_all(suite, pairs, subject if cached is None else cached, progress)
+    computed = cached.computed if cached else len(answers)
+    entry = {
+        "name": subject.name,
+        "fingerprint": subject.fingerprint,
+        "kind": subject.kind,
+        **subject.describe(),
+        "computed_requests": computed,
+        "cached_requests": len(answers) - computed,
+        "truncated_requests": _truncated(answers),
+    }
+    if before is not None:  # what this run cost (tokens, HTTP requests)
+        entry["usage"] = {k: v - before.get(k, 0) for k, v in subject.usage().items()}
+    return result_rows(suite, pairs, subject, answers), entry
+
+
+@dataclass
+class Begun:
+    """A run whose pairs are complete (:meth:`Suite.complete`), waiting for its subjects'
+    rows (:func:`subject_rows`); :meth:`finish` makes the :class:`Run`."""
+
+    config: RunConfig
+    prepared: Prepared
+    pairs: list[Pair]
+    pool: ModelPool  # kept: a suite may ask its models again for follow-ups
+    started: str
+
+    def finish(self, parts: Sequence[tuple[list[dict], dict]], executor: dict,
+               out: Path | None = None) -> Run:  # fmt: skip
+        """The run of the subjects' ``parts`` (rows, entry), in the subjects' order."""
+        config, suite = self.config, self.prepared.suite
+        results = pd.DataFrame([row for rows, _ in parts for row in rows])
+        info = [entry for _, entry in parts]
+        cache_path = self.prepared.cache_path
+        memo = cache_path.parent / "memo" if config.cache else None
+        metrics = remembered_metrics(suite, results, config.seed, info, memo)
+        record = {
+            "command": config.command,
+            "suite": suite.name,
+            "seed": config.seed,
+            "options": config.options,
+            "limit": config.limit,
+            "batch_size": config.batch_size,
+            "executor": executor,
+            "data": str(config.data) if config.data else None,
+            "cache": str(cache_path) if config.cache else None,
+            "versions": package_versions(),
+            "subjects": info,
+            "pair_models": self.pool.info(),
+            "started": self.started,
+            "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+            "n_pairs": len(self.pairs),
+            "data_record": suite.data_record(),
+        }
+        return Run(out or self.prepared.out, results, metrics, record)
+
+
+def begin(
+    config: RunConfig,
+    prepared: Prepared,
+    cache: AnswerCache,
+    progress: ProgressFactory | None = None,
+    log: Callable[[str], None] = lambda msg: None,
+) -> Begun:
+    """The pairs of ``prepared`` completed by the suite, asking the models it needs for
+    them (:class:`ModelPool`) through ``cache``."""
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    pool = ModelPool(cache, config.batch_size, progress, config.endpoint)
+    pairs = prepared.suite.complete(prepared.pairs, pool)
+    log(f"{len(pairs)} pairs ({prepared.suite.name}, seed {config.seed})")
+    return Begun(config, prepared, pairs, pool, started)
+
+
 def run(
     config: RunConfig,
     *,
@@ -358,59 +441,15 @@ def run(
     if not the one ``prepared`` checked: an audit writes each step first into its staging
     folder, which replaces the audit folder whole); the run folder is written by
     :func:`faithprobe.report.write_run`."""
-    started = datetime.now(UTC).isoformat(timespec="seconds")
     if prepared is None:
         prepared = prepare(config, check_models=subjects is None)
-    suite, pairs, cache_path = prepared.suite, prepared.pairs, prepared.cache_path
-    cache = AnswerCache(cache_path if config.cache else None)
-    rows, info = [], []
+    cache = AnswerCache(prepared.cache_path if config.cache else None)
     with ExitStack() as stack:
         stack.callback(cache.close)
-        pool = ModelPool(cache, config.batch_size, progress, config.endpoint)
-        pairs = suite.complete(pairs, pool)
-        log(f"{len(pairs)} pairs ({suite.name}, seed {config.seed})")
+        begun = begin(config, prepared, cache, progress, log)
         executor = {"name": "inprocess"}  # subjects given by the caller compute here
         if subjects is None:
             subjects, executor = load_subjects(config, stack)
         check_unique_names(s.name for s in subjects)
-        for subject in subjects:
-            # a subject whose answers depend on more than the request is asked directly
-            cached = CachedSubject(subject, cache) if subject.cacheable else None
-            before = subject.usage()
-            answers = answer_all(suite, pairs, subject if cached is None else cached, progress)
-            computed = cached.computed if cached else len(answers)
-            rows += result_rows(suite, pairs, subject, answers)
-            entry = {
-                "name": subject.name,
-                "fingerprint": subject.fingerprint,
-                "kind": subject.kind,
-                **subject.describe(),
-                "computed_requests": computed,
-                "cached_requests": len(answers) - computed,
-                "truncated_requests": _truncated(answers),
-            }
-            if before is not None:  # what this run cost (tokens, HTTP requests)
-                entry["usage"] = {k: v - before.get(k, 0) for k, v in subject.usage().items()}
-            info.append(entry)
-    results = pd.DataFrame(rows)
-    memo = cache_path.parent / "memo" if config.cache else None
-    metrics = remembered_metrics(suite, results, config.seed, info, memo)
-    record = {
-        "command": config.command,
-        "suite": suite.name,
-        "seed": config.seed,
-        "options": config.options,
-        "limit": config.limit,
-        "batch_size": config.batch_size,
-        "executor": executor,
-        "data": str(config.data) if config.data else None,
-        "cache": str(cache_path) if config.cache else None,
-        "versions": package_versions(),
-        "subjects": info,
-        "pair_models": pool.info(),
-        "started": started,
-        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
-        "n_pairs": len(pairs),
-        "data_record": suite.data_record(),
-    }
-    return Run(out or prepared.out, results, metrics, record)
+        parts = [subject_rows(prepared.suite, begun.pairs, s, cache, progress) for s in subjects]
+    return begun.finish(parts, executor, out)

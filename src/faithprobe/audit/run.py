@@ -31,10 +31,12 @@ from pathlib import Path
 from faithprobe.atomic import write_json
 from faithprobe.audit.auto import AutoStep, next_round
 from faithprobe.audit.card_metrics import card_metrics
+from faithprobe.audit.cluster import RayAudit
 from faithprobe.audit.edges import Edges
 from faithprobe.audit.plan import AUTO, Step, StepData, check_budget, declared_steps, step_data
 from faithprobe.catalog.locate import data_roots
 from faithprobe.errors import UsageError
+from faithprobe.executors import ExecutorSpec, check_placed
 from faithprobe.metrics.sequential import LOOKS
 from faithprobe.report.card import write_card
 from faithprobe.report.runs import write_run
@@ -44,13 +46,14 @@ from faithprobe.runner import (
     ProgressFactory,
     Run,
     RunConfig,
+    begin,
     cannot_answer,
     package_versions,
     prepare,
     run,
 )
 from faithprobe.subjects import ModelSpec, check_unique_names, load_subject, model_spec
-from faithprobe.subjects.answer_store import answers_file
+from faithprobe.subjects.answer_store import AnswerCache, answers_file
 from faithprobe.subjects.endpoint.subject import EndpointConfig
 
 
@@ -72,6 +75,7 @@ class AuditConfig:
     adjustment: str = "holm"  # of the differences' p-values: "holm" or "bh"
     time_limit: float | None = None  # --budget auto: seconds for the whole audit
     max_items: int | None = None  # --budget auto: the largest --limit a step takes
+    executor: ExecutorSpec = field(default_factory=ExecutorSpec)  # where the models compute
 
 
 @dataclass
@@ -91,14 +95,35 @@ class Planned:
 def plan_step(
     step: Step, config: AuditConfig, subjects: list, roots: list[Path], look: int = 0
 ) -> Planned:
-    """``step`` prepared at the audit's budget (``auto``: at round ``look``)."""
+    """``step`` prepared at the audit's budget (``auto``: at round ``look``), with the
+    ``subjects`` that answer it."""
+    p = prepare_step(step, config, roots, look)
+    if p.reason:
+        return p
+    for subject in subjects:
+        if (why := cannot_answer(p.prepared.suite, p.prepared.pairs, subject)) is None:
+            p.subjects.append(subject)
+        else:
+            p.skipped.append({"name": subject.name, "reason": why})
+    if not p.subjects:
+        p.reason = _nobody(p.skipped)
+    return p
+
+
+def _nobody(skipped: list[dict]) -> str:
+    return "no model answers it: " + "; ".join(s["reason"] for s in skipped)
+
+
+def prepare_step(step: Step, config: AuditConfig, roots: list[Path], look: int = 0) -> Planned:
+    """``step`` prepared at the audit's budget (``auto``: at round ``look``), before the
+    models are known to answer it."""
     data = step_data(step, roots, config.budget)
     if data.reason:
         return Planned(step, data, reason=data.reason)
     limit, options = _sized(step, config, look)
     run_config = RunConfig(
         suite=step.suite,
-        models=[s.name for s in subjects],
+        models=[],
         data=data.path,
         limit=limit,
         seed=config.seed,
@@ -109,16 +134,7 @@ def plan_step(
         options=options,
         command=config.command,
     )
-    prepared = prepare(run_config, check_models=False)
-    p = Planned(step, data, run_config, prepared)
-    for subject in subjects:
-        if (why := cannot_answer(prepared.suite, prepared.pairs, subject)) is None:
-            p.subjects.append(subject)
-        else:
-            p.skipped.append({"name": subject.name, "reason": why})
-    if not p.subjects:
-        p.reason = "no model answers it: " + "; ".join(s["reason"] for s in p.skipped)
-    return p
+    return Planned(step, data, run_config, prepare(run_config, check_models=False))
 
 
 def _sized(step: Step, config: AuditConfig, look: int) -> tuple[int | None, dict[str, str]]:
@@ -254,46 +270,133 @@ def audit(
     subjects: Sequence | None = None,
 ) -> Path:
     """Run the audit ``config`` describes (``subjects`` overrides ``config.models``: tests,
-    library use) and write its folder whole; returns the folder."""
+    library use; they compute in this process) and write its folder whole; returns the
+    folder."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
     budget = check_budget(config.budget)
     edges = Edges.parse(config.edges, [s.suite for s in config.steps])
     out = check_target(config.out, force=config.force)
+    specs: list[ModelSpec] = []
     if subjects is None:
         if not config.models:
             raise UsageError("give at least one --model")
         specs = [model_spec(m, config.endpoint) for m in config.models]  # parsed once
-        subjects = [load_subject(s, batch_size=config.batch_size, defer=True) for s in specs]
+        check_placed(config.executor, specs)
     if budget.name == AUTO and config.time_limit is None and config.max_items is None:
         raise UsageError("--budget auto needs --time (e.g. 20m) or --max-items (or both)")
-    names = [s.name for s in subjects]
-    check_unique_names(names)
-    models = [{"spec": str(spec), "name": s.name, "fingerprint": s.fingerprint}
-              for spec, s in zip(config.models or names, subjects, strict=True)]  # fmt: skip
+    on_ray = subjects is None and config.executor.name == "ray"
+    if subjects is None and not on_ray:
+        subjects = [load_subject(s, batch_size=config.batch_size, defer=True) for s in specs]
+    check_unique_names([s.name for s in (specs if on_ray else subjects)])
     roots = data_roots(config.data_dir)
-    planned = [plan_step(step, config, list(subjects), roots) for step in config.steps]
     auto = config.budget == AUTO
     with replaced_whole(out) as staging:
-        if auto:
-            context = (list(subjects), roots, models, edges)
-            runs = auto_runs(planned, config, context,
-                             lambda p: _execute(p, staging, progress), log)  # fmt: skip
+        if on_ray:
+            runs, models, executor = _on_ray(config, specs, roots, edges, staging, progress, log)
         else:
-            runs = []
-            for i, p in enumerate(planned, 1):
-                if p.reason:
-                    runs.append(_skipped(p, i, len(planned), log))
-                    continue
-                log(_started(p, i, len(planned)))
-                runs.append(_execute(p, staging, progress))
+            models = [{"spec": str(spec), "name": s.name, "fingerprint": s.fingerprint}
+                      for spec, s in zip(config.models or [s.name for s in subjects], subjects,
+                                         strict=True)]  # fmt: skip
+            planned = [plan_step(step, config, list(subjects), roots) for step in config.steps]
+            runs, executor = _in_process(planned, config, (list(subjects), roots, models, edges),
+                                         staging, progress, log), {"name": "inprocess"}  # fmt: skip
         metrics = card_metrics(runs, models, budget=budget, seed=config.seed, edges=edges,
                                adjustment=config.adjustment, looks=LOOKS if auto else 1)  # fmt: skip
         write_json(staging / "metrics.json", metrics)
         finished = datetime.now(UTC).isoformat(timespec="seconds")
         record = _audit_record(config, edges, roots, models, runs)
-        write_json(staging / "run.json", {**record, "started": started, "finished": finished})
+        record = {**record, **executor, "started": started, "finished": finished}
+        write_json(staging / "run.json", record)
         write_card(staging)
     return out
+
+
+def _in_process(
+    planned: list[Planned],
+    config: AuditConfig,
+    context: tuple[list, list[Path], list[dict], Edges],
+    staging: Path,
+    progress: ProgressFactory | None,
+    log: Callable[[str], None],
+) -> list[dict]:
+    """The step records of the planned steps run one after another in this process."""
+    if config.budget == AUTO:
+        return auto_runs(planned, config, context, lambda p: _execute(p, staging, progress), log)
+    runs = []
+    for i, p in enumerate(planned, 1):
+        if p.reason:
+            runs.append(_skipped(p, i, len(planned), log))
+            continue
+        log(_started(p, i, len(planned)))
+        runs.append(_execute(p, staging, progress))
+    return runs
+
+
+def _on_ray(
+    config: AuditConfig,
+    specs: list[ModelSpec],
+    roots: list[Path],
+    edges: Edges,
+    staging: Path,
+    progress: ProgressFactory | None,
+    log: Callable[[str], None],
+) -> tuple[list[dict], list[dict], dict]:
+    """The step records, the card's models (those that loaded) and run.json's executor
+    record of an audit on Ray (:mod:`faithprobe.audit.cluster`). At a fixed budget every
+    step is made first and every model then runs all of them, the models at once; at
+    ``auto`` the models load first and stay loaded for the rounds."""
+    cache_path = answers_file(config.cache_dir) if config.cache else None
+    auto = config.budget == AUTO
+    with RayAudit(config.executor, specs, batch_size=config.batch_size, cache_path=cache_path,
+                  progress=progress, log=log, keep=auto) as cluster:  # fmt: skip
+        if auto:
+            subjects = cluster.load_all()
+            planned = [plan_step(step, config, subjects, roots) for step in config.steps]
+            context = (subjects, roots, cluster.models(), edges)
+            execute = lambda p: _execute_on_ray(cluster, [p], staging, progress)[0]  # noqa: E731
+            runs = auto_runs(planned, config, context, execute, log)
+        else:
+            planned = [prepare_step(step, config, roots) for step in config.steps]
+            runs = _execute_on_ray(cluster, planned, staging, progress, log)
+        executor = {"executor": cluster.record(), "failed_models": cluster.failed_models()}
+        return runs, cluster.models(), executor
+
+
+def _execute_on_ray(
+    cluster: RayAudit,
+    planned: list[Planned],
+    staging: Path,
+    progress: ProgressFactory | None,
+    log: Callable[[str], None] = lambda msg: None,
+) -> list[dict]:
+    """Run the planned steps' units on Ray, the models at once, and write each step's
+    folder in ``staging`` from its models' rows; the step records."""
+    n = len(planned)
+    records = {i: _skipped(p, i, n, log) for i, p in enumerate(planned, 1) if p.reason}
+    live = [(i, p) for i, p in enumerate(planned, 1) if not p.reason]
+    for i, p in live:
+        log(_started(p, i, n))
+    cache = AnswerCache(cluster.cache_path)  # for the models a suite asks to make its pairs
+    try:
+        begun = [begin(p.config, p.prepared, cache, progress) for _, p in live]
+        answered = cluster.answer(begun)
+        for (i, p), b, units in zip(live, begun, answered, strict=True):
+            p.skipped = [{"name": spec.name, "reason": u.skipped}
+                         for spec, u in units if u.skipped is not None]  # fmt: skip
+            ran = [u for _, u in units if u.skipped is None]
+            if not ran:
+                p.reason = _nobody(p.skipped)
+                records[i] = _skipped(p, i, n, log)
+                continue
+            cpu = time.process_time()
+            parts = [(u.rows, u.entry) for u in ran]
+            finished = b.finish(parts, cluster.record(), staging / _folder(p.step))
+            write_run(finished)
+            seconds = max(u.seconds for u in ran)
+            records[i] = _ran_record(p, finished, seconds, time.process_time() - cpu)
+    finally:
+        cache.close()
+    return [records[i] for i in range(1, n + 1)]
 
 
 def _audit_record(

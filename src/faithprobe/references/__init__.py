@@ -30,7 +30,7 @@ policy's scores when the request asks for ``top_logprobs``, as an endpoint gives
 
 Their answers depend on what they were shown, not only on the request, so they never go
 through the persistent answer cache (``cacheable`` False: the runner asks them directly).
-They answer in the runner's process only (``--executor ray`` refuses them). The fingerprint
+On Ray (``--executor ray``) each shard is sent with the examples behind its requests. The fingerprint
 is the name, the seed of ``ref:mix:P`` and :data:`REFERENCE_VERSION`, bumped whenever a
 policy's answers change.
 """

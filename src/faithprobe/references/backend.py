@@ -1,5 +1,5 @@
 """``ref:NAME``: a reference model with planted behaviour
-(:mod:`faithprobe.references`), answering in the runner's process only."""
+(:mod:`faithprobe.references`), on any executor."""
 
 from dataclasses import dataclass
 
@@ -36,9 +36,8 @@ BACKEND = Backend(
     "answered as its original), one per step (ref:negation-blind, ref:support-blind, "
     "ref:comparative-blind, ref:pair-only, ref:context-only, ref:fact-blind, "
     "ref:question-blind) and ref:mix:P (the reader on a share P of the base items, else the "
-    "memoriser); never cached, in process only",
+    "memoriser); never cached",
     load=_load,
     check=lambda spec: check_reference(spec.target),
     settings=ReferenceSettings,
-    in_process_only=True,
 )

@@ -219,7 +219,7 @@ FIELDS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "comparisons": ({"rule": str, "looks": int, "alpha": NUMBER, "n": int, "supported": int},
                     {}),
     "run": ({}, {"command": str, "finished": str, "data_dir": str, "data_dirs": list,
-                 "versions": dict}),
+                 "versions": dict, "failed_models": list}),
 }  # fmt: skip
 
 
@@ -283,6 +283,8 @@ def read_run(path: Path) -> dict:
         if not isinstance(folder, str):
             raise DataError(path, f"expected str, got {type(folder).__name__}",
                             record=f"data_dirs[{i}]")  # fmt: skip
+    for i, failed in enumerate(run.get("failed_models") or []):
+        _check(path, f"failed_models[{i}]", failed, "skipped model")
     return run
 
 
@@ -310,6 +312,7 @@ def card_view(metrics: Mapping[str, Any], run: Mapping[str, Any]) -> dict[str, A
         "rule": metrics["rule"],
         "level": interval_level(metrics),
         "models": metrics["models"],
+        "failed": run.get("failed_models") or [],  # on Ray: did not load, or lost every worker
         "steps": steps,
         "summary": metrics["summary"],
         "edges": metrics.get("edges") or {},

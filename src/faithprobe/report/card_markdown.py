@@ -26,6 +26,8 @@ def render_markdown(view: Mapping[str, Any]) -> str:
     """The card as a Markdown section (module docstring)."""
     models = [m["name"] for m in view["models"]]
     lines = [HEADING, "", _reading(view), "", "### Verdicts", "", *_verdicts(view, models), ""]
+    lines += [f"Not on this card: {text(f['name'])}: {text(f['reason'])}" for f in view["failed"]]
+    lines += [""] if view["failed"] else []
     lines += [_summary(view, models), "", "### Headline effects", "", *_effects(view, models)]
     if len(models) > 1:
         lines += ["", "### Differences between models", "", *_differences(view)]

@@ -55,7 +55,6 @@ class Backend:
     first; ``model_types``: config ``model_type`` values it takes when no architecture
     says); ``identity`` with ``folder``: the model's fingerprint is its folder's
     (``folder(spec, loading)``, None when it must load at once), so it can be deferred;
-    ``in_process_only``: it answers in the runner's process only (no ``--executor ray``);
     ``local``: its target is a path here (a hub backend's may be too), checked by
     :func:`faithprobe.paths.checked` before ``check`` runs;
     ``answers``: request kind -> the condition under which it answers that kind ("" for
@@ -73,7 +72,6 @@ class Backend:
     model_types: tuple[str, ...] = ()
     identity: Identity | None = None
     folder: Callable[[ModelSpec, Loading], Path | None] | None = None
-    in_process_only: bool = False
     local: bool = False
     answers: Mapping[str, str] | None = None
 

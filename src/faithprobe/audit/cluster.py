@@ -1,0 +1,167 @@
+"""The audit on Ray (``faithprobe audit --executor ray,...``): every (model, step) unit is
+Ray work.
+
+Each model gets its own pool of actors (:class:`~faithprobe.executors.RayExecutor`), and
+the models run at once, as many as the cluster places: Ray queues the actors of the others
+until a model that has finished all its steps frees what its actors reserved. Within a model
+the steps run in order and each step's requests are sharded over the model's actors. This
+process (the driver) makes each step's pairs once, holds the one answer cache -- every
+shard's answers are written as they come back, so a killed audit resumes with the same
+command and ``--budget auto``'s next round asks only for what is missing -- and assembles
+each step's run from its models' rows in the order the models were given, so the card is
+the in-process audit's (:func:`faithprobe.runner.Begun.finish` does both).
+
+A model that fails to load, or loses every actor for longer than ``replace_timeout``, is
+reported in one line naming it (and the node); its steps are skipped with that reason and
+the other models finish.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from faithprobe.errors import ModelError
+from faithprobe.executors import ExecutorSpec, RayExecutor, RaySubject
+from faithprobe.runner import Begun, ProgressFactory, cannot_answer, subject_rows
+from faithprobe.subjects import ModelSpec
+from faithprobe.subjects.answer_store import AnswerCache
+
+
+@dataclass
+class Unit:
+    """One model's part of one step: its rows and run.json entry, or why it has none."""
+
+    rows: list[dict] = field(default_factory=list)
+    entry: dict = field(default_factory=dict)
+    skipped: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class ModelOutcome:
+    """One model across the steps asked of it: its subject while its actors live, its name
+    and fingerprint once loaded, why it failed (to load, or every actor lost) and a
+    :class:`Unit` per step asked."""
+
+    spec: ModelSpec
+    subject: RaySubject | None = None
+    identity: dict | None = None
+    failed: str | None = None
+    units: dict[int, Unit] = field(default_factory=dict)
+
+
+class RayAudit:
+    """The models of an audit on Ray; :meth:`answer` runs steps' (model, step) units.
+
+    ``keep``: the actors live until the audit ends (``--budget auto``, whose rounds come
+    one at a time); otherwise a model's actors are killed as soon as its units are done."""
+
+    def __init__(
+        self,
+        executor: ExecutorSpec,
+        specs: Sequence[ModelSpec],
+        *,
+        batch_size: int,
+        cache_path: Path | None,
+        progress: ProgressFactory | None = None,
+        log: Callable[[str], None] = lambda msg: None,
+        keep: bool = False,
+    ) -> None:
+        self.executor = executor
+        self.outcomes = [ModelOutcome(spec) for spec in specs]
+        self.batch_size, self.cache_path = batch_size, cache_path
+        self.progress, self.log, self.keep = progress, log, keep
+        self._ray = RayExecutor(executor.settings)
+
+    def __enter__(self) -> RayAudit:
+        self._ray.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._ray.close()
+
+    def record(self) -> dict:
+        """run.json's executor record."""
+        return {**self.executor.record(), **self._ray.describe()}
+
+    def _each_model(self, work: Callable[[ModelOutcome], None]) -> None:
+        """``work`` on every model at once (a thread each: they wait on Ray)."""
+        with ThreadPoolExecutor(len(self.outcomes), thread_name_prefix="model") as pool:
+            list(pool.map(work, self.outcomes))
+
+    def load_all(self) -> list[RaySubject]:
+        """Every model loaded at once; those that loaded."""
+        self._each_model(self._load)
+        return [o.subject for o in self.outcomes if o.subject is not None]
+
+    def answer(self, steps: Sequence[Begun]) -> list[list[tuple[ModelSpec, Unit]]]:
+        """Every model's unit of each of ``steps``, the models at once; per step, the
+        models in the order given."""
+        self._each_model(lambda o: self._units(o, steps))
+        return [[(o.spec, o.units.pop(id(step))) for o in self.outcomes] for step in steps]
+
+    def _units(self, outcome: ModelOutcome, steps: Sequence[Begun]) -> None:
+        """One model's units of ``steps``, in order, through its own cache connection."""
+        if outcome.subject is None and outcome.failed is None:
+            self._load(outcome)
+        cache = AnswerCache(self.cache_path)
+        try:
+            for step in steps:
+                outcome.units[id(step)] = self._unit(outcome, step, cache)
+        finally:
+            cache.close()
+            if not self.keep:
+                self._release(outcome)
+
+    def _load(self, outcome: ModelOutcome) -> None:
+        spec = outcome.spec
+        settings = self.executor.placed(spec.name, spec.text)
+        try:
+            subject = self._ray.subject(spec, batch_size=self.batch_size, settings=settings)
+        except ModelError as err:
+            outcome.failed = str(err)
+            self.log(str(err))  # names the model (and the node)
+            return
+        outcome.subject = subject
+        outcome.identity = {"name": subject.name, "fingerprint": subject.fingerprint}
+
+    @staticmethod
+    def _release(outcome: ModelOutcome) -> None:
+        """Kill the model's actors: what they reserved goes to the models still waiting."""
+        if outcome.subject is not None:
+            outcome.subject.close()
+            outcome.subject = None
+
+    def _unit(self, outcome: ModelOutcome, step: Begun, cache: AnswerCache) -> Unit:
+        subject, suite = outcome.subject, step.prepared.suite
+        if subject is None:
+            return Unit(skipped=outcome.failed)
+        if (why := cannot_answer(suite, step.pairs, subject)) is not None:
+            return Unit(skipped=why)
+        clock = time.perf_counter()
+        try:
+            rows, entry = subject_rows(suite, step.pairs, subject, cache, self.progress)
+        except ModelError as err:  # every actor lost: this model's later steps are skipped
+            outcome.failed = str(err)
+            self.log(str(err))
+            self._release(outcome)
+            return Unit(skipped=outcome.failed)
+        return Unit(rows, entry, seconds=time.perf_counter() - clock)
+
+    def models(self) -> list[dict]:
+        """The card's models (those that loaded), in the order given."""
+        return [
+            {"spec": str(o.spec), **o.identity} for o in self.outcomes if o.identity is not None
+        ]
+
+    def failed_models(self) -> list[dict]:
+        """The models that failed (to load, or every actor lost), for run.json."""
+        return [
+            {"spec": str(o.spec), "name": o.spec.name, "reason": o.failed}
+            for o in self.outcomes
+            if o.failed is not None
+        ]
