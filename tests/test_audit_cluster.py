@@ -12,10 +12,12 @@ from pathlib import Path
 
 import psutil
 import pytest
+from typer.testing import CliRunner
 
 from faithprobe.audit.identical import card_differences
 from faithprobe.audit.plan import declared_steps
 from faithprobe.audit.run import AuditConfig, audit
+from faithprobe.cli import app
 from faithprobe.executors import parse_executor
 
 ray = pytest.importorskip("ray")
@@ -41,15 +43,17 @@ def two_nodes():
     cluster.shutdown()
 
 
-def _audit(tmp_path: Path, name: str, models: list[str], executor: str = "inprocess", **kw):
+def _audit(tmp_path: Path, name: str, models: list[str], executor: str = "inprocess",
+           budget: str = "small", **kw):  # fmt: skip
     config = AuditConfig(
         models=models,
         out=tmp_path / name,
-        budget="small",
+        budget=budget,
         cache_dir=tmp_path / f"cache-{name}",
         steps=[s for s in declared_steps() if s.name in STEPS],
         executor=parse_executor(executor),
         batch_size=4,
+        max_items=40 if budget == "auto" else None,
     )
     return audit(config, **kw)
 
@@ -99,17 +103,19 @@ def test_a_model_that_fails_to_load_is_one_line_and_the_others_finish(tmp_path, 
     (broken / "config.json").write_text(
         '{"model_type": "llama", "architectures": ["LlamaForCausalLM"]}'
     )
-    lines: list[str] = []
-    executor = f"ray,address={cluster.address},workers=1"
-    folder = _audit(tmp_path, "ray", ["ref:reader", str(broken)], executor, log=lines.append)
+    folder = tmp_path / "card"
+    args = ["audit", "--model", "ref:reader", "--model", str(broken), "--out", str(folder),
+            "--cache-dir", str(tmp_path / "cache"),
+            "--executor", f"ray,address={cluster.address},workers=1"]  # fmt: skip
+    res = CliRunner().invoke(app, args, env={"COLUMNS": "500"})
+    assert res.exit_code == 1, res.output  # the card is written; the gap is not silent
+    said = [line for line in res.output.splitlines() if line.startswith(f"model {broken} ")]
+    assert len(said) == 1 and said[0].startswith(f"model {broken} failed to load on node")
+    assert f"not on the card (exit status 1): {broken}" in res.output
     record = json.loads((folder / "run.json").read_text())
     (failed,) = record["failed_models"]
-    assert failed["name"] == str(broken) and "failed to load on node" in failed["reason"]
-    assert "\n" not in failed["reason"]
+    assert failed["name"] == str(broken) and failed["reason"] == said[0]
     assert [m["name"] for m in record["models"]] == ["ref:reader"]
-    assert any(
-        line.startswith(f"model {broken} failed to load on node") for line in lines
-    )
     step = json.loads((folder / "suites" / STEPS[0] / "run.json").read_text())
     assert [s["name"] for s in step["subjects"]] == ["ref:reader"]
     assert step["executor"]["name"] == "ray"
@@ -117,18 +123,38 @@ def test_a_model_that_fails_to_load_is_one_line_and_the_others_finish(tmp_path, 
         assert "Not on this card:" in (folder / page).read_text()
 
 
-class _Killer:
-    """A progress factory that does ``kill`` once, when ``after`` answers of the model have
-    come back (so mid-step, with shards still out)."""
+def test_more_models_than_the_cluster_holds_wait_their_turn(tmp_path, two_nodes):
+    """Four one-actor models on three CPUs: the fourth is placed when one has finished."""
+    cluster, _ = two_nodes
+    models = ["ref:reader", "ref:memoriser", "ref:constant", "ref:negation-blind"]
+    local = _audit(tmp_path, "local", models)
+    on_ray = _audit(tmp_path, "ray", models, f"ray,address={cluster.address},workers=1")
+    _assert_same_card(local, on_ray)
 
-    def __init__(self, model: str, kill, after: int = 8) -> None:
-        self.model, self.kill, self.after = model, kill, after
-        self.seen, self.done = 0, False
+
+def test_the_auto_budget_on_two_nodes_is_the_in_process_card(tmp_path, two_nodes):
+    """Its rounds come one at a time, each answering only what the cache lacks."""
+    cluster, _ = two_nodes
+    models = ["ref:reader", "ref:memoriser"]
+    local = _audit(tmp_path, "local", models, budget="auto")
+    on_ray = _audit(tmp_path, "ray", models, f"ray,address={cluster.address},workers=1", "auto")
+    _assert_same_card(local, on_ray)
+    steps = json.loads((on_ray / "run.json").read_text())["steps"]
+    assert all(s["looks"] for s in steps if s["status"] == "ran")  # rounds, each recorded
+
+
+class _Killer:
+    """A progress factory that does ``kill`` once, at the first answers of the model's
+    second step: both its actors have loaded during the first, and shards are still out."""
+
+    def __init__(self, model: str, kill) -> None:
+        self.model, self.kill, self.steps, self.done = model, kill, 0, False
 
     def __call__(self, description: str, total: int):
+        self.steps += description == self.model
+
         def advance(k: int) -> None:
-            self.seen += k
-            if description == self.model and not self.done and self.seen >= self.after:
+            if self.steps == 2 and not self.done:
                 self.done = True
                 self.kill()
 
@@ -159,5 +185,6 @@ def test_a_killed_actor_and_a_lost_node_leave_the_card_unchanged(
 
     lost = _Killer(models[0], lambda: cluster.remove_node(worker))
     node_lost = _audit(tmp_path, "node", models, executor, progress=lost)
-    assert lost.done and len(_lost(node_lost)) >= 1  # the actor on the lost node at least
+    assert lost.done and _lost(node_lost)  # the actor on the lost node at least
+    assert all("an actor of model" in why for why in _lost(node_lost))  # live, under a task
     _assert_same_card(local, node_lost)

@@ -569,6 +569,11 @@ def audit(
         metrics = json.loads((folder / "metrics.json").read_text())
         print_rows(*card_rows(metrics), f"faithfulness card ({budget} budget)")
         log(f"audit folder: {folder}  card: {folder / 'index.html'}")
+        failed = json.loads((folder / "run.json").read_text()).get("failed_models") or []
+        if failed:  # the card holds the others; a pipeline must still see the gap
+            names = ", ".join(f["name"] for f in failed)
+            log(f"not on the card (exit status 1): {names}; why: run.json failed_models")
+            raise typer.Exit(1)
 
 
 def _compare(

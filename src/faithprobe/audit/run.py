@@ -347,6 +347,8 @@ def _on_ray(
     ``auto`` the models load first and stay loaded for the rounds."""
     cache_path = answers_file(config.cache_dir) if config.cache else None
     auto = config.budget == AUTO
+    # at a fixed budget every step is made (and its data checked) before Ray starts
+    planned = [] if auto else [prepare_step(step, config, roots) for step in config.steps]
     with RayAudit(config.executor, specs, batch_size=config.batch_size, cache_path=cache_path,
                   progress=progress, log=log, keep=auto) as cluster:  # fmt: skip
         if auto:
@@ -356,7 +358,6 @@ def _on_ray(
             execute = lambda p: _execute_on_ray(cluster, [p], staging, progress)[0]  # noqa: E731
             runs = auto_runs(planned, config, context, execute, log)
         else:
-            planned = [prepare_step(step, config, roots) for step in config.steps]
             runs = _execute_on_ray(cluster, planned, staging, progress, log)
         executor = {"executor": cluster.record(), "failed_models": cluster.failed_models()}
         return runs, cluster.models(), executor

@@ -141,13 +141,14 @@ class Replicas:
         """Start the first replica alone (a first use of ``embedded`` converts it to a
         shared folder, which concurrent loaders would race for), wait for it and start
         the others; the first replica's meta (its load error: :class:`ModelError`)."""
-        self.start(1)
         ray = import_ray()
-        (ref,) = self.joining
-        ray.wait([ref])
-        self.join(ref)
-        if not self.live:
-            raise ModelError(self.lost[-1])
+        self.start(1)
+        while not self.live:
+            if not self.joining:  # it failed to load, or died more often than allowed
+                raise ModelError(self.lost[-1])
+            ref = next(iter(self.joining))
+            ray.wait([ref])
+            self.join(ref)
         self.start(self.settings.workers - 1)
         return self.meta
 
@@ -159,17 +160,20 @@ class Replicas:
         try:
             meta = ray.get(ref)
         except ray.exceptions.RayActorError as err:
-            self._lose(actor, f"its actor died while loading ({type(err).__name__})")
+            why = f"an actor of model {self.spec.name} died while loading ({type(err).__name__})"
+            self._lose(actor, why, died=True)
             return None
         if meta.get("error"):
             where = f" on node {meta['node']}" if meta.get("node") else ""
-            self._lose(actor, f"model {self.spec.name} failed to load{where}: {meta['error']}")
+            why = f"model {self.spec.name} failed to load{where}: {meta['error']}"
+            self._lose(actor, why, died=False)
         elif self.meta and meta["fingerprint"] != self.meta["fingerprint"]:
             self._lose(
                 actor,
                 f"model {self.spec.name} on node {meta['node']} has fingerprint "
                 f"{meta['fingerprint']}, not {self.meta['fingerprint']} as on node "
                 f"{self.meta['node']}: the nodes hold different files",
+                died=False,
             )
         else:
             self.meta = self.meta or meta
@@ -177,16 +181,17 @@ class Replicas:
             return actor
         return None
 
-    def _lose(self, actor, why: str) -> None:
+    def _lose(self, actor, why: str, died: bool = True) -> None:
         """Drop ``actor`` (killed, so Ray frees what it reserved) and start a replacement
-        while the model's allowance lasts; a load that failed is not retried (another
-        node would most likely fail the same way) unless other replicas loaded."""
+        while the model's allowance lasts; a load that failed (not ``died``) is not
+        retried (another node would most likely fail the same way) unless other replicas
+        loaded."""
         ray = import_ray()
         self.lost.append(why)
         if actor in self.live:
             self.live.remove(actor)
         ray.kill(actor, no_restart=True)
-        if self.meta and self.replaced < self.settings.max_replacements:
+        if (self.meta or died) and self.replaced < self.settings.max_replacements:
             self.replaced += 1
             self.start(1)
 
@@ -241,7 +246,12 @@ class RaySubject(Subject):
 
     def usage(self) -> dict[str, int] | None:
         ray = import_ray()
-        counts = ray.get([a.usage.remote() for a in self.replicas.live])
+        counts = []
+        for actor in list(self.replicas.live):  # one at a time: a lost one is let go
+            try:
+                counts.append(ray.get(actor.usage.remote()))
+            except ray.exceptions.RayActorError as err:
+                self.replicas.lose(actor, err)
         if all(c is None for c in counts):
             return None
         total: dict[str, int] = {}
@@ -376,8 +386,10 @@ class RayExecutor:
                 kwargs["num_cpus"] = self.settings.num_cpus
             if self.settings.address is not None:
                 check_reachable(self.settings.address)
+            # no address: a Ray of our own ("local"), never one another job started on this
+            # machine (ray.init's default joins that one, and refuses num_cpus there)
             try:
-                ray.init(address=self.settings.address, **kwargs)
+                ray.init(address=self.settings.address or "local", **kwargs)
             except ConnectionError as err:
                 where = self.settings.address
                 raise UsageError(f"cannot reach the Ray cluster at {where}: {err}") from err

@@ -1,0 +1,143 @@
+"""The Ray actor pool's fault handling, step by step, with a scripted stand-in for Ray (the
+real two-node runs are in test_audit_cluster.py): which actor is lost, what is sent again,
+what is started in its place, what a model that cannot load or holds other files says."""
+
+from __future__ import annotations
+
+import itertools
+from types import SimpleNamespace
+
+import pytest
+
+from faithprobe.errors import ModelError
+from faithprobe.executors import RaySettings, ray_pool
+from faithprobe.requests import CandidateScoreRequest
+from faithprobe.subjects import parse_model
+
+
+class ActorDied(Exception):
+    """Stands in for ``ray.exceptions.RayActorError``."""
+
+
+class Ref:
+    """What a remote call returns: its value, or the actor's death, once asked for."""
+
+    ids = itertools.count()
+
+    def __init__(self, actor, value=None, died: bool = False) -> None:
+        self.actor, self.value, self.died, self.id = actor, value, died, next(self.ids)
+
+
+class Actor:
+    """A replica: its load's outcome (``meta``) and whether it dies under its next task."""
+
+    def __init__(self, ray: FakeRay, meta: dict) -> None:
+        self.ray, self.meta_value, self.dies, self.tasks = ray, meta, False, []
+        self.meta = SimpleNamespace(remote=lambda: Ref(self, self.meta_value))
+        self.answer = SimpleNamespace(remote=self._answer)
+
+    def _answer(self, index, requests, *examples):
+        self.tasks.append(index)
+        return Ref(self, (index, [f"answer {index}"] * len(requests)), died=self.dies)
+
+
+class FakeRay:
+    """``remote``, ``get``, ``wait`` and ``kill`` as the pool uses them; each new actor
+    takes the next of ``metas`` (the last repeats)."""
+
+    def __init__(self, metas: list[dict]) -> None:
+        self.metas, self.actors, self.killed = metas, [], []
+        self.exceptions = SimpleNamespace(RayActorError=ActorDied)
+
+    def remote(self, cls):
+        def make(*args):
+            meta = self.metas[min(len(self.actors), len(self.metas) - 1)]
+            self.actors.append(Actor(self, meta))
+            return self.actors[-1]
+
+        return SimpleNamespace(options=lambda **kw: SimpleNamespace(remote=make))
+
+    def get(self, ref: Ref):
+        if ref.died or ref.actor in self.killed:
+            raise ActorDied("the actor died")
+        return ref.value
+
+    def wait(self, refs, num_returns=1, timeout=None):
+        return [min(refs, key=lambda r: r.id)], []  # the oldest finishes first
+
+    def kill(self, actor, no_restart=True):
+        self.killed.append(actor)
+
+
+def _meta(fingerprint: str = "f1", node: str = "10.0.0.1") -> dict:
+    return {"name": "m", "kind": "causal", "accepts": ("candidate-scores",),
+            "has_chat_template": False, "request_versions": {}, "fingerprint": fingerprint,
+            "cacheable": True, "reads_examples": False, "describe": {},
+            "faithprobe_file": "x", "node": node}  # fmt: skip
+
+
+@pytest.fixture
+def fake_ray(monkeypatch):
+    def install(metas: list[dict]) -> FakeRay:
+        ray = FakeRay(metas)
+        monkeypatch.setattr(ray_pool, "import_ray", lambda: ray)
+        return ray
+
+    return install
+
+
+def _subject(workers: int = 2, **settings) -> ray_pool.RaySubject:
+    replicas = ray_pool.Replicas(
+        parse_model("ref:reader"), RaySettings(workers=workers, **settings), 4, 0.0
+    )
+    replicas.first()
+    return ray_pool.RaySubject(replicas, shard_size=2)
+
+
+REQUESTS = [CandidateScoreRequest(f"item {i}", ("a", "b")) for i in range(8)]
+
+
+def test_a_shard_whose_actor_died_is_sent_again_and_a_replacement_joins(fake_ray):
+    ray = fake_ray([_meta()])
+    subject = _subject()
+    ray.actors[0].dies = True  # the first actor dies under its first shard
+    answers = subject.answer(REQUESTS)
+    assert answers == [f"answer {i // 2}" for i in range(8)]  # every shard, in order
+    first, second, replacement = ray.actors
+    assert first in ray.killed and first not in subject.replicas.live
+    assert set(second.tasks + replacement.tasks) == {0, 1, 2, 3}  # shard 0 again
+    assert subject.replicas.live == [second, replacement]
+    assert subject.replicas.lost == ["an actor of model ref:reader was lost (ActorDied)"]
+
+
+def test_with_no_replacements_left_the_others_finish_and_then_it_is_one_line(fake_ray):
+    ray = fake_ray([_meta()])
+    subject = _subject(max_replacements=0)
+    ray.actors[0].dies = True
+    assert subject.answer(REQUESTS) == [f"answer {i // 2}" for i in range(8)]
+    assert len(ray.actors) == 2  # nothing started
+    ray.actors[1].dies = True
+    with pytest.raises(ModelError, match="every actor of model m was lost: an actor of"):
+        subject.answer(REQUESTS)
+
+
+def test_a_model_that_fails_to_load_names_its_node_and_is_not_retried(fake_ray):
+    ray = fake_ray([{"error": "OSError: no weights here", "node": "10.0.0.7"}])
+    with pytest.raises(ModelError) as err:
+        _subject()
+    assert str(err.value) == (
+        "model ref:reader failed to load on node 10.0.0.7: OSError: no weights here"
+    )
+    assert len(ray.actors) == 1 and ray.killed == ray.actors
+
+
+def test_a_replica_that_holds_other_files_is_refused(fake_ray):
+    ray = fake_ray([_meta("f1", "10.0.0.1"), _meta("f2", "10.0.0.2"), _meta("f1", "10.0.0.3")])
+    subject = _subject()
+    assert subject.answer(REQUESTS) == [f"answer {i // 2}" for i in range(8)]
+    first, other_files, replacement = ray.actors
+    assert subject.replicas.live == [first, replacement] and other_files in ray.killed
+    assert subject.replicas.lost == [
+        "model ref:reader on node 10.0.0.2 has fingerprint f2, not f1 as on node 10.0.0.1: "
+        "the nodes hold different files"
+    ]
