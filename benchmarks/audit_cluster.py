@@ -86,11 +86,12 @@ class AtStep:
         return advance
 
 
-def replica_pids() -> list[int]:
+def replica_pids(cluster) -> list[int]:
+    raylets = {n.all_processes["raylet"][0].process.pid for n in cluster.list_all_nodes()}
     return [
         p.pid
-        for p in psutil.process_iter(["cmdline"])
-        if any("_Replica" in part for part in (p.info["cmdline"] or []))
+        for p in psutil.process_iter(["cmdline", "ppid"])
+        if p.info["ppid"] in raylets and any("_Replica" in part for part in p.info["cmdline"] or [])
     ]
 
 
@@ -131,7 +132,7 @@ def faults_part(args, cluster, worker) -> dict:
         "in_process_seconds": round(local_s, 1),
     }
 
-    killer = AtStep(lambda: os.kill(replica_pids()[0], signal.SIGKILL), 2)
+    killer = AtStep(lambda: os.kill(replica_pids(cluster)[0], signal.SIGKILL), 2)
     folder, seconds = run_audit(args.out / "actor", models, args.budget, executor, steps, killer)
     result["actor_killed"] = {"at_step": killer.when, "seconds": round(seconds, 1),
                               "lost": lost_workers(folder),

@@ -63,12 +63,14 @@ def _assert_same_card(local: Path, on_ray: Path) -> None:
     assert card_differences(local, on_ray) == []
 
 
-def _replica_pids() -> list[int]:
-    """The processes of this machine's model replicas (Ray names a worker by its actor)."""
+def _replica_pids(cluster) -> list[int]:
+    """The processes of this cluster's model replicas (its raylets' children, named by their
+    actor): not those of another cluster on this machine."""
+    raylets = {n.all_processes["raylet"][0].process.pid for n in cluster.list_all_nodes()}
     return [
         p.pid
-        for p in psutil.process_iter(["cmdline"])
-        if any("_Replica" in part for part in (p.info["cmdline"] or []))
+        for p in psutil.process_iter(["cmdline", "ppid"])
+        if p.info["ppid"] in raylets and any("_Replica" in part for part in p.info["cmdline"] or [])
     ]
 
 
@@ -176,7 +178,7 @@ def test_a_killed_actor_and_a_lost_node_leave_the_card_unchanged(
     executor = f"ray,address={cluster.address},workers=2"
 
     def kill_an_actor() -> None:
-        os.kill(_replica_pids()[0], signal.SIGKILL)
+        os.kill(_replica_pids(cluster)[0], signal.SIGKILL)
 
     killer = _Killer(models[0], kill_an_actor)
     killed = _audit(tmp_path, "actor", models, executor, progress=killer)
