@@ -354,6 +354,12 @@ CASES = [
     Case("run-executor-markup", _run("--executor", "[red]ray"), ("--executor", "'[red]ray'")),
     Case("run-address-without-ray", _run("--address", "head:6379"), ("--address",)),
     Case("run-workers-zero", _run("--executor", "ray", "--workers", "0"), ("--workers",)),
+    Case("run-executor-spec-disagrees", _run("--executor", "ray,workers=8", "--workers", "4"), ("workers='8'", "--workers '4'", "disagree")),
+    Case("run-executor-spec-unknown-setting", _run("--executor", "ray,[red]x=1"), ("--executor", "'[red]x=1'")),
+    Case("audit-executor-workers-zero", _audit("--executor", "ray,workers=0"), ("workers=0",)),
+    Case("audit-executor-timeout-nan", _audit("--executor", "ray,replace_timeout=nan"), ("replace_timeout",)),
+    Case("audit-placement-markup", _audit("--executor", "ray", "--placement", "[red]m@workers=1"), ("--placement", "'[red]m'")),
+    Case("audit-placement-without-settings", _audit("--executor", "ray", "--placement", "m@"), ("--placement", "MODEL@KEY=VALUE")),
     # the other commands
     Case("list-takes-no-argument", lambda w: ["list", "suites"], ("suites",)),
     Case("report-several-without-out", lambda w: ["report", str(w.tmp / "a"), str(w.tmp / "b")], ("--out",)),

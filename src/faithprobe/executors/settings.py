@@ -122,7 +122,7 @@ def parse_executor(
             raise UsageError(f"{flag} is for --executor ray")
         if key in given and str(given[key]) != str(value):
             raise UsageError(
-                f"--executor ...,{key}={excerpt(given[key])} and {flag} {excerpt(value)} "
+                f"--executor ...,{key}={excerpt(given[key])} and {flag} {excerpt(str(value))} "
                 "disagree: give the setting once"
             )
         given[key] = value
