@@ -190,3 +190,13 @@ def test_a_killed_actor_and_a_lost_node_leave_the_card_unchanged(
     assert lost.done and _lost(node_lost)  # the actor on the lost node at least
     assert all("an actor of model" in why for why in _lost(node_lost))  # live, under a task
     _assert_same_card(local, node_lost)
+
+
+def test_without_an_address_the_audit_starts_a_ray_of_its_own(tmp_path, two_nodes):
+    """Not the cluster already running on this machine (Ray's default would join it, and
+    refuse ``num_cpus`` there), and it is shut down at the end."""
+    models = ["ref:reader"]
+    local = _audit(tmp_path, "local", models)
+    own = _audit(tmp_path, "own", models, "ray,workers=1,num_cpus=1")
+    _assert_same_card(local, own)
+    assert not ray.is_initialized()
