@@ -1,6 +1,7 @@
 """The Ray executor: same answers as in process, cache consulted before dispatch."""
 
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -148,3 +149,25 @@ def test_an_unreachable_cluster_address_fails_fast():
             with pytest.raises(UsageError, match="cannot reach the Ray cluster"):
                 check_reachable(address, timeout=1.0)
     check_reachable("auto")  # left to Ray
+
+
+def test_models_take_their_turn_when_ray_holds_one_models_actors(tmp_path, local_ray):
+    """Two models of two 1-CPU actors on a 2-CPU Ray: each model's actors are started when
+    its turn comes and killed after (all at once, the second model would wait for good)."""
+    config = RunConfig(
+        suite="distractors",
+        models=["ref:reader", "ref:constant"],
+        limit=10,
+        out=tmp_path / "run",
+        cache_dir=tmp_path / "cache",
+        executor=parse_executor("ray,workers=2"),
+    )
+    subjects = json.loads((run(config) / "run.json").read_text())["subjects"]
+    assert [(s["name"], s["workers"], s["lost_workers"]) for s in subjects] == [
+        ("ref:reader", 2, []),
+        ("ref:constant", 2, []),
+    ]
+    deadline = time.monotonic() + 30  # a killed actor's CPU comes back once it has exited
+    while ray.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ray.available_resources().get("CPU", 0) == 2  # every actor killed

@@ -17,7 +17,7 @@ import io
 import json
 import platform
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -263,22 +263,27 @@ def remembered_metrics(
     return json.loads(hit)
 
 
-def load_subjects(config: RunConfig, stack: ExitStack) -> tuple[list[Subject], dict]:
-    """The subjects ``config.models`` name, computed where ``config.executor`` says (the Ray
-    executor's actors live until ``stack`` closes), and the executor's record. In process,
-    a local model is loaded only if a request misses the cache."""
-    if config.executor.name == "ray":
-        ray = stack.enter_context(RayExecutor(config.executor.settings))
-        subjects = [
-            ray.subject(
-                m, batch_size=config.batch_size, settings=config.executor.placed(m.name, m.text)
-            )
-            for m in config.models
-        ]
-        return subjects, {**config.executor.record(), **ray.describe()}
-    kwargs = {"batch_size": config.batch_size, "endpoint": config.endpoint}
-    subjects = [load_subject(m, defer=True, **kwargs) for m in config.models]
-    return subjects, {"name": "inprocess"}
+def load_subjects(config: RunConfig, stack: ExitStack) -> tuple[Iterator[Subject], dict]:
+    """The subjects ``config.models`` name, one after another, computed where
+    ``config.executor`` says, and the executor's record. In process, a local model is
+    loaded only if a request misses the cache. On Ray a model's actors start when its turn
+    comes and are killed once it has answered, so a cluster with room for one model's
+    actors runs them all (the Ray executor itself lives until ``stack`` closes)."""
+    if config.executor.name != "ray":
+        kwargs = {"batch_size": config.batch_size, "endpoint": config.endpoint}
+        return iter([load_subject(m, defer=True, **kwargs) for m in config.models]), {
+            "name": "inprocess"
+        }
+    ray = stack.enter_context(RayExecutor(config.executor.settings))
+
+    def in_turn() -> Iterator[Subject]:
+        for m in config.models:
+            settings = config.executor.placed(m.name, m.text)
+            subject = ray.subject(m, batch_size=config.batch_size, settings=settings)
+            yield subject
+            subject.close()
+
+    return in_turn(), {**config.executor.record(), **ray.describe()}
 
 
 def _check(config: RunConfig, suite: Suite, models: Sequence[ModelSpec]) -> tuple[Path, Path]:
@@ -449,7 +454,9 @@ def run(
         begun = begin(config, prepared, cache, progress, log)
         executor = {"name": "inprocess"}  # subjects given by the caller compute here
         if subjects is None:
+            check_unique_names(m.name for m in config.models)
             subjects, executor = load_subjects(config, stack)
-        check_unique_names(s.name for s in subjects)
+        else:
+            check_unique_names(s.name for s in subjects)
         parts = [subject_rows(prepared.suite, begun.pairs, s, cache, progress) for s in subjects]
     return begun.finish(parts, executor, out)
