@@ -5,6 +5,7 @@ what is started in its place, what a model that cannot load or holds other files
 from __future__ import annotations
 
 import itertools
+import threading
 from types import SimpleNamespace
 
 import pytest
@@ -141,3 +142,13 @@ def test_a_replica_that_holds_other_files_is_refused(fake_ray):
         "model ref:reader on node 10.0.0.2 has fingerprint f2, not f1 as on node 10.0.0.1: "
         "the nodes hold different files"
     ]
+
+
+def test_an_interrupted_driver_ends_a_models_wait_at_its_next_look(fake_ray):
+    ray = fake_ray([_meta()])
+    subject = _subject()
+    ray.wait = lambda refs, num_returns=1, timeout=None: ([], refs)  # nothing finishes
+    subject.replicas.stop = threading.Event()
+    subject.replicas.stop.set()
+    with pytest.raises(ray_pool.Stopped, match="model ref:reader: stopped"):
+        subject.answer(REQUESTS)

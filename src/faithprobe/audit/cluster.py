@@ -89,9 +89,17 @@ class RayAudit:
         return {**self.executor.record(), **self._ray.describe()}
 
     def _each_model(self, work: Callable[[ModelOutcome], None]) -> None:
-        """``work`` on every model at once (a thread each: they wait on Ray)."""
-        with ThreadPoolExecutor(len(self.outcomes), thread_name_prefix="model") as pool:
+        """``work`` on every model at once (a thread each: they wait on Ray). Interrupted
+        (Ctrl-C), the threads are stopped at their next look at Ray, not left to finish
+        their models; what they answered is in the cache."""
+        pool = ThreadPoolExecutor(len(self.outcomes), thread_name_prefix="model")
+        try:
             list(pool.map(work, self.outcomes))
+        except BaseException:
+            self._ray.stop.set()
+            raise
+        finally:
+            pool.shutdown(wait=True)
 
     def load_all(self) -> list[RaySubject]:
         """Every model loaded at once; those that loaded."""

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 import traceback
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -113,13 +115,24 @@ class _Replica:
         return self.subject.usage()
 
 
+class Stopped(Exception):
+    """The driver was interrupted: a model's thread ends at its next look."""
+
+
 class Replicas:
     """The actors of one model: those that loaded (``live``), those still loading
     (``joining``: their ``meta`` reference -> the actor) and how many were replaced."""
 
-    def __init__(self, spec: ModelSpec, settings: RaySettings, batch_size: int, gpus: float):
+    def __init__(
+        self,
+        spec: ModelSpec,
+        settings: RaySettings,
+        batch_size: int,
+        gpus: float,
+        stop: threading.Event | None = None,
+    ):
         ray = import_ray()
-        self.spec, self.settings = spec, settings
+        self.spec, self.settings, self.stop = spec, settings, stop
         self._actor_class = ray.remote(_Replica).options(
             num_cpus=settings.cpus_per_worker,
             num_gpus=gpus,
@@ -141,16 +154,29 @@ class Replicas:
         """Start the first replica alone (a first use of ``embedded`` converts it to a
         shared folder, which concurrent loaders would race for), wait for it and start
         the others; the first replica's meta (its load error: :class:`ModelError`)."""
-        ray = import_ray()
         self.start(1)
         while not self.live:
             if not self.joining:  # it failed to load, or died more often than allowed
                 raise ModelError(self.lost[-1])
             ref = next(iter(self.joining))
-            ray.wait([ref])
+            self.wait_one([ref])
             self.join(ref)
         self.start(self.settings.workers - 1)
         return self.meta
+
+    def wait_one(self, refs: list, timeout: float | None = None) -> list:
+        """``ray.wait`` for the first of ``refs`` to finish within ``timeout`` (None: for
+        good), a second at a time, so that when ``stop`` is set (the driver interrupted) a
+        model's thread ends at once rather than after its work (:class:`Stopped`)."""
+        ray = import_ray()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = 1.0 if deadline is None else max(0.0, min(1.0, deadline - time.monotonic()))
+            ready, _ = ray.wait(refs, num_returns=1, timeout=left)
+            if ready or (deadline is not None and time.monotonic() >= deadline):
+                return ready
+            if self.stop is not None and self.stop.is_set():
+                raise Stopped(f"model {self.spec.name}: stopped")
 
     def join(self, ref):
         """The actor behind ``ref`` has loaded (or failed to): live and returned, or lost
@@ -310,7 +336,7 @@ class RaySubject(Subject):
             if not waits:
                 raise ModelError(f"every actor of model {self.name} was lost: {replicas.lost[-1]}")
             timeout = None if running else replicas.settings.replace_timeout
-            ready, _ = ray.wait(waits, num_returns=1, timeout=timeout)
+            ready = replicas.wait_one(waits, timeout)
             if not ready:
                 raise ModelError(
                     f"every actor of model {self.name} was lost and none came back within "
@@ -375,6 +401,7 @@ class RayExecutor:
 
     def __init__(self, settings: RaySettings) -> None:
         self.settings = settings
+        self.stop = threading.Event()  # set: every model's waits end (see Replicas.wait_one)
         self._subjects: list[RaySubject] = []
         self._started = False
 
@@ -427,7 +454,8 @@ class RayExecutor:
         from faithprobe.subjects import model_spec
 
         settings = settings or self.settings
-        replicas = Replicas(model_spec(spec), settings, batch_size, self.gpus_per_worker(settings))
+        gpus = self.gpus_per_worker(settings)
+        replicas = Replicas(model_spec(spec), settings, batch_size, gpus, self.stop)
         try:
             replicas.first()
         except ModelError:
