@@ -153,16 +153,17 @@ def test_an_unreachable_cluster_address_fails_fast():
 
 def test_models_take_their_turn_when_ray_holds_one_models_actors(tmp_path, local_ray):
     """Two models of two 1-CPU actors on a 2-CPU Ray: each model's actors are started when
-    its turn comes and killed after (all at once, the second model would wait for good)."""
-    config = RunConfig(
-        suite="distractors",
-        models=["ref:reader", "ref:constant"],
-        limit=10,
-        out=tmp_path / "run",
-        cache_dir=tmp_path / "cache",
-        executor=parse_executor("ray,workers=2"),
-    )
-    subjects = json.loads((run(config) / "run.json").read_text())["subjects"]
+    its turn comes and killed after (all at once, the second model would wait for good).
+    The reader, which is shown the example behind each request, answers as in process."""
+
+    def config(name: str, executor: str) -> RunConfig:
+        return RunConfig(suite="distractors", models=["ref:reader", "ref:constant"], limit=10,
+                         out=tmp_path / name, cache_dir=tmp_path / f"cache-{name}",
+                         executor=parse_executor(executor))  # fmt: skip
+
+    on_ray = run(config("ray", "ray,workers=2"))
+    pd.testing.assert_frame_equal(_table(on_ray), _table(run(config("local", "inprocess"))))
+    subjects = json.loads((on_ray / "run.json").read_text())["subjects"]
     assert [(s["name"], s["workers"], s["lost_workers"]) for s in subjects] == [
         ("ref:reader", 2, []),
         ("ref:constant", 2, []),

@@ -41,7 +41,7 @@ from faithprobe.requests import (
     TextPairRequest,
     TokenSaliency,
 )
-from faithprobe.runner import RunConfig, answer_all, prepare
+from faithprobe.runner import answer_all
 from faithprobe.saliency.partitions import Word, comparison_partition, token_partition
 from faithprobe.subjects import load_subject, parse_model
 from faithprobe.suite import get_suite
@@ -278,12 +278,6 @@ def test_an_unknown_reference_is_one_clear_error(tmp_path):
     res = CliRunner().invoke(app, ["run", "distractors", "--model", "ref:oracle",
                                    "--out", str(tmp_path / "r")])  # fmt: skip
     assert res.exit_code == 2 and "ref:oracle" in res.output and "Traceback" not in res.output
-
-
-def test_ray_executor_refuses_references(tmp_path):
-    config = RunConfig("distractors", models=["ref:reader"], executor="ray", out=tmp_path / "r")
-    with pytest.raises(UsageError, match="--executor ray: reference models"):
-        prepare(config)
 
 
 def test_the_runner_shows_the_reader_the_example_behind_extra_requests():
