@@ -236,7 +236,7 @@ class RaySubject(Subject):
     """A model answered by its :class:`Replicas`."""
 
     def __init__(self, replicas: Replicas, shard_size: int = 64) -> None:
-        self.spec, self.replicas, self.shard_size = replicas.spec, replicas, shard_size
+        self.replicas, self.shard_size = replicas, shard_size
         meta = replicas.meta
         self.name = meta["name"]
         self.kind = meta["kind"]
