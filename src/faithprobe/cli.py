@@ -27,7 +27,7 @@ from faithprobe.console import (
     user_errors,
 )
 from faithprobe.errors import UsageError, excerpt
-from faithprobe.numbers import DAY, HOUR, number_option
+from faithprobe.numbers import number_option
 from faithprobe.paths import Kind, argument
 from faithprobe.urls import redact_command
 
@@ -653,159 +653,6 @@ def report(
 
 
 @app.command()
-def serve(
-    model: Annotated[
-        str,
-        typer.Option(
-            "--model",
-            "-m",
-            help="a causal LM: 'embedded' (or embedded:NAME), gguf:FILE.gguf, a local folder "
-            "or a Hugging Face id",
-        ),
-    ] = "embedded",
-    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=0, max=65535, help="port (0: a free one)")] = 8000,
-    name: Annotated[
-        str | None,
-        typer.Option(help="the model name clients ask for (default: --model as given)"),
-    ] = None,
-    api_key_env: Annotated[
-        str | None,
-        typer.Option(help="require the key held by this environment variable (default: none)"),
-    ] = None,
-    chat_only: Annotated[
-        bool, typer.Option("--chat-only", help="serve chat completions only (404 on completions)")
-    ] = False,
-    fault_rate: Annotated[
-        float,
-        number_option(0, 1, help="fraction of requests that get an injected fault (seeded)"),
-    ] = 0.0,
-    fail_first: Annotated[
-        int,
-        number_option(
-            0, 1_000_000, int, help="the first N requests get faults, cycling through the kinds"
-        ),
-    ] = 0,
-    fault_kinds: Annotated[
-        str, typer.Option(help="comma-separated faults to inject: 429, 500, drop, slow")
-    ] = "429,500,drop,slow",
-    slow_seconds: Annotated[
-        float, number_option(0, DAY, help="how long a 'slow' fault waits before answering")
-    ] = 5.0,
-    fault_seed: Annotated[int, typer.Option(help="seed of the fault draws")] = 0,
-    max_tokens: Annotated[
-        int, typer.Option(min=0, help="most new tokens per prompt (the context caps them too)")
-    ] = 512,
-    time_budget: Annotated[
-        float,
-        number_option(
-            0.1,
-            DAY,
-            help="seconds a request may take from its first byte, reading, scoring and "
-            "generating included: generation stops then, and a prompt still being read or "
-            "scored, or still waiting for the model, gets 503",
-        ),
-    ] = 60.0,
-    max_body_bytes: Annotated[
-        int, typer.Option(min=0, help="largest request body (413 above it)")
-    ] = 1 << 20,
-    read_timeout: Annotated[
-        float,
-        number_option(
-            0.1,
-            HOUR,
-            help="seconds each wait for a client's bytes may last (an idle connection is "
-            "closed then)",
-        ),
-    ] = 10.0,
-    read_deadline: Annotated[
-        float,
-        number_option(
-            0.1,
-            DAY,
-            help="seconds a request's line, headers and body may take to arrive in all, from "
-            "its first byte (a client trickling bytes is cut off: 408)",
-        ),
-    ] = 30.0,
-    max_connections: Annotated[
-        int,
-        number_option(
-            1,
-            4096,
-            int,
-            help="connections served at once, a thread each, taken with a connection's first "
-            "request that has the key; one more is answered 503 and closed. Connections "
-            "without one yet wait apart (4 per slot, at least 64; the longest waiting is "
-            "closed for a new one), so idle or slow clients cannot hold the slots",
-        ),
-    ] = 32,
-) -> None:
-    """Serve a local causal LM through an OpenAI-compatible API (/v1/completions with echo
-    and logprobs, /v1/chat/completions, /v1/models), for trying the openai: backend."""
-    from faithprobe.serving import Faults, Limits, OpenAIServer
-    from faithprobe.serving.connections import check_address
-    from faithprobe.subjects import BACKENDS, load_subject, parse_model
-    from faithprobe.subjects.backends import DEFAULT_HUB, backend_name
-    from faithprobe.subjects.hf.causal import HFCausal
-
-    with user_errors("the server stopped"):
-        kinds = tuple(k.strip() for k in fault_kinds.split(",") if k.strip())
-        faults = Faults(
-            first=tuple(kinds[i % len(kinds)] for i in range(fail_first)) if kinds else (),
-            rate=fault_rate,
-            kinds=kinds,
-            slow_seconds=slow_seconds,
-            seed=fault_seed,
-        )
-        limits = Limits(
-            max_tokens=max_tokens,
-            seconds=time_budget,
-            body_bytes=max_body_bytes,
-            read_seconds=read_timeout,
-            request_read_seconds=read_deadline,
-            connections=max_connections,
-        )
-        key = None
-        if api_key_env is not None:
-            if not api_key_env.strip():  # not "no key": serving open by mistake is the risk
-                raise UsageError(
-                    "--api-key-env '': name the environment variable holding the key (leave "
-                    "the option out to serve without a key)"
-                )
-            key = os.environ.get(api_key_env)
-            if not key:
-                raise UsageError(f"--api-key-env {excerpt(api_key_env)}: that variable is not set")
-        backend = BACKENDS.get(backend_name(model) or DEFAULT_HUB)
-        if not (backend.hub or backend.identity):  # no weights here (an endpoint, ref:...)
-            raise UsageError(f"--model {excerpt(model)}: serve needs a local causal LM")
-        spec = parse_model(model)
-        check_address(host, port)  # everything checked before the model is loaded
-        subject = load_subject(spec)
-        if not isinstance(subject, HFCausal):
-            raise UsageError(f"{model}: serve needs a causal LM, not a {subject.kind} model")
-        try:
-            server = OpenAIServer(
-                subject,
-                host=host,
-                port=port,
-                model_name=name or model,
-                faults=faults,
-                api_key=key,
-                chat_only=chat_only,
-                limits=limits,
-            )
-        except OSError as err:  # taken since it was checked
-            raise UsageError(f"--port {port}: cannot listen there: {err.strerror or err}") from None
-        served = name or model
-        log(f"serving {served} at {server.url} (Ctrl-C stops)")
-        log(f"try: faithprobe run distractors --model openai:{served} --base-url {server.url}")
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            log("stopped")
-
-
-@app.command()
 def generate(
     name: Annotated[str, typer.Argument(help="generator (see `faithprobe list`)")],
     out: Annotated[
@@ -854,6 +701,10 @@ def generate(
         out_console.print(table)
         log(f"{n} items written to {out}")
 
+
+from faithprobe.serving.cli import serve  # noqa: E402
+
+app.command()(serve)
 
 from faithprobe.training.cli import train_app  # noqa: E402
 
