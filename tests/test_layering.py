@@ -7,12 +7,21 @@ folders' own graph has no cycle either: no arrow between folders points back up.
 statement, also those inside functions), so the test needs no imports of the package
 itself. A new top-level module or package must be given a layer here: the test fails
 until it is.
+
+An import by name (``importlib.import_module("faithprobe.x")``, ``import_submodules``, a
+``"faithprobe.x:attribute"`` target loaded on first use, a pkgutil prefix) points the same
+way as an import statement and may not point up either: every string a module holds that
+names a project module counts, wherever it is used, so an alias of ``import_module`` or a
+name kept in a variable does not hide the arrow. Such lazy imports are how registries
+avoid import cycles, so they are left out of the cycle checks.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,6 +42,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "faithprobe.urls",
         "faithprobe.markdown",
         "faithprobe.console",
+        "faithprobe.subcommands",  # what the command groups share
         "faithprobe.quiet",  # third-party warnings kept off the console
         "faithprobe.examples",
         "faithprobe.sentences",
@@ -127,6 +137,58 @@ def imports(mods: dict[str, Path]) -> dict[str, set[str]]:
     return graph
 
 
+# a text naming a project module: "faithprobe.x.y", a "faithprobe.x.y:attribute" target, or
+# the "faithprobe.x." prefix pkgutil is given for the modules below faithprobe.x
+MODULE_NAME = re.compile(r"faithprobe(?:\.[A-Za-z_]\w*)+\.?(?::[\w.]+)?")
+# texts that spell a module's name without meaning an import of it, by the module holding them
+NOT_IMPORTS = {"faithprobe.registry": {"faithprobe.suites"}}  # the suites' entry-point group
+
+
+def texts(tree: ast.AST) -> Iterator[str]:
+    """Every text ``tree`` holds but its docstrings (and other bare string statements): each
+    string constant, and each text joined with ``+`` from constants."""
+    skip = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
+    for node in ast.walk(tree):  # a sum before its pieces
+        if id(node) in skip or (text := joined(node)) is None:
+            continue
+        skip |= {id(piece) for piece in ast.walk(node)}  # a piece of a name is no name
+        yield text
+
+
+def joined(node: ast.AST) -> str | None:
+    """The text ``node`` stands for if it is a string constant or a sum of them."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = joined(node.left), joined(node.right)
+        return None if left is None or right is None else left + right
+    return None
+
+
+def named_in(tree: ast.AST, mods: dict[str, Path]) -> set[str]:
+    """The project modules the texts of ``tree`` name (:data:`MODULE_NAME`; for a name
+    below a module, such as ``faithprobe.x.Class``, the module). The package root is left
+    out: ``faithprobe.json`` is a file's name, and every module may read the version."""
+    found = set()
+    for text in texts(tree):
+        if MODULE_NAME.fullmatch(text):
+            parts = text.partition(":")[0].rstrip(".").split(".")
+            prefixes = (".".join(parts[:n]) for n in range(len(parts), 1, -1))
+            if (module := next((m for m in prefixes if m in mods), None)) is not None:
+                found.add(module)
+    return found
+
+
+def imports_by_name(mods: dict[str, Path]) -> dict[str, set[str]]:
+    """module -> the other project modules it names in a text (:func:`named_in`), but those
+    :data:`NOT_IMPORTS` excuses."""
+    graph = {}
+    for module, path in mods.items():
+        named = named_in(ast.parse(path.read_text(encoding="utf-8")), mods)
+        graph[module] = named - {module} - NOT_IMPORTS.get(module, set())
+    return graph
+
+
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """The strongly connected groups of more than one module (Tarjan's algorithm)."""
     index: dict[str, int] = {}
@@ -176,14 +238,22 @@ def test_no_import_cycles(graph):
     assert cycles(graph) == []
 
 
-def test_no_import_points_up_the_data_flow(graph):
-    upward = sorted(
+def upward(graph: dict[str, set[str]]) -> list[str]:
+    """The arrows of ``graph`` that point from a layer up to a higher one."""
+    return sorted(
         f"{a} ({NAMES[layer(a)]}) -> {b} ({NAMES[layer(b)]})"
         for a, targets in graph.items()
         for b in targets
         if not b.startswith("<") and layer(b) > layer(a)
     )
-    assert upward == []
+
+
+def test_no_import_points_up_the_data_flow(graph):
+    assert upward(graph) == []
+
+
+def test_no_import_by_name_points_up_the_data_flow():
+    assert upward(imports_by_name(modules())) == []
 
 
 def folder(module: str) -> str:
@@ -282,4 +352,28 @@ def test_the_checks_can_fail():
     assert "torch" in imported_on_import("faithprobe.subjects.hf.causal", modules())
     assert cycles(folder_graph(two_folders)) == [
         ["faithprobe.generators", "faithprobe.interventions"]
+    ]
+
+
+def test_a_module_named_in_a_text_is_an_import_by_name():
+    """However the name is handed on (an alias of import_module, a variable, pieces joined,
+    a pkgutil prefix, a lazy target), the arrow is seen; a docstring naming a module is not
+    an import, nor a text that names no module."""
+    source = '''"""Finds faithprobe.audit by name."""
+from importlib import import_module as load
+GROUP = "faithprobe.suites"
+def find(path, name):
+    """faithprobe.cli"""
+    load(GROUP)
+    load("faithprobe" + ".report." + "html")
+    pkgutil.iter_modules(path, "faithprobe.metrics.")
+    registry.add(name, "faithprobe.runner:run")
+    return "faithprobe.json", "pip install faithprobe[ray]", f"faithprobe.training.{name}"
+'''
+    mods = modules()
+    found = named_in(ast.parse(source), {**mods, "faithprobe.report.html": Path()})
+    assert found == {"faithprobe.suites", "faithprobe.report.html", "faithprobe.metrics",
+                     "faithprobe.runner", "faithprobe.training"}  # fmt: skip
+    assert upward({"faithprobe.suite": {"faithprobe.suites"}}) == [
+        "faithprobe.suite (runner) -> faithprobe.suites (suites)"
     ]

@@ -5,8 +5,9 @@ An entry's target is the object itself or a ``"module:attribute"`` string import
 use, so listing what exists imports nothing heavy and a registry never has to import the
 modules that fill it (which would point imports upward). A registry may also be given a
 ``discover`` function, called once before the first lookup, that adds the entries of
-modules it finds (the built-in suites, plug-ins named by package entry points). An unknown
-name is a :class:`~faithprobe.errors.UsageError` naming what is available.
+modules it finds (the suites and plug-ins that packages name in entry points:
+:func:`declared`). An unknown name is a :class:`~faithprobe.errors.UsageError` naming what
+is available.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import importlib.util
 import pkgutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from importlib import metadata
 from typing import Any, Generic, TypeVar
 
 from faithprobe.errors import UsageError
@@ -32,16 +34,47 @@ def load_target(target: str) -> Any:
     return value
 
 
-def import_submodules(package: str, only: str | None = None) -> None:
-    """Import every module of ``package`` (with ``only``: the module of that name in each of
-    its subpackages, where one exists), so that modules registering themselves on import
+def import_submodules(package: str) -> None:
+    """Import every module of ``package``, so that modules registering themselves on import
     are found without a list of them to keep."""
     root = importlib.import_module(package)
     for info in pkgutil.iter_modules(root.__path__, f"{package}."):
-        if only is None:
-            importlib.import_module(info.name)
-        elif info.ispkg and importlib.util.find_spec(f"{info.name}.{only}") is not None:
-            importlib.import_module(f"{info.name}.{only}")
+        importlib.import_module(info.name)
+
+
+DISTRIBUTION = "faithprobe"  # the distribution whose entry points declare the built-in things
+# the entry-point group naming suite packages, faithprobe's built-in ones and plug-ins alike
+# (its name is that of the package holding the built-in suites; no import of it is meant)
+SUITE_GROUP = "faithprobe.suites"
+
+
+def declared(group: str) -> list[metadata.EntryPoint]:
+    """The entry points of ``group``: faithprobe's own (declared in its ``pyproject.toml``),
+    in the order of their names, then those of other installed packages. None of
+    faithprobe's own is a :class:`~faithprobe.errors.UsageError`: its metadata is missing
+    (a source checkout used without an install) or older than its ``pyproject.toml``."""
+    points = metadata.entry_points(group=group)
+    own = sorted((p for p in points if p.dist is not None and p.dist.name == DISTRIBUTION),
+                 key=lambda p: p.name)  # fmt: skip
+    if not own:
+        raise UsageError(
+            f"{DISTRIBUTION}'s metadata names nothing in the entry-point group {group!r} (it "
+            "is not installed, or was before the group was declared): install it (pip "
+            "install -e . in its checkout, or make install)"
+        )
+    return own + [p for p in points if p not in own]
+
+
+def import_declared(group: str, only: str) -> None:
+    """Import the module ``only`` of each package named in the entry-point group ``group``
+    (:func:`declared`), where it has one (a suite's ``interventions``, its ``schema``), so
+    that modules registering themselves on import are found in plug-ins as in faithprobe."""
+    for point in declared(group):
+        package = importlib.util.find_spec(point.module)
+        if package is None or package.submodule_search_locations is None:
+            continue  # a module, not a package: nothing below it
+        if importlib.util.find_spec(f"{point.module}.{only}") is not None:
+            importlib.import_module(f"{point.module}.{only}")
 
 
 @dataclass(frozen=True)

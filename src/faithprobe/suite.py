@@ -6,8 +6,9 @@ did on a pair (:meth:`Suite.behaviour`), and computes metrics from the table. Th
 (:mod:`faithprobe.runner`) does everything else: sampling, caching, batching, progress, the
 columns every suite shares (:data:`COMMON_COLUMNS`), the run folder and the report.
 
-A suite is one package, ``faithprobe/suites/<name>/`` or any installed package named by an
-entry point in the group ``faithprobe.suites``, whose ``__init__`` holds a
+A suite is one package named by an entry point in the group ``faithprobe.suites`` (the
+built-in ones, ``faithprobe/suites/<name>/``, in faithprobe's own ``pyproject.toml``; a
+plug-in's in its package's), whose ``__init__`` holds a
 :class:`SuiteEntry` called ``SUITE``: the name, a line of description, the method it
 implements, its options (a frozen dataclass, :mod:`faithprobe.options`), where its suite
 class, report view and card headline are (``"module:attribute"`` strings, imported only
@@ -16,13 +17,10 @@ when used), and the steps ``faithprobe audit`` runs of it (:class:`AuditStep`).
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -31,7 +29,7 @@ from faithprobe.examples import ChoiceExample, ClozeExample
 from faithprobe.expectations import Behaviour
 from faithprobe.interventions import Pair
 from faithprobe.options import parse
-from faithprobe.registry import Registry, load_target
+from faithprobe.registry import SUITE_GROUP, Registry, declared, load_target
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
 from faithprobe.seeding import hash_rank
 
@@ -39,7 +37,6 @@ if TYPE_CHECKING:  # the registry is read by `faithprobe list`, which needs no p
     import pandas as pd
 
 T = TypeVar("T")
-ENTRY_POINT_GROUP = "faithprobe.suites"
 # The columns the runner writes first in every row of every suite's results table.
 COMMON_COLUMNS = (
     "pair_id",  # the pair: original and intervened input (unique per subject)
@@ -100,18 +97,13 @@ class SuiteEntry:
 
 
 def _discover(registry: Registry) -> None:
-    """The built-in suites (the subpackages of :mod:`faithprobe.suites`), then the plug-ins
-    that installed packages name in the entry-point group ``faithprobe.suites`` (a value is
-    ``"package"`` or ``"package:ENTRY"``)."""
-    builtin = importlib.import_module("faithprobe.suites")
-    names = [
-        f"{info.name}:SUITE"
-        for info in pkgutil.iter_modules(builtin.__path__, "faithprobe.suites.")
-        if info.ispkg
-    ]
-    points = metadata.entry_points(group=ENTRY_POINT_GROUP)
-    names += [p.value if ":" in p.value else f"{p.value}:SUITE" for p in points]
-    for target in names:
+    """The suites named in the entry-point group ``faithprobe.suites`` (a value is
+    ``"package"`` or ``"package:ENTRY"``), faithprobe's own first (:func:`declared`): the
+    built-in suites are declared in its ``pyproject.toml`` as a plug-in declares its own,
+    not looked for under ``faithprobe/suites/``, which would be an import from this layer
+    up to theirs."""
+    for point in declared(SUITE_GROUP):
+        target = point.value if ":" in point.value else f"{point.value}:SUITE"
         entry: SuiteEntry = load_target(target)
         registry.add(entry.name, entry, description=f"{entry.description} — {entry.method}")
 

@@ -30,7 +30,7 @@ answer_modes`). Light to import (the suites' options read :data:`ANSWER_MODES`).
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from faithprobe.prompts import LETTERS, LetterPrompt
@@ -100,6 +100,20 @@ def answer_mode(answers: Iterable[object]) -> str:
         return SCORES
     given = any(isinstance(a, LetterChoice) and a.logprobs is not None for a in letters)
     return LETTER_PROBABILITIES if given else LETTER_REPLIES
+
+
+def reply_columns(mode: str, original: Mapping, intervened: Mapping) -> dict:
+    """The columns of a pair's row that say how it was answered: the subject's answer
+    ``mode`` (:func:`answer_mode`), then the ``reply`` and whether it ``abstained`` on the
+    original and on the intervened input, from each side's reading (a scoring answer's:
+    None and False)."""
+    return {
+        "answer_mode": mode,
+        "original_reply": original["reply"],
+        "reply": intervened["reply"],
+        "original_abstained": original["abstained"],
+        "abstained": intervened["abstained"],
+    }
 
 
 @dataclass(frozen=True)

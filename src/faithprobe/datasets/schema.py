@@ -25,7 +25,7 @@ from typing import Any
 
 from faithprobe import markdown
 from faithprobe.errors import DataError, excerpt
-from faithprobe.registry import Registry, import_submodules
+from faithprobe.registry import SUITE_GROUP, Registry, import_declared
 
 Record = Mapping[str, Any]
 
@@ -229,7 +229,7 @@ def _when(f: Field) -> str:
 
 def _discover(registry: Registry) -> None:
     """The formats the suites declare (a ``schema`` module in a suite's package)."""
-    import_submodules("faithprobe.suites", only="schema")
+    import_declared(SUITE_GROUP, "schema")
 
 
 SCHEMAS: Registry[tuple[DataSchema, ...]] = Registry("data schema", discover=_discover)

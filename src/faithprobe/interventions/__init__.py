@@ -3,7 +3,7 @@
 Modules register their interventions with :func:`register` when they are imported. The
 registry finds them itself: before the first lookup it imports every module of this package
 and the ``interventions`` module of any suite package that has one
-(:func:`faithprobe.registry.import_submodules`), so a new intervention is a new module, not
+(:func:`faithprobe.registry.import_declared`), so a new intervention is a new module, not
 an edit to a list.
 """
 
@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from faithprobe.expectations import Expectation
 from faithprobe.interventions.base import Intervention, InterventionFn, Pair
-from faithprobe.registry import Registry, import_submodules
+from faithprobe.registry import SUITE_GROUP, Registry, import_declared, import_submodules
 
 __all__ = ["INTERVENTIONS", "Intervention", "Pair", "available", "get", "register"]
 
 
 def _discover(_: Registry) -> None:
     import_submodules(__name__)
-    import_submodules("faithprobe.suites", only="interventions")
+    import_declared(SUITE_GROUP, "interventions")
 
 
 INTERVENTIONS: Registry[Intervention] = Registry("intervention", discover=_discover)

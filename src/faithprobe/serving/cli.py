@@ -1,7 +1,8 @@
 """``faithprobe serve``: a local causal LM behind the OpenAI-compatible test server.
 
 The options are declared as named types first, so the command reads as what it does: check
-every option and the address, load the model, serve until Ctrl-C."""
+every option and the address, load the model, serve until Ctrl-C. The server (and torch
+with it) is imported when the command runs, not when the CLI starts."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import typer
 from faithprobe.console import log, user_errors
 from faithprobe.errors import UsageError, excerpt
 from faithprobe.numbers import DAY, HOUR, number_option
-from faithprobe.serving.openai_server import Faults, Limits
 
 Model = Annotated[
     str,
@@ -119,7 +119,8 @@ def serve(
     """Serve a local causal LM through an OpenAI-compatible API (/v1/completions with echo
     and logprobs, /v1/chat/completions, /v1/models), for trying the openai: backend."""
     from faithprobe.serving.connections import check_address
-    from faithprobe.serving.openai_server import OpenAIServer
+    from faithprobe.serving.limits import Limits
+    from faithprobe.serving.openai_server import Faults, OpenAIServer
 
     with user_errors("the server stopped"):
         kinds = tuple(k.strip() for k in fault_kinds.split(",") if k.strip())

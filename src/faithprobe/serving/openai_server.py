@@ -73,9 +73,7 @@ normally.
 
 from __future__ import annotations
 
-import io
 import json
-import math
 import random
 import socket
 import threading
@@ -84,17 +82,19 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler
+from functools import partial
 from urllib.parse import urlsplit
 
 from jinja2 import TemplateError
 
 from faithprobe.errors import UsageError
 from faithprobe.serving.budget import Budget
-from faithprobe.serving.connections import CappedHTTPServer, RequestReader
+from faithprobe.serving.connections import CappedHTTPServer
 from faithprobe.serving.forward_guard import Overdue, interrupted_after
-from faithprobe.serving.refusals import BadRequest, Refused
-from faithprobe.serving.scoring import CHUNK_TOKENS, scored_tokens
+from faithprobe.serving.json_http import JSONRequestHandler
+from faithprobe.serving.limits import Limits
+from faithprobe.serving.refusals import BadRequest, Refused, shown
+from faithprobe.serving.scoring import scored_tokens
 
 # a chat reply given instead of the model's, per fault kind
 SCRIPTED_REPLIES = {
@@ -132,34 +132,6 @@ class Faults:
             raise UsageError("the fault rate must be in [0, 1], with at least one fault kind")
 
 
-@dataclass(frozen=True)
-class Limits:
-    """What one client may take from the server (the module docstring says how each
-    limit is enforced): at most ``max_tokens`` new tokens per prompt, ``seconds`` from a
-    request's first byte, a body of ``body_bytes``, ``read_seconds`` for each wait for
-    bytes from the client and ``request_read_seconds`` for all of a request's bytes,
-    ``connections`` open at once, and the logits of ``chunk_tokens`` positions at a time."""
-
-    max_tokens: int = 512
-    seconds: float = 60.0
-    body_bytes: int = 1 << 20
-    read_seconds: float = 10.0
-    request_read_seconds: float = 30.0
-    connections: int = 32
-    chunk_tokens: int = CHUNK_TOKENS
-
-    def __post_init__(self) -> None:
-        if self.max_tokens < 0 or self.body_bytes < 0:
-            raise UsageError("max_tokens and body_bytes must be >= 0")
-        times = (self.seconds, self.read_seconds, self.request_read_seconds)
-        if not all(0 < t < math.inf for t in times):  # NaN fails both
-            raise UsageError(
-                "the time budget and the read timeout and deadline must be finite and > 0 s"
-            )
-        if self.connections < 1 or self.chunk_tokens < 1:
-            raise UsageError("connections and chunk_tokens must be >= 1")
-
-
 class OpenAIServer:
     """``OpenAIServer(subject).start()`` serves ``subject`` on ``url`` in a background
     thread (``port=0``: a free port); ``stop()`` or a ``with`` block ends it.
@@ -193,7 +165,8 @@ class OpenAIServer:
         self._model_lock = threading.Lock()
         self._count_lock = threading.Lock()
         self.inject(faults or Faults())
-        self._httpd = CappedHTTPServer((host, port), _handler(self), self.limits.connections)
+        handler = partial(_OpenAIHandler, api=self)
+        self._httpd = CappedHTTPServer((host, port), handler, self.limits.connections)
         self._thread: threading.Thread | None = None
 
     @property
@@ -357,7 +330,7 @@ class OpenAIServer:
             if last != "assistant":
                 raise BadRequest(
                     "continue_final_message continues a final assistant message, not "
-                    f"{'no message' if last is None else 'one of role ' + _shown(last)}"
+                    f"{'no message' if last is None else 'one of role ' + shown(last)}"
                 )
             generation_prompt, reply_start = True, messages.pop()["content"]
         try:
@@ -495,19 +468,12 @@ def _payload(body: bytes) -> dict:
     return payload
 
 
-def _shown(value) -> str:
-    """``value`` as JSON, cut short (a message names a wrong value without repeating a
-    huge one)."""
-    text = json.dumps(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def _integer(body: dict, key: str, default: int | None) -> int | None:
     value = body.get(key)
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise BadRequest(f"{key} must be an integer >= 0, not {_shown(value)}")
+        raise BadRequest(f"{key} must be an integer >= 0, not {shown(value)}")
     return value
 
 
@@ -516,7 +482,7 @@ def _number(body: dict, key: str, default: float) -> float:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise BadRequest(f"{key} must be a number, not {_shown(value)}")
+        raise BadRequest(f"{key} must be a number, not {shown(value)}")
     return value
 
 
@@ -525,7 +491,7 @@ def _flag(body: dict, key: str, default: bool = False) -> bool:
     if value is None:
         return default
     if not isinstance(value, bool):
-        raise BadRequest(f"{key} must be true or false, not {_shown(value)}")
+        raise BadRequest(f"{key} must be true or false, not {shown(value)}")
     return value
 
 
@@ -556,7 +522,7 @@ def _stop(body: dict) -> list[str]:
     if stops is None:
         return []
     if not isinstance(stops, list) or not all(isinstance(s, str) for s in stops):
-        raise BadRequest(f"stop must be a string or a list of strings, not {_shown(stop)}")
+        raise BadRequest(f"stop must be a string or a list of strings, not {shown(stop)}")
     return stops
 
 
@@ -564,14 +530,14 @@ def _prompts(body: dict) -> list[str]:
     prompt = body.get("prompt", "")
     prompts = [prompt] if isinstance(prompt, str) else prompt
     if not isinstance(prompts, list) or not all(isinstance(p, str) for p in prompts):
-        raise BadRequest(f"prompt must be a string or a list of strings, not {_shown(prompt)}")
+        raise BadRequest(f"prompt must be a string or a list of strings, not {shown(prompt)}")
     return prompts
 
 
 def _messages(body: dict) -> list[dict[str, str]]:
     messages = body.get("messages")
     if not isinstance(messages, list):
-        raise BadRequest(f"messages must be a list of {{role, content}}, not {_shown(messages)}")
+        raise BadRequest(f"messages must be a list of {{role, content}}, not {shown(messages)}")
     for i, m in enumerate(messages):
         if not (
             isinstance(m, dict)
@@ -579,7 +545,7 @@ def _messages(body: dict) -> list[dict[str, str]]:
             and isinstance(m.get("content"), str)
         ):
             raise BadRequest(
-                f"messages[{i}] must be {{role, content}} with text in both, not {_shown(m)}"
+                f"messages[{i}] must be {{role, content}} with text in both, not {shown(m)}"
             )
     return [{"role": m["role"], "content": m["content"]} for m in messages]
 
@@ -652,182 +618,108 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
-def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
-    limits = server.limits
+class _OpenAIHandler(JSONRequestHandler):
+    """Serves ``api``'s routes on one connection: routes a request to its endpoint (once its
+    key is checked and the connection admitted), acts out the fault it draws, and answers
+    it with the endpoint's reply."""
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, as the client's connection pool expects
-        timeout = limits.read_seconds  # the socket's: no wait for a client's bytes is longer
+    def __init__(self, request, client_address, httpd, *, api: OpenAIServer) -> None:
+        self.api = api
+        super().__init__(request, client_address, httpd, limits=api.limits)
 
-        def log_message(self, format, *args) -> None:  # noqa: A002 - quiet
-            pass
+    # -- routing -------------------------------------------------------------------------
 
-        def setup(self) -> None:
-            super().setup()
-            self.rfile.close()  # read through a RequestReader instead
-            self.reader = RequestReader(
-                self.connection, limits.read_seconds, limits.request_read_seconds
-            )
-            self.rfile = io.BufferedReader(self.reader)
+    def do_GET(self) -> None:
+        if not self.api._authorized(self.headers.get("Authorization")):
+            self._error(401, "invalid API key", "invalid_api_key")
+        elif not self._admitted():
+            return
+        elif self._path() == "/v1/models":
+            self._send(200, self.api.models())
+        else:
+            self._error(404, f"no route {self.path}")
 
-        def handle_one_request(self) -> None:
-            self.reader.next_request()
-            super().handle_one_request()
+    def do_POST(self) -> None:
+        budget = self._budget()
+        route = self._endpoint()
+        if route is None:
+            return
+        fault = self.api._arrived(route)
+        try:
+            body = self._body()
+        except Refused as err:
+            self.close_connection = True  # what is left of the body is not read
+            self._error(err.status, str(err))
+            return
+        if not self._misbehaved(fault):
+            self._answer(route, body, fault, budget)
 
-        def _budget(self) -> Budget:
-            """This request's time budget, from its first byte; reading its body ends with
-            it too."""
-            budget = Budget(limits.seconds, self.reader.started or time.monotonic())
-            self.reader.limit(budget.deadline)
-            return budget
+    def _endpoint(self) -> str | None:
+        """The endpoint a POST is for (a value of :data:`ROUTES`); None once the request has
+        been refused, its body unread: a wrong key, no free slot, no such route."""
+        if not self.api._authorized(self.headers.get("Authorization")):
+            self._refuse_unread(401, "invalid API key", "invalid_api_key")
+            return None
+        if not self._admitted():
+            return None
+        route = ROUTES.get(self._path())
+        if route is None or (route == "completions" and self.api.chat_only):
+            self._refuse_unread(404, f"no route {self.path}")
+            return None
+        return route
 
-        def _admitted(self) -> bool:
-            """Whether this connection holds one of the server's slots, taken at its first
-            authorized request; where none is free the request gets 503 and the connection
-            is closed."""
-            if server._httpd.admit(self.connection):
-                return True
+    def _admitted(self) -> bool:
+        """Whether this connection holds one of the server's slots, taken at its first
+        authorized request; where none is free the request gets 503 and the connection is
+        closed."""
+        if self.server.admit(self.connection):
+            return True
+        self.close_connection = True
+        self._error(
+            503,
+            f"this server is serving its limit of {self.limits.connections} connections; "
+            "retry later",
+        )
+        return False
+
+    def _path(self) -> str:
+        """The request's path without its query (a client may put its key there)."""
+        return urlsplit(self.path).path.rstrip("/")
+
+    # -- answering -----------------------------------------------------------------------
+
+    def _misbehaved(self, fault: str | None) -> bool:
+        """Act out a transport ``fault``: True where that has dealt with the request (the
+        connection dropped, or an injected error sent); a slow fault waits, then lets the
+        request be answered."""
+        if fault == "drop":
             self.close_connection = True
-            self._error(
-                503,
-                f"this server is serving its limit of {limits.connections} connections; "
-                "retry later",
-            )
-            return False
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return True
+        if fault in ("429", "500"):
+            self._error(int(fault), f"injected fault {fault}")
+            return True
+        if fault == "slow":
+            time.sleep(self.api.faults.slow_seconds)
+        return False
 
-        def do_GET(self) -> None:
-            if not server._authorized(self.headers.get("Authorization")):
-                self._error(401, "invalid API key", "invalid_api_key")
-            elif not self._admitted():
+    def _answer(self, route: str, body: bytes, fault: str | None, budget: Budget) -> None:
+        """Answer a request to ``route`` with its endpoint's reply within ``budget`` (or the
+        scripted chat reply its ``fault`` names); a request the endpoint refuses gets the
+        refusal's status, one that fails 500, and the server stays up."""
+        try:
+            payload = _payload(body)
+            model = payload.get("model")
+            if not isinstance(model, str):
+                raise BadRequest(f"model must be a string, not {shown(model)}")
+            if model != self.api.model_name:
+                self._error(404, f"model {model!r} is not served here", "model_not_found")
                 return
-            elif self._route() == "/v1/models":
-                self._send(200, server.models())
-            else:
-                self._error(404, f"no route {self.path}")
-
-        def do_POST(self) -> None:
-            budget = self._budget()
-            if not server._authorized(self.headers.get("Authorization")):
-                self._refuse_unread(401, "invalid API key", "invalid_api_key")
+            if fault in SCRIPTED_REPLIES and route == "chat":
+                self._send(200, self.api.scripted_chat(payload, SCRIPTED_REPLIES[fault]))
                 return
-            if not self._admitted():
-                return
-            route = ROUTES.get(self._route())
-            if route is None or (route == "completions" and server.chat_only):
-                self._refuse_unread(404, f"no route {self.path}")
-                return
-            fault = server._arrived(route)
-            try:
-                body = self._body()
-            except Refused as err:
-                self.close_connection = True  # what is left of the body is not read
-                self._error(err.status, str(err))
-                return
-            if fault == "drop":
-                self.close_connection = True
-                self.connection.shutdown(socket.SHUT_RDWR)
-                return
-            if fault in ("429", "500"):
-                self._error(int(fault), f"injected fault {fault}")
-                return
-            if fault == "slow":
-                time.sleep(server.faults.slow_seconds)
-            try:
-                payload = _payload(body)
-                model = payload.get("model")
-                if not isinstance(model, str):
-                    raise BadRequest(f"model must be a string, not {_shown(model)}")
-                if model != server.model_name:
-                    self._error(404, f"model {model!r} is not served here", "model_not_found")
-                    return
-                if fault in SCRIPTED_REPLIES and route == "chat":
-                    self._send(200, server.scripted_chat(payload, SCRIPTED_REPLIES[fault]))
-                    return
-                self._send(200, getattr(server, route)(payload, budget))
-            except Refused as err:
-                self._error(err.status, str(err))
-            except Exception as err:  # the server stays up; the client sees a 500
-                self._error(500, f"{type(err).__name__}: {err}")
-
-        # -- the body --------------------------------------------------------------------
-
-        def _route(self) -> str:
-            """The request's path without its query (a client may put its key there)."""
-            return urlsplit(self.path).path.rstrip("/")
-
-        def _declared_length(self) -> int:
-            """The body's length as Content-Length declares it, if the server takes it."""
-            if self.headers.get("Transfer-Encoding"):
-                raise Refused(411, "send the body with a Content-Length, not Transfer-Encoding")
-            values = self.headers.get_all("Content-Length") or []
-            if not values:
-                raise Refused(411, "a POST needs a Content-Length header")
-            value = values[0].strip()
-            if len(set(values)) > 1 or not (value.isascii() and value.isdigit()):
-                raise Refused(
-                    400, f"Content-Length must be one number of bytes, not {_shown(values)}"
-                )
-            cap = limits.body_bytes
-            if len(value) > len(str(cap)) or int(value) > cap:  # int() of 5000 digits fails
-                raise Refused(413, f"the body is larger than this server's limit of {cap} bytes")
-            return int(value)
-
-        def _body(self) -> bytes:
-            length = self._declared_length()
-            try:
-                body = self.rfile.read(length)
-            except TimeoutError:
-                raise Refused(
-                    408,
-                    f"the body did not arrive in time (each wait ends after "
-                    f"{limits.read_seconds:g} s, the whole request after "
-                    f"{min(limits.request_read_seconds, limits.seconds):g} s)",
-                ) from None
-            except OSError as err:
-                raise Refused(400, f"the body could not be read: {err}") from None
-            if len(body) < length:
-                raise Refused(400, f"the body ended after {len(body)} of {length} bytes")
-            return body
-
-        def _refuse_unread(self, status: int, message: str, code: str | None = None) -> None:
-            """Answer ``status`` before reading the body, then skip the body so that the
-            connection can carry the next request (or close it when the body's length is
-            unknown or too large to skip)."""
-            try:
-                length = self._declared_length()
-            except Refused:
-                length = 0
-                self.close_connection = True
-            self._error(status, message, code)
-            try:
-                skipped = len(self.rfile.read(length)) if length else 0
-            except OSError:
-                skipped = -1
-            if skipped != length:
-                self.close_connection = True
-
-        # -- the response ----------------------------------------------------------------
-
-        def _error(self, status: int, message: str, code: str | None = None) -> None:
-            kind = "invalid_request_error" if status < 500 else "server_error"
-            error = {"message": message, "type": kind, "param": None, "code": code}
-            retry = {"Retry-After": "1"} if status == 503 else {}
-            self._send(status, {"error": error}, retry)
-
-        def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode()
-            try:
-                self.connection.settimeout(limits.read_seconds)  # reading may have lowered it
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                if self.close_connection:
-                    self.send_header("Connection", "close")
-                self.end_headers()
-                self.wfile.write(data)
-            except OSError:  # the client gave up (a slow fault outlived its timeout)
-                self.close_connection = True
-
-    return Handler
+            self._send(200, getattr(self.api, route)(payload, budget))
+        except Refused as err:
+            self._error(err.status, str(err))
+        except Exception as err:  # the server stays up; the client sees a 500
+            self._error(500, f"{type(err).__name__}: {err}")

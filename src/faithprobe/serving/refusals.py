@@ -3,6 +3,8 @@ saying what was wrong."""
 
 from __future__ import annotations
 
+import json
+
 
 class Refused(Exception):
     """A request the server answers with the error ``status`` (its message is the error's)."""
@@ -17,3 +19,10 @@ class BadRequest(Refused):
 
     def __init__(self, message: str) -> None:
         super().__init__(400, message)
+
+
+def shown(value) -> str:
+    """``value`` as JSON, cut short (a message names a wrong value without repeating a
+    huge one)."""
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."

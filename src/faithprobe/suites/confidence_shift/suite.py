@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import softmax
 
-from faithprobe.asking.letters import SCORES, LetterAsker, answer_mode
+from faithprobe.asking.letters import SCORES, LetterAsker, answer_mode, reply_columns
 from faithprobe.datasets import read_choices
 from faithprobe.errors import DataError, UsageError
 from faithprobe.examples import ChoiceExample
@@ -235,11 +235,7 @@ class ConfidenceShiftSuite(Suite):
                     "original_choices": list(o.choices),
                     "choices": list(x.choices),
                     "normalisation": self.options.normalisation,
-                    "answer_mode": mode,
-                    "original_reply": ro["reply"],
-                    "reply": rx["reply"],
-                    "original_abstained": ro["abstained"],
-                    "abstained": rx["abstained"],
+                    **reply_columns(mode, ro, rx),
                     "original_logprobs": ro["logprobs"],
                     "original_n_tokens": ro["n_tokens"],
                     "logprobs": rx["logprobs"],

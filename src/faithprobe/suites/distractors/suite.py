@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from faithprobe.asking.letters import LetterAsker, answer_mode
+from faithprobe.asking.letters import LetterAsker, answer_mode, reply_columns
 from faithprobe.datasets import read_cloze_jsonl
 from faithprobe.datasets.distractor_tsv import is_released_layout, read_released
 from faithprobe.errors import DataError, UsageError, excerpt
@@ -326,11 +326,7 @@ class DistractorsSuite(Suite):
                     "competent": pred_o == o.target,
                     "correct": pred_x == x.target,
                     "log_relative_probability": t_x - t_o,
-                    "answer_mode": mode,
-                    "original_reply": ro["reply"],
-                    "reply": rx["reply"],
-                    "original_abstained": ro["abstained"],
-                    "abstained": rx["abstained"],
+                    **reply_columns(mode, ro, rx),
                 }
             )
         return out

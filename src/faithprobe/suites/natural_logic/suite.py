@@ -65,7 +65,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from faithprobe.asking.letters import SCORES, LetterAsker, answer_mode
+from faithprobe.asking.letters import SCORES, LetterAsker, answer_mode, reply_columns
 from faithprobe.datasets.nli import TwoClassSet, read_two_class
 from faithprobe.datasets.nli_xy import NLIXYGrid, challenge_files, read_nli_xy
 from faithprobe.errors import DataError, UsageError, excerpt
@@ -348,11 +348,7 @@ class NaturalLogicSuite(Suite):
                     "cp": int(pred_o != pred_x),
                     "original_correct": pred_o == o.label,
                     "correct": pred_x == x.label,
-                    "answer_mode": mode,
-                    "original_reply": ro["reply"],
-                    "reply": rx["reply"],
-                    "original_abstained": ro["abstained"],
-                    "abstained": rx["abstained"],
+                    **reply_columns(mode, ro, rx),
                 }
             )
         return out
