@@ -371,6 +371,9 @@ def test_cli_trains_and_reports(squad_file, base, tmp_path):
     res = runner.invoke(app, [*args, "--strategy", "ot", "--predicate-argument", "2",
                               "--out", str(tmp_path / "z")])  # fmt: skip
     assert res.exit_code == 2 and "answer-kind head" in res.output
+    res = runner.invoke(app, [*args, "--strategy", "ot", "--limit", "3", "--full",
+                              "--out", str(tmp_path / "w")])  # fmt: skip
+    assert res.exit_code == 2 and "give --limit or --full, not both" in res.output
 
 
 def test_ibt_aug_writes_its_sentences_through_the_answer_cache(

@@ -20,6 +20,7 @@ import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from faithprobe.errors import UsageError, excerpt
 
@@ -155,3 +156,10 @@ def argument(kind: Kind) -> Callable[[str], Path]:
     parse.__name__ = f"path ({kind.value})"
     parse.kind = kind  # type: ignore[attr-defined]  # read by the generated CLI corpus
     return parse
+
+
+def path_option(kind: Kind, help: str, *names: str) -> Any:
+    """A typer option holding a path, checked as ``kind`` at parse (:func:`argument`)."""
+    import typer
+
+    return typer.Option(*names, parser=argument(kind), help=help)

@@ -15,29 +15,18 @@ from typing import Annotated
 import typer
 
 from faithprobe.console import command_line, log, print_table, user_errors
-from faithprobe.paths import Kind, argument
+from faithprobe.paths import Kind, path_option
 from faithprobe.sentences import DEFAULT_SPLITTER, SPLITTERS
+from faithprobe.subcommands import ForceFolder, command_group
 
-baseline_app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    help="Baselines to set models against (heuristic QA).",
-)
+baseline_app = command_group("Baselines to set models against (heuristic QA).")
 
 
 @baseline_app.command("heuristics")
 def heuristics(
-    data: Annotated[
-        Path,
-        typer.Option(
-            parser=argument(Kind.READ_FILE), help="SQuAD-format JSON file (SQuAD, Quoref)"
-        ),
-    ],
+    data: Annotated[Path, path_option(Kind.READ_FILE, "SQuAD-format JSON file (SQuAD, Quoref)")],
     out: Annotated[
-        Path,
-        typer.Option(
-            parser=argument(Kind.WRITE_FOLDER), help="folder for predictions.parquet and scores.*"
-        ),
+        Path, path_option(Kind.WRITE_FOLDER, "folder for predictions.parquet and scores.*")
     ],
     limit: Annotated[
         int | None, typer.Option(min=1, help="questions to answer (seeded sample; default all)")
@@ -48,16 +37,13 @@ def heuristics(
     ] = DEFAULT_SPLITTER,
     answer_types: Annotated[
         Path | None,
-        typer.Option(
-            parser=argument(Kind.READ_FOLDER),
-            help="answer-type classifier (faithprobe train answer-types): adds the extractor "
+        path_option(
+            Kind.READ_FOLDER,
+            "answer-type classifier (faithprobe train answer-types): adds the extractor "
             "entity-trained, the entity of the type it predicts",
         ),
     ] = None,
-    force: Annotated[
-        bool,
-        typer.Option("--force", help="replace an --out folder that faithprobe did not write"),
-    ] = False,
+    force: ForceFolder = False,
 ) -> None:
     """Pick a sentence (first, token overlap, longest common subsequence, MiniLM
     similarity, oracle), extract a phrase (typed entity, noun chunk, whole sentence), and

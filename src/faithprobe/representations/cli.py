@@ -13,15 +13,12 @@ from typing import Annotated
 import typer
 
 from faithprobe.console import command_line, log, print_table, progress_bars, user_errors
-from faithprobe.paths import Kind, argument
+from faithprobe.paths import Kind, path_option
 from faithprobe.representations.config import DEFAULT_LIMIT, AnalysisConfig, parse_named_encoders
+from faithprobe.subcommands import ForceFolder, command_group
 from faithprobe.subjects.hf.qa_windows import DEFAULT_MAX_LENGTH
 
-analyze_app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    help="Analyse models beyond their answers (hidden representations).",
-)
+analyze_app = command_group("Analyse models beyond their answers (hidden representations).")
 
 
 @analyze_app.command("representations")
@@ -33,22 +30,16 @@ def representations(
             "(repeat: two or more, e.g. --model OT=models/qa-ot --model IBT=models/qa-ibt)"
         ),
     ],
-    data: Annotated[
-        Path,
-        typer.Option(parser=argument(Kind.READ_FILE), help="SQuAD-format or HotpotQA JSON file"),
-    ],
+    data: Annotated[Path, path_option(Kind.READ_FILE, "SQuAD-format or HotpotQA JSON file")],
     out: Annotated[
         Path,
-        typer.Option(
-            parser=argument(Kind.WRITE_FOLDER),
-            help="folder for the Parquet tables, metrics, tables, plots",
-        ),
+        path_option(Kind.WRITE_FOLDER, "folder for the Parquet tables, metrics, tables, plots"),
     ],
     heldout_of: Annotated[
         Path | None,
-        typer.Option(
-            parser=argument(Kind.READ_FOLDER),
-            help="model folder whose training split to respect: only held-out documents",
+        path_option(
+            Kind.READ_FOLDER,
+            "model folder whose training split to respect: only held-out documents",
         ),
     ] = None,
     limit: Annotated[int, typer.Option(min=1, help="items (questions) to analyse")] = DEFAULT_LIMIT,
@@ -57,10 +48,7 @@ def representations(
         int, typer.Option(min=8, help="tokens per input; only this first window is analysed")
     ] = DEFAULT_MAX_LENGTH,
     batch_size: Annotated[int, typer.Option(min=1, help="inputs per forward pass")] = 16,
-    force: Annotated[
-        bool,
-        typer.Option("--force", help="replace an --out folder that faithprobe did not write"),
-    ] = False,
+    force: ForceFolder = False,
 ) -> None:
     """Cosine similarity of the [CLS] and shared-token final-layer states between the
     original story (OS) and its truncated (TS) and rationale-removed (TS-R) versions

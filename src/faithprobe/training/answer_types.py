@@ -180,7 +180,6 @@ def train_answer_types(cfg: AnswerTypeTrainConfig, **options: Any) -> dict[str, 
             "answer-types",
             "faithprobe train answer-types",
             fitted,
-            labels={str(i): label for i, label in id2label.items()},
             labelling="spaCy NER (en_core_web_sm) on the context; the entity overlapping "
             "the first gold answer by at least half of the longer of the two, else "
             f"{NO_ENTITY}",

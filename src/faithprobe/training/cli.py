@@ -20,9 +20,10 @@ import typer
 from faithprobe.console import command_line, log, user_errors
 from faithprobe.errors import DataError, UsageError
 from faithprobe.numbers import ranged
-from faithprobe.paths import Kind, argument
+from faithprobe.paths import Kind, argument, path_option
 from faithprobe.prompts import DEFAULT_TEMPLATE
 from faithprobe.runfolder import check_creatable
+from faithprobe.subcommands import command_group
 from faithprobe.training.common import TrainSettings, describe_accuracy, prepare_out, resolve_base
 from faithprobe.training.configs import (
     AUGMENTED,
@@ -38,11 +39,7 @@ from faithprobe.training.configs import (
     parse_mix,
 )
 
-train_app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    help="Fine-tune small task models for the suites to probe.",
-)
+train_app = command_group("Fine-tune small task models for the suites to probe.")
 
 
 # (option's parameter, TrainSettings field, type, typer options); help can be overridden
@@ -180,6 +177,32 @@ def _report(summary: dict[str, Any], what: str, acc: dict[str, Any] | None, used
     )
 
 
+def chosen_limit(limit: int | None, full: bool, default: int) -> int | None:
+    """The questions (or examples) to train on: all with ``--full`` (None), else ``--limit``
+    or the recipe's ``default``."""
+    if full and limit is not None:
+        raise UsageError("give --limit or --full, not both")
+    return None if full else (limit or default)
+
+
+# `faithprobe train mc`'s own options
+MCTrain = Annotated[
+    Path,
+    path_option(Kind.READ_FILE, "training set: Social IQA jsonl (labels .lst beside) or other"),
+]
+MCDev = Annotated[Path, path_option(Kind.READ_FILE, "dev set, same formats; scored at the end")]
+MCLimit = Annotated[
+    int | None,
+    typer.Option(
+        min=1, help=f"train on a seeded random subset of N examples (default {DEFAULT_MC_LIMIT})"
+    ),
+]
+MCFull = Annotated[bool, typer.Option("--full", help="train on the whole training set")]
+Template = Annotated[
+    str, typer.Option(help="prompt template (first segment); must match evaluation")
+]
+
+
 @recipe_command(
     "mc",
     MCTrainConfig,
@@ -189,30 +212,11 @@ def _report(summary: dict[str, Any], what: str, acc: dict[str, Any] | None, used
     },
 )
 def train_mc_command(
-    train: Annotated[
-        Path,
-        typer.Option(
-            parser=argument(Kind.READ_FILE),
-            help="training set: Social IQA jsonl (labels .lst beside) or other",
-        ),
-    ],
-    dev: Annotated[
-        Path,
-        typer.Option(
-            parser=argument(Kind.READ_FILE), help="dev set, same formats; scored at the end"
-        ),
-    ],
-    limit: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            help=f"train on a seeded random subset of N examples (default {DEFAULT_MC_LIMIT})",
-        ),
-    ] = None,
-    full: Annotated[bool, typer.Option("--full", help="train on the whole training set")] = False,
-    template: Annotated[
-        str, typer.Option(help="prompt template (first segment); must match evaluation")
-    ] = DEFAULT_TEMPLATE,
+    train: MCTrain,
+    dev: MCDev,
+    limit: MCLimit = None,
+    full: MCFull = False,
+    template: Template = DEFAULT_TEMPLATE,
     *,
     settings: dict[str, Any],
     flags: dict[str, Any],
@@ -223,19 +227,46 @@ def train_mc_command(
     """
     from faithprobe.training.multiple_choice import train_mc
 
-    if full and limit is not None:
-        raise UsageError("give --limit or --full, not both")
-    cfg = MCTrainConfig(
-        train=train,
-        dev=dev,
-        limit=None if full else (limit or DEFAULT_MC_LIMIT),
-        template=template,
-        **settings,
-    )
+    limit = chosen_limit(limit, full, DEFAULT_MC_LIMIT)
+    cfg = MCTrainConfig(train=train, dev=dev, limit=limit, template=template, **settings)
     check_first(cfg, flags, [("--train", train), ("--dev", dev)])
     summary = train_mc(cfg, **flags)
     used = summary["train"]["examples_used"]
     _report(summary, "dev accuracy", summary["dev_accuracy"], used, cfg.out)
+
+
+# `faithprobe train nli`'s own options
+NLITrain = Annotated[
+    list[Path],
+    path_option(Kind.READ_FILE, "NLI training file (MNLI-style or HELP TSV, jsonl); repeatable"),
+]
+NLIExtra = Annotated[
+    list[Path] | None,
+    path_option(
+        Kind.READ_FILE,
+        "added training file, e.g. HELP's TSVs (the method's HELP contrast): trained "
+        "on like --train and not excluded as a challenge set of an --exclude folder, but "
+        "its pairs in the rest of the excluded data are removed and counted; repeatable",
+    ),
+]
+NLIExclude = Annotated[
+    list[Path] | None,
+    path_option(
+        Kind.READ_ANY,
+        "NLI file or NLI-XY folder (grid + challenge sets beside it) whose "
+        "(premise, hypothesis) pairs are removed from training; repeatable",
+    ),
+]
+NLIHeldout = Annotated[
+    float,
+    typer.Option(
+        min=0.0, max=0.9, help="seeded fraction of the training pairs held out and scored"
+    ),
+]
+NLIDev = Annotated[
+    list[Path] | None,
+    path_option(Kind.READ_FILE, "extra NLI file scored at the end; repeatable"),
+]
 
 
 @recipe_command(
@@ -247,42 +278,11 @@ def train_mc_command(
     },
 )
 def train_nli_command(
-    train: Annotated[
-        list[Path],
-        typer.Option(
-            parser=argument(Kind.READ_FILE),
-            help="NLI training file (MNLI-style or HELP TSV, jsonl); repeatable",
-        ),
-    ],
-    extra: Annotated[
-        list[Path] | None,
-        typer.Option(
-            parser=argument(Kind.READ_FILE),
-            help="added training file, e.g. HELP's TSVs (the method's HELP contrast): trained "
-            "on like --train and not excluded as a challenge set of an --exclude folder, but "
-            "its pairs in the rest of the excluded data are removed and counted; repeatable",
-        ),
-    ] = None,
-    exclude: Annotated[
-        list[Path] | None,
-        typer.Option(
-            parser=argument(Kind.READ_ANY),
-            help="NLI file or NLI-XY folder (grid + challenge sets beside it) whose "
-            "(premise, hypothesis) pairs are removed from training; repeatable",
-        ),
-    ] = None,
-    heldout: Annotated[
-        float,
-        typer.Option(
-            min=0.0, max=0.9, help="seeded fraction of the training pairs held out and scored"
-        ),
-    ] = NLITrainConfig.heldout,
-    dev: Annotated[
-        list[Path] | None,
-        typer.Option(
-            parser=argument(Kind.READ_FILE), help="extra NLI file scored at the end; repeatable"
-        ),
-    ] = None,
+    train: NLITrain,
+    extra: NLIExtra = None,
+    exclude: NLIExclude = None,
+    heldout: NLIHeldout = NLITrainConfig.heldout,
+    dev: NLIDev = None,
     *,
     settings: dict[str, Any],
     flags: dict[str, Any],
@@ -315,6 +315,82 @@ def train_nli_command(
     )
 
 
+# `faithprobe train qa`'s own options
+Strategy = Annotated[
+    Literal[STRATEGIES],
+    typer.Option(
+        help="ot: the original stories (the method's OT); ot-ts: and the truncated "
+        "ones (TS), what ot was before; ibt: and TS-R, the truncated story without the "
+        "rationale (bare answer re-inserted), answer unknown; ibt-aug: as ibt with a "
+        "generated sentence in place of the bare answer (TS-R+Aug); ibt-noreinsert: as "
+        "ibt with nothing put back"
+    ),
+]
+QATrain = Annotated[
+    Path, path_option(Kind.READ_FILE, "SQuAD/Quoref, CoQA or HotpotQA JSON file to train on")
+]
+QADev = Annotated[
+    Path | None,
+    path_option(
+        Kind.READ_FILE, "separate evaluation file (default: hold out documents of --train)"
+    ),
+]
+QAHeldout = Annotated[
+    float, typer.Option(min=0.01, max=0.9, help="fraction of --train's documents held out")
+]
+QALimit = Annotated[
+    int | None,
+    typer.Option(
+        min=1, help=f"train on a seeded subset of N questions (default {DEFAULT_QA_LIMIT})"
+    ),
+]
+QAFull = Annotated[bool, typer.Option("--full", help="train on every training question")]
+DocStride = Annotated[int, typer.Option(min=0, help="tokens shared by neighbouring windows")]
+Splitter = Annotated[str, typer.Option(help="sentence splitter for the deletions: spacy or pysbd")]
+QAEvalLimit = Annotated[
+    int, typer.Option(min=1, help="held-out questions scored at the end (per file)")
+]
+Mix = Annotated[
+    list[str] | None,
+    typer.Option(
+        metavar="FILE[:N]",
+        help="another QA file to train on too (N of its questions; all without N), split "
+        "by document like --train; repeatable",
+    ),
+]
+MixHeldout = Annotated[
+    float | None,
+    typer.Option(
+        min=0.01,
+        max=0.9,
+        help="fraction of each --mix file's documents held out (default: --heldout)",
+    ),
+]
+Augment = Annotated[
+    str | None,
+    typer.Option(
+        help="ibt-aug: the model writing the TS-R+Aug sentences, as the suite's -o "
+        f"augment= (default {DEFAULT_AUGMENT})"
+    ),
+]
+AnswerKind = Annotated[
+    bool,
+    typer.Option(
+        "--answer-kind",
+        help="add a yes/no/unknown (answer-kind) head and train on yes/no questions too",
+    ),
+]
+PredicateArgument = Annotated[
+    int,
+    typer.Option(
+        min=0,
+        metavar="N",
+        help="with --answer-kind: also N stories per schema of the predicate-argument "
+        "generator's training part (colours the probe never asks about)",
+    ),
+]
+
+
 @recipe_command(
     "qa",
     QATrainConfig,
@@ -324,90 +400,20 @@ def train_nli_command(
     },
 )
 def train_qa_command(
-    strategy: Annotated[
-        Literal[STRATEGIES],
-        typer.Option(
-            help="ot: the original stories (the method's OT); ot-ts: and the truncated "
-            "ones (TS), what ot was before; ibt: and TS-R, the truncated story without the "
-            "rationale (bare answer re-inserted), answer unknown; ibt-aug: as ibt with a "
-            "generated sentence in place of the bare answer (TS-R+Aug); ibt-noreinsert: as "
-            "ibt with nothing put back"
-        ),
-    ],
-    train: Annotated[
-        Path,
-        typer.Option(
-            parser=argument(Kind.READ_FILE),
-            help="SQuAD/Quoref, CoQA or HotpotQA JSON file to train on",
-        ),
-    ],
-    dev: Annotated[
-        Path | None,
-        typer.Option(
-            parser=argument(Kind.READ_FILE),
-            help="separate evaluation file (default: hold out documents of --train)",
-        ),
-    ] = None,
-    heldout: Annotated[
-        float,
-        typer.Option(min=0.01, max=0.9, help="fraction of --train's documents held out"),
-    ] = QATrainConfig.heldout,
-    limit: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            help=f"train on a seeded subset of N questions (default {DEFAULT_QA_LIMIT})",
-        ),
-    ] = None,
-    full: Annotated[bool, typer.Option("--full", help="train on every training question")] = False,
-    doc_stride: Annotated[
-        int, typer.Option(min=0, help="tokens shared by neighbouring windows")
-    ] = QATrainConfig.doc_stride,
-    splitter: Annotated[
-        str, typer.Option(help="sentence splitter for the deletions: spacy or pysbd")
-    ] = QATrainConfig.splitter,
-    eval_limit: Annotated[
-        int, typer.Option(min=1, help="held-out questions scored at the end (per file)")
-    ] = 500,
-    mix: Annotated[
-        list[str] | None,
-        typer.Option(
-            metavar="FILE[:N]",
-            help="another QA file to train on too (N of its questions; all without N), split "
-            "by document like --train; repeatable",
-        ),
-    ] = None,
-    mix_heldout: Annotated[
-        float | None,
-        typer.Option(
-            min=0.01,
-            max=0.9,
-            help="fraction of each --mix file's documents held out (default: --heldout)",
-        ),
-    ] = None,
-    augment: Annotated[
-        str | None,
-        typer.Option(
-            help="ibt-aug: the model writing the TS-R+Aug sentences, as the suite's -o "
-            f"augment= (default {DEFAULT_AUGMENT})"
-        ),
-    ] = None,
-    answer_kind: Annotated[
-        bool,
-        typer.Option(
-            "--answer-kind",
-            help="add a yes/no/unknown (answer-kind) head and train on yes/no questions too",
-        ),
-    ] = False,
-    predicate_argument: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            metavar="N",
-            help="with --answer-kind: also N stories per schema of the predicate-argument "
-            "generator's training part (colours the probe never asks about)",
-        ),
-    ] = 0,
+    strategy: Strategy,
+    train: QATrain,
+    dev: QADev = None,
+    heldout: QAHeldout = QATrainConfig.heldout,
+    limit: QALimit = None,
+    full: QAFull = False,
+    doc_stride: DocStride = QATrainConfig.doc_stride,
+    splitter: Splitter = QATrainConfig.splitter,
+    eval_limit: QAEvalLimit = 500,
+    mix: Mix = None,
+    mix_heldout: MixHeldout = None,
+    augment: Augment = None,
+    answer_kind: AnswerKind = False,
+    predicate_argument: PredicateArgument = 0,
     *,
     settings: dict[str, Any],
     flags: dict[str, Any],
@@ -422,14 +428,12 @@ def train_qa_command(
     from faithprobe.subjects import parse_model
     from faithprobe.training.qa import train_qa
 
-    if full and limit is not None:
-        raise UsageError("give --limit or --full, not both")
     cfg = QATrainConfig(
         strategy=strategy,
         train=train,
         dev=dev,
         heldout=heldout,
-        limit=None if full else (limit or DEFAULT_QA_LIMIT),
+        limit=chosen_limit(limit, full, DEFAULT_QA_LIMIT),
         doc_stride=doc_stride,
         splitter=splitter,
         eval_limit=eval_limit,
@@ -446,13 +450,17 @@ def train_qa_command(
         check_stories(cfg.predicate_argument, "train", "--predicate-argument")
     if cfg.augment:
         parse_model(cfg.augment)
-    summary = train_qa(cfg, **flags)
+    _report_qa(train_qa(cfg, **flags), cfg)
+
+
+def _report_qa(summary: dict[str, Any], cfg: QATrainConfig) -> None:
+    """What ``train qa`` prints: the rows trained on, then each evaluated file's scores."""
     t = summary["train"]
     generated = summary["predicate_argument"]
     questions = t["questions_used"] + sum(m["questions_used"] for m in summary["mix"])
     questions += generated["questions_used"] if generated else 0
     print(
-        f"{strategy.upper()}: {t['rows_with_mix']} rows from {questions} questions, "
+        f"{cfg.strategy.upper()}: {t['rows_with_mix']} rows from {questions} questions, "
         f"{summary['steps']} steps, {summary['train_seconds'] / 60:.1f} min; model in {cfg.out}"
     )
     for name, evaluation in (
@@ -468,6 +476,29 @@ def train_qa_command(
             )
 
 
+# `faithprobe train answer-types`' own options
+ATTrain = Annotated[
+    list[Path],
+    path_option(
+        Kind.READ_FILE,
+        "SQuAD-format file (SQuAD, Quoref) whose gold answers give the types; repeatable",
+    ),
+]
+ATHeldout = Annotated[
+    float, typer.Option(min=0.01, max=0.9, help="fraction of each file's documents held out")
+]
+ATLimit = Annotated[
+    int, typer.Option(min=1, help="questions trained on, drawn from every file's training part")
+]
+ATEvalLimit = Annotated[int, typer.Option(min=1, help="held-out questions scored at the end")]
+MinCount = Annotated[
+    int, typer.Option(min=1, help="entity labels with fewer training questions become OTHER")
+]
+FreezeLayers = Annotated[
+    int, typer.Option(min=0, help="lowest encoder layers frozen, with the word embeddings")
+]
+
+
 @recipe_command(
     "answer-types",
     AnswerTypeTrainConfig,
@@ -477,31 +508,12 @@ def train_qa_command(
     },
 )
 def train_answer_types_command(
-    train: Annotated[
-        list[Path],
-        typer.Option(
-            parser=argument(Kind.READ_FILE),
-            help="SQuAD-format file (SQuAD, Quoref) whose gold answers give the types; repeatable",
-        ),
-    ],
-    heldout: Annotated[
-        float, typer.Option(min=0.01, max=0.9, help="fraction of each file's documents held out")
-    ] = AnswerTypeTrainConfig.heldout,
-    limit: Annotated[
-        int,
-        typer.Option(min=1, help="questions trained on, drawn from every file's training part"),
-    ] = DEFAULT_ANSWER_TYPE_LIMIT,
-    eval_limit: Annotated[
-        int, typer.Option(min=1, help="held-out questions scored at the end")
-    ] = 1000,
-    min_count: Annotated[
-        int,
-        typer.Option(min=1, help="entity labels with fewer training questions become OTHER"),
-    ] = AnswerTypeTrainConfig.min_count,
-    freeze_layers: Annotated[
-        int,
-        typer.Option(min=0, help="lowest encoder layers frozen, with the word embeddings"),
-    ] = AnswerTypeTrainConfig.freeze_layers,
+    train: ATTrain,
+    heldout: ATHeldout = AnswerTypeTrainConfig.heldout,
+    limit: ATLimit = DEFAULT_ANSWER_TYPE_LIMIT,
+    eval_limit: ATEvalLimit = 1000,
+    min_count: MinCount = AnswerTypeTrainConfig.min_count,
+    freeze_layers: FreezeLayers = AnswerTypeTrainConfig.freeze_layers,
     *,
     settings: dict[str, Any],
     flags: dict[str, Any],

@@ -415,6 +415,7 @@ class Session:
         self.base: Base | None = None
         self.run: dict[str, Any] = {}
         self.ckpt = self.out / CHECKPOINTS
+        self.labels: dict[str, str] = {}  # a classifier's classes, for training.json
 
     def start(self, data: dict[str, Any], auto_class: str, what: str, **model_kwargs):
         """Resolve the base, check ``out`` (before the slow load), load the base with a
@@ -437,7 +438,8 @@ class Session:
 
     def start_classifier(self, data: dict[str, Any], id2label: dict[int, str]):
         """:meth:`start` with a sequence-classification head over ``id2label``'s classes (a
-        base with another head gets a fresh one)."""
+        base with another head gets a fresh one); training.json records the classes."""
+        self.labels = {str(i): label for i, label in id2label.items()}
         return self.start(
             data,
             "AutoModelForSequenceClassification",
@@ -513,6 +515,7 @@ class Session:
             "base_path": str(base.path),
             "base_fingerprint": base.fingerprint,
             **fitted.record(),
+            **({"labels": self.labels} if self.labels else {}),
             **sections,
             "hyperparameters": cfg.hyperparameters(),
             "seed": cfg.seed,

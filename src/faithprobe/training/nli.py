@@ -163,19 +163,11 @@ def _evaluate(subject, items: list[NLIExample], desc: str, progress: bool) -> di
     )
 
 
-def train_nli(cfg: NLITrainConfig, **options: Any) -> dict[str, Any]:
-    """Filter, split, train, save, evaluate; return what ``training.json`` holds.
-    ``options`` are those of :class:`~faithprobe.training.common.Session` (``overwrite``,
-    ``restart``, ``keep_checkpoints``, ``progress``, ``log``)."""
-    session = common.Session(cfg, **options)
-    say = session.say
-    train_files = [(Path(p), "train", _read(Path(p), "training")) for p in cfg.train]
-    train_files += [(Path(p), "extra", _read(Path(p), "--extra")) for p in cfg.extra_train]
-    dev_files = [(Path(p), _read(Path(p), "dev")) for p in cfg.dev]
-
-    excluded, sources = excluded_pairs(cfg.exclude, trained_on=cfg.extra_train)
-    if not cfg.exclude:
-        say(f"warning: {NO_EXCLUDE_WARNING}")
+def _drop_excluded(
+    train_files: list[tuple[Path, str, list[NLIExample]]], excluded: set[Key], say
+) -> tuple[list[NLIExample], list[dict[str, Any]]]:
+    """The training examples whose pair is not ``excluded``, and a record per file of how
+    many it read and removed."""
     kept, file_records = [], []
     for path, role, items in train_files:
         own = [ex for ex in items if _key(ex) not in excluded]
@@ -190,11 +182,92 @@ def train_nli(cfg: NLITrainConfig, **options: Any) -> dict[str, Any]:
         )
         if role == "extra":
             say(f"--extra {path.name}: {len(own)} of {len(items)} examples kept")
+    return kept, file_records
+
+
+def _encoded(model, tokenizer, train: list[NLIExample], max_length: int):
+    """The training pairs as the hf-nli backend encodes them, with their label ids."""
+    from faithprobe.subjects.hf.encoder import uses_token_types
+    from faithprobe.subjects.hf.nli import encode_pair
+
+    types = uses_token_types(model)
+    encoded = [encode_pair(tokenizer, ex.premise, ex.hypothesis, max_length, types) for ex in train]
+    return common.EncodedDataset(encoded, [LABEL2ID[ex.label] for ex in train], grouped=False)
+
+
+def _train_record(
+    file_records: list[dict[str, Any]], train: list[NLIExample], held: int, ids: str
+) -> dict[str, Any]:
+    """training.json's ``train``: the files, what was read, removed, held out and used."""
+    n_read = sum(r["read"] for r in file_records)
+    return {
+        "files": file_records,
+        "read": n_read,
+        "removed_overlapping": sum(r["removed_overlapping"] for r in file_records),
+        "extra_removed_overlapping": sum(
+            r["removed_overlapping"] for r in file_records if r["role"] == "extra"
+        ),
+        "held_out": held,
+        "used": len(train),
+        "label_balance": _balance(train),
+        "ids_sha256_16": ids,
+    }
+
+
+def _exclude_record(cfg: NLITrainConfig, sources: list[dict[str, Any]], pairs: int):
+    """training.json's ``exclude``: where the excluded pairs came from, and how compared."""
+    return {
+        "sources": sources,
+        "pairs": pairs,
+        "compared": "(premise, hypothesis), lowercased, white space collapsed",
+        **({} if cfg.exclude else {"warning": NO_EXCLUDE_WARNING}),
+    }
+
+
+def _heldout_record(cfg: NLITrainConfig, held: list[NLIExample]) -> dict[str, Any]:
+    """training.json's ``heldout``: the held-out pairs and how they were drawn."""
+    return {
+        "fraction": cfg.heldout,
+        "examples": len(held),
+        "pairs": len({_key(ex) for ex in held}),
+        "label_balance": _balance(held),
+        "split": f"random.Random({cfg.seed}).sample over the distinct (premise, hypothesis) "
+        "pairs left after exclusion; never trained on",
+    }
+
+
+def _dev_records(subject, dev_files, train: list[NLIExample], progress: bool):
+    """training.json's ``dev``: each dev file scored, with its pairs also trained on."""
+    train_keys = {_key(ex) for ex in train}
+    return [
+        {
+            "path": str(path.resolve()),
+            "examples": len(items),
+            "also_in_training": sum(_key(ex) in train_keys for ex in items),
+            "accuracy": _evaluate(subject, items, path.name, progress),
+        }
+        for path, items in dev_files
+    ]
+
+
+def train_nli(cfg: NLITrainConfig, **options: Any) -> dict[str, Any]:
+    """Filter, split, train, save, evaluate; return what ``training.json`` holds.
+    ``options`` are those of :class:`~faithprobe.training.common.Session` (``overwrite``,
+    ``restart``, ``keep_checkpoints``, ``progress``, ``log``)."""
+    session = common.Session(cfg, **options)
+    say = session.say
+    train_files = [(Path(p), "train", _read(Path(p), "training")) for p in cfg.train]
+    train_files += [(Path(p), "extra", _read(Path(p), "--extra")) for p in cfg.extra_train]
+    dev_files = [(Path(p), _read(Path(p), "dev")) for p in cfg.dev]
+
+    excluded, sources = excluded_pairs(cfg.exclude, trained_on=cfg.extra_train)
+    if not cfg.exclude:
+        say(f"warning: {NO_EXCLUDE_WARNING}")
+    kept, file_records = _drop_excluded(train_files, excluded, say)
     n_read = sum(len(items) for _, _, items in train_files)
-    removed = n_read - len(kept)
     say(
-        f"Removed {removed} of {n_read} training examples whose (premise, hypothesis) "
-        f"occurs in the excluded data ({len(excluded)} distinct pairs)"
+        f"Removed {n_read - len(kept)} of {n_read} training examples whose (premise, "
+        f"hypothesis) occurs in the excluded data ({len(excluded)} distinct pairs)"
     )
     if not kept:
         raise DataError(cfg.train[0], "no training examples left after --exclude")
@@ -210,66 +283,24 @@ def train_nli(cfg: NLITrainConfig, **options: Any) -> dict[str, Any]:
         "n_train": len(train),
     }
     model, tokenizer = session.start_classifier(data, ID2LABEL)
-
-    from faithprobe.subjects.hf.encoder import uses_token_types
-    from faithprobe.subjects.hf.nli import HFNLI, encode_pair
-
     say(f"Encoding {len(train)} training examples ({len(held)} held out)...")
-    types = uses_token_types(model)
-    encoded = [
-        encode_pair(tokenizer, ex.premise, ex.hypothesis, cfg.max_length, types) for ex in train
-    ]
-    dataset = common.EncodedDataset(encoded, [LABEL2ID[ex.label] for ex in train], grouped=False)
+    dataset = _encoded(model, tokenizer, train, cfg.max_length)
     fitted = session.fit(model, tokenizer, dataset, _make_trainer)
+
+    from faithprobe.subjects.hf.nli import HFNLI
 
     say("Scoring the held-out and dev examples through the hf-nli backend...")
     subject = common.load_trained(cfg.out, HFNLI, "hf-nli", cfg.eval_batch_size)
     progress = session.progress
-    train_keys = {_key(ex) for ex in train}
-    dev_records = [
-        {
-            "path": str(path.resolve()),
-            "examples": len(items),
-            "also_in_training": sum(_key(ex) in train_keys for ex in items),
-            "accuracy": _evaluate(subject, items, path.name, progress),
-        }
-        for path, items in dev_files
-    ]
-    exclude = {
-        "sources": sources,
-        "pairs": len(excluded),
-        "compared": "(premise, hypothesis), lowercased, white space collapsed",
-        **({} if cfg.exclude else {"warning": NO_EXCLUDE_WARNING}),
-    }
-    heldout = {
-        "fraction": cfg.heldout,
-        "examples": len(held),
-        "pairs": len({_key(ex) for ex in held}),
-        "label_balance": _balance(held),
-        "split": f"random.Random({cfg.seed}).sample over the distinct (premise, hypothesis) "
-        "pairs left after exclusion; never trained on",
-    }
-    return session.finish(
-        session.summary(
-            "nli",
-            "faithprobe train nli",
-            fitted,
-            labels={str(i): label for i, label in ID2LABEL.items()},
-            train={
-                "files": file_records,
-                "read": n_read,
-                "removed_overlapping": removed,
-                "extra_removed_overlapping": sum(
-                    r["removed_overlapping"] for r in file_records if r["role"] == "extra"
-                ),
-                "held_out": len(held),
-                "used": len(train),
-                "label_balance": _balance(train),
-                "ids_sha256_16": data["train_ids"],
-            },
-            exclude=exclude,
-            heldout=heldout,
-            heldout_accuracy=_evaluate(subject, held, "held-out", progress) if held else None,
-            dev=dev_records,
-        )
+    dev_records = _dev_records(subject, dev_files, train, progress)
+    summary = session.summary(
+        "nli",
+        "faithprobe train nli",
+        fitted,
+        train=_train_record(file_records, train, len(held), data["train_ids"]),
+        exclude=_exclude_record(cfg, sources, len(excluded)),
+        heldout=_heldout_record(cfg, held),
+        heldout_accuracy=_evaluate(subject, held, "held-out", progress) if held else None,
+        dev=dev_records,
     )
+    return session.finish(summary)

@@ -447,6 +447,46 @@ def _sentence_writer(cfg: QATrainConfig, stack: ExitStack, progress: bool):
     return (lambda requests: pool.ask(cfg.augment, requests, "augment")), pool
 
 
+def _training_rows(
+    cfg: QATrainConfig, session: common.Session, sources: Sequence[_Source]
+) -> tuple[list[tuple[list[QATrainItem], Counter]], dict[str, Any] | None]:
+    """Each source's rows and skipped counts, in order, with the +Aug sentences written by
+    ``cfg.augment`` where the strategy needs them; and the record of that writer (None
+    without one)."""
+    with ExitStack() as stack:
+        generate, pool = None, None
+        if cfg.strategy in AUGMENTED:
+            session.say(
+                f"Writing the +Aug sentences with {cfg.augment} (through the answer cache)..."
+            )
+            generate, pool = _sentence_writer(cfg, stack, session.progress)
+        rows = [_rows(source, cfg, generate) for source in sources]
+        return rows, ({"model": cfg.augment, "subjects": pool.info()} if pool else None)
+
+
+def _encoded(model, tokenizer, every: list[QATrainItem], cfg: QATrainConfig, session):
+    """(the model to train, the encoded rows, a record of the windows): the rows in the
+    hf-qa backend's windows; the model gets the answer-kind head with ``--answer-kind``."""
+    from faithprobe.subjects.hf.encoder import uses_token_types
+
+    if not getattr(tokenizer, "is_fast", False):
+        raise UsageError(f"{session.base.path}: extractive QA needs a fast (Rust) tokenizer")
+    session.say(
+        f"Encoding {len(every)} rows (max_length {cfg.max_length}, doc_stride {cfg.doc_stride})..."
+    )
+    rows, labels, windows, nulls = encode_items(tokenizer, every, cfg, uses_token_types(model))
+    if cfg.answer_kind:
+        from faithprobe.training.answer_kind import QAWithAnswerKind
+
+        model = QAWithAnswerKind(model)
+    record = {
+        "windows": len(rows),
+        "items_with_several_windows": sum(n > 1 for n in windows),
+        "null_target_windows": nulls,
+    }
+    return model, common.EncodedDataset(rows, labels, grouped=False), record
+
+
 def train_qa(cfg: QATrainConfig, **options: Any) -> dict[str, Any]:
     """Split, build the strategy's rows, train, save, evaluate; return what
     ``training.json`` holds. ``options`` are those of
@@ -457,18 +497,11 @@ def train_qa(cfg: QATrainConfig, **options: Any) -> dict[str, Any]:
     mix_heldout = cfg.heldout if cfg.mix_heldout is None else cfg.mix_heldout
     mixed = [_source(path, n, cfg, say, split=True, heldout=mix_heldout) for path, n in cfg.mix]
     generated = [_predicate_argument(cfg)] if cfg.predicate_argument else []
-    with ExitStack() as stack:
-        generate, pool = None, None
-        if cfg.strategy in AUGMENTED:
-            say(f"Writing the +Aug sentences with {cfg.augment} (through the answer cache)...")
-            generate, pool = _sentence_writer(cfg, stack, session.progress)
-        items, skipped = _rows(main, cfg, generate)
-        mixed_rows = [_rows(source, cfg, generate) for source in mixed]
-        generated_rows = [_rows(source, cfg, generate) for source in generated]
-        augment = {"model": cfg.augment, "subjects": pool.info()} if pool else None
-    every = [*items, *(item for rows, _ in (*mixed_rows, *generated_rows) for item in rows)]
+    sources = [main, *mixed, *generated]
+    rows, augment = _training_rows(cfg, session, sources)
+    every = [item for items, _ in rows for item in items]
     variants = Counter(item.variant for item in every)
-    questions = sum(len(source.chosen) for source in (main, *mixed, *generated))
+    questions = sum(len(source.chosen) for source in sources)
     say(
         f"{cfg.strategy.upper()}: {len(every)} training rows from {questions} questions "
         f"({', '.join(f'{v} {n}' for v, n in variants.items())})"
@@ -483,24 +516,15 @@ def train_qa(cfg: QATrainConfig, **options: Any) -> dict[str, Any]:
     model, tokenizer = session.start(
         data, "AutoModelForQuestionAnswering", "an extractive QA model"
     )
-
-    from faithprobe.subjects.hf.encoder import uses_token_types
-    from faithprobe.subjects.hf.qa import HFQA
-
-    if not getattr(tokenizer, "is_fast", False):
-        raise UsageError(f"{session.base.path}: extractive QA needs a fast (Rust) tokenizer")
-    say(f"Encoding {len(every)} rows (max_length {cfg.max_length}, doc_stride {cfg.doc_stride})...")
-    rows, labels, windows, nulls = encode_items(tokenizer, every, cfg, uses_token_types(model))
-    if cfg.answer_kind:
-        from faithprobe.training.answer_kind import QAWithAnswerKind
-
-        model = QAWithAnswerKind(model)
-    dataset = common.EncodedDataset(rows, labels, grouped=False)
+    model, dataset, windows = _encoded(model, tokenizer, every, cfg, session)
     fitted = session.fit(model, tokenizer, dataset, _make_trainer)
+
+    from faithprobe.subjects.hf.qa import HFQA
 
     say("Scoring the held-out questions through the hf-qa backend...")
     subject = common.load_trained(cfg.out, HFQA, "hf-qa", cfg.eval_batch_size)
     evaluation = evaluate(subject, main.evaluated, cfg, session.progress)
+    mixed_rows = rows[1 : 1 + len(mixed)]
     return session.finish(
         session.summary(
             "extractive-qa",
@@ -510,28 +534,24 @@ def train_qa(cfg: QATrainConfig, **options: Any) -> dict[str, Any]:
             strategy_variants=list(cfg.strategy_variants),
             answer_kind_head=cfg.answer_kind,
             train={
-                **main.record(items, skipped),
+                **main.record(*rows[0]),
                 "rows_with_mix": len(every),
                 "rows_by_variant_with_mix": dict(variants),
-                "windows": len(rows),
-                "items_with_several_windows": sum(n > 1 for n in windows),
-                "null_target_windows": nulls,
+                **windows,
                 "ids_sha256_16": data["train_ids"],
             },
             **{SPLIT_KEY: main.split.record() if main.split else None},
             evaluation={"on": "dev file" if cfg.dev else "held-out documents", **evaluation},
             mix=[
                 {
-                    **source.record(*rows),
+                    **source.record(*source_rows),
                     SPLIT_KEY: source.split.record(),
                     "evaluation": evaluate(subject, source.evaluated, cfg, session.progress),
                 }
-                for source, rows in zip(mixed, mixed_rows, strict=True)
+                for source, source_rows in zip(mixed, mixed_rows, strict=True)
             ],
             predicate_argument=(
-                _predicate_argument_record(generated[0], cfg, generated_rows[0])
-                if generated
-                else None
+                _predicate_argument_record(generated[0], cfg, rows[-1]) if generated else None
             ),
             augment=augment,
         )
