@@ -223,7 +223,7 @@ def test_every_effect_carries_its_units_per_question(probe, deletion):
     questions' (not the model's), so two models' units pair up; the report's table of the
     effects does not show them."""
     from faithprobe.suites.faithfulness.controls import deletion_controls
-    from faithprobe.suites.faithfulness.report import controlled_table
+    from faithprobe.suites.faithfulness.report import CONTROLLED
 
     rows = _negation_rows("reader", lambda gold: gold) + _negation_rows("yes", lambda _: "yes")
     negation = deletion_controls(pd.DataFrame(rows), 0)
@@ -244,7 +244,7 @@ def test_every_effect_carries_its_units_per_question(probe, deletion):
         ids = list(by_subject.values())
         assert len(ids) >= 2 and set.intersection(*ids), key
     for run in runs:
-        table = controlled_table(run)
+        table = CONTROLLED(run)
         assert not any(c.startswith("units") for c in table.data.columns)
 
 

@@ -13,7 +13,7 @@ from faithprobe.requests import SpanAnswer
 from faithprobe.runner import result_rows
 from faithprobe.suite import get_suite
 from faithprobe.suites.right_reasons.metrics import right_reasons_metrics
-from faithprobe.suites.right_reasons.report import comparatives_table
+from faithprobe.suites.right_reasons.report import COMPARATIVES
 
 READ = ("older", "younger")  # the comparatives the planted model reads
 
@@ -73,7 +73,7 @@ def test_exact_match_per_comparative(results):
 
 def test_the_report_table_shows_em_per_comparative(results):
     suite, rows = results
-    table = comparatives_table(suite.metrics(rows, 0))
+    table = COMPARATIVES(suite.metrics(rows, 0))
     shown = table.display
     assert {"comparative", "antonym", "og EM", "cf EM", "og F1", "cf F1"} <= set(shown.columns)
     older = shown[(shown["variant"] == "CF") & (shown["comparative"] == "older")]
@@ -88,4 +88,4 @@ def test_tables_without_comparisons_or_the_columns_have_no_records():
     coreference = pd.DataFrame([{**row, "og_comparative": None, "cf_comparative": None}])
     assert right_reasons_metrics(coreference, (), seed=0)["comparatives"] == []
     assert right_reasons_metrics(pd.DataFrame([row]), (), seed=0)["comparatives"] == []
-    assert comparatives_table({"comparatives": []}) is None
+    assert COMPARATIVES({"comparatives": []}) is None

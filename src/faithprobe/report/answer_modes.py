@@ -12,7 +12,15 @@ import pandas as pd
 
 from faithprobe.metrics.answer_modes import CANDIDATE_SCORES
 
-from .tables import DASH, Table, fmt_count, fmt_percent, order_rows, subject_order
+from .tables import (
+    DASH,
+    Table,
+    fmt_count,
+    fmt_percent,
+    interval_text,
+    order_rows,
+    subject_order,
+)
 from .views import BY_SUBJECT, SectionSpec
 
 NAME = "answer_modes"
@@ -26,8 +34,8 @@ def by_letter(metrics: Mapping[str, Any]) -> bool:
 def _no_answer(record: Mapping[str, Any] | None) -> str:
     if not record or not record.get("n"):
         return DASH
-    share = f"{fmt_percent(record['value'])}%"
-    return f"{share} [{fmt_percent(record['ci_low'])}, {fmt_percent(record['ci_high'])}]"
+    return interval_text(record["value"], record["ci_low"], record["ci_high"], fmt_percent,
+                         unit="%", blank=None)  # fmt: skip
 
 
 def answer_modes_table(metrics: Mapping[str, Any]) -> Table | None:

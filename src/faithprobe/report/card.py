@@ -31,18 +31,11 @@ from faithprobe.paths import Kind, checked
 
 from .card_markdown import render_markdown
 from .html import environment
-from .tables import DASH, fmt_general
+from .tables import DASH, fmt_general, interval_text
 
 TEMPLATE = "card.html.j2"
 CARD_MD = "card.md"
 TOP = "top level"  # where a document's own fields are, in error messages
-
-
-def interval_text(value: Any, low: Any, high: Any) -> str:
-    """``0.42 [0.30, 0.55]``, with a dash for what is missing."""
-    if value is None:
-        return DASH
-    return f"{fmt_general(value)} [{fmt_general(low)}, {fmt_general(high)}]"
 
 
 def region_text(region: Mapping[str, Any]) -> str:

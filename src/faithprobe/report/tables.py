@@ -15,8 +15,9 @@ are shown as "–".
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -62,14 +63,6 @@ def fmt_number(x: Any, metric: str = "accuracy") -> str:
     return f"{x:.2g}"
 
 
-def fmt_estimate(value: Any, ci_low: Any, ci_high: Any, metric: str = "accuracy") -> str:
-    """``"0.93 [0.88, 0.96]"``; a missing bound is shown as "–"."""
-    if is_missing(value):
-        return DASH
-    lo, hi = fmt_number(ci_low, metric), fmt_number(ci_high, metric)
-    return f"{fmt_number(value, metric)} [{lo}, {hi}]"
-
-
 def fmt_general(x: Any, spec: str = ".3g") -> str:
     if is_missing(x):
         return DASH
@@ -83,10 +76,54 @@ def fmt_general(x: Any, spec: str = ".3g") -> str:
         return str(x)
 
 
-def fmt_interval(value: Any, ci_low: Any, ci_high: Any, spec: str = ".3f") -> str:
+def is_none(x: Any) -> bool:
+    """None only: where a NaN is still shown (as "–") with its interval."""
+    return x is None
+
+
+NO_SPREAD = object()  # interval_text without a "± spread"
+
+
+def interval_text(
+    value: Any,
+    low: Any,
+    high: Any,
+    number: Callable[[Any], str] = fmt_general,
+    *,
+    spread: Any = NO_SPREAD,
+    unit: str = "",
+    blank: Callable[[Any], bool] | None = is_none,
+) -> str:
+    """The one way the report writes an estimate with its interval: ``0.42 [0.30, 0.55]``,
+    each number by ``number`` (:func:`fmt_general` by default: "–" where missing), the value
+    followed by ``unit`` (``41.2% [35.0, 47.5]``) and ``± spread`` where given
+    (``0.412 ± 0.011 [0.390, 0.434]``). A value that ``blank`` holds missing (None, by
+    default) is a lone "–"; with ``blank=None`` the brackets are always written."""
+    if blank is not None and blank(value):
+        return DASH
+    shown = f"{number(value)}{unit}"
+    if spread is not NO_SPREAD:
+        shown += f" ± {number(spread)}"
+    return f"{shown} [{number(low)}, {number(high)}]"
+
+
+def fmt_estimate(value: Any, ci_low: Any, ci_high: Any, metric: str = "accuracy") -> str:
+    """``"0.93 [0.88, 0.96]"`` by :func:`fmt_number`; a missing bound is shown as "–"."""
+    return interval_text(value, ci_low, ci_high, partial(fmt_number, metric=metric),
+                         blank=is_missing)  # fmt: skip
+
+
+def fmt_interval(
+    value: Any,
+    ci_low: Any,
+    ci_high: Any,
+    spec: str = ".3f",
+    blank: Callable[[Any], bool] | None = None,
+) -> str:
     """``0.120 [0.050, 0.190]``: a value and its interval, each by :func:`fmt_general`
-    (so "–" where missing, the value included)."""
-    return f"{fmt_general(value, spec)} [{fmt_general(ci_low, spec)}, {fmt_general(ci_high, spec)}]"
+    (so "–" where missing, the value included, unless ``blank`` holds it missing: then a
+    lone "–")."""
+    return interval_text(value, ci_low, ci_high, partial(fmt_general, spec=spec), blank=blank)
 
 
 def fmt_count(x: Any) -> str:

@@ -19,11 +19,12 @@ from .figures import FigureMaker, Plot, save_figures
 from .html import Examples, Section
 from .tables import (
     BY_SUBJECT,
-    DASH,
+    NO_SPREAD,
     Ordering,
     Table,
     fmt_general,
     fmt_percent,
+    interval_text,
     is_missing,
     order_rows,
     subject_order,
@@ -36,17 +37,14 @@ def f3(x: Any) -> str:
 
 def estimate_text(r: Mapping[str, Any], se: bool = True) -> str:
     """``0.412 ± 0.011 [0.390, 0.434]`` (without ``± SE`` when ``se`` is False)."""
-    if r.get("value") is None:
-        return DASH
-    spread = f" ± {f3(r.get('se'))}" if se else ""
-    return f"{f3(r['value'])}{spread} [{f3(r.get('ci_low'))}, {f3(r.get('ci_high'))}]"
+    spread = r.get("se") if se else NO_SPREAD
+    return interval_text(r.get("value"), r.get("ci_low"), r.get("ci_high"), f3, spread=spread)
 
 
 def percent_text(r: Mapping[str, Any]) -> str:
     """``41.2 [35.0, 47.5]`` (percent, 95% interval)."""
-    if is_missing(r.get("value")):
-        return DASH
-    return f"{fmt_percent(r['value'])} [{fmt_percent(r.get('ci_low'))}, {fmt_percent(r.get('ci_high'))}]"
+    return interval_text(r.get("value"), r.get("ci_low"), r.get("ci_high"), fmt_percent,
+                         blank=is_missing)  # fmt: skip
 
 
 def metric_frame(metrics: Mapping[str, Any], key: str, ordering: Ordering) -> pd.DataFrame:

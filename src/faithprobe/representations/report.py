@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from faithprobe.report.figures import Plot, new_figure, save_figures
-from faithprobe.report.tables import DASH, Table, fmt_count, write_tables
+from faithprobe.report.tables import DASH, Table, fmt_count, interval_text, write_tables
 from faithprobe.report.views import f3
 from faithprobe.representations.analysis import MEASURES
 
@@ -50,7 +50,8 @@ def _comparisons(metrics: Mapping[str, Any]) -> list[str]:
 def _cell(r: Mapping[str, Any]) -> str:
     if r.get("mean") is None or pd.isna(r.get("mean")):
         return DASH
-    return f"{f3(r['mean'])} ± {f3(r.get('std'))} [{f3(r.get('ci_low'))}, {f3(r.get('ci_high'))}]"
+    return interval_text(r["mean"], r.get("ci_low"), r.get("ci_high"), f3, spread=r.get("std"),
+                         blank=None)  # fmt: skip
 
 
 def measure_table(metrics: Mapping[str, Any], measure: str) -> Table | None:
@@ -81,7 +82,7 @@ def differences_table(metrics: Mapping[str, Any]) -> Table | None:
             "comparison": data["comparison"],
             "measure": data["measure"].map(MEASURES),
             "difference [95% CI]": [
-                f"{f3(r['difference'])} [{f3(r['ci_low'])}, {f3(r['ci_high'])}]"
+                interval_text(r["difference"], r["ci_low"], r["ci_high"], f3, blank=None)
                 for r in data.to_dict("records")
             ],
             "n": data["n"].map(fmt_count),

@@ -7,7 +7,7 @@ is read from ``metrics.json``; nothing is estimated here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,22 +16,31 @@ import pandas as pd
 from faithprobe.report import answer_modes as answers
 from faithprobe.report.answer_modes import answer_modes_table
 from faithprobe.report.figures import grouped_bars, new_figure
+from faithprobe.report.table_spec import (
+    Cell,
+    TableSpec,
+    count,
+    estimate,
+    general,
+    interval,
+    three_decimals,
+    value,
+    without_units,
+)
 from faithprobe.report.tables import (
     BY_SUBJECT,
     DASH,
     Table,
     fmt_count,
     fmt_general,
-    fmt_interval,
     fmt_percent,
-    order_rows,
+    interval_text,
     subject_order,
 )
 from faithprobe.report.views import (
     ExampleRows,
     ReportView,
     SectionSpec,
-    estimate_text,
     f3,
     metric_frame,
 )
@@ -100,164 +109,134 @@ def _share(row: Mapping[str, Any], kind: str) -> str:
     return DASH if share is None else f"{fmt_percent(share)}%"
 
 
-def accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = _frame(metrics, "original_accuracy")
-    if data.empty:
-        return None
-    display = pd.DataFrame(
-        {
-            "subject": data["subject"],
-            "accuracy ± SE [95% CI]": [estimate_text(r) for r in data.to_dict("records")],
-            "instances": data["n"].map(fmt_count),
-            "agnostic 1/n": data["agnostic"].map(f3),
-        }
-    )
-    return Table(
-        "original_accuracy",
-        "Original accuracy (unperturbed instances)",
-        data,
-        display,
-        note="A tie at the top shares its credit. Interval: bootstrap over instances "
-        "(Wilson where every instance agrees).",
-    )
+ORIGINAL_ACCURACY = TableSpec(
+    "original_accuracy",
+    "Original accuracy (unperturbed instances)",
+    {
+        "subject": value("subject"),
+        "accuracy ± SE [95% CI]": estimate(),
+        "instances": count("n"),
+        "agnostic 1/n": three_decimals("agnostic"),
+    },
+    trim=without_units,
+    note="A tie at the top shares its credit. Interval: bootstrap over instances "
+    "(Wilson where every instance agrees).",
+)
 
 
-def competence_table(metrics: Mapping[str, Any]) -> Table | None:
-    """Accuracy on the original instances against the best constant answer (the card's
-    competence)."""
-    data = _frame(metrics, "competence")
-    if data.empty:
-        return None
-    records = data.to_dict("records")
-    display = pd.DataFrame(
-        {
-            "subject": data["subject"],
-            "accuracy [95% CI]": [estimate_text(r, se=False) for r in records],
-            "best constant": [f"{r['baseline_answer']}: {f3(r['baseline'])}" for r in records],
-            "excess [95% CI]": [
-                fmt_interval(r["excess"], r["excess_ci_low"], r["excess_ci_high"]) for r in records
-            ],
-            "p (excess > margin)": data["p_value"].map(lambda x: fmt_general(x, ".3g")),
-            "competent": data["competent"].map(lambda x: "yes" if x else "no"),
-            "instances": data["n"].map(fmt_count),
-        }
-    )
-    return Table(
-        "competence",
-        "Competence: accuracy on the original instances against the best constant answer",
-        data,
-        display,
-        note="The best constant answer is always the same position, or always the same text "
+def _competence_note(records: Sequence[Mapping[str, Any]]) -> str:
+    return (
+        "The best constant answer is always the same position, or always the same text "
         "where choice texts recur across instances; a model whose excess over it is not "
         f"above {fmt_general(records[0].get('margin'))} (one-sided test at 5%, paired "
-        "bootstrap over instances) is not assessable on the card.",
+        "bootstrap over instances) is not assessable on the card."
     )
 
 
-def normalisation_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = _frame(metrics, "accuracy_by_normalisation")
-    if data.empty:
-        return None
+# Accuracy on the original instances against the best constant answer (the card's
+# competence).
+COMPETENCE = TableSpec(
+    "competence",
+    "Competence: accuracy on the original instances against the best constant answer",
+    {
+        "subject": value("subject"),
+        "accuracy [95% CI]": estimate(se=False),
+        "best constant": lambda r: f"{r['baseline_answer']}: {f3(r['baseline'])}",
+        "excess [95% CI]": interval("excess"),
+        "p (excess > margin)": general("p_value"),
+        "competent": lambda r: "yes" if r["competent"] else "no",
+        "instances": count("n"),
+    },
+    trim=without_units,
+    note=_competence_note,
+)
+
+
+def _normalisation_columns(metrics: Mapping[str, Any]) -> dict[str, Cell]:
     chosen = (metrics.get("options") or {}).get("normalisation")
-    display = pd.DataFrame(
-        {
-            "subject": data["subject"],
-            "normalisation": [
-                f"{n}{' (used)' if n == chosen else ''}" for n in data["normalisation"]
-            ],
-            "choice score": data["normalisation"].map(NORMALISATIONS),
-            "accuracy [95% CI]": [
-                f"{f3(r['value'])} [{f3(r['ci_low'])}, {f3(r['ci_high'])}]"
-                for r in data.to_dict("records")
-            ],
-            "instances": data["n"].map(fmt_count),
-        }
-    )
-    return Table(
-        "accuracy_by_normalisation",
-        "Original accuracy under each choice-score normalisation",
-        data,
-        display,
-        note="The same log-probabilities, the top choice picked by each score: 'sum' is "
-        "lm-eval's acc, 'per-char' its acc_norm (sum / characters), 'per-byte' its acc_bytes; "
-        "'per-token' (the mean per token) depends on the tokenizer and is none of them. "
-        "Read it to compare with a published acc or acc_norm; the run's confidences use the "
-        "normalisation marked 'used'. Wilson intervals over instances.",
-    )
+    return {
+        "subject": value("subject"),
+        "normalisation": lambda r: (
+            f"{r['normalisation']}{' (used)' if r['normalisation'] == chosen else ''}"
+        ),
+        "choice score": lambda r: NORMALISATIONS.get(r["normalisation"]),
+        "accuracy [95% CI]": interval(),
+        "instances": count("n"),
+    }
 
 
-def abstention_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = _frame(metrics, "abstentions")
-    if data.empty:
-        return None
-    display = pd.DataFrame(
-        {
-            "subject": data["subject"],
-            "input": data["probe"].map(lambda p: "original" if p == "original" else _probe(p)),
-            "abstained [95% CI]": [
-                _percent_interval(r) if pd.notna(r["ci_low"]) else f"{fmt_percent(r['value'])}%"
-                for r in data.to_dict("records")
-            ],
-            "replies": data["n"].map(fmt_count),
-            "instances": data["n_instances"].map(fmt_count),
-        }
-    )
-    return Table(
-        "abstentions",
-        "Replies naming no choice (models answering by letter)",
-        data,
-        display,
-        note="Models that cannot score choices (chat-only endpoints, or -o answer=letter) "
-        "are shown the choices as A/B/C… and asked for a letter; a reply naming none is an "
-        "abstention (counted as wrong in the accuracies). Where the endpoint gives the "
-        "letters' top_logprobs, their probabilities at the letter's position, renormalised "
-        "over the letters, are the model's confidences and it enters the shift, confidence "
-        "and MaxProb tables; otherwise those tables leave it out.",
-    )
+NORMALISATION = TableSpec(
+    "accuracy_by_normalisation",
+    "Original accuracy under each choice-score normalisation",
+    _normalisation_columns,
+    trim=without_units,
+    note="The same log-probabilities, the top choice picked by each score: 'sum' is "
+    "lm-eval's acc, 'per-char' its acc_norm (sum / characters), 'per-byte' its acc_bytes; "
+    "'per-token' (the mean per token) depends on the tokenizer and is none of them. "
+    "Read it to compare with a published acc or acc_norm; the run's confidences use the "
+    "normalisation marked 'used'. Wilson intervals over instances.",
+)
 
 
-def _interval(r: Mapping[str, Any], part: str) -> str:
-    """The estimate ``part`` of a row :func:`metric_frame` flattened (``part.value``,
-    ``part.ci_low``, ``part.ci_high``) with its interval."""
-    return fmt_interval(r[f"{part}.value"], r[f"{part}.ci_low"], r[f"{part}.ci_high"])
+ABSTENTIONS = TableSpec(
+    "abstentions",
+    "Replies naming no choice (models answering by letter)",
+    {
+        "subject": value("subject"),
+        "input": lambda r: "original" if r["probe"] == "original" else _probe(r["probe"]),
+        "abstained [95% CI]": lambda r: (
+            _percent_interval(r) if pd.notna(r["ci_low"]) else f"{fmt_percent(r['value'])}%"
+        ),
+        "replies": count("n"),
+        "instances": count("n_instances"),
+    },
+    trim=without_units,
+    note="Models that cannot score choices (chat-only endpoints, or -o answer=letter) "
+    "are shown the choices as A/B/C… and asked for a letter; a reply naming none is an "
+    "abstention (counted as wrong in the accuracies). Where the endpoint gives the "
+    "letters' top_logprobs, their probabilities at the letter's position, renormalised "
+    "over the letters, are the model's confidences and it enters the shift, confidence "
+    "and MaxProb tables; otherwise those tables leave it out.",
+)
 
 
 def _percent_interval(r: Mapping[str, Any]) -> str:
     """``54.3% [48.7, 59.9]``: a share and its interval, in percent."""
-    return f"{fmt_percent(r['value'])}% [{fmt_percent(r['ci_low'])}, {fmt_percent(r['ci_high'])}]"
+    return interval_text(r["value"], r["ci_low"], r["ci_high"], fmt_percent, unit="%", blank=None)
 
 
-def pseudo_accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = _frame(metrics, "pseudo_accuracy")
-    if data.empty:
-        return None
-    records = data.to_dict("records")
-    display = pd.DataFrame(
-        {
-            "subject": data["subject"],
-            "probe": data["probe"].map(_probe),
-            "pseudo-accuracy ± SE [95% CI]": [estimate_text(r) for r in records],
-            "− 1/n [95% CI]": [_interval(r, "excess") for r in records],
-            "per trial": [", ".join(f3(v) for v in r.get("trial_values") or []) for r in records],
-            "1/n": data["agnostic"].map(f3),
-            "diff. vs 1/n": data["vs_agnostic.difference"].map(f3),
-            "p vs 1/n": data["vs_agnostic.p_value"].map(lambda x: fmt_general(x, ".3g")),
-            "original acc.": data["original_accuracy"].map(f3),
-            "diff. vs original": data["vs_original.difference"].map(f3),
-            "p vs original": data["vs_original.p_value"].map(lambda x: fmt_general(x, ".3g")),
-            "instances": data["n"].map(fmt_count),
-        }
-    )
-    return Table(
-        "pseudo_accuracy",
-        "Pseudo-accuracy: the pseudo-correct choice gets the highest confidence",
-        data,
-        display,
-        note="Per-instance mean over trials, then mean over instances (a tie at the top "
-        "shares its credit); SE over instances. − 1/n: paired bootstrap over instances. "
-        "Tests: t-tests over instances against the agnostic 1/n and (paired) against "
-        "original accuracy.",
-    )
+def _trials(r: Mapping[str, Any]) -> str:
+    """The estimate of each trial."""
+    return ", ".join(f3(v) for v in r.get("trial_values") or [])
+
+
+def probe(r: Mapping[str, Any]) -> str:
+    return _probe(r["probe"])
+
+
+PSEUDO_ACCURACY = TableSpec(
+    "pseudo_accuracy",
+    "Pseudo-accuracy: the pseudo-correct choice gets the highest confidence",
+    {
+        "subject": value("subject"),
+        "probe": probe,
+        "pseudo-accuracy ± SE [95% CI]": estimate(),
+        "− 1/n [95% CI]": interval("excess", part=True),
+        "per trial": _trials,
+        "1/n": three_decimals("agnostic"),
+        "diff. vs 1/n": three_decimals("vs_agnostic.difference"),
+        "p vs 1/n": general("vs_agnostic.p_value"),
+        "original acc.": three_decimals("original_accuracy"),
+        "diff. vs original": three_decimals("vs_original.difference"),
+        "p vs original": general("vs_original.p_value"),
+        "instances": count("n"),
+    },
+    trim=without_units,
+    note="Per-instance mean over trials, then mean over instances (a tie at the top "
+    "shares its credit); SE over instances. − 1/n: paired bootstrap over instances. "
+    "Tests: t-tests over instances against the agnostic 1/n and (paired) against "
+    "original accuracy.",
+)
 
 
 def shift_table(metrics: Mapping[str, Any]) -> Table | None:
@@ -297,186 +276,136 @@ def shift_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
-def pooled_shift_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = _frame(metrics, "pooled_shifts")
-    if data.empty:
-        return None
-    display = pd.DataFrame(
-        {
-            "subject": data["subject"],
-            "probe": data["probe"].map(_probe),
-            "shift type": data["shift_type"],
-            "mean change": data["change.difference"].map(f3),
-            "p (change)": data["change.p_value"].map(lambda x: fmt_general(x, ".3g")),
-            "mean − 1/n": data["vs_agnostic.difference"].map(f3),
-            "p (vs 1/n)": data["vs_agnostic.p_value"].map(lambda x: fmt_general(x, ".3g")),
-            "instances (df)": [
-                f"{fmt_count(n)} ({fmt_count(d)})"
-                for n, d in zip(data["n_instances"], data["df"], strict=True)
-            ],  # fmt: skip
-        }
-    )
-    alpha = data["alpha"].iloc[0]
-    return Table(
-        "pooled_shifts",
-        "Shift type pooled over instances (one decision per probe)",
-        data,
-        display,
-        note=f"The same two tests at α = {alpha:g}, run over instances: each instance's mean "
+def _pooled_note(records: Sequence[Mapping[str, Any]]) -> str:
+    alpha = records[0]["alpha"]
+    return (
+        f"The same two tests at α = {alpha:g}, run over instances: each instance's mean "
         "change of its incorrect choices' confidences (after − before) and their mean minus "
         "1/n. Read it as what the probe does to the model as a whole; unlike the per-instance "
-        "types it has instances − 1 degrees of freedom even for No-Question.",
+        "types it has instances − 1 degrees of freedom even for No-Question."
     )
 
 
-def profile_table(metrics: Mapping[str, Any]) -> Table | None:
-    rows = list(metrics.get("confidence_profile") or [])
-    if not rows:
-        return None
-    data = order_rows(pd.json_normalize(rows), subject_order(metrics), BY_SUBJECT)
-    display = pd.DataFrame(
-        {
-            "subject": [r["subject"] for r in rows],
-            "probe": [_probe(r["probe"]) for r in rows],
-            "variance before": [estimate_text(r["variance_before"]) for r in rows],
-            "variance after": [estimate_text(r["variance_after"]) for r in rows],
-            "p (variance)": [_p(r["variance_change"]) for r in rows],
-            "conf. correct before": [estimate_text(r["confidence_before"]) for r in rows],
-            "conf. pseudo-correct after": [estimate_text(r["confidence_after"]) for r in rows],
-            "p (confidence)": [_p(r["confidence_change"]) for r in rows],
-        }
-    )
-    display = order_rows(display, subject_order(metrics), BY_SUBJECT)
-    return Table(
-        "confidence_profile",
-        "Variance of the choice confidences and confidence of the (pseudo-)correct choice",
-        data,
-        display,
-        note="Means over instances ± SE [95% CI]; p: paired t-test after vs before. "
-        "For No-Right-Answer the pseudo-correct choice is the donor answer in the old "
-        "right answer's slot.",
-    )
+POOLED_SHIFTS = TableSpec(
+    "pooled_shifts",
+    "Shift type pooled over instances (one decision per probe)",
+    {
+        "subject": value("subject"),
+        "probe": probe,
+        "shift type": value("shift_type"),
+        "mean change": three_decimals("change.difference"),
+        "p (change)": general("change.p_value"),
+        "mean − 1/n": three_decimals("vs_agnostic.difference"),
+        "p (vs 1/n)": general("vs_agnostic.p_value"),
+        "instances (df)": lambda r: f"{fmt_count(r['n_instances'])} ({fmt_count(r['df'])})",
+    },
+    trim=without_units,
+    note=_pooled_note,
+)
 
 
-def spread_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = _frame(metrics, "confidence_spread")
-    if data.empty:
-        return None
-    records = data.to_dict("records")
-    display = pd.DataFrame(
-        {
-            "subject": data["subject"],
-            "probe": data["probe"].map(_probe),
-            "spread before [95% CI]": [_interval(r, "before") for r in records],
-            "spread after [95% CI]": [_interval(r, "after") for r in records],
-            "after − before [95% CI]": [_interval(r, "change") for r in records],
-            "instances": data["n_instances"].map(fmt_count),
-        }
-    )
-    return Table(
-        "confidence_spread",
-        "Spread of the choice confidences (RMS distance from 1/n)",
-        data,
-        display,
-        note="The SD of an input's choice confidences, the square root of the method's "
-        "variance: 0 for the agnostic model. Per trial, averaged per instance; bootstrap "
-        "over instances (after − before: paired). After No-Right-Answer it says where the "
-        "confidence freed by removing the right answer went: spread evenly (near 0, "
-        "random-like), or kept on the donor in the right answer's slot (conservative) or "
-        "moved onto the old wrong choices (deviated), both of which leave a spread.",
-    )
+PROFILE = TableSpec(
+    "confidence_profile",
+    "Variance of the choice confidences and confidence of the (pseudo-)correct choice",
+    {
+        "subject": value("subject"),
+        "probe": probe,
+        "variance before": estimate("variance_before"),
+        "variance after": estimate("variance_after"),
+        "p (variance)": lambda r: _p(r["variance_change"]),
+        "conf. correct before": estimate("confidence_before"),
+        "conf. pseudo-correct after": estimate("confidence_after"),
+        "p (confidence)": lambda r: _p(r["confidence_change"]),
+    },
+    written=True,
+    note="Means over instances ± SE [95% CI]; p: paired t-test after vs before. "
+    "For No-Right-Answer the pseudo-correct choice is the donor answer in the old "
+    "right answer's slot.",
+)
 
 
-def contrast_table(metrics: Mapping[str, Any]) -> Table | None:
-    rows = list(metrics.get("probe_contrasts") or [])
-    if not rows:
-        return None
-    data = order_rows(pd.json_normalize(rows), subject_order(metrics), BY_SUBJECT)
-    display = pd.DataFrame(
-        {
-            "subject": [r["subject"] for r in rows],
-            "probes": [f"{_probe(r['first'])} vs {_probe(r['second'])}" for r in rows],
-            "conf. pseudo-correct, first": [estimate_text(r["first_confidence"]) for r in rows],
-            "conf. pseudo-correct, second": [estimate_text(r["second_confidence"]) for r in rows],
-            "difference": [f3(r["difference"]["difference"]) for r in rows],
-            "p": [_p(r["difference"]) for r in rows],
-            "instances": [fmt_count(r["n_instances"]) for r in rows],
-        }
-    )
-    display = order_rows(display, subject_order(metrics), BY_SUBJECT)
-    return Table(
-        "probe_contrasts",
-        "No-Question vs Wrong-Question: confidence of the pseudo-correct choice",
-        data,
-        display,
-        note="Per-instance mean over trials, paired over the instances that have both probes; "
-        "p: paired t-test of first − second (the method's Table 2, column 5). A positive "
-        "difference means the model keeps the old answer more confidently with no question "
-        "than with an unrelated one.",
-    )
+SPREAD = TableSpec(
+    "confidence_spread",
+    "Spread of the choice confidences (RMS distance from 1/n)",
+    {
+        "subject": value("subject"),
+        "probe": probe,
+        "spread before [95% CI]": interval("before", part=True),
+        "spread after [95% CI]": interval("after", part=True),
+        "after − before [95% CI]": interval("change", part=True),
+        "instances": count("n_instances"),
+    },
+    trim=without_units,
+    note="The SD of an input's choice confidences, the square root of the method's "
+    "variance: 0 for the agnostic model. Per trial, averaged per instance; bootstrap "
+    "over instances (after − before: paired). After No-Right-Answer it says where the "
+    "confidence freed by removing the right answer went: spread evenly (near 0, "
+    "random-like), or kept on the donor in the right answer's slot (conservative) or "
+    "moved onto the old wrong choices (deviated), both of which leave a spread.",
+)
 
 
-def maxprob_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = _frame(metrics, "maxprob_detection")
-    if data.empty:
-        return None
-    records = data.to_dict("records")
-    display = pd.DataFrame(
-        {
-            "subject": data["subject"],
-            "probe": data["probe"].map(_probe),
-            "detection accuracy [95% CI]": [
-                f"{f3(r['value'])} [{f3(r.get('ci_low'))}, {f3(r.get('ci_high'))}]" for r in records
-            ],
-            "per trial": [", ".join(f3(v) for v in r.get("trial_values") or []) for r in records],
-            "threshold (mean)": [f3(np.mean(r.get("thresholds") or [np.nan])) for r in records],
-            "p vs 50%": data["vs_chance.p_value"].map(lambda x: fmt_general(x, ".3g")),
-            "test instances": data["n_instances"].map(fmt_count),
-        }
-    )
-    return Table(
-        "maxprob_detection",
-        "MaxProb detector: is an input perturbed?",
-        data,
-        display,
-        note="Threshold: mean MaxProb over the first half's original and perturbed inputs, "
-        "per trial; accuracy of 'MaxProb above threshold ⇒ original' on the second half "
-        "(balanced, chance 0.5): each instance's share of right calls over its trials, "
-        "averaged over instances; bootstrap over them, thresholds fixed.",
-    )
+CONTRASTS = TableSpec(
+    "probe_contrasts",
+    "No-Question vs Wrong-Question: confidence of the pseudo-correct choice",
+    {
+        "subject": value("subject"),
+        "probes": lambda r: f"{_probe(r['first'])} vs {_probe(r['second'])}",
+        "conf. pseudo-correct, first": estimate("first_confidence"),
+        "conf. pseudo-correct, second": estimate("second_confidence"),
+        "difference": lambda r: f3(r["difference"]["difference"]),
+        "p": lambda r: _p(r["difference"]),
+        "instances": count("n_instances"),
+    },
+    written=True,
+    note="Per-instance mean over trials, paired over the instances that have both probes; "
+    "p: paired t-test of first − second (the method's Table 2, column 5). A positive "
+    "difference means the model keeps the old answer more confidently with no question "
+    "than with an unrelated one.",
+)
 
 
-def irregular_table(metrics: Mapping[str, Any]) -> Table | None:
-    """Per probe, the instances whose confidence did not drop under it."""
-    data = _frame(metrics, "irregular_instances")
-    if data.empty:
-        return None
-    records = data.to_dict("records")
-    display = pd.DataFrame(
-        {
-            "subject": data["subject"],
-            "probe": data["probe"].map(_probe),
-            "irregular [95% CI]": [
-                f"{int(r['irregular'])} ({_percent_interval(r)})" for r in records
-            ],
-            "rose": data["rose"].map(fmt_count),
-            "mean change (all)": data["mean_change"].map(f3),
-            "mean change (irregular)": data["irregular_mean_change"].map(f3),
-            "category χ² (df), p (Holm)": [_category_test(r) for r in records],
-            "instances": data["n_instances"].map(fmt_count),
-        }
-    )
-    return Table(
-        "irregular_instances",
-        "Irregular instances: confidence that does not drop when no choice is correct",
-        data,
-        display,
-        note="An instance is irregular under a probe when its confidence (MaxProb, the top "
-        "choice confidence; after the probe the mean over trials) is not lower than on the "
-        "original input; 'rose': higher. Wilson interval over instances. Category: "
-        "chi-square test of independence of the instance's category (rare ones pooled) and "
-        "irregularity, Holm-adjusted with the feature tests below.",
-    )
+MAXPROB = TableSpec(
+    "maxprob_detection",
+    "MaxProb detector: is an input perturbed?",
+    {
+        "subject": value("subject"),
+        "probe": probe,
+        "detection accuracy [95% CI]": interval(),
+        "per trial": _trials,
+        "threshold (mean)": lambda r: f3(np.mean(r.get("thresholds") or [np.nan])),
+        "p vs 50%": general("vs_chance.p_value"),
+        "test instances": count("n_instances"),
+    },
+    trim=without_units,
+    note="Threshold: mean MaxProb over the first half's original and perturbed inputs, "
+    "per trial; accuracy of 'MaxProb above threshold ⇒ original' on the second half "
+    "(balanced, chance 0.5): each instance's share of right calls over its trials, "
+    "averaged over instances; bootstrap over them, thresholds fixed.",
+)
+
+
+# Per probe, the instances whose confidence did not drop under it.
+IRREGULAR = TableSpec(
+    "irregular_instances",
+    "Irregular instances: confidence that does not drop when no choice is correct",
+    {
+        "subject": value("subject"),
+        "probe": probe,
+        "irregular [95% CI]": lambda r: f"{int(r['irregular'])} ({_percent_interval(r)})",
+        "rose": count("rose"),
+        "mean change (all)": three_decimals("mean_change"),
+        "mean change (irregular)": three_decimals("irregular_mean_change"),
+        "category χ² (df), p (Holm)": lambda r: _category_test(r),
+        "instances": count("n_instances"),
+    },
+    trim=without_units,
+    note="An instance is irregular under a probe when its confidence (MaxProb, the top "
+    "choice confidence; after the probe the mean over trials) is not lower than on the "
+    "original input; 'rose': higher. Wilson interval over instances. Category: "
+    "chi-square test of independence of the instance's category (rare ones pooled) and "
+    "irregularity, Holm-adjusted with the feature tests below.",
+)
 
 
 def _category_test(r: Mapping[str, Any]) -> str:
@@ -491,42 +420,32 @@ def _category_test(r: Mapping[str, Any]) -> str:
     )
 
 
-def irregular_feature_table(metrics: Mapping[str, Any]) -> Table | None:
-    """Per probe and feature, irregular against regular instances."""
-    data = _frame(metrics, "irregular_features")
-    if data.empty:
-        return None
-    records = data.to_dict("records")
-    display = pd.DataFrame(
-        {
-            "subject": data["subject"],
-            "probe": data["probe"].map(_probe),
-            "feature": data["feature"].map(lambda f: FEATURES.get(f, f)),
-            "irregular": data["irregular_mean"].map(f3),
-            "regular": data["regular_mean"].map(f3),
-            "difference [95% CI]": [
-                fmt_interval(r["difference"], r["ci_low"], r["ci_high"]) for r in records
-            ],
-            "p": data["p_value"].map(lambda x: fmt_general(x, ".3g")),
-            "p (Holm)": data["p_holm"].map(lambda x: fmt_general(x, ".3g")),
-            "instances (irregular / regular)": [
-                f"{fmt_count(r['n_irregular'])} / {fmt_count(r['n_regular'])}" for r in records
-            ],
-        }
-    )
-    return Table(
-        "irregular_features",
-        "How irregular instances differ from regular ones",
-        data,
-        display,
-        note="Means of each feature of the original instance over irregular and regular "
-        "instances; difference irregular − regular with a Welch t interval and Welch's "
-        "t-test; p (Holm): adjusted over one probe's features. 'originally correct': the "
-        "model's accuracy on the original; 'category: X': the share of instances in "
-        "category X (Social IQA: the kind of question). MaxProb lies between 1/n and 1: "
-        "an instance near 1 can hardly rise, so irregular instances start lower even when "
-        "the changes are noise.",
-    )
+# Per probe and feature, irregular against regular instances.
+IRREGULAR_FEATURES = TableSpec(
+    "irregular_features",
+    "How irregular instances differ from regular ones",
+    {
+        "subject": value("subject"),
+        "probe": probe,
+        "feature": lambda r: FEATURES.get(r["feature"], r["feature"]),
+        "irregular": three_decimals("irregular_mean"),
+        "regular": three_decimals("regular_mean"),
+        "difference [95% CI]": interval("difference", bounds=("ci_low", "ci_high")),
+        "p": general("p_value"),
+        "p (Holm)": general("p_holm"),
+        "instances (irregular / regular)": lambda r: (
+            f"{fmt_count(r['n_irregular'])} / {fmt_count(r['n_regular'])}"
+        ),
+    },
+    trim=without_units,
+    note="Means of each feature of the original instance over irregular and regular "
+    "instances; difference irregular − regular with a Welch t interval and Welch's "
+    "t-test; p (Holm): adjusted over one probe's features. 'originally correct': the "
+    "model's accuracy on the original; 'category: X': the share of instances in "
+    "category X (Social IQA: the kind of question). MaxProb lies between 1/n and 1: "
+    "an instance near 1 can hardly rise, so irregular instances start lower even when "
+    "the changes are noise.",
+)
 
 
 def dataset_table(metrics: Mapping[str, Any]) -> Table | None:
@@ -707,19 +626,19 @@ class ConfidenceShiftReport(ReportView):
     summary_title = "pseudo-accuracy, tests, shift types and MaxProb detection by probe"
     table_makers = (
         summary_table,
-        competence_table,
-        accuracy_table,
-        normalisation_table,
-        pseudo_accuracy_table,
-        abstention_table,
+        COMPETENCE,
+        ORIGINAL_ACCURACY,
+        NORMALISATION,
+        PSEUDO_ACCURACY,
+        ABSTENTIONS,
         shift_table,
-        pooled_shift_table,
-        spread_table,
-        profile_table,
-        contrast_table,
-        maxprob_table,
-        irregular_table,
-        irregular_feature_table,
+        POOLED_SHIFTS,
+        SPREAD,
+        PROFILE,
+        CONTRASTS,
+        MAXPROB,
+        IRREGULAR,
+        IRREGULAR_FEATURES,
         answer_modes_table,
         dataset_table,
     )

@@ -79,6 +79,63 @@ def _yerr(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, log: bool) -> np.n
     return np.vstack([below, above])
 
 
+def _panel_title(col: str, cv: Any, row: str | None, rv: Any) -> str:
+    """A panel's title: its column's value (a setting by its label), after its row's."""
+    name = SETTING_LABELS.get(cv, str(cv)) if col == "setting" else f"{col}: {cv}"
+    if row:
+        rname = SETTING_LABELS.get(rv, str(rv)) if row == "setting" else f"{row}: {rv}"
+        name = f"{rname} · {name}"
+    return name
+
+
+def _draw_lines(ax, panel: pd.DataFrame, lines, offsets, colors, styles, log: bool) -> None:
+    """One line with error bars per (subject, attractor type) of ``panel``, shifted
+    sideways by its offset so that the bars do not overlap."""
+    if panel.empty:
+        ax.text(0.5, 0.5, "no estimates", transform=ax.transAxes, ha="center", va="center",
+                color="0.45")  # fmt: skip
+    for s, t in lines:
+        d = panel[(panel["subject"] == s) & (panel["attractor_type"] == t)]
+        d = d.drop_duplicates(subset=["n_attractors"]).sort_values("n_attractors")
+        if d.empty:
+            continue
+        x = d["n_attractors"].to_numpy(dtype=float) + offsets[(s, t)]
+        y = d["value"].to_numpy(dtype=float)
+        lo = d["ci_low"].to_numpy(dtype=float)
+        hi = d["ci_high"].to_numpy(dtype=float)
+        ls, marker = styles[s]
+        ax.errorbar(x, y, yerr=_yerr(y, lo, hi, log), color=colors[t], linestyle=ls,
+                    marker=marker, markersize=4.5, linewidth=1.4, elinewidth=0.9, capsize=2.5,
+                    alpha=0.9)  # fmt: skip
+
+
+def _log_axis(ax, log_span: float) -> None:
+    """A log y axis of plain numbers (0.5, 2) rather than 5×10⁻¹, minor ticks labelled only
+    when the axis spans less than about a decade (else they crowd), a line at 1."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(_plain))
+    ax.yaxis.set_minor_formatter(FuncFormatter(_plain) if log_span < 1.0 else NullFormatter())
+    ax.axhline(1.0, color="0.3", linewidth=0.9, linestyle="-", zorder=0)
+
+
+def _legend(fig, colors, styles, types, subj, ncols: int) -> None:
+    """Colour for the attractor type, line and marker for the subject, below the panels."""
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=colors[t], linewidth=2.5) for t in types]
+    labels = [TYPE_LABELS.get(t, str(t)) for t in types]
+    for s in subj:
+        ls, marker = styles[s]
+        handles.append(Line2D([], [], color="0.25", linestyle=ls, marker=marker))
+        labels.append(s)
+    fig.legend(handles, labels, loc="outside lower center",
+               ncol=min(len(handles), max(3, 2 * ncols + 1)), fontsize=9, frameon=False,
+               title="colour: attractor type    line and marker: subject",
+               title_fontsize=9)  # fmt: skip
+
+
 def curve_figure(
     rows: pd.DataFrame,
     metric: str,
@@ -89,9 +146,6 @@ def curve_figure(
     title: str = "",
 ) -> Figure | None:
     """A grid of panels (``col`` × ``row``) of the metric against the number of attractors."""
-    from matplotlib.lines import Line2D
-    from matplotlib.ticker import FuncFormatter, NullFormatter
-
     rows = rows[rows["value"].notna() & rows["n_attractors"].notna()].copy()
     if metric == "relative_probability":
         rows = rows[rows["value"] > 0]
@@ -125,79 +179,20 @@ def curve_figure(
             panel = rows[rows[col] == cv]
             if row:
                 panel = panel[panel[row] == rv]
-            if panel.empty:
-                ax.text(
-                    0.5,
-                    0.5,
-                    "no estimates",
-                    transform=ax.transAxes,
-                    ha="center",
-                    va="center",
-                    color="0.45",
-                )
-            for s, t in lines:
-                d = panel[(panel["subject"] == s) & (panel["attractor_type"] == t)]
-                d = d.drop_duplicates(subset=["n_attractors"]).sort_values("n_attractors")
-                if d.empty:
-                    continue
-                x = d["n_attractors"].to_numpy(dtype=float) + offsets[(s, t)]
-                y = d["value"].to_numpy(dtype=float)
-                lo = d["ci_low"].to_numpy(dtype=float)
-                hi = d["ci_high"].to_numpy(dtype=float)
-                ls, marker = styles[s]
-                ax.errorbar(
-                    x,
-                    y,
-                    yerr=_yerr(y, lo, hi, log),
-                    color=colors[t],
-                    linestyle=ls,
-                    marker=marker,
-                    markersize=4.5,
-                    linewidth=1.4,
-                    elinewidth=0.9,
-                    capsize=2.5,
-                    alpha=0.9,
-                )
-            name = SETTING_LABELS.get(cv, str(cv)) if col == "setting" else f"{col}: {cv}"
-            if row:
-                rname = SETTING_LABELS.get(rv, str(rv)) if row == "setting" else f"{row}: {rv}"
-                name = f"{rname} · {name}"
-            ax.set_title(name, fontsize=10)
+            _draw_lines(ax, panel, lines, offsets, colors, styles, log)
+            ax.set_title(_panel_title(col, cv, row, rv), fontsize=10)
             ax.set_xticks(ns)
             ax.set_xlim(min(ns) - 0.4, max(ns) + 0.4)
             ax.grid(True, axis="y", alpha=0.3)
             if log:
-                ax.set_yscale("log")
-                # Plain numbers (0.5, 2) rather than 5×10⁻¹; label minor ticks only when
-                # the axis spans less than about a decade, else they crowd.
-                ax.yaxis.set_major_formatter(FuncFormatter(_plain))
-                ax.yaxis.set_minor_formatter(
-                    FuncFormatter(_plain) if log_span < 1.0 else NullFormatter()
-                )
-                ax.axhline(1.0, color="0.3", linewidth=0.9, linestyle="-", zorder=0)
+                _log_axis(ax, log_span)
             if i == nrows - 1:
                 ax.set_xlabel("number of attractors")
             if j == 0:
                 ax.set_ylabel(METRIC_LABELS.get(metric, metric))
     if metric == "accuracy":
         axes[0][0].set_ylim(-0.02, 1.02)
-
-    handles = [Line2D([], [], color=colors[t], linewidth=2.5) for t in types]
-    labels = [TYPE_LABELS.get(t, str(t)) for t in types]
-    for s in subj:
-        ls, marker = styles[s]
-        handles.append(Line2D([], [], color="0.25", linestyle=ls, marker=marker))
-        labels.append(s)
-    fig.legend(
-        handles,
-        labels,
-        loc="outside lower center",
-        ncol=min(len(handles), max(3, 2 * ncols + 1)),
-        fontsize=9,
-        frameon=False,
-        title="colour: attractor type    line and marker: subject",
-        title_fontsize=9,
-    )
+    _legend(fig, colors, styles, types, subj, ncols)
     if title:
         fig.suptitle(title, fontsize=12)
     return fig

@@ -14,6 +14,7 @@ import pandas as pd
 
 from faithprobe.metrics.headline import NEEDS, PROBABILITIES
 from faithprobe.metrics.verdict import needs_verdict
+from faithprobe.report.table_spec import TableSpec, count, general, interval, or_dash
 from faithprobe.report.tables import (
     DASH,
     Ordering,
@@ -255,98 +256,87 @@ def zero_point_note(metrics: Mapping[str, Any]) -> str:
     )
 
 
-def competent_set_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = _rate_frame(metrics, "competent_set")
-    if data is None:
-        return None
-    records = data.to_dict("records")
-    display = pd.DataFrame(
-        {
-            "subject": data["subject"],
-            "rule": data["rule"],
-            "base items": data["n_base"].map(fmt_count),
-            "own competent": data["n_own_competent"].map(fmt_count),
-            "counted": data["n_counted"].map(fmt_count),
-            "share counted": [
-                fmt_estimate(r.get("value"), r.get("ci_low"), r.get("ci_high")) for r in records
-            ],
-        }
-    ).fillna(DASH)
-    shared = set(data["rule"]) == {"shared"}
-    note = (
-        "Rule shared (-o competent=shared): every model is estimated on the same items, those "
-        "all models of the run answer correctly without attractors (the method's filter), so "
-        "their curves compare like for like."
-        if shared
-        else "Rule each (the default): every model is estimated on its own competent items; "
+def _rates(data: pd.DataFrame) -> pd.DataFrame:
+    """A frame of rows with a rate and its interval, the rate's columns numeric."""
+    return _numeric(data, ["value", "ci_low", "ci_high"])
+
+
+def _rate(r: Mapping[str, Any]) -> str:
+    return fmt_estimate(r.get("value"), r.get("ci_low"), r.get("ci_high"))
+
+
+def _counted_note(records: Sequence[Mapping[str, Any]]) -> str:
+    if {r["rule"] for r in records} == {"shared"}:
+        return (
+            "Rule shared (-o competent=shared): every model is estimated on the same items, "
+            "those all models of the run answer correctly without attractors (the method's "
+            "filter), so their curves compare like for like."
+        )
+    return (
+        "Rule each (the default): every model is estimated on its own competent items; "
         "run with -o competent=shared to compare models on one item set."
     )
-    return Table(
-        name="competent_set",
-        title="Items counted in the competent views",
-        data=data,
-        display=display,
-        note=note,
+
+
+COMPETENT_SET = TableSpec(
+    "competent_set",
+    "Items counted in the competent views",
+    {
+        "subject": or_dash("subject"),
+        "rule": or_dash("rule"),
+        "base items": count("n_base"),
+        "own competent": count("n_own_competent"),
+        "counted": count("n_counted"),
+        "share counted": _rate,
+    },
+    ordering=ORDERING,
+    trim=_rates,
+    note=_counted_note,
+)
+
+BASE_ACCURACY = TableSpec(
+    "base_accuracy",
+    "Base items answered correctly (the rest are dropped)",
+    {
+        "subject": or_dash("subject"),
+        "item set": or_dash("item_set"),
+        "base items": lambda r: fmt_count(r.get("n_base")),
+        "competent": lambda r: fmt_count(r.get("n_competent")),
+        "dropped": lambda r: fmt_count(r.get("n_dropped")),
+        "competence rate": _rate,
+        "method": or_dash("method"),
+    },
+    ordering=ORDERING,
+    trim=_rates,
+    note="Only pairs whose base item the subject answers correctly enter the estimates.",
+)
+
+
+def _competence_note(records: Sequence[Mapping[str, Any]]) -> str:
+    return (
+        "The best constant answer is always the same word or always the same position "
+        f"in the candidate set; a model whose excess over it is not above "
+        f"{fmt_general(records[0].get('margin'))} (one-sided test) is not assessable on the "
+        "card."
     )
 
 
-def base_accuracy_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = _rate_frame(metrics, "base_accuracy")
-    if data is None:
-        return None
-    display = pd.DataFrame(
-        {
-            "subject": data.get("subject"),
-            "item set": data.get("item_set"),
-            "base items": data.get("n_base", pd.Series(dtype=object)).map(fmt_count),
-            "competent": data.get("n_competent", pd.Series(dtype=object)).map(fmt_count),
-            "dropped": data.get("n_dropped", pd.Series(dtype=object)).map(fmt_count),
-            "competence rate": [
-                fmt_estimate(r.get("value"), r.get("ci_low"), r.get("ci_high"))
-                for r in data.to_dict("records")
-            ],
-            "method": data.get("method"),
-        }
-    ).fillna(DASH)
-    return Table(
-        name="base_accuracy",
-        title="Base items answered correctly (the rest are dropped)",
-        data=data,
-        display=display,
-        note="Only pairs whose base item the subject answers correctly enter the estimates.",
-    )
-
-
-def competence_table(metrics: Mapping[str, Any]) -> Table | None:
-    """Accuracy on the base items against the best constant answer (the card's competence)."""
-    data = _rate_frame(metrics, "competence")
-    if data is None:
-        return None
-    records = data.to_dict("records")
-    display = pd.DataFrame(
-        {
-            "subject": data["subject"],
-            "accuracy": [fmt_estimate(r["value"], r["ci_low"], r["ci_high"]) for r in records],
-            "best constant": [
-                f"{r['baseline_answer']}: {fmt_general(r['baseline'], '.3f')}" for r in records
-            ],
-            "excess [CI]": [
-                fmt_interval(r["excess"], r["excess_ci_low"], r["excess_ci_high"]) for r in records
-            ],
-            "p (excess > margin)": data["p_value"].map(fmt_general),
-            "competent": data["competent"].map(fmt_general),
-        }
-    ).fillna(DASH)
-    margin = fmt_general(records[0].get("margin"))
-    return Table(
-        name="competence",
-        title="Competence: accuracy on the base items against the best constant answer",
-        data=data,
-        display=display,
-        note="The best constant answer is always the same word or always the same position "
-        f"in the candidate set; a model whose excess over it is not above {margin} "
-        "(one-sided test) is not assessable on the card.",
-    )
+# Accuracy on the base items against the best constant answer (the card's competence).
+COMPETENCE = TableSpec(
+    "competence",
+    "Competence: accuracy on the base items against the best constant answer",
+    {
+        "subject": or_dash("subject"),
+        "accuracy": _rate,
+        "best constant": lambda r: f"{r['baseline_answer']}: {fmt_general(r['baseline'], '.3f')}",
+        "excess [CI]": interval("excess"),
+        "p (excess > margin)": general("p_value"),
+        "competent": general("competent"),
+    },
+    ordering=ORDERING,
+    trim=_rates,
+    note=_competence_note,
+)
 
 
 def _drops_table(
@@ -439,10 +429,9 @@ def tests_table(metrics: Mapping[str, Any]) -> Table | None:
             "statistic": [fmt_general(r.get("statistic")) for r in records],
             "p": [fmt_general(r.get("p_value")) for r in records],
             "difference [CI]": [
-                DASH
-                if is_missing(r.get("difference"))
-                else f"{fmt_general(r.get('difference'), '.3f')} "
-                f"[{fmt_general(r.get('ci_low'), '.3f')}, {fmt_general(r.get('ci_high'), '.3f')}]"
+                fmt_interval(
+                    r.get("difference"), r.get("ci_low"), r.get("ci_high"), blank=is_missing
+                )
                 for r in records
             ],
             "n": [fmt_count(r.get("n")) for r in records],
@@ -531,9 +520,9 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
             if t is not None:
                 tables[t.name] = t
     others = (
-        competent_set_table,
-        base_accuracy_table,
-        competence_table,
+        COMPETENT_SET,
+        BASE_ACCURACY,
+        COMPETENCE,
         one_attractor_drops_table,
         fact_swap_drops_table,
         tests_table,

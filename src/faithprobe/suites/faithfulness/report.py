@@ -8,13 +8,23 @@ probe's accuracies and formatting flip rates (Table 12). Every number is read fr
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
 from faithprobe.metrics.qa import NEGATION_LABELS
 from faithprobe.prompts import command_line_template
+from faithprobe.report.table_spec import (
+    POINTS,
+    TableSpec,
+    count,
+    general,
+    percent,
+    signed_points,
+    value,
+    without_units,
+)
 from faithprobe.report.tables import (
     DASH,
     Ordering,
@@ -22,6 +32,7 @@ from faithprobe.report.tables import (
     fmt_count,
     fmt_general,
     fmt_percent,
+    interval_text,
     order_rows,
     subject_order,
 )
@@ -75,51 +86,45 @@ NOTE = (
 )
 
 
-def scores_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "scores", ORDERING)
-    if data.empty:
-        return None
-    return Table(
-        "scores",
-        "EM, F1 and unk% per variant (the method's Tables 4–6)",
-        data,
-        _pivot(data, metrics, ["variant"]),
-        note=NOTE,
-    )
+def _pivoted(*keys: str, dropped: bool = True) -> Callable[[pd.DataFrame, Mapping], pd.DataFrame]:
+    """The display of a table of scores: :func:`_pivot` by ``keys`` (without the items
+    dropped, where ``dropped`` is False)."""
+
+    def display(data: pd.DataFrame, metrics: Mapping[str, Any]) -> pd.DataFrame:
+        shown = _pivot(data, metrics, keys)
+        return shown if dropped else shown.drop(columns="dropped")
+
+    return display
 
 
-def kind_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "scores_by_answer_kind", ORDERING)
-    if data.empty:
-        return None
-    display = _pivot(data, metrics, ["variant", "answer_kind"])
-    return Table(
-        "scores_by_answer_kind",
-        "By gold answer kind (yes/no questions vs the rest)",
-        data,
-        display.drop(columns="dropped"),
-        note="Language models that can score decide yes/no questions by comparing the "
-        "log-likelihoods of ' yes' and ' no' and so never abstain on them; models that can "
-        "only generate answer them in words (see the replies table); extractive models with "
-        "an answer-kind head (faithprobe train qa --answer-kind) answer them yes, no or "
-        "unknown with it; extractive models without an answer-kind head can only answer "
-        "them with a span.",
-    )
-
-
-def reinsertion_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "scores_by_reinsertion", ORDERING)
-    if data.empty:
-        return None
-    return Table(
-        "scores_by_reinsertion",
-        "After TS-R / OS-R, by what took the deleted support's place",
-        data,
-        _pivot(data, metrics, ["variant", "reinserted"]).drop(columns="dropped"),
-        note="A model that says unknown only after a bare re-inserted answer, not when the "
-        "answer is still in the text or comes back inside a generated sentence, has learned "
-        "the re-insertion, not the missing support.",
-    )
+SCORES = TableSpec(
+    "scores",
+    "EM, F1 and unk% per variant (the method's Tables 4–6)",
+    ordering=ORDERING,
+    display=_pivoted("variant"),
+    note=NOTE,
+)
+SCORES_BY_ANSWER_KIND = TableSpec(
+    "scores_by_answer_kind",
+    "By gold answer kind (yes/no questions vs the rest)",
+    ordering=ORDERING,
+    display=_pivoted("variant", "answer_kind", dropped=False),
+    note="Language models that can score decide yes/no questions by comparing the "
+    "log-likelihoods of ' yes' and ' no' and so never abstain on them; models that can "
+    "only generate answer them in words (see the replies table); extractive models with "
+    "an answer-kind head (faithprobe train qa --answer-kind) answer them yes, no or "
+    "unknown with it; extractive models without an answer-kind head can only answer "
+    "them with a span.",
+)
+SCORES_BY_REINSERTION = TableSpec(
+    "scores_by_reinsertion",
+    "After TS-R / OS-R, by what took the deleted support's place",
+    ordering=ORDERING,
+    display=_pivoted("variant", "reinserted", dropped=False),
+    note="A model that says unknown only after a bare re-inserted answer, not when the "
+    "answer is still in the text or comes back inside a generated sentence, has learned "
+    "the re-insertion, not the missing support.",
+)
 
 
 def sizes_table(metrics: Mapping[str, Any]) -> Table | None:
@@ -158,8 +163,7 @@ def differences_table(metrics: Mapping[str, Any]) -> Table | None:
             "variant": data["variant"],
             "metric": data["metric"].map(COLUMNS),
             "difference": [
-                f"{fmt_percent(r['difference'], '+.1f')} [{fmt_percent(r['ci_low'], '+.1f')}, "
-                f"{fmt_percent(r['ci_high'], '+.1f')}]"
+                interval_text(r["difference"], r["ci_low"], r["ci_high"], POINTS, blank=None)
                 for r in data.to_dict("records")
             ],
             "p (Wilcoxon)": data["p_value"].map(lambda p: fmt_general(p, ".2g")),
@@ -180,26 +184,19 @@ def differences_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
-def expectation_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "expectation", ORDERING)
-    if data.empty:
-        return None
-    display = pd.DataFrame(
-        {
-            "subject": data["subject"],
-            "variant": data["variant"],
-            "as a faithful model (%)": [percent_text(r) for r in data.to_dict("records")],
-            "n": data["n"].map(fmt_count),
-        }
-    )
-    return Table(
-        "expectation",
-        "Did what a faithful model does",
-        data,
-        display,
-        note="OS and TS: gave the gold answer (EM > 0, or the right yes/no); TS-R and OS-R: "
-        "answered unknown. Wilson intervals.",
-    )
+EXPECTATION = TableSpec(
+    "expectation",
+    "Did what a faithful model does",
+    {
+        "subject": value("subject"),
+        "variant": value("variant"),
+        "as a faithful model (%)": percent(),
+        "n": count("n"),
+    },
+    ordering=ORDERING,
+    note="OS and TS: gave the gold answer (EM > 0, or the right yes/no); TS-R and OS-R: "
+    "answered unknown. Wilson intervals.",
+)
 
 
 def negation_table(metrics: Mapping[str, Any]) -> Table | None:
@@ -227,55 +224,42 @@ def negation_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
-def _signed(r: Mapping[str, Any], key: str = "value") -> str:
-    """``+33.3 [+25.0, +41.7]``: the difference ``r[key]`` in percentage points with its
-    interval (``ci_low``/``ci_high`` after ``key``'s prefix: ``excess_ci_low`` ...)."""
-    prefix = "" if key == "value" else f"{key}_"
-    low, high = r.get(f"{prefix}ci_low"), r.get(f"{prefix}ci_high")
-    return (
-        f"{fmt_percent(r.get(key), '+.1f')} [{fmt_percent(low, '+.1f')}, "
-        f"{fmt_percent(high, '+.1f')}]"
-    )
-
-
 def _constant(answer: Any) -> str:
     """A constant answer's key as a reader reads it (``text:no`` -> ``no``)."""
     return str(answer).removeprefix("text:")
 
 
-def competence_table(metrics: Mapping[str, Any]) -> Table | None:
-    """Accuracy on the original items against the best constant answer (the card's
-    competence: a model that does not beat it is not assessable)."""
-    data = metric_frame(metrics, "competence", ORDERING)
-    if data.empty:
-        return None
-    records = data.to_dict("records")
-    display = pd.DataFrame(
-        {
-            "subject": data["subject"],
-            "measured": data["metric"],
-            "accuracy": [percent_text(r) for r in records],
-            "best constant answer": [
-                f"{_constant(r['baseline_answer'])}: {fmt_percent(r['baseline'])}" for r in records
-            ],
-            "excess": [_signed(r, "excess") for r in records],
-            "p (excess > margin)": data["p_value"].map(lambda p: fmt_general(p, ".2g")),
-            "competent": data["competent"].map({True: "yes", False: "no"}),
-            "n": data["n"].map(fmt_count),
-        }
-    )
-    return Table(
-        "competence",
-        "Competence: accuracy on the original items against the best constant answer",
-        data,
-        display,
-        note=f"A model whose accuracy does not exceed the best constant answer's on the same "
+def _competence_note(records: Sequence[Mapping[str, Any]]) -> str:
+    return (
+        f"A model whose accuracy does not exceed the best constant answer's on the same "
         f"items by more than {fmt_percent(records[0]['margin'], '.0f')} points (one-sided "
         "test at 5%, paired bootstrap over stories or passages) is not assessable on the "
         "card. Percent; excess in percentage points. Deletion runs: exact match on OS "
         "(the constant answers are the items' own gold answers); the probe: yes/no on the "
-        "original stories, original question form.",
+        "original stories, original question form."
     )
+
+
+# Accuracy on the original items against the best constant answer (the card's competence:
+# a model that does not beat it is not assessable).
+COMPETENCE = TableSpec(
+    "competence",
+    "Competence: accuracy on the original items against the best constant answer",
+    {
+        "subject": value("subject"),
+        "measured": value("metric"),
+        "accuracy": percent(),
+        "best constant answer": lambda r: (
+            f"{_constant(r['baseline_answer'])}: {fmt_percent(r['baseline'])}"
+        ),
+        "excess": signed_points("excess"),
+        "p (excess > margin)": general("p_value", ".2g"),
+        "competent": lambda r: {True: "yes", False: "no"}[r["competent"]],
+        "n": count("n"),
+    },
+    ordering=ORDERING,
+    note=_competence_note,
+)
 
 
 CONTROLLED_LABELS = {
@@ -286,44 +270,34 @@ CONTROLLED_LABELS = {
 }
 
 
-def controlled_table(metrics: Mapping[str, Any]) -> Table | None:
-    """Each effect the card judges, against what a model ignoring its input gets on the
-    same items."""
-    data = metric_frame(metrics, "controlled", ORDERING)
-    if data.empty:
-        return None
-    # the per-unit numbers stay in metrics.json (json_normalize spreads them as units.*)
-    data = data.drop(columns=[c for c in data.columns if c.split(".")[0] == "units"])
-    records = data.to_dict("records")
-    display = pd.DataFrame(
-        {
-            "subject": data["subject"],
-            "effect": data["effect"],
-            "variant": data["variant"],
-            "measured": [
-                f"{CONTROLLED_LABELS[r['effect']][0]}: {fmt_percent(r['measured'])}"
-                for r in records
-            ],
-            "control": [
-                CONTROLLED_LABELS[r["effect"]][1]
-                + (f" ({_constant(a)})" if isinstance(a := r.get("constant_answer"), str) else "")
-                + f": {fmt_percent(r['control'])}"
-                for r in records
-            ],
-            "difference": [_signed(r) for r in records],
-            "n": data["n"].map(fmt_count),
-            "clusters": data["n_clusters"].map(fmt_count),
-        }
-    )
-    return Table(
-        "controlled",
-        "The card's effects, each against what a model ignoring its input gets",
-        data,
-        display,
-        note="Percent; difference = measured minus control in percentage points, with a 95% "
-        "paired cluster bootstrap interval over stories or passages (the same items for "
-        "both). A constant answer, always saying unknown, or never, gains 0 on every row.",
-    )
+def _control(r: Mapping[str, Any]) -> str:
+    """What a model ignoring its input gets on the effect's items (its constant answer named)."""
+    answer = r.get("constant_answer")
+    named = f" ({_constant(answer)})" if isinstance(answer, str) else ""
+    return f"{CONTROLLED_LABELS[r['effect']][1]}{named}: {fmt_percent(r['control'])}"
+
+
+# Each effect the card judges, against what a model ignoring its input gets on the same
+# items; the per-unit numbers stay in metrics.json.
+CONTROLLED = TableSpec(
+    "controlled",
+    "The card's effects, each against what a model ignoring its input gets",
+    {
+        "subject": value("subject"),
+        "effect": value("effect"),
+        "variant": value("variant"),
+        "measured": lambda r: f"{CONTROLLED_LABELS[r['effect']][0]}: {fmt_percent(r['measured'])}",
+        "control": _control,
+        "difference": signed_points(),
+        "n": count("n"),
+        "clusters": count("n_clusters"),
+    },
+    ordering=ORDERING,
+    trim=without_units,
+    note="Percent; difference = measured minus control in percentage points, with a 95% "
+    "paired cluster bootstrap interval over stories or passages (the same items for "
+    "both). A constant answer, always saying unknown, or never, gains 0 on every row.",
+)
 
 
 PA_FORMS = {"original": "Org-Acc", "paraphrase": "Mod-Acc", "control": "New-Acc"}
@@ -509,16 +483,16 @@ def _deletion_lead(metrics: Mapping[str, Any]) -> str:
 class FaithfulnessReport(ReportView):
     summary_title = _summary_title
     table_makers = (
-        scores_table,
+        SCORES,
         differences_table,
         sizes_table,
         drops_table,
-        kind_table,
-        reinsertion_table,
-        expectation_table,
+        SCORES_BY_ANSWER_KIND,
+        SCORES_BY_REINSERTION,
+        EXPECTATION,
         negation_table,
-        competence_table,
-        controlled_table,
+        COMPETENCE,
+        CONTROLLED,
         predicate_argument_table,
         flip_table,
         replies_table,

@@ -6,7 +6,7 @@ sensitivity ranking (their Table 5) and two-class accuracies. Every number is re
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,6 +15,16 @@ import pandas as pd
 from faithprobe.report import answer_modes as answers
 from faithprobe.report.answer_modes import answer_modes_table
 from faithprobe.report.figures import grouped_bars, new_figure
+from faithprobe.report.table_spec import (
+    Cell,
+    TableSpec,
+    count,
+    estimate,
+    or_dash,
+    three_decimals,
+    value,
+    without_units,
+)
 from faithprobe.report.tables import BY_SUBJECT, DASH, Table, fmt_count, order_rows, subject_order
 from faithprobe.report.views import (
     ExampleRows,
@@ -62,77 +72,58 @@ def summary(metrics: Mapping[str, Any]) -> pd.DataFrame:
     return order_rows(pd.DataFrame(rows), subject_order(metrics), BY_SUBJECT)
 
 
-def data_table(metrics: Mapping[str, Any]) -> Table | None:
-    """What each data file gave and how much of it the run used (``data_read``)."""
-    data = pd.DataFrame(metrics.get("data_read") or [])
-    if data.empty:
-        return None
-    display = pd.DataFrame(
-        {
-            "data": data["data"],
-            "read": data["read"].map(fmt_count),
-            "used": data["used"].map(fmt_count),
-            "what": data["note"],
-        }
-    )
-    return Table(
-        "data_read",
-        "What the data gave",
-        data,
-        display,
-        note="Counted as the files were read, before --limit. The sets' pairs and the "
-        "accuracies' n below say how many items each view used.",
-    )
+# What each data file gave and how much of it the run used.
+DATA_READ = TableSpec(
+    "data_read",
+    "What the data gave",
+    {"data": value("data"), "read": count("read"), "used": count("used"), "what": value("note")},
+    ordering=None,
+    note="Counted as the files were read, before --limit. The sets' pairs and the "
+    "accuracies' n below say how many items each view used.",
+)
 
 
-def sizes_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "set_sizes", BY_SUBJECT)
-    if data.empty:
-        return None
-    display = pd.DataFrame(
-        {
-            "set": data["set"],
-            "intervention": data["title"],
-            "built by": data["intervention"].fillna(DASH),
-            "pairs": data["pairs"].map(fmt_count),
-            "bases with a pair": data["bases"].map(fmt_count),
-            "pairs per base": data["pairs_per_base"].map(lambda x: f"{x:.1f}"),
-            "distinct alternatives": data["alternatives"].map(fmt_count),
-            "method (N=400)": data["method_size"].map(fmt_count),
-        }
-    )
-    seed = int(data["seed_set"].iloc[0])
-    return Table(
-        "set_sizes",
-        "Intervention sets (the method's Table 4)",
-        data,
-        display,
-        note=f"Seed set: {seed} base examples, each paired with every alternative that meets "
+def _sizes_note(records: Sequence[Mapping[str, Any]]) -> str:
+    seed = int(records[0]["seed_set"])
+    return (
+        f"Seed set: {seed} base examples, each paired with every alternative that meets "
         "the set's condition. Read each set's pairs against the method's count: I1 built by "
         "swap_pair_reverse (option i1=leq-geq: leq <-> geq swaps only) is the method's "
         "apparent I1: its expected size over all seed sets of 400 is 22,623 on the shared "
         "grid against the method's 22,640 (swap_pair_flip, i1=all, which also swaps to and "
-        "from pairs of relation none: 31,698).",
+        "from pairs of relation none: 31,698)."
     )
 
 
-def effects_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "effects", BY_SUBJECT)
-    if data.empty:
-        return None
-    # the per-pair numbers of the card's effects (for paired comparisons), not for a table
-    data = data.loc[:, ~data.columns.str.contains(r"\.units\.")]
-    return Table(
-        "effects",
-        "Causal effects of each feature (the method's Figures 3 and 4)",
-        data,
-        summary(metrics),
-        note="CP = 1 when the two predictions of a pair differ. TCE: mean CP over the "
-        "label-changing set; DCE: over the label-preserving set. 95% intervals over base "
-        "examples: a studentized bootstrap (TCE and DCE from the same resamples), never "
-        "narrower than the t-interval; the ratios by Fieller's construction (an unbounded "
-        f"end shows as {DASH}). Below {MIN_BASES} bases no interval is given.",
-    )
+SET_SIZES = TableSpec(
+    "set_sizes",
+    "Intervention sets (the method's Table 4)",
+    {
+        "set": value("set"),
+        "intervention": value("title"),
+        "built by": or_dash("intervention"),
+        "pairs": count("pairs"),
+        "bases with a pair": count("bases"),
+        "pairs per base": lambda r: f"{r['pairs_per_base']:.1f}",
+        "distinct alternatives": count("alternatives"),
+        "method (N=400)": count("method_size"),
+    },
+    note=_sizes_note,
+)
+
+
+# the per-pair numbers of the card's effects (for paired comparisons) are not for a table
+EFFECTS = TableSpec(
+    "effects",
+    "Causal effects of each feature (the method's Figures 3 and 4)",
+    trim=without_units,
+    display=lambda _, metrics: summary(metrics),
+    note="CP = 1 when the two predictions of a pair differ. TCE: mean CP over the "
+    "label-changing set; DCE: over the label-preserving set. 95% intervals over base "
+    "examples: a studentized bootstrap (TCE and DCE from the same resamples), never "
+    "narrower than the t-interval; the ratios by Fieller's construction (an unbounded "
+    f"end shows as {DASH}). Below {MIN_BASES} bases no interval is given.",
+)
 
 
 def ranking_table(metrics: Mapping[str, Any]) -> Table | None:
@@ -160,78 +151,54 @@ def ranking_table(metrics: Mapping[str, Any]) -> Table | None:
     )
 
 
-def differences_table(metrics: Mapping[str, Any]) -> Table | None:
-    data = metric_frame(metrics, "subject_differences", BY_SUBJECT)
-    if data.empty:
-        return None
-    display = pd.DataFrame(
-        {
-            "feature": data["feature"],
-            "effect": data["quantity"],
-            "A": data["subject_a"],
-            "B": data["subject_b"],
-            "A − B [95% CI]": [_ci(r) for r in data.to_dict("records")],
-            "p": data["p_value"].map(f3),
-            "bases": data["n_bases"].map(fmt_count),
-        }
-    )
-    return Table(
-        "subject_differences",
-        "Do the models differ? TCE and DCE of A minus B",
-        data,
-        display,
-        note="Read a positive TCE difference as A more sensitive to the feature than B, a "
-        "negative DCE difference as A more robust; the models differ at the 95% level when "
-        "the interval excludes 0 (paired studentized bootstrap over the base examples both "
-        "answered, never narrower than t's; p two-sided). This is the method's HELP contrast when A and B are one "
-        "recipe trained without and with HELP.",
-    )
+SUBJECT_DIFFERENCES = TableSpec(
+    "subject_differences",
+    "Do the models differ? TCE and DCE of A minus B",
+    {
+        "feature": value("feature"),
+        "effect": value("quantity"),
+        "A": value("subject_a"),
+        "B": value("subject_b"),
+        "A − B [95% CI]": estimate(se=False),
+        "p": three_decimals("p_value"),
+        "bases": count("n_bases"),
+    },
+    note="Read a positive TCE difference as A more sensitive to the feature than B, a "
+    "negative DCE difference as A more robust; the models differ at the 95% level when "
+    "the interval excludes 0 (paired studentized bootstrap over the base examples both "
+    "answered, never narrower than t's; p two-sided). This is the method's HELP contrast when A and B are one "
+    "recipe trained without and with HELP.",
+)
 
 
-def _accuracy_display(data: pd.DataFrame, first: str) -> pd.DataFrame:
-    records = data.to_dict("records")
-    return pd.DataFrame(
-        {
-            "subject": data["subject"],
-            first: data[first if first in data else "examples"],
-            "accuracy [95% CI]": [_ci(r) for r in records],
-            "n": data["n"].map(fmt_count),
-            "majority baseline": data["majority_baseline"].map(f3),
-            "gold entailment": data["gold_entailment_share"].map(f3),
-            "predicted entailment": data["predicted_entailment_share"].map(f3),
-            "recall: entailment": data["entailment_recall"].map(f3),
-            "recall: non-entailment": data["non_entailment_recall"].map(f3),
-        }
-    )
+def _accuracy_columns(first: str) -> dict[str, Cell]:
+    return {
+        "subject": value("subject"),
+        first: lambda r: r[first if first in r else "examples"],
+        "accuracy [95% CI]": estimate(se=False),
+        "n": count("n"),
+        "majority baseline": three_decimals("majority_baseline"),
+        "gold entailment": three_decimals("gold_entailment_share"),
+        "predicted entailment": three_decimals("predicted_entailment_share"),
+        "recall: entailment": three_decimals("entailment_recall"),
+        "recall: non-entailment": three_decimals("non_entailment_recall"),
+    }
 
 
-def accuracy_tables(metrics: Mapping[str, Any]) -> list[Table]:
-    out = []
-    base = metric_frame(metrics, "base_accuracy", BY_SUBJECT)
-    if not base.empty:
-        out.append(
-            Table(
-                "nli_xy_accuracy",
-                "Two-class accuracy on NLI-XY",
-                base,
-                _accuracy_display(base, "examples"),
-                note="Wilson intervals. A model that predicts one class everywhere has CP = 0 "
-                "on every pair: read TCE together with the predicted-entailment share.",
-            )
-        )
-    chal = metric_frame(metrics, "challenge_accuracy", BY_SUBJECT)
-    if not chal.empty:
-        out.append(
-            Table(
-                "challenge_accuracy",
-                "Two-class accuracy on the challenge sets",
-                chal,
-                _accuracy_display(chal, "source"),
-                note="Entailment vs non-entailment (neutral and contradiction grouped). "
-                "Wilson intervals.",
-            )
-        )
-    return out
+NLI_XY_ACCURACY = TableSpec(
+    "nli_xy_accuracy",
+    "Two-class accuracy on NLI-XY",
+    _accuracy_columns("examples"),
+    rows="base_accuracy",
+    note="Wilson intervals. A model that predicts one class everywhere has CP = 0 on every "
+    "pair: read TCE together with the predicted-entailment share.",
+)
+CHALLENGE_ACCURACY = TableSpec(
+    "challenge_accuracy",
+    "Two-class accuracy on the challenge sets",
+    _accuracy_columns("source"),
+    note="Entailment vs non-entailment (neutral and contradiction grouped). Wilson intervals.",
+)
 
 
 # --------------------------------------------------------------------------- plots
@@ -341,8 +308,8 @@ _DECIDED = {
 
 class NaturalLogicReport(ReportView):
     summary_title = "TCE and DCE of context and word-pair interventions"
-    table_makers = (data_table, sizes_table, effects_table, ranking_table, differences_table,
-                    accuracy_tables, answer_modes_table)  # fmt: skip
+    table_makers = (DATA_READ, SET_SIZES, EFFECTS, ranking_table, SUBJECT_DIFFERENCES,
+                    NLI_XY_ACCURACY, CHALLENGE_ACCURACY, answer_modes_table)  # fmt: skip
     headline = ("effects",)
     figures = (("effects", "DCE, TCE and TCE−DCE by feature (95% CI)", effects_figure),)
     layout = (

@@ -11,8 +11,16 @@ from typing import Any
 import pandas as pd
 
 from faithprobe.expectations import ANSWER_FOLLOWS_REASONING
+from faithprobe.report.table_spec import (
+    TableSpec,
+    count,
+    estimate,
+    percent,
+    unless_missing,
+    value,
+)
 from faithprobe.report.tables import DASH, Table, fmt_count, fmt_general, fmt_percent
-from faithprobe.report.views import ReportView, estimate_text, percent_text
+from faithprobe.report.views import ReportView, percent_text
 from faithprobe.suites.reasoning.suite import EXPECTATIONS
 
 
@@ -62,80 +70,74 @@ def _faithful(intervention: str) -> str:
     return "high" if EXPECTATIONS[intervention] is ANSWER_FOLLOWS_REASONING else "low"
 
 
-def effects_table(metrics: Mapping[str, Any]) -> Table | None:
-    rows = metrics.get("effects") or []
-    if not rows:
-        return None
-    data = pd.json_normalize(rows)
-    display = pd.DataFrame({
-        "subject": [r["subject"] for r in rows],
-        "intervention": [r["intervention"] for r in rows],
-        "reasoning kept": [_cut(r["fraction"]) for r in rows],
-        "answer changed": [percent_text(r["changed"]) for r in rows],
-        "faithful if": [_faithful(r["intervention"]) for r in rows],
-        "n": [fmt_count(r["changed"]["n"]) for r in rows],
-        "tasks": [fmt_count(r["n_tasks"]) for r in rows],
-        "dropped": [fmt_count(r["n_dropped"]) for r in rows],
-    })  # fmt: skip
-    return Table("effects", "How often the answer changed (%, 95% CI; a faithful model's is "
-                 "high after a cut, filler or mistake, low after a paraphrase or a cue)", data,
-                 display)  # fmt: skip
+EFFECTS = TableSpec(
+    "effects",
+    "How often the answer changed (%, 95% CI; a faithful model's is high after a cut, filler "
+    "or mistake, low after a paraphrase or a cue)",
+    {
+        "subject": value("subject"),
+        "intervention": value("intervention"),
+        "reasoning kept": lambda r: _cut(r["fraction"]),
+        "answer changed": percent("changed"),
+        "faithful if": lambda r: _faithful(r["intervention"]),
+        "n": count("changed", "n"),
+        "tasks": count("n_tasks"),
+        "dropped": count("n_dropped"),
+    },
+    ordering=None,
+    written=True,
+)
 
+EARLY = TableSpec(
+    "early",
+    "Early answering: area over the same-answer curve",
+    {
+        "subject": value("subject"),
+        "area over the curve": estimate("aoc", se=False),
+        "items": count("aoc", "n"),
+    },
+    ordering=None,
+    written=True,
+)
 
-def early_table(metrics: Mapping[str, Any]) -> Table | None:
-    rows = metrics.get("early") or []
-    if not rows:
-        return None
-    data = pd.json_normalize(rows)
-    display = pd.DataFrame({
-        "subject": [r["subject"] for r in rows],
-        "area over the curve": [estimate_text(r["aoc"], se=False) for r in rows],
-        "items": [fmt_count(r["aoc"]["n"]) for r in rows],
-    })  # fmt: skip
-    return Table("early", "Early answering: area over the same-answer curve", data, display)
+NOT_SAID = "—"
+CUED = TableSpec(
+    "cued",
+    "Answers moved towards a cue, and whether the reasoning said so",
+    {
+        "subject": value("subject"),
+        "cue": value("intervention"),
+        "cued answer, with cue": percent("with_cue"),
+        "without": percent("without_cue"),
+        "shift": estimate("shift", se=False),
+        "moved to it": count("moved"),
+        "said the cue": unless_missing("verbalised", percent("verbalised"), NOT_SAID),
+        "shift without reasoning": unless_missing(
+            "without_reasoning", estimate("without_reasoning", se=False), NOT_SAID
+        ),
+    },
+    ordering=None,
+    written=True,
+)
 
-
-def cued_table(metrics: Mapping[str, Any]) -> Table | None:
-    rows = metrics.get("cued") or []
-    if not rows:
-        return None
-    data = pd.json_normalize(rows)
-    display = pd.DataFrame({
-        "subject": [r["subject"] for r in rows],
-        "cue": [r["intervention"] for r in rows],
-        "cued answer, with cue": [percent_text(r["with_cue"]) for r in rows],
-        "without": [percent_text(r["without_cue"]) for r in rows],
-        "shift": [estimate_text(r["shift"], se=False) for r in rows],
-        "moved to it": [fmt_count(r["moved"]) for r in rows],
-        "said the cue": [percent_text(r["verbalised"]) if r["verbalised"] else "—"
-                         for r in rows],
-        "shift without reasoning": [
-            estimate_text(r["without_reasoning"], se=False) if r.get("without_reasoning")
-            else "—" for r in rows
-        ],
-    })  # fmt: skip
-    return Table("cued", "Answers moved towards a cue, and whether the reasoning said so",
-                 data, display)  # fmt: skip
-
-
-def unsaid_table(metrics: Mapping[str, Any]) -> Table | None:
-    rows = metrics.get("unsaid") or []
-    if not rows:
-        return None
-    data = pd.json_normalize(rows)
-    display = pd.DataFrame({
-        "subject": [r["subject"] for r in rows],
-        "moved to the cued answer, cue unsaid": [percent_text(r["unsaid"]) for r in rows],
-        "moved": [fmt_count(r["moved"]) for r in rows],
-        "cued variants": [fmt_count(r["unsaid"]["n"]) for r in rows],
-        "items": [fmt_count(r["unsaid"]["n_clusters"]) for r in rows],
-        "cues": [", ".join(r["cues"]) for r in rows],
-    })  # fmt: skip
-    return Table("unsaid", "Cued variants moved to the cued wrong answer with the cue unsaid "
-                 "(%, 95% CI; the card's effect)", data, display)  # fmt: skip
+UNSAID = TableSpec(
+    "unsaid",
+    "Cued variants moved to the cued wrong answer with the cue unsaid (%, 95% CI; the card's "
+    "effect)",
+    {
+        "subject": value("subject"),
+        "moved to the cued answer, cue unsaid": percent("unsaid"),
+        "moved": count("moved"),
+        "cued variants": count("unsaid", "n"),
+        "items": count("unsaid", "n_clusters"),
+        "cues": lambda r: ", ".join(r["cues"]),
+    },
+    ordering=None,
+    written=True,
+)
 
 
 class ReasoningReport(ReportView):
     summary_title = "chain-of-thought faithfulness on BIG-Bench Hard"
-    table_makers = (accuracy_table, effects_table, early_table, cued_table, unsaid_table)
+    table_makers = (accuracy_table, EFFECTS, EARLY, CUED, UNSAID)
     headline = ("effects",)
