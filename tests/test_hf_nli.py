@@ -11,6 +11,7 @@ from conftest import tiny_bert_config
 from faithprobe.errors import ModelError, UsageError
 from faithprobe.examples import ENTAILMENT, NON_ENTAILMENT
 from faithprobe.requests import CandidateScoreRequest, TextPairRequest
+from faithprobe.runner import check_accepts
 from faithprobe.subjects import BACKENDS, load_subject
 from faithprobe.subjects.hf.causal import HFCausal
 from faithprobe.subjects.hf.masked import HFMasked
@@ -182,7 +183,9 @@ def test_other_backends_refuse_text_pairs_clearly(
     ):
         with pytest.raises(UsageError, match="cannot answer text-pair-classes requests") as err:
             subject.answer([pair])
-        assert subject.name in str(err.value)
+        assert subject.name in str(err.value) and "need a model" not in str(err.value)
+        with pytest.raises(UsageError) as err:  # the runner names the backends that can
+            check_accepts(subject, [pair])
         assert str(err.value).endswith("text-pair-classes requests need a model of backend hf-nli")
         # and they still answer what they did
         (s,) = subject.answer([CandidateScoreRequest("The capital is", ("Paris", "Rome"))])

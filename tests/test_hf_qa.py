@@ -12,6 +12,7 @@ import torch
 from conftest import tiny_bert_config
 from faithprobe.errors import ModelError, UsageError
 from faithprobe.requests import CandidateScoreRequest, SpanAnswerRequest
+from faithprobe.runner import check_accepts
 from faithprobe.subjects import BACKENDS, load_subject
 from faithprobe.subjects.hf.mc import HFMC
 from faithprobe.subjects.hf.qa import HFQA
@@ -197,10 +198,12 @@ def test_mismatched_requests_and_tokenizers_get_clear_errors(tiny_pair_tokenizer
     with pytest.raises(UsageError, match="cannot answer candidate-scores.*span-answer"):
         subject.answer([CandidateScoreRequest("The sky is", ("blue", "green"))])
     mc = HFMC(tiny_bert_mc, tiny_pair_tokenizer, name="mc")
-    with pytest.raises(
+    with pytest.raises(UsageError, match=r"cannot answer span-answer requests; it answers [^.]*$"):
+        mc.answer([SpanAnswerRequest(QUESTION, CONTEXT)])  # a subject knows no backends
+    with pytest.raises(  # the runner names them
         UsageError, match=r"span-answer requests need a model of backend heuristic, hf-qa$"
     ):
-        mc.answer([SpanAnswerRequest(QUESTION, CONTEXT)])
+        check_accepts(mc, [SpanAnswerRequest(QUESTION, CONTEXT)])
     with pytest.raises(ValueError, match="doc_stride"):
         HFQA(subject.model, tiny_pair_tokenizer, name="qa", max_length=32, doc_stride=32)
 
@@ -231,7 +234,7 @@ def test_the_answer_kind_head_answers_kind_requests(tiny_pair_tokenizer):
     plain = HFQA(model, tiny_pair_tokenizer, name="qa")
     request = AnswerKindRequest("Does Henry live in France?", CONTEXT)
     with pytest.raises(UsageError, match="cannot answer answer-kind.*answer-kind \\(yes/no"):
-        plain.answer([request])
+        check_accepts(plain, [request])
     fixed = HFQA(model, tiny_pair_tokenizer, name="qa",
                            answer_kind_head=_head(32, seed=None))  # fmt: skip
     assert fixed.accepts == frozenset({"span-answer", "saliency", "answer-kind"})

@@ -311,8 +311,7 @@ def test_public_url_drops_credentials():
 
 def test_load_subject_and_the_cli_run_against_the_server(tiny_chat_server, tmp_path, monkeypatch):
     monkeypatch.setenv("FAITHPROBE_TEST_KEY", KEY)
-    endpoint = EndpointConfig(tiny_chat_server.url, api="chat")
-    subject = load_subject("openai:tiny", endpoint=endpoint)
+    subject = load_subject(f"openai:tiny,base_url={tiny_chat_server.url},api=chat")
     assert isinstance(subject, OpenAISubject) and subject.accepts == {"generation", "letter-choice"}
     with pytest.raises(ModelError, match="openai:MODEL"):
         load_subject("openai:")

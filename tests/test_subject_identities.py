@@ -107,11 +107,8 @@ def test_models_without_weights(spec):
 
 @pytest.mark.parametrize("api", ["completions", "chat"])
 def test_endpoint_models(api, monkeypatch):
-    from faithprobe.subjects.endpoint.subject import EndpointConfig
-
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    endpoint = EndpointConfig(base_url="http://127.0.0.1:9/v1", api=api)
-    subject = load_subject("openai:tiny", endpoint=endpoint)
+    subject = load_subject(f"openai:tiny,base_url=http://127.0.0.1:9/v1,api={api}")
     assert identity(subject, {}) == PINNED[f"openai:tiny --api {api}"]
 
 

@@ -7,12 +7,12 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 from rich.text import Text
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from faithprobe import quiet
 from faithprobe.console import (
@@ -30,6 +30,9 @@ from faithprobe.errors import UsageError, excerpt
 from faithprobe.numbers import number_option
 from faithprobe.paths import Kind, argument
 from faithprobe.urls import redact_command
+
+if TYPE_CHECKING:
+    from faithprobe.audit.run import AuditConfig
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # ours are the progress bars that count items; set before transformers is imported, this
@@ -278,6 +281,69 @@ def _ray_option(setting: str, text: str, **kwargs):
     )
 
 
+def _older_flags_declared(
+    base_url: Annotated[str | None, _endpoint_option("base_url")] = None,
+    api: Annotated[str | None, _endpoint_option("api")] = None,
+    api_key_env: Annotated[str | None, _endpoint_option("api_key_env")] = None,
+    concurrency: Annotated[int | None, _endpoint_option("concurrency", int)] = None,
+    timeout: Annotated[float | None, _endpoint_option("timeout", float)] = None,
+    max_retries: Annotated[int | None, _endpoint_option("max_retries", int)] = None,
+    address: Annotated[
+        str | None, _ray_option("address", "a running Ray cluster, e.g. HEAD:6379")
+    ] = None,
+    workers: Annotated[int | None, _ray_option("workers", "actors per model", min=1)] = None,
+    gpus_per_worker: Annotated[
+        float | None,
+        number_option(
+            0,
+            1024,
+            help="the same as --executor ray,gpus_per_worker=G",
+            rich_help_panel="Ray executor (older flags)",
+        ),
+    ] = None,
+) -> None:
+    """The older flags of ``run`` and ``audit``, each a setting of a spec under its former
+    name: the ``openai`` backend's (``--base-url URL`` is ``--model-option base_url=URL``)
+    and the Ray executor's (``--workers N`` is ``--executor ray,workers=N``). Declared here
+    as typer reads options, never called: :func:`_with_older_flags` adds them to a command."""
+
+
+ENDPOINT_FLAGS = ("base_url", "api", "api_key_env", "concurrency", "timeout", "max_retries")
+RAY_FLAGS = ("address", "workers", "gpus_per_worker")
+_OLDER_FLAGS = "faithprobe.older_flags"  # where the click context keeps the values given
+
+
+def _keep_older_flag(ctx: typer.Context, param: typer.CallbackParam, value: object) -> None:
+    """An older flag's callback: its value, when given, kept for :func:`_older_flags`."""
+    if value is not None:
+        ctx.meta.setdefault(_OLDER_FLAGS, {})[param.name] = value
+
+
+def _with_older_flags(*names: str) -> type[TyperCommand]:
+    """A command class with the older flags ``names`` (:func:`_older_flags_declared`) as
+    options that are no parameters of its function: their values wait in the click context
+    until the specs are parsed (:func:`_older_flags`), so a command keeps its old command
+    lines and its function only the settings' one home, the specs. (Typer makes the
+    command, with ``params`` from the function's signature.)"""
+    declared = typer.Typer()
+    declared.command()(_older_flags_declared)
+
+    class WithOlderFlags(TyperCommand):
+        def __init__(self, *args, params: list, **kwargs) -> None:
+            older = [p for p in typer.main.get_command(declared).params if p.name in names]
+            for option in older:
+                option.expose_value, option.callback = False, _keep_older_flag
+            super().__init__(*args, params=[*params, *older], **kwargs)
+
+    return WithOlderFlags
+
+
+def _older_flags(ctx: typer.Context, names: tuple[str, ...]) -> dict[str, object]:
+    """The values the older flags ``names`` were given on the command line of ``ctx``."""
+    given = ctx.meta.get(_OLDER_FLAGS, {})
+    return {name: given[name] for name in names if name in given}
+
+
 ExecutorOption = Annotated[
     str,
     typer.Option(
@@ -299,78 +365,66 @@ PlacementOption = Annotated[
 ]
 
 
-@app.command()
+Suite = Annotated[str, typer.Argument(help="suite to run (see `faithprobe list`)")]
+RunModels = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="'embedded', a local folder or a Hugging Face id (its backend read off its "
+        "config), or BACKEND:TARGET (gguf:FILE.gguf, openai:MODEL, ...); repeat to compare "
+        "models; `faithprobe list` shows every backend and its settings",
+    ),
+]
+Data = Annotated[
+    Path | None,
+    typer.Option(
+        parser=argument(Kind.READ_ANY),
+        help="data file or folder (natural-logic: an NLI-XY folder), or the name of a data "
+        "set fetched with `faithprobe data fetch` (squad, socialiqa, nli-xy, ...); default: "
+        "the suite's generated dataset",
+    ),
+]
+Limit = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="pairs to sample, evenly across conditions (confidence-shift: instances; "
+        "natural-logic: base examples, and examples per challenge set)",
+    ),
+]
+RunOut = Annotated[
+    Path | None,
+    typer.Option(parser=argument(Kind.WRITE_FOLDER), help="run folder (default runs/SUITE-TIME)"),
+]
+SuiteOptions = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option",
+        "-o",
+        help="suite option KEY=VALUE (repeatable; `faithprobe list` shows each suite's)",
+    ),
+]
+
+
+@app.command(cls=_with_older_flags(*ENDPOINT_FLAGS, *RAY_FLAGS))
 def run(
-    suite: Annotated[str, typer.Argument(help="suite to run (see `faithprobe list`)")],
-    model: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--model",
-            "-m",
-            help="'embedded', a local folder or a Hugging Face id (its backend read off its "
-            "config), or BACKEND:TARGET (gguf:FILE.gguf, openai:MODEL, ...); repeat to compare "
-            "models; `faithprobe list` shows every backend and its settings",
-        ),
-    ] = None,
-    data: Annotated[
-        Path | None,
-        typer.Option(
-            parser=argument(Kind.READ_ANY),
-            help="data file or folder (natural-logic: an NLI-XY folder), or the name of a data "
-            "set fetched with `faithprobe data fetch` (squad, socialiqa, nli-xy, ...); default: "
-            "the suite's generated dataset",
-        ),
-    ] = None,
-    limit: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            help="pairs to sample, evenly across conditions (confidence-shift: instances; "
-            "natural-logic: base examples, and examples per challenge set)",
-        ),
-    ] = None,
+    ctx: typer.Context,
+    suite: Suite,
+    model: RunModels = None,
+    data: Data = None,
+    limit: Limit = None,
     seed: Seed = 0,
     batch_size: BatchSize = 16,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            parser=argument(Kind.WRITE_FOLDER), help="run folder (default runs/SUITE-TIME)"
-        ),
-    ] = None,
+    out: RunOut = None,
     force: Force = False,
     no_cache: NoCache = False,
     cache_dir: CacheDir = None,
     verbose: Verbose = False,
-    option: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--option",
-            "-o",
-            help="suite option KEY=VALUE (repeatable; `faithprobe list` shows each suite's)",
-        ),
-    ] = None,
+    option: SuiteOptions = None,
     model_option: ModelOptions = None,
-    base_url: Annotated[str | None, _endpoint_option("base_url")] = None,
-    api: Annotated[str | None, _endpoint_option("api")] = None,
-    api_key_env: Annotated[str | None, _endpoint_option("api_key_env")] = None,
-    concurrency: Annotated[int | None, _endpoint_option("concurrency", int)] = None,
-    timeout: Annotated[float | None, _endpoint_option("timeout", float)] = None,
-    max_retries: Annotated[int | None, _endpoint_option("max_retries", int)] = None,
     executor: ExecutorOption = "inprocess",
     placement: PlacementOption = None,
-    address: Annotated[
-        str | None, _ray_option("address", "a running Ray cluster, e.g. HEAD:6379")
-    ] = None,
-    workers: Annotated[int | None, _ray_option("workers", "actors per model", min=1)] = None,
-    gpus_per_worker: Annotated[
-        float | None,
-        number_option(
-            0,
-            1024,
-            help="the same as --executor ray,gpus_per_worker=G",
-            rich_help_panel="Ray executor (older flags)",
-        ),
-    ] = None,
 ) -> None:
     """Run SUITE on one or more models and write a run folder with a report."""
     from faithprobe.executors import parse_executor
@@ -379,22 +433,13 @@ def run(
     with user_errors(RESUME):
         options = _parse_options(option or [])
         suite_options(suite, options)  # a mistyped suite or option: told before the imports
-        specs = _model_specs(
-            model or ["embedded"],
-            model_option or [],
-            base_url=base_url,
-            api=api,
-            api_key_env=api_key_env,
-            concurrency=concurrency,
-            timeout=timeout,
-            max_retries=max_retries,
-        )
+        older = _older_flags(ctx, ENDPOINT_FLAGS)
+        specs = _model_specs(model or ["embedded"], model_option or [], **older)
         if data is not None:
             from faithprobe.catalog.locate import resolve
 
             data = resolve(data)
-        aliases = {"address": address, "workers": workers, "gpus_per_worker": gpus_per_worker}
-        executor_spec = parse_executor(executor, placement or (), aliases)
+        executor_spec = parse_executor(executor, placement or (), _older_flags(ctx, RAY_FLAGS))
         from faithprobe.report import run_to_folder, summary_table, summary_title
         from faithprobe.runner import RunConfig
 
@@ -420,82 +465,94 @@ def run(
         log(f"run folder: {folder}  report: {folder / 'report.html'}")
 
 
-@app.command()
+AuditModels = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="a model as `run` takes it ('embedded', a folder, a Hugging Face id, or "
+        "BACKEND:TARGET); repeat to put models side by side",
+    ),
+]
+Budget = Annotated[
+    str,
+    typer.Option(
+        help="items per suite: 'small' (a first look), 'default' (intervals that decide "
+        "most verdicts), 'full' (every item: hours), 'auto' (rounds until decided, within "
+        "--time / --max-items); docs/audit.md lists the sizes"
+    ),
+]
+Time = Annotated[
+    str | None,
+    typer.Option("--time", help="--budget auto: time for the whole audit (90s, 20m, 1h30m)"),
+]
+MaxItems = Annotated[
+    int | None,
+    typer.Option(help="--budget auto: the largest --limit a step takes (its suite's items)"),
+]
+Adjust = Annotated[
+    str,
+    typer.Option(
+        help="how the p-values of the differences between models are adjusted over the "
+        "card: 'holm' (family-wise error) or 'bh' (Benjamini-Hochberg, false discovery rate)"
+    ),
+]
+AuditOut = Annotated[
+    Path | None,
+    typer.Option(parser=argument(Kind.WRITE_FOLDER), help="audit folder (default runs/audit-TIME)"),
+]
+DataDir = Annotated[
+    Path | None,
+    typer.Option(
+        parser=argument(Kind.READ_FOLDER),
+        help="a data folder holding squad/dev-v1.1.json, nli-xy/ and socialiqa/, searched "
+        "before $FAITHPROBE_DATA and the folder `faithprobe data fetch` fills; at --budget "
+        "small the samples shipped with faithprobe stand in for missing files, at larger "
+        "budgets a step whose data is missing is skipped with the reason",
+    ),
+]
+Compare = Annotated[
+    tuple[Path, Path] | None,
+    typer.Option(
+        parser=argument(Kind.READ_FOLDER),
+        help="OLD NEW: show what changed between two audit folders (no models are run)",
+    ),
+]
+FailOn = Annotated[
+    str | None,
+    typer.Option(help="with --compare: 'regressed' exits 1 if any effect regressed (for CI)"),
+]
+Markdown = Annotated[
+    Path | None,
+    typer.Option(
+        parser=argument(Kind.WRITE_FILE),
+        help="with --compare: also write the comparison as Markdown to this file (replacing "
+        "only a comparison faithprobe wrote, unless --force)",
+    ),
+]
+Edge = Annotated[
+    list[str] | None,
+    typer.Option(
+        help="NAME=VALUE: move the edge of a faithful region (repeatable; names and "
+        "defaults in docs/audit.md); recorded in run.json"
+    ),
+]
+
+
+@app.command(cls=_with_older_flags("base_url", "api"))
 def audit(
-    model: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--model",
-            "-m",
-            help="a model as `run` takes it ('embedded', a folder, a Hugging Face id, or "
-            "BACKEND:TARGET); repeat to put models side by side",
-        ),
-    ] = None,
-    budget: Annotated[
-        str,
-        typer.Option(
-            help="items per suite: 'small' (a first look), 'default' (intervals that decide "
-            "most verdicts), 'full' (every item: hours), 'auto' (rounds until decided, within "
-            "--time / --max-items); docs/audit.md lists the sizes"
-        ),
-    ] = "small",
-    time: Annotated[
-        str | None,
-        typer.Option("--time", help="--budget auto: time for the whole audit (90s, 20m, 1h30m)"),
-    ] = None,
-    max_items: Annotated[
-        int | None,
-        typer.Option(help="--budget auto: the largest --limit a step takes (its suite's items)"),
-    ] = None,
-    adjust: Annotated[
-        str,
-        typer.Option(
-            help="how the p-values of the differences between models are adjusted over the "
-            "card: 'holm' (family-wise error) or 'bh' (Benjamini-Hochberg, false discovery rate)"
-        ),
-    ] = "holm",
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            parser=argument(Kind.WRITE_FOLDER), help="audit folder (default runs/audit-TIME)"
-        ),
-    ] = None,
-    data_dir: Annotated[
-        Path | None,
-        typer.Option(
-            parser=argument(Kind.READ_FOLDER),
-            help="a data folder holding squad/dev-v1.1.json, nli-xy/ and socialiqa/, searched "
-            "before $FAITHPROBE_DATA and the folder `faithprobe data fetch` fills; at --budget "
-            "small the samples shipped with faithprobe stand in for missing files, at larger "
-            "budgets a step whose data is missing is skipped with the reason",
-        ),
-    ] = None,
-    compare: Annotated[
-        tuple[Path, Path] | None,
-        typer.Option(
-            parser=argument(Kind.READ_FOLDER),
-            help="OLD NEW: show what changed between two audit folders (no models are run)",
-        ),
-    ] = None,
-    fail_on: Annotated[
-        str | None,
-        typer.Option(help="with --compare: 'regressed' exits 1 if any effect regressed (for CI)"),
-    ] = None,
-    markdown: Annotated[
-        Path | None,
-        typer.Option(
-            parser=argument(Kind.WRITE_FILE),
-            help="with --compare: also write the comparison as Markdown to this file (replacing "
-            "only a comparison faithprobe wrote, unless --force)",
-        ),
-    ] = None,
-    edge: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="NAME=VALUE: move the edge of a faithful region (repeatable; names and "
-            "defaults in docs/audit.md); recorded in run.json"
-        ),
-    ] = None,
+    ctx: typer.Context,
+    model: AuditModels = None,
+    budget: Budget = "small",
+    time: Time = None,
+    max_items: MaxItems = None,
+    adjust: Adjust = "holm",
+    out: AuditOut = None,
+    data_dir: DataDir = None,
+    compare: Compare = None,
+    fail_on: FailOn = None,
+    markdown: Markdown = None,
+    edge: Edge = None,
     seed: Seed = 0,
     batch_size: BatchSize = 16,
     force: Force = False,
@@ -503,8 +560,6 @@ def audit(
     cache_dir: CacheDir = None,
     verbose: Verbose = False,
     model_option: ModelOptions = None,
-    base_url: Annotated[str | None, _endpoint_option("base_url")] = None,
-    api: Annotated[str | None, _endpoint_option("api")] = None,
     executor: ExecutorOption = "inprocess",
     placement: PlacementOption = None,
 ) -> None:
@@ -533,23 +588,19 @@ def audit(
         check_budget(budget)
         time_limit = check_auto(budget, time, max_items)
         Edges.parse(edge or (), [s.suite for s in STEPS])
-        specs = _model_specs(model, model_option or [], base_url=base_url, api=api)
+        older = _older_flags(ctx, ENDPOINT_FLAGS)
+        specs = _model_specs(model, model_option or [], **older)
         from faithprobe.executors import check_placed, parse_executor
 
         executor_spec = parse_executor(executor, placement or ())
         check_placed(executor_spec, specs)
         data_roots(data_dir)
         check_cache_dir(cache_dir)
-        from datetime import UTC, datetime
-
         from faithprobe.audit.run import AuditConfig
-        from faithprobe.audit.run import audit as run_audit
-        from faithprobe.report.card import card_rows
 
-        started = datetime.now(UTC).strftime("%Y-%m-%dT%H%M%S")
         config = AuditConfig(
             models=specs,
-            out=out or Path("runs") / f"audit-{started}",
+            out=out or _default_out("audit"),
             budget=budget,
             data_dir=data_dir,
             seed=seed,
@@ -564,16 +615,32 @@ def audit(
             max_items=max_items,
             executor=executor_spec,
         )
-        with progress_bars() as progress:
-            folder = run_audit(config, progress=progress, log=log)
-        metrics = json.loads((folder / "metrics.json").read_text())
-        print_rows(*card_rows(metrics), f"faithfulness card ({budget} budget)")
-        log(f"audit folder: {folder}  card: {folder / 'index.html'}")
-        failed = json.loads((folder / "run.json").read_text()).get("failed_models") or []
-        if failed:  # the card holds the others; a pipeline must still see the gap
-            names = ", ".join(f["name"] for f in failed)
-            log(f"not on the card (exit status 1): {names}; why: run.json failed_models")
-            raise typer.Exit(1)
+        _run_audit(config)
+
+
+def _default_out(kind: str) -> Path:
+    """``runs/KIND-TIME``: where a command writes without ``--out``."""
+    from datetime import UTC, datetime
+
+    return Path("runs") / f"{kind}-{datetime.now(UTC).strftime('%Y-%m-%dT%H%M%S')}"
+
+
+def _run_audit(config: AuditConfig) -> None:
+    """Run the audit ``config`` describes with progress bars, print its card, and exit 1
+    when a model is missing from it (a pipeline must see the gap)."""
+    from faithprobe.audit.run import audit as run_audit
+    from faithprobe.report.card import card_rows
+
+    with progress_bars() as progress:
+        folder = run_audit(config, progress=progress, log=log)
+    metrics = json.loads((folder / "metrics.json").read_text())
+    print_rows(*card_rows(metrics), f"faithfulness card ({config.budget} budget)")
+    log(f"audit folder: {folder}  card: {folder / 'index.html'}")
+    failed = json.loads((folder / "run.json").read_text()).get("failed_models") or []
+    if failed:  # the card holds the others; a pipeline must still see the gap
+        names = ", ".join(f["name"] for f in failed)
+        log(f"not on the card (exit status 1): {names}; why: run.json failed_models")
+        raise typer.Exit(1)
 
 
 def _compare(

@@ -36,11 +36,17 @@ from faithprobe.interventions import Pair
 from faithprobe.memo import Memo, fingerprint, module_fingerprint
 from faithprobe.options import record
 from faithprobe.runfolder import check_cache_dir, check_target
-from faithprobe.subjects import ModelSpec, check_unique_names, load_subject, model_spec
+from faithprobe.subjects import (
+    CannotAnswer,
+    ModelSpec,
+    check_unique_names,
+    load_subject,
+    model_spec,
+)
 from faithprobe.subjects.answer_store import AnswerCache, answers_file
+from faithprobe.subjects.backends import answering
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.cached_subject import CachedSubject
-from faithprobe.subjects.endpoint.subject import EndpointConfig
 from faithprobe.suite import COMMON_COLUMNS, Suite, get_suite
 
 METRICS_SCHEMA_VERSION = 1
@@ -61,7 +67,6 @@ class RunConfig:
     cache: bool = True
     cache_dir: Path | None = None
     options: dict[str, object] = field(default_factory=dict)  # suite options
-    endpoint: EndpointConfig = field(default_factory=EndpointConfig)  # for openai: models
     executor: ExecutorSpec = field(default_factory=ExecutorSpec)  # where subjects compute
     command: str = field(default_factory=lambda: " ".join(sys.argv))
 
@@ -93,21 +98,14 @@ class ModelPool:
     cache, so those calls resume and repeat for free like the subjects' own."""
 
     def __init__(
-        self,
-        cache: AnswerCache,
-        batch_size: int,
-        progress: ProgressFactory | None = None,
-        endpoint: EndpointConfig | None = None,
+        self, cache: AnswerCache, batch_size: int, progress: ProgressFactory | None = None
     ) -> None:
         self.cache, self.batch_size, self.progress = cache, batch_size, progress
-        self.endpoint = endpoint or EndpointConfig()
         self._loaded: dict[str, CachedSubject] = {}
 
     def get(self, spec: str) -> CachedSubject:
         if spec not in self._loaded:
-            subject = load_subject(
-                spec, batch_size=self.batch_size, endpoint=self.endpoint, defer=True
-            )
+            subject = load_subject(spec, batch_size=self.batch_size, defer=True)
             self._loaded[spec] = CachedSubject(subject, self.cache)
         return self._loaded[spec]
 
@@ -165,6 +163,15 @@ def origins_of(pairs: Sequence[Pair]) -> dict[str, Origin]:
     return out
 
 
+def check_accepts(subject: Subject, requests: Sequence) -> None:
+    """:meth:`Subject.check_accepts`, its refusal naming the backends that answer the kind
+    refused (:func:`~faithprobe.subjects.backends.answering`)."""
+    try:
+        subject.check_accepts(requests)
+    except CannotAnswer as err:
+        raise err.naming(answering(err.kind)) from None
+
+
 def answer_all(suite: Suite, pairs, subject: Subject, progress: ProgressFactory | None) -> dict:
     """Scores for every example the pairs use, keyed as :func:`requests_of` keys them, and
     the answers to the suite's follow-up requests (``Suite.follow_ups``, asked in rounds
@@ -172,7 +179,7 @@ def answer_all(suite: Suite, pairs, subject: Subject, progress: ProgressFactory 
     (``Subject.reads_examples``: a reference model) is shown the example behind each request
     first, the first by id where several make one (a follow-up's: its key's example)."""
     keys, requests, shown = requests_of(suite, pairs, subject)
-    subject.check_accepts(requests)  # before any work: name what the model cannot answer
+    check_accepts(subject, requests)  # before any work: name what the model cannot answer
     origins = origins_of(pairs)
     if subject.reads_examples:
         subject.read_examples(shown, origins)
@@ -183,7 +190,7 @@ def answer_all(suite: Suite, pairs, subject: Subject, progress: ProgressFactory 
         k: r for k, r in suite.follow_ups(pairs, subject, answers).items() if k not in answers
     }:
         follow = list(asked.values())
-        subject.check_accepts(follow)
+        check_accepts(subject, follow)
         if subject.reads_examples:
             for key, request in asked.items():
                 shown.setdefault(request, examples[key[0]])
@@ -270,10 +277,8 @@ def load_subjects(config: RunConfig, stack: ExitStack) -> tuple[Iterator[Subject
     comes and are killed once it has answered, so a cluster with room for one model's
     actors runs them all (the Ray executor itself lives until ``stack`` closes)."""
     if config.executor.name != "ray":
-        kwargs = {"batch_size": config.batch_size, "endpoint": config.endpoint}
-        return iter([load_subject(m, defer=True, **kwargs) for m in config.models]), {
-            "name": "inprocess"
-        }
+        loaded = [load_subject(m, batch_size=config.batch_size, defer=True) for m in config.models]
+        return iter(loaded), {"name": "inprocess"}
     ray = stack.enter_context(RayExecutor(config.executor.settings))
 
     def in_turn() -> Iterator[Subject]:
@@ -324,7 +329,7 @@ def prepare(config: RunConfig, *, check_models: bool = True) -> Prepared:
     """Check ``config`` and sample its pairs, before any model is loaded."""
     suite = get_suite(config.suite, config.options)
     if check_models:  # parsed once, here: what follows takes the specs
-        config.models = [model_spec(m, config.endpoint) for m in config.models]
+        config.models = [model_spec(m) for m in config.models]
     out, cache_path = _check(config, suite, config.models if check_models else ())
     pairs = suite.sampled_pairs(config.data, config.limit, config.seed)
     if not pairs:
@@ -341,7 +346,7 @@ def cannot_answer(suite: Suite, pairs: Sequence[Pair], subject: Subject) -> str 
         for example in (pair.original, pair.intervened):
             requests.append(suite.request(example, subject))
             requests += suite.extra_requests(example, subject).values()
-        subject.check_accepts(requests)
+        check_accepts(subject, requests)
     except UsageError as err:
         return str(err)
     return None
@@ -426,7 +431,7 @@ def begin(
     """The pairs of ``prepared`` completed by the suite, asking the models it needs for
     them (:class:`ModelPool`) through ``cache``."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
-    pool = ModelPool(cache, config.batch_size, progress, config.endpoint)
+    pool = ModelPool(cache, config.batch_size, progress)
     pairs = prepared.suite.complete(prepared.pairs, pool)
     log(f"{len(pairs)} pairs ({prepared.suite.name}, seed {config.seed})")
     return Begun(config, prepared, pairs, pool, started)

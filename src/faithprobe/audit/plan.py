@@ -151,11 +151,17 @@ def check_auto(budget: str, time: str | None, max_items: int | None) -> float | 
         if time is not None or max_items is not None:
             raise UsageError("--time and --max-items size the auto budget: add --budget auto")
         return None
-    if time is None and max_items is None:
-        raise UsageError("--budget auto needs --time (e.g. 20m) or --max-items (or both)")
+    check_sized(budget, time, max_items)
     if max_items is not None and max_items < 1:
         raise UsageError(f"--max-items {max_items}: must be at least 1")
     return None if time is None else parse_duration(time)
+
+
+def check_sized(budget: str, time: str | float | None, max_items: int | None) -> None:
+    """Refuse an auto budget given neither a time (``time``: ``--time`` as given or in
+    seconds) nor a largest limit: the one check, for the command line and library calls."""
+    if budget == AUTO and time is None and max_items is None:
+        raise UsageError("--budget auto needs --time (e.g. 20m) or --max-items (or both)")
 
 
 @dataclass(frozen=True)

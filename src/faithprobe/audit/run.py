@@ -33,7 +33,15 @@ from faithprobe.audit.auto import AutoStep, next_round
 from faithprobe.audit.card_metrics import card_metrics
 from faithprobe.audit.cluster import RayAudit
 from faithprobe.audit.edges import Edges
-from faithprobe.audit.plan import AUTO, Step, StepData, check_budget, declared_steps, step_data
+from faithprobe.audit.plan import (
+    AUTO,
+    Step,
+    StepData,
+    check_budget,
+    check_sized,
+    declared_steps,
+    step_data,
+)
 from faithprobe.catalog.locate import data_roots
 from faithprobe.errors import UsageError
 from faithprobe.executors import ExecutorSpec, check_placed
@@ -54,7 +62,6 @@ from faithprobe.runner import (
 )
 from faithprobe.subjects import ModelSpec, check_unique_names, load_subject, model_spec
 from faithprobe.subjects.answer_store import AnswerCache, answers_file
-from faithprobe.subjects.endpoint.subject import EndpointConfig
 
 
 @dataclass
@@ -68,7 +75,6 @@ class AuditConfig:
     force: bool = False
     cache: bool = True
     cache_dir: Path | None = None
-    endpoint: EndpointConfig = field(default_factory=EndpointConfig)
     steps: Sequence[Step] = field(default_factory=declared_steps)
     command: str = ""
     edges: Sequence[str] = ()  # --edge NAME=VALUE: a faithful region's bound moved
@@ -280,10 +286,9 @@ def audit(
     if subjects is None:
         if not config.models:
             raise UsageError("give at least one --model")
-        specs = [model_spec(m, config.endpoint) for m in config.models]  # parsed once
+        specs = [model_spec(m) for m in config.models]  # parsed once
         check_placed(config.executor, specs)
-    if budget.name == AUTO and config.time_limit is None and config.max_items is None:
-        raise UsageError("--budget auto needs --time (e.g. 20m) or --max-items (or both)")
+    check_sized(budget.name, config.time_limit, config.max_items)
     on_ray = subjects is None and config.executor.name == "ray"
     if subjects is None and not on_ray:
         subjects = [load_subject(s, batch_size=config.batch_size, defer=True) for s in specs]

@@ -16,37 +16,23 @@ model with planted behaviour).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from faithprobe.subjects.backends import BACKENDS, Loading, parse_model
-from faithprobe.subjects.base import Subject
+from faithprobe.subjects.base import CannotAnswer, Subject
 from faithprobe.subjects.deferred import deferred
 from faithprobe.subjects.spec import ModelSpec, check_unique_names
 
-if TYPE_CHECKING:
-    from faithprobe.subjects.endpoint.settings import EndpointConfig
+
+def model_spec(model: str | ModelSpec) -> ModelSpec:
+    """``model`` parsed (:func:`parse_model`) unless it is a spec already."""
+    return model if isinstance(model, ModelSpec) else parse_model(model)
 
 
-def model_spec(model: str | ModelSpec, endpoint: EndpointConfig | None = None) -> ModelSpec:
-    """``model`` parsed (:func:`parse_model`) unless it is a spec already; ``endpoint``: the
-    settings of an ``openai:`` model given as a string (a library call's)."""
-    if isinstance(model, ModelSpec):
-        return model
-    return parse_model(model, defaults={"openai": endpoint} if endpoint else None)
-
-
-def load_subject(
-    model: str | ModelSpec,
-    *,
-    batch_size: int = 16,
-    endpoint: EndpointConfig | None = None,
-    defer: bool = False,
-) -> Subject:
-    """Build the subject a ``--model`` string (or its parsed spec) names (``endpoint``: the
-    settings of an ``openai:`` model given as a string). ``defer``: a causal or masked LM
-    in a local folder (and an embedded or GGUF one, once converted) is loaded only when a
-    request misses the cache (:class:`~faithprobe.subjects.deferred.DeferredSubject`)."""
-    return load_model(model_spec(model, endpoint), Loading(batch_size=batch_size), defer=defer)
+def load_subject(model: str | ModelSpec, *, batch_size: int = 16, defer: bool = False) -> Subject:
+    """Build the subject a ``--model`` string (or its parsed spec) names, with the settings
+    it holds (``openai:NAME,base_url=URL``). ``defer``: a causal or masked LM in a local
+    folder (and an embedded or GGUF one, once converted) is loaded only when a request
+    misses the cache (:class:`~faithprobe.subjects.deferred.DeferredSubject`)."""
+    return load_model(model_spec(model), Loading(batch_size=batch_size), defer=defer)
 
 
 def load_model(spec: ModelSpec, loading: Loading, *, defer: bool = False):
@@ -66,6 +52,7 @@ def load_model(spec: ModelSpec, loading: Loading, *, defer: bool = False):
 
 __all__ = [
     "BACKENDS",
+    "CannotAnswer",
     "ModelSpec",
     "Subject",
     "check_unique_names",

@@ -23,9 +23,33 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from faithprobe.errors import UsageError
 from faithprobe.examples import Example, Origin
 from faithprobe.requests import Answer, Request
-from faithprobe.subjects.backends import answering
 
 Progress = Callable[[int], None]
+
+
+class CannotAnswer(UsageError):
+    """A model asked for a kind of request it does not answer: ``model`` (its name),
+    ``model_kind``, the request ``kind``, what it ``accepts``, and ``backends``: those that
+    answer ``kind``, which the runner names (:meth:`naming`); a subject knows no backend
+    registry."""
+
+    def __init__(
+        self, model: str, model_kind: str, kind: str, accepts: Iterable[str], backends: str = ""
+    ) -> None:
+        self.model, self.model_kind, self.kind = model, model_kind, kind
+        self.accepts, self.backends = tuple(sorted(accepts)), backends
+        super().__init__(
+            f"model {model} ({model_kind}) cannot answer {kind} requests; it answers "
+            f"{', '.join(self.accepts)}"
+            + (f". {kind} requests need a model of backend {backends}" if backends else "")
+        )
+
+    def naming(self, backends: str) -> CannotAnswer:
+        """The same refusal, naming ``backends`` as those that answer its kind."""
+        return CannotAnswer(self.model, self.model_kind, self.kind, self.accepts, backends)
+
+    def __reduce__(self):  # raised in a Ray actor, it travels back whole
+        return CannotAnswer, (self.model, self.model_kind, self.kind, self.accepts, self.backends)
 
 
 class Subject(ABC):
@@ -61,15 +85,11 @@ class Subject(ABC):
         return f"{self.fingerprint}:{version}" if version else self.fingerprint
 
     def check_accepts(self, requests: Sequence[Request]) -> None:
-        """Raise a ValueError naming the first request of a kind this model cannot answer."""
+        """Raise :class:`CannotAnswer` on the first request of a kind this model does not
+        answer."""
         for r in requests:
             if r.kind not in self.accepts:
-                hint = answering(r.kind)
-                raise UsageError(
-                    f"model {self.name} ({self.kind}) cannot answer {r.kind} requests; it "
-                    f"answers {', '.join(sorted(self.accepts))}"
-                    + (f". {r.kind} requests need a model of backend {hint}" if hint else "")
-                )
+                raise CannotAnswer(self.name, self.kind, r.kind, self.accepts)
 
     def read_examples(
         self, by_request: Mapping[Request, Example], origins: Mapping[str, Origin] | None = None

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import pkgutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -168,26 +168,12 @@ def _split_settings(text: str) -> tuple[str, dict[str, str]]:
     return model, given
 
 
-def _settings(backend: Backend, given: Mapping[str, object], base: object | None) -> object:
-    """The backend's settings: ``base`` (or the defaults) with ``given`` over it."""
-    owner = f"backend {excerpt(backend.name)}"
-    parsed = parse(backend.settings, given, owner)
-    if base is None:
-        return parsed
-    return replace(base, **{key: getattr(parsed, key) for key in given})
-
-
-def parse_model(
-    text: str,
-    options: Mapping[str, object] | None = None,
-    defaults: Mapping[str, object] | None = None,
-) -> ModelSpec:
+def parse_model(text: str, options: Mapping[str, object] | None = None) -> ModelSpec:
     """The one check of a ``--model`` string: its backend (by prefix; a folder's by its
     config; a Hugging Face id's ``hf-causal``), checked by the backend before any data is
     read or any model loaded. ``options``: settings offered to every model
     (``--model-option``), of which it takes those its backend has, under those written in
-    the spec; ``defaults``: backend name -> a settings instance they go over (a library
-    call's ``RunConfig.endpoint``)."""
+    the spec."""
     if not isinstance(text, str):
         raise UsageError(f"--model {text!r}: expected a model spec string")
     if not text.strip():  # not the working folder
@@ -208,7 +194,7 @@ def parse_model(
             f"--model {excerpt(text)}: backend {backend} has no setting {excerpt(unknown[0])}; "
             f"its settings: {known}"
         )
-    settings = _settings(entry, given, (defaults or {}).get(backend))
+    settings = parse(entry.settings, given, f"backend {excerpt(backend)}")
     spec = ModelSpec(model, backend, target, target if entry.hub else model, settings)
     if entry.check is not None:
         entry.check(spec)
