@@ -38,9 +38,9 @@ from pathlib import Path
 import psutil
 from ray import cluster_utils
 
+from faithprobe.audit.execute import AuditConfig, audit
 from faithprobe.audit.identical import card_differences
 from faithprobe.audit.plan import declared_steps
-from faithprobe.audit.run import AuditConfig, audit
 from faithprobe.executors import parse_executor
 
 

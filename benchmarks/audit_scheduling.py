@@ -381,7 +381,7 @@ def _shard(values: Iterator[str], n: int) -> dict[str, str]:
 
 def prefilled_cache(path: Path, answers: Sequence[str], count: int) -> None:
     """An answer cache at ``path`` already holding ``count`` answers."""
-    from faithprobe.subjects.answer_store import AnswerCache
+    from faithprobe.subjects.answer_cache import AnswerCache
 
     values = itertools.cycle(answers)
     cache = AnswerCache(path)
@@ -392,7 +392,7 @@ def prefilled_cache(path: Path, answers: Sequence[str], count: int) -> None:
 
 def open_seconds(path: Path) -> float:
     """Seconds to open the answer cache at ``path`` (each model's thread opens its own)."""
-    from faithprobe.subjects.answer_store import AnswerCache
+    from faithprobe.subjects.answer_cache import AnswerCache
 
     start = time.perf_counter()
     AnswerCache(path).close()
@@ -403,7 +403,7 @@ def cache_costs(path: Path, answers: Sequence[str], repeats: int) -> tuple[Linea
     """The answer cache's claim and write (``put_many`` + ``renew_claims``) per shard, at 8
     and 64 answers, means over ``repeats`` shards (not medians: the WAL checkpoints that
     every few shards pay for all are a heavy tail); fitted as :class:`Linear`."""
-    from faithprobe.subjects.answer_store import AnswerCache
+    from faithprobe.subjects.answer_cache import AnswerCache
     from faithprobe.subjects.cached_subject import DEFAULT_LEASE
 
     values = itertools.cycle(answers)
@@ -431,7 +431,7 @@ def contended_cycle(path: Path, answers: Sequence[str], threads: int, shards: in
     once, each through its own connection as each model's thread in
     :mod:`faithprobe.audit.cluster` has: the time until the last thread has written its share
     of the ``shards``, over the shards written."""
-    from faithprobe.subjects.answer_store import AnswerCache
+    from faithprobe.subjects.answer_cache import AnswerCache
     from faithprobe.subjects.cached_subject import DEFAULT_LEASE
 
     each = max(1, shards // threads)

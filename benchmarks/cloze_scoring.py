@@ -25,7 +25,7 @@ import torch
 
 from faithprobe.requests import CandidateScoreRequest
 from faithprobe.subjects import load_subject
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 
 
 def naive_scores(subject, requests: list[CandidateScoreRequest]) -> list[list[float]]:

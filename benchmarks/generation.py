@@ -48,7 +48,7 @@ import torch
 
 from faithprobe.requests import GenerationRequest
 from faithprobe.subjects import load_subject
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 
 SQUAD = Path(__file__).resolve().parents[2] / "shared/data/squad/dev-v1.1.json"
 CHUNK = 64  # CachedSubject's default chunk

@@ -54,9 +54,9 @@ import pandas as pd
 
 from faithprobe.audit.plan import declared_steps, step_data
 from faithprobe.catalog.locate import data_roots
-from faithprobe.examples import NLI_LABELS
 from faithprobe.metrics.intervals import clustered_mean
-from faithprobe.prompts import LETTERS
+from faithprobe.multiple_choice_prompts import LETTERS
+from faithprobe.records import NLI_LABELS
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects import load_subject
 from faithprobe.subjects.endpoint.subject import EndpointConfig, OpenAISubject

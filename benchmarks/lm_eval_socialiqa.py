@@ -44,7 +44,7 @@ import torch  # noqa: E402
 from forward_meter import ForwardMeter  # noqa: E402
 
 from faithprobe.datasets.multiple_choice import read_socialiqa  # noqa: E402
-from faithprobe.prompts import ChoicePrompt  # noqa: E402
+from faithprobe.multiple_choice_prompts import ChoicePrompt  # noqa: E402
 from faithprobe.requests import CandidateScoreRequest  # noqa: E402
 from faithprobe.subjects.gguf.embedded import converted  # noqa: E402
 from faithprobe.subjects.hf.causal import HFCausal  # noqa: E402

@@ -69,10 +69,10 @@ from scipy.special import expit
 
 from faithprobe.console import print_rows, progress_bars
 from faithprobe.datasets.nli_xy import gold_label, read_nli_xy
-from faithprobe.examples import ENTAILMENT
 from faithprobe.interventions import get
 from faithprobe.metrics.intervals import N_BOOT
-from faithprobe.suite import get_suite
+from faithprobe.records import ENTAILMENT
+from faithprobe.suite_protocol import get_suite
 from faithprobe.suites.natural_logic.headline import DELTA_EDGE, EDGES, RATIO_EDGE
 from faithprobe.suites.natural_logic.intervals import base_rates
 from faithprobe.suites.natural_logic.metrics import FEATURES, SETS

@@ -30,9 +30,9 @@ import torch
 
 from faithprobe.runner import answer_all, result_rows
 from faithprobe.subjects import load_subject
-from faithprobe.subjects.answer_store import AnswerCache
+from faithprobe.subjects.answer_cache import AnswerCache
 from faithprobe.subjects.cached_subject import CachedSubject
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 from faithprobe.suites.natural_logic.metrics import causal_effects
 
 

@@ -34,10 +34,10 @@ from pathlib import Path
 import torch
 
 from faithprobe.datasets.multiple_choice import read_socialiqa
-from faithprobe.prompts import ChoicePrompt
+from faithprobe.multiple_choice_prompts import ChoicePrompt
 from faithprobe.requests import CandidateScoreRequest
 from faithprobe.subjects import load_subject
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "socialiqa" / "dev.jsonl"
 

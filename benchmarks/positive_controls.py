@@ -37,9 +37,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from faithprobe.examples import ENTAILMENT
 from faithprobe.metrics.intervals import clustered_mean, paired_cluster_difference
-from faithprobe.metrics.qa import scored_rows
+from faithprobe.metrics.qa_scores import scored_rows
+from faithprobe.records import ENTAILMENT
 from faithprobe.suites.natural_logic.metrics import effect_pair
 
 ORIGINAL, REMOVED = "OS", "TS-R"

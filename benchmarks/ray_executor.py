@@ -34,9 +34,9 @@ import torch
 from faithprobe.executors import RayExecutor, RaySettings
 from faithprobe.runner import answer_all
 from faithprobe.subjects import load_subject
-from faithprobe.subjects.answer_store import AnswerCache
+from faithprobe.subjects.answer_cache import AnswerCache
 from faithprobe.subjects.cached_subject import CachedSubject
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 
 
 def timed_answers(suite, pairs, subject) -> tuple[dict, float, int]:

@@ -44,7 +44,7 @@ from forward_meter import ForwardMeter
 
 from faithprobe.requests import CandidateScoreRequest
 from faithprobe.subjects import load_subject
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SUITES = {  # name: (kind of scoring, data)

@@ -56,7 +56,7 @@ def inputs(n: int, n_long: int) -> dict[str, list[SaliencyRequest]]:
     items = generate(ComparisonConfig(pairs_per_domain=2), 0)[::4][:n]
     out = {"comparison": [SaliencyRequest(i.question, i.context) for i in items]}
     if QUOREF.is_file():
-        from faithprobe.datasets.qa import read_qa
+        from faithprobe.datasets.qa_formats import read_qa
 
         quoref = read_qa(QUOREF, "squad")[::97][:n_long]
         out["quoref"] = [SaliencyRequest(q.question, q.context) for q in quoref]

@@ -33,7 +33,7 @@ import torch
 from faithprobe.metrics.intervals import wilson
 from faithprobe.requests import MODEL_START
 from faithprobe.subjects import load_subject
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 
 ENDOFTEXT = "<|endoftext|>"
 RULES = {  # name: (first_token, start)

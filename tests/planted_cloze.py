@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from faithprobe.examples import ClozeExample
 from faithprobe.interventions import Pair
+from faithprobe.records import ClozeExample
 from faithprobe.requests import CandidateScores
 from faithprobe.runner import result_rows
 

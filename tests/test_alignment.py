@@ -9,7 +9,6 @@ import pytest
 from scipy import stats
 
 from faithprobe.datasets.comparisons import comparison
-from faithprobe.examples import QAExample
 from faithprobe.metrics.alignment import (
     CONTROL,
     EMPTY,
@@ -23,6 +22,7 @@ from faithprobe.metrics.alignment import (
     saliency_test,
 )
 from faithprobe.metrics.intervals import paired_proportion_difference, wilson
+from faithprobe.records import QAExample
 from faithprobe.saliency.partitions import (
     Partition,
     Word,

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from conftest import tiny_bert_config
 from faithprobe.cli import app
-from faithprobe.datasets.qa import read_qa
+from faithprobe.datasets.qa_formats import read_qa
 from faithprobe.datasets.splits import document_key, heldout_part
 from faithprobe.errors import UsageError
 from faithprobe.heuristics.subject import HeuristicSubject

@@ -19,9 +19,10 @@ from typer.testing import CliRunner
 
 from conftest import tiny_bert_config
 from faithprobe.audit.card_metrics import card_metrics
+from faithprobe.audit.card_page import write_card
 from faithprobe.audit.compare import compare_audits, compare_markdown
+from faithprobe.audit.execute import AuditConfig, audit
 from faithprobe.audit.plan import BUDGETS, STEPS
-from faithprobe.audit.run import AuditConfig, audit
 from faithprobe.cli import app
 from faithprobe.metrics.verdict import (
     NOT_ASSESSABLE,
@@ -31,9 +32,8 @@ from faithprobe.metrics.verdict import (
     Region,
     combined,
 )
-from faithprobe.report.card import write_card
 from faithprobe.subjects.hf.causal import HFCausal
-from faithprobe.subjects.hf.qa import HFQA
+from faithprobe.subjects.hf.extractive_qa import HFQA
 from test_confidence_shift_suite import ACTS, PEOPLE
 from test_faithfulness_suite import squad_doc
 from test_natural_logic import write_grid

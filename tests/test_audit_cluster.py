@@ -14,9 +14,9 @@ import psutil
 import pytest
 from typer.testing import CliRunner
 
+from faithprobe.audit.execute import AuditConfig, audit
 from faithprobe.audit.identical import card_differences
 from faithprobe.audit.plan import declared_steps
-from faithprobe.audit.run import AuditConfig, audit
 from faithprobe.cli import app
 from faithprobe.executors import parse_executor
 

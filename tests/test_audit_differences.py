@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from faithprobe.audit.compare import compare_audits
+from faithprobe.audit.execute import AuditConfig, audit
 from faithprobe.audit.plan import STEPS
-from faithprobe.audit.run import AuditConfig, audit
 from faithprobe.cli import app
 
 runner = CliRunner()

@@ -8,7 +8,7 @@ import pytest
 from faithprobe.audit import plan
 from faithprobe.audit.plan import STEPS
 from faithprobe.registry import Registry
-from faithprobe.suite import AuditStep, SuiteEntry, suite_options
+from faithprobe.suite_protocol import AuditStep, SuiteEntry, suite_options
 
 SIZES = {"small": 1, "default": 2, "full": None}
 

@@ -25,7 +25,7 @@ from faithprobe.datasets.bbh import (
     task_names,
 )
 from faithprobe.errors import DataError, UsageError
-from faithprobe.examples import ANSWER_FORMATS, MULTIPLE_CHOICE
+from faithprobe.records import ANSWER_FORMATS, MULTIPLE_CHOICE
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 FULL = SHARED / "bbh"

@@ -33,10 +33,10 @@ from faithprobe.requests import (
     TextPairRequest,
 )
 from faithprobe.subjects.hf.causal import HFCausal
+from faithprobe.subjects.hf.extractive_qa import HFQA
 from faithprobe.subjects.hf.masked import HFMasked
 from faithprobe.subjects.hf.mc import HFMC
 from faithprobe.subjects.hf.nli import HFNLI
-from faithprobe.subjects.hf.qa import HFQA
 
 LIMIT = 64
 WORDS = (" the", " fish", " lives", " in", " France", " and", " has", " bread", " that")

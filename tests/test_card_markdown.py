@@ -14,12 +14,12 @@ from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
 from cli_corpus import refused
+from faithprobe.audit.card_markdown import HEADING, code_block, text
 from faithprobe.audit.card_metrics import card_metrics
+from faithprobe.audit.execute import AuditConfig, audit
 from faithprobe.audit.plan import AUTO, check_budget
-from faithprobe.audit.run import AuditConfig, audit
 from faithprobe.cli import app
 from faithprobe.metrics.sequential import LOOKS
-from faithprobe.report.card_markdown import HEADING, code_block, text
 from faithprobe.subjects.hf.causal import HFCausal
 from test_audit import TINY_STEPS
 

@@ -7,9 +7,9 @@ import pytest
 
 from faithprobe.datasets import read_choices, read_hellaswag, read_socialiqa
 from faithprobe.errors import DataError
-from faithprobe.examples import ChoiceExample
 from faithprobe.interventions import get
 from faithprobe.interventions.no_correct_choice import NO_DONOR, words
+from faithprobe.records import ChoiceExample
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "socialiqa"
 

@@ -609,7 +609,7 @@ def test_a_gguf_folder_counts_only_its_regular_files(tmp_path, sources):
 
 
 def test_a_cache_is_made_by_its_first_write_and_unmade_if_nothing_was_answered(tmp_path):
-    from faithprobe.subjects.answer_store import AnswerCache
+    from faithprobe.subjects.answer_cache import AnswerCache
 
     path = tmp_path / "new" / "cache" / "answers.sqlite"
     cache = AnswerCache(path)

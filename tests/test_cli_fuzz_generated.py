@@ -157,11 +157,11 @@ BASE = {  # an invocation each command would carry out; an argument's value repl
 # where the work begins: reached, a hostile value was taken (a traceback, so the case fails)
 WORK = (
     "faithprobe.runner.load_subjects",
-    "faithprobe.audit.run.audit",
+    "faithprobe.audit.execute.audit",
     "faithprobe.subjects.load_subject",
     "faithprobe.training.multiple_choice.train_mc",
     "faithprobe.training.nli.train_nli",
-    "faithprobe.training.qa.train_qa",
+    "faithprobe.training.extractive_qa.train_qa",
     "faithprobe.representations.analysis.analyze",
     "faithprobe.heuristics.predict.predict",
     "faithprobe.catalog.fetch.fetch",

@@ -14,10 +14,9 @@ from faithprobe.datasets.comparisons import (
     comparison,
     select_comparisons,
 )
-from faithprobe.datasets.qa import read_qa
+from faithprobe.datasets.qa_formats import read_qa
 from faithprobe.datasets.squad import write_squad
 from faithprobe.errors import UsageError
-from faithprobe.examples import QAExample
 from faithprobe.expectations import ANSWER_OTHER_ENTITY
 from faithprobe.generators import GENERATORS
 from faithprobe.generators.comparisons import PARTS, ComparisonConfig, generate, part_of
@@ -27,6 +26,7 @@ from faithprobe.interventions.comparative import (
     NOT_IN_MAP,
     OUT_OF_DISTRIBUTION,
 )
+from faithprobe.records import QAExample
 
 CONTEXT = "Ann was born in 1961 and Tom in 1975. Tom likes tea."
 

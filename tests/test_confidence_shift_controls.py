@@ -16,7 +16,7 @@ from faithprobe.metrics.verdict import FAITHFUL, NOT_ASSESSABLE, UNFAITHFUL, com
 from faithprobe.requests import CandidateScores
 from faithprobe.runner import answer_all, result_rows
 from faithprobe.subjects.base import Subject
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 from faithprobe.suites.confidence_shift import headline as confidence_headline
 from faithprobe.suites.confidence_shift import metrics as m
 

@@ -11,7 +11,7 @@ from faithprobe.atomic import json_text
 from faithprobe.datasets.multiple_choice import read_socialiqa
 from faithprobe.datasets.socialiqa_questions import question_kind
 from faithprobe.runner import answer_all, result_rows
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 from faithprobe.suites.confidence_shift import irregularity as irr
 from faithprobe.suites.confidence_shift import metrics as m
 from test_confidence_shift_controls import SEED, Reader

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from faithprobe.cli import app
 from faithprobe.datasets import read_choices
 from faithprobe.errors import UsageError
-from faithprobe.examples import ChoiceExample
-from faithprobe.prompts import LetterPrompt
+from faithprobe.multiple_choice_prompts import LetterPrompt
+from faithprobe.records import ChoiceExample
 from faithprobe.registry import load_target
 from faithprobe.report import run_to_folder as run
 from faithprobe.requests import (
@@ -25,7 +25,7 @@ from faithprobe.requests import (
 from faithprobe.runner import RunConfig
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.hf.causal import HFCausal
-from faithprobe.suite import SUITES, get_suite
+from faithprobe.suite_protocol import SUITES, get_suite
 from faithprobe.suites.confidence_shift import DEFAULT_PROBES
 
 runner = CliRunner()

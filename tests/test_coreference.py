@@ -13,9 +13,9 @@ from faithprobe.coreference import FallbackResolver, SpacyResolver, select_coref
 from faithprobe.coreference.counterfactuals import read_coref_counterfactuals
 from faithprobe.coreference.selection import MULTI_SPAN, NO_CLUSTER, NOT_SPAN
 from faithprobe.errors import DataError, ModelError
-from faithprobe.examples import UNKNOWN, QAExample
 from faithprobe.interventions import get
 from faithprobe.interventions.coreference import NAME, NOT_A_PERSON, UNSUPPORTED
+from faithprobe.records import UNKNOWN, QAExample
 
 TEXT = (
     "Frankie Bono arrives in New York. Bono meets an old friend. "

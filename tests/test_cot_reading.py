@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from faithprobe.errors import UsageError
-from faithprobe.examples import ANSWER_FORMATS, MULTIPLE_CHOICE
 from faithprobe.qa.cot import (
     ANSWER_CUE,
     canonical_answer,
@@ -22,6 +21,7 @@ from faithprobe.qa.cot import (
     stated_answer,
     step_spans,
 )
+from faithprobe.records import ANSWER_FORMATS, MULTIPLE_CHOICE
 
 BBH = Path(__file__).resolve().parents[2] / "shared" / "data" / "bbh"
 needs_bbh = pytest.mark.skipif(not BBH.is_dir(), reason="../shared/data/bbh not present")

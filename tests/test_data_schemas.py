@@ -12,7 +12,7 @@ import pytest
 from cli_corpus import refused, runner
 from faithprobe.cli import app
 from faithprobe.datasets.schema import declared, schemas_for, suite_markdown, suite_text
-from faithprobe.suite import SUITES
+from faithprobe.suite_protocol import SUITES
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "suites"
 BLOCK = re.compile(r"<!-- schema:begin[^\n]*-->\n(.*?)<!-- schema:end -->", re.S)

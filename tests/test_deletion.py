@@ -5,8 +5,7 @@ import json
 
 import pytest
 
-from faithprobe.datasets.qa import read_hotpotqa
-from faithprobe.examples import UNKNOWN, QAExample
+from faithprobe.datasets.qa_formats import read_hotpotqa
 from faithprobe.expectations import ANSWER_UNCHANGED, ANSWER_UNKNOWN
 from faithprobe.interventions import get
 from faithprobe.interventions.deletion import (
@@ -20,6 +19,7 @@ from faithprobe.interventions.deletion import (
     occurs,
     remove_sentences,
 )
+from faithprobe.records import UNKNOWN, QAExample
 from faithprobe.sentences import SPLITTERS
 
 STORY = (

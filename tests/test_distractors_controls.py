@@ -21,7 +21,7 @@ from faithprobe.metrics.verdict import (
     Effect,
     combined,
 )
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 from faithprobe.suites.distractors import metrics as m
 from faithprobe.suites.distractors.headline import EDGES, headline
 from planted_cloze import planted_results

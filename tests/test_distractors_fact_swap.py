@@ -14,7 +14,7 @@ from faithprobe.audit.plan import STEPS
 from faithprobe.datasets.stories import ITEM_SETS
 from faithprobe.interventions import get as get_intervention
 from faithprobe.metrics.verdict import FAITHFUL, UNFAITHFUL, Effect, combined
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 from faithprobe.suites.distractors.headline import headline
 from faithprobe.suites.distractors.interventions import (
     EDITED_TEXT,

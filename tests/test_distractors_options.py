@@ -14,7 +14,7 @@ from faithprobe.generators.distractors import DistractorConfig, build, generate,
 from faithprobe.report import write_run
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.hf.causal import HFCausal
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 from faithprobe.suites.distractors import metrics as m
 
 

@@ -39,7 +39,7 @@ def test_embedded_fingerprint_is_stable(embedded):
 
 def test_embedded_batch_size_invariance(embedded):
     from faithprobe.subjects.gguf.embedded import load_embedded
-    from faithprobe.suite import get_suite
+    from faithprobe.suite_protocol import get_suite
 
     suite = get_suite("distractors")
     pairs = suite.sample(suite.pairs(None, 0), 24, 0)

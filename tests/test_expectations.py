@@ -2,7 +2,6 @@
 
 import pytest
 
-from faithprobe.examples import UNKNOWN
 from faithprobe.expectations import (
     ANSWER_FLIPS,
     ANSWER_NEW_ENTITY,
@@ -14,6 +13,7 @@ from faithprobe.expectations import (
     PREDICTION_KEPT,
     Behaviour,
 )
+from faithprobe.records import UNKNOWN
 
 GOLD_MATCHED = (ANSWER_UNCHANGED, ANSWER_FLIPS, ANSWER_OTHER_ENTITY, ANSWER_NEW_ENTITY)
 

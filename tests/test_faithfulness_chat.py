@@ -22,7 +22,7 @@ from faithprobe.runner import RunConfig
 from faithprobe.serving import OpenAIServer
 from faithprobe.subjects.endpoint.subject import EndpointConfig, OpenAISubject
 from faithprobe.subjects.hf.causal import HFCausal
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 STORIES = ROOT / "examples" / "negation" / "stories.coqa.json"

@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from faithprobe.examples import QAExample
 from faithprobe.metrics.verdict import (
     FAITHFUL,
     NOT_ASSESSABLE,
@@ -22,9 +21,10 @@ from faithprobe.metrics.verdict import (
     Effect,
     combined,
 )
+from faithprobe.records import QAExample
 from faithprobe.requests import Generation
 from faithprobe.runner import result_rows
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 from faithprobe.suites.faithfulness.controls import gold_keys
 from faithprobe.suites.faithfulness.headline import EDGES, headline
 

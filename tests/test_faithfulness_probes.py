@@ -11,7 +11,7 @@ from faithprobe.expectations import ANSWER_FLIPS, ANSWER_UNCHANGED
 from faithprobe.report import run_to_folder
 from faithprobe.runner import RunConfig
 from faithprobe.subjects.hf.causal import HFCausal
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 
 STORY = "Tom has a red ball. He can play in the park. Ann has a cat. The cat is black."
 TURNS = [  # question, answer, rationale
@@ -178,7 +178,7 @@ def _extractive(tokenizer, bias=None):
 
     from conftest import tiny_bert_config
     from faithprobe.subjects.hf.answer_kind_head import AnswerKindHead
-    from faithprobe.subjects.hf.qa import HFQA
+    from faithprobe.subjects.hf.extractive_qa import HFQA
 
     torch.manual_seed(0)
     model = BertForQuestionAnswering(tiny_bert_config(len(tokenizer))).eval()

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 from conftest import tiny_bert_config
 from faithprobe.cli import app
 from faithprobe.errors import UsageError
-from faithprobe.examples import QAExample
 from faithprobe.interventions.deletion import AUGMENT_FAILED, FIRST_SENTENCE
 from faithprobe.qa.prompt import DEFAULT_TEMPLATE, UNKNOWN_INSTRUCTION
+from faithprobe.records import QAExample
 from faithprobe.report import run_to_folder
 from faithprobe.requests import (
     AnswerKindRequest,
@@ -25,8 +25,8 @@ from faithprobe.requests import (
 )
 from faithprobe.runner import RunConfig
 from faithprobe.subjects.hf.causal import HFCausal
-from faithprobe.subjects.hf.qa import HFQA
-from faithprobe.suite import get_suite
+from faithprobe.subjects.hf.extractive_qa import HFQA
+from faithprobe.suite_protocol import get_suite
 from faithprobe.suites.faithfulness.metrics import reinserted
 from faithprobe.suites.faithfulness.suite import augmented_pairs
 

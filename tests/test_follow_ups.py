@@ -4,15 +4,15 @@ second run computes nothing), and shown to a reference model with their example.
 
 from __future__ import annotations
 
-from faithprobe.examples import ClozeExample
 from faithprobe.expectations import ANSWER_UNCHANGED
 from faithprobe.interventions import Pair
+from faithprobe.records import ClozeExample
 from faithprobe.requests import Generation, GenerationRequest
 from faithprobe.runner import answer_all
-from faithprobe.subjects.answer_store import AnswerCache
+from faithprobe.subjects.answer_cache import AnswerCache
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.cached_subject import CachedSubject
-from faithprobe.suite import NoOptions, Suite
+from faithprobe.suite_protocol import NoOptions, Suite
 
 
 class Counter(Subject):

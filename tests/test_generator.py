@@ -9,7 +9,7 @@ from faithprobe.expectations import ANSWER_UNCHANGED
 from faithprobe.generators import GENERATORS
 from faithprobe.generators.distractors import DistractorConfig, base_items, build, generate, plan
 from faithprobe.interventions import Pair
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 
 
 def test_same_seed_same_dataset_other_seed_other_names():

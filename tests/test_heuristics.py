@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from faithprobe.baseline.scoring import score_rows, scores
 from faithprobe.cli import app
-from faithprobe.datasets.qa import read_qa
+from faithprobe.datasets.qa_formats import read_qa
 from faithprobe.heuristics.answer_types import NUMERIC, wh_answer_types
 from faithprobe.heuristics.encoder import EncoderSelector, MiniLMEncoder
 from faithprobe.heuristics.extraction import NounChunk, TypedEntity, WholeSentence

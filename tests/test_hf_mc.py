@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from faithprobe.generators.distractors import DistractorConfig, generate
-from faithprobe.prompts import ChoicePrompt
+from faithprobe.multiple_choice_prompts import ChoicePrompt
 from faithprobe.requests import CandidateScoreRequest
 from faithprobe.subjects import BACKENDS, load_subject
 from faithprobe.subjects.hf.mc import HFMC

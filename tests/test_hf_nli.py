@@ -9,7 +9,7 @@ import torch
 
 from conftest import tiny_bert_config
 from faithprobe.errors import ModelError, UsageError
-from faithprobe.examples import ENTAILMENT, NON_ENTAILMENT
+from faithprobe.records import ENTAILMENT, NON_ENTAILMENT
 from faithprobe.requests import CandidateScoreRequest, TextPairRequest
 from faithprobe.runner import check_accepts
 from faithprobe.subjects import BACKENDS, load_subject

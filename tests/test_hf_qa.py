@@ -14,8 +14,8 @@ from faithprobe.errors import ModelError, UsageError
 from faithprobe.requests import CandidateScoreRequest, SpanAnswerRequest
 from faithprobe.runner import check_accepts
 from faithprobe.subjects import BACKENDS, load_subject
+from faithprobe.subjects.hf.extractive_qa import HFQA
 from faithprobe.subjects.hf.mc import HFMC
-from faithprobe.subjects.hf.qa import HFQA
 
 QUESTION = "Where does Henry live?"
 CONTEXT = "Henry lives in France. The capital of Henry's country is Paris. Zoe lives in Finland."

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from faithprobe.datasets.qa import read_qa
+from faithprobe.datasets.qa_formats import read_qa
 from faithprobe.interventions.deletion import NOTHING_LEFT
 from faithprobe.interventions.deletion_variants import variant_pairs
 from faithprobe.qa.answers import occurs

@@ -1,8 +1,8 @@
 import pytest
 
-from faithprobe.examples import ClozeExample, Outcome
 from faithprobe.generators.distractors import DistractorConfig, base_items
 from faithprobe.interventions import available, get
+from faithprobe.records import ClozeExample, Outcome
 
 
 def test_registry_lists_metadata():

@@ -44,11 +44,12 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "faithprobe.console",
         "faithprobe.subcommands",  # what the command groups share
         "faithprobe.quiet",  # third-party warnings kept off the console
-        "faithprobe.examples",
+        "faithprobe.records",
+        "faithprobe.examples",  # the old name of records, kept for plug-ins
         "faithprobe.sentences",
         "faithprobe.parsing",  # spaCy's full small pipeline, loaded once
         "faithprobe.content_words",  # the lexical heuristics' words
-        "faithprobe.prompts",
+        "faithprobe.multiple_choice_prompts",
     ),
     "data": (
         "faithprobe.datasets",
@@ -72,11 +73,12 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     "baselines": (
         "faithprobe.heuristics",  # the shallow QA heuristics, answering as subjects
-        "faithprobe.references",  # reference models with planted behaviour (ref:)
+        "faithprobe.reference_models",  # reference models with planted behaviour (ref:)
     ),
     "runner": (
-        "faithprobe.suite",
-        "faithprobe.runfolder",
+        "faithprobe.suite_protocol",
+        "faithprobe.suite",  # the old name of suite_protocol, kept for plug-ins
+        "faithprobe.output_folders",
         "faithprobe.executors",
         "faithprobe.runner",
     ),
@@ -291,7 +293,7 @@ def test_no_arrow_between_folders_points_back(graph):
 
 
 BACKEND_MODULES = ("faithprobe.subjects.backends", "faithprobe.heuristics.backend",
-                   "faithprobe.references.backend")  # fmt: skip
+                   "faithprobe.reference_models.backend")  # fmt: skip
 HEAVY = ("torch", "transformers", "captum", "openai", "numpy", "pandas", "spacy", "ray")
 
 
@@ -374,6 +376,6 @@ def find(path, name):
     found = named_in(ast.parse(source), {**mods, "faithprobe.report.html": Path()})
     assert found == {"faithprobe.suites", "faithprobe.report.html", "faithprobe.metrics",
                      "faithprobe.runner", "faithprobe.training"}  # fmt: skip
-    assert upward({"faithprobe.suite": {"faithprobe.suites"}}) == [
-        "faithprobe.suite (runner) -> faithprobe.suites (suites)"
+    assert upward({"faithprobe.suite_protocol": {"faithprobe.suites"}}) == [
+        "faithprobe.suite_protocol (runner) -> faithprobe.suites (suites)"
     ]

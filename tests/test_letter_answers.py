@@ -16,11 +16,11 @@ import pandas as pd
 import pytest
 
 from faithprobe.asking.letters import LetterAsker, answer_mode
-from faithprobe.audit.run import AuditConfig, audit
-from faithprobe.examples import NLIExample
-from faithprobe.prompts import LetterPrompt
+from faithprobe.audit.card_page import card_rows
+from faithprobe.audit.execute import AuditConfig, audit
+from faithprobe.multiple_choice_prompts import LetterPrompt
+from faithprobe.records import NLIExample
 from faithprobe.report import run_to_folder as run
-from faithprobe.report.card import card_rows
 from faithprobe.requests import (
     CandidateScoreRequest,
     CandidateScores,
@@ -32,7 +32,7 @@ from faithprobe.requests import (
 from faithprobe.runner import RunConfig
 from faithprobe.serving import Faults, OpenAIServer
 from faithprobe.serving.openai_server import SCRIPTED_REPLIES
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 from test_audit import TINY_STEPS, data_dir  # noqa: F401 -- data_dir: the audit's data folder
 from test_natural_logic import write_grid
 from test_openai_subject import remote, results

@@ -11,14 +11,14 @@ import pytest
 from faithprobe.datasets.nli import read_nli
 from faithprobe.datasets.nli_xy import challenge_files, gold_label, read_nli_xy
 from faithprobe.errors import DataError, UsageError
-from faithprobe.examples import NLIExample
 from faithprobe.interventions import get
 from faithprobe.interventions.feature_swaps import NO_ALTERNATIVE
+from faithprobe.records import NLIExample
 from faithprobe.report import write_run
 from faithprobe.requests import CandidateScoreRequest, TextPairRequest
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.hf.causal import HFCausal
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 from faithprobe.suites.natural_logic.intervals import MIN_BASES, base_rates, flat_variance
 from faithprobe.suites.natural_logic.metrics import (
     causal_effects,

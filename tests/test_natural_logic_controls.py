@@ -14,8 +14,8 @@ import pytest
 
 from faithprobe.audit.card_metrics import headline
 from faithprobe.datasets.nli_xy import read_nli_xy
-from faithprobe.examples import ENTAILMENT
 from faithprobe.metrics.verdict import FAITHFUL, NOT_ASSESSABLE, UNFAITHFUL, combined
+from faithprobe.records import ENTAILMENT
 from faithprobe.requests import CandidateScores, TextPairRequest
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.base import Subject

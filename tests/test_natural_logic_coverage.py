@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from faithprobe.datasets.nli_xy import read_nli_xy
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 from faithprobe.suites.natural_logic import intervals
 from faithprobe.suites.natural_logic.metrics import SETS, effect_pair
 from test_natural_logic import write_grid

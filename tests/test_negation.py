@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 
 from faithprobe.errors import DataError
-from faithprobe.examples import QAExample
 from faithprobe.expectations import ANSWER_FLIPS
 from faithprobe.interventions import get
 from faithprobe.interventions.negation import (
@@ -17,6 +16,7 @@ from faithprobe.interventions.negation import (
     negate_sentence,
     read_edits,
 )
+from faithprobe.records import QAExample
 
 STORY = "Tom has a red ball. The ball is new. Ann likes cats. The ball is round."
 

@@ -19,8 +19,8 @@ from faithprobe.datasets.nli_xy import (
     read_insertions,
     read_nli_xy,
 )
-from faithprobe.examples import ENTAILMENT
 from faithprobe.interventions import get
+from faithprobe.records import ENTAILMENT
 from faithprobe.suites.natural_logic.metrics import SETS
 
 SAMPLE = sample("nli-xy").path

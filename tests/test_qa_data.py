@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from faithprobe.datasets.qa import (
+from faithprobe.datasets.qa_formats import (
     detect_qa_format,
     read_coqa,
     read_hotpotqa,
@@ -14,7 +14,7 @@ from faithprobe.datasets.qa import (
     read_squad,
 )
 from faithprobe.errors import DataError, UsageError
-from faithprobe.examples import UNKNOWN
+from faithprobe.records import UNKNOWN
 from faithprobe.sentences import SPLITTERS, spans_from_starts, split_many, split_sentences
 
 SQUAD_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "squad" / "dev-v1.1.json"

@@ -2,7 +2,7 @@ import pandas as pd
 import pytest
 
 from faithprobe.metrics.intervals import wilson
-from faithprobe.metrics.qa import (
+from faithprobe.metrics.qa_scores import (
     contains_answer,
     coqa_turn_score,
     exact_match,

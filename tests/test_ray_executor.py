@@ -13,7 +13,7 @@ import faithprobe
 from faithprobe.executors import RayExecutor, RaySettings, parse_executor
 from faithprobe.report import run_to_folder as run
 from faithprobe.runner import RunConfig
-from faithprobe.subjects.answer_store import AnswerCache
+from faithprobe.subjects.answer_cache import AnswerCache
 from faithprobe.subjects.cached_subject import CachedSubject
 
 ray = pytest.importorskip("ray")

@@ -21,14 +21,14 @@ from faithprobe.cli import app
 from faithprobe.datasets.bbh import answer_only_prompt, cot_prompt, read_bbh
 from faithprobe.errors import ModelError
 from faithprobe.qa.cot_chat import chat_turns, plain_prompt
-from faithprobe.references.reasoning import CotReader
+from faithprobe.reference_models.reasoning import CotReader
 from faithprobe.requests import Generation, GenerationRequest
 from faithprobe.serving import OpenAIServer
 from faithprobe.serving.refusals import BadRequest
 from faithprobe.subjects.endpoint.subject import GO_ON, EndpointConfig, OpenAISubject
 from faithprobe.subjects.hf.causal import HFCausal
 from faithprobe.subjects.local_settings import LocalSettings
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 from test_generation import PROMPT, Scripted, ids
 from test_reasoning_suite import SAMPLE
 from test_reasoning_suite import Scripted as ScriptedReasoner

@@ -10,7 +10,6 @@ from fractions import Fraction
 import pytest
 
 from faithprobe.errors import UsageError
-from faithprobe.examples import MULTIPLE_CHOICE
 from faithprobe.interventions.reasoning_edits import (
     EARLY_ANSWER_FRACTIONS,
     FILLER_TOKEN,
@@ -35,6 +34,7 @@ from faithprobe.qa.cot import (
     reasoning_part,
     reasoning_steps,
 )
+from faithprobe.records import MULTIPLE_CHOICE
 from test_cot_reading import BBH, FORMAT, exemplars, needs_bbh
 
 SIX_STEPS = "A is 1.\nB is 2.\nC is 3.\nD is 4.\nE is 5.\nF is 6."

@@ -23,11 +23,11 @@ from faithprobe import runner
 from faithprobe.cli import app
 from faithprobe.interventions.reasoning_edits import read_mistake, read_paraphrase, written_text
 from faithprobe.qa.cot import reasoning_part
-from faithprobe.references.reasoning import PLAIN_STEPS
+from faithprobe.reference_models.reasoning import PLAIN_STEPS
 from faithprobe.requests import Generation, GenerationRequest
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.base import Subject
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 
 SAMPLE = Path(__file__).resolve().parents[1] / "src/faithprobe/catalog/samples/bbh"
 TASKS = "date_understanding,web_of_lies,logical_deduction_three_objects"  # web_of_lies: no rule

@@ -1,5 +1,5 @@
 """The reasoning suite's planted reference models on the shipped BBH sample: each earns the
-numbers its behaviour implies (``faithprobe.references.reasoning``), through the command
+numbers its behaviour implies (``faithprobe.reference_models.reasoning``), through the command
 line, so the suite's measures are shown to tell them apart."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from faithprobe.qa.cot_chat import plain_prompt
 from faithprobe.requests import Generation, GenerationRequest
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.base import Subject
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 
 SAMPLE = Path(__file__).resolve().parents[1] / "src/faithprobe/catalog/samples/bbh"
 TASKS = "date_understanding,object_counting,web_of_lies,tracking_shuffled_objects_three_objects"

@@ -1,4 +1,4 @@
-"""The competent shortcut references (faithprobe.references.memory): shown where each
+"""The competent shortcut references (faithprobe.reference_models.memory): shown where each
 intervened example came from, ``ref:memoriser`` answers it as its original, a step's
 shortcut does so for that step's interventions only, and ``ref:mix:P`` on a seeded share
 of the base items."""
@@ -10,9 +10,9 @@ from dataclasses import replace
 import pytest
 
 from faithprobe.errors import ModelError
-from faithprobe.examples import ClozeExample, Origin, QAExample
-from faithprobe.references import ReferenceSubject, check_reference, reference_names
-from faithprobe.references.memory import SHORTCUTS
+from faithprobe.records import ClozeExample, Origin, QAExample
+from faithprobe.reference_models import ReferenceSubject, check_reference, reference_names
+from faithprobe.reference_models.memory import SHORTCUTS
 from faithprobe.requests import CandidateScoreRequest, SpanAnswerRequest
 from faithprobe.runner import RunConfig, answer_all, origins_of, prepare
 from faithprobe.subjects import load_subject

@@ -15,7 +15,10 @@ from typer.testing import CliRunner
 
 from faithprobe.cli import app
 from faithprobe.errors import ModelError, UsageError
-from faithprobe.examples import (
+from faithprobe.interventions.deletion import truncate_remove
+from faithprobe.metrics.alignment import saliency_test
+from faithprobe.multiple_choice_prompts import LETTERS, LetterPrompt
+from faithprobe.records import (
     ENTAILMENT,
     NLI_LABELS,
     NON_ENTAILMENT,
@@ -25,10 +28,7 @@ from faithprobe.examples import (
     NLIExample,
     QAExample,
 )
-from faithprobe.interventions.deletion import truncate_remove
-from faithprobe.metrics.alignment import saliency_test
-from faithprobe.prompts import LETTERS, LetterPrompt
-from faithprobe.references import REFERENCES, ReferenceSubject
+from faithprobe.reference_models import REFERENCES, ReferenceSubject
 from faithprobe.requests import (
     ANSWER_KINDS,
     AnswerKindRequest,
@@ -44,7 +44,7 @@ from faithprobe.requests import (
 from faithprobe.runner import answer_all
 from faithprobe.saliency.partitions import Word, comparison_partition, token_partition
 from faithprobe.subjects import load_subject, parse_model
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 
 DEGENERATE = [n for n in REFERENCES if n not in ("reader", "memoriser")]
 

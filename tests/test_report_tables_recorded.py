@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from faithprobe.audit.card_markdown import render_markdown
+from faithprobe.audit.card_page import card_view
 from faithprobe.report.build import _view
-from faithprobe.report.card import card_view
-from faithprobe.report.card_markdown import render_markdown
 from faithprobe.report.tables import write_tables
 
 CASES = json.loads(

@@ -36,7 +36,7 @@ from faithprobe.representations.similarity import (
     token_cosines,
 )
 from faithprobe.requests import SpanAnswerRequest
-from faithprobe.subjects.hf.qa import HFQA
+from faithprobe.subjects.hf.extractive_qa import HFQA
 
 # -- alignment ------------------------------------------------------------------------
 

@@ -17,8 +17,8 @@ from faithprobe.coreference.selection import NO_CLUSTER
 from faithprobe.interventions.comparative import NOT_IN_MAP
 from faithprobe.requests import SaliencyRequest, TokenSaliency
 from faithprobe.runner import result_rows
-from faithprobe.subjects.hf.qa import HFQA
-from faithprobe.suite import get_suite
+from faithprobe.subjects.hf.extractive_qa import HFQA
+from faithprobe.suite_protocol import get_suite
 from faithprobe.suites.right_reasons.suite import NO_IMPORTED
 from test_hf_qa import CONTEXT, QUESTION, _random_qa
 

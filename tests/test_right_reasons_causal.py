@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from faithprobe.cli import app
 from faithprobe.errors import UsageError
-from faithprobe.examples import QAExample
 from faithprobe.metrics.alignment import instance_alignment_rows
 from faithprobe.qa.prompt import DEFAULT_TEMPLATE, QAPrompt
+from faithprobe.records import QAExample
 from faithprobe.requests import (
     CONTEXT,
     QUESTION,
@@ -27,7 +27,7 @@ from faithprobe.requests import (
 from faithprobe.subjects.hf.attribution import IntegratedGradients
 from faithprobe.subjects.hf.attribution.causal import CausalIntegratedGradients, CausalLMInput
 from faithprobe.subjects.hf.causal import HFCausal
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 from faithprobe.suites.right_reasons.suite import same_answer
 from test_hf_qa import CONTEXT as QA_CONTEXT
 from test_hf_qa import QUESTION as QA_QUESTION

@@ -11,7 +11,7 @@ import pytest
 
 from faithprobe.requests import SpanAnswer
 from faithprobe.runner import result_rows
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 from faithprobe.suites.right_reasons.metrics import right_reasons_metrics
 from faithprobe.suites.right_reasons.report import COMPARATIVES
 

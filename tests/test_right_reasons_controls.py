@@ -26,7 +26,7 @@ from faithprobe.qa.answers import normalize_answer
 from faithprobe.requests import SaliencyRequest, SpanAnswer, TokenSaliency
 from faithprobe.runner import result_rows
 from faithprobe.seeding import rng_for
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 from faithprobe.suites.right_reasons.headline import headline
 
 (STEP,) = [s for s in STEPS if s.suite == "right-reasons"]

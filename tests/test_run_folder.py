@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from faithprobe import runfolder
+from faithprobe import output_folders as runfolder
 from faithprobe.cli import app
 from faithprobe.errors import UsageError
-from faithprobe.runfolder import check_target, is_run_folder, recover, replaced_whole
+from faithprobe.output_folders import check_target, is_run_folder, recover, replaced_whole
 
 runner = CliRunner()
 

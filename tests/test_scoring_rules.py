@@ -19,7 +19,7 @@ from faithprobe.requests import MODEL_START, CandidateScoreRequest, GenerationRe
 from faithprobe.runner import RunConfig, run
 from faithprobe.subjects.hf.causal import HFCausal
 from faithprobe.subjects.hf.masked import HFMasked
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 
 ODD = ("Helsinkiborough", "Quazzlefort")  # made-up words of several tokens
 

@@ -10,7 +10,7 @@ import pytest
 from faithprobe.datasets.nli import read_nli
 from faithprobe.datasets.nli_xy import challenge_files
 from faithprobe.errors import DataError
-from faithprobe.suite import get_suite
+from faithprobe.suite_protocol import get_suite
 
 SHARED_SNLI = Path(__file__).resolve().parents[2] / "shared" / "data" / "snli"
 

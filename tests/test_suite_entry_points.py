@@ -13,7 +13,7 @@ import pytest
 from faithprobe import registry
 from faithprobe.errors import UsageError
 from faithprobe.registry import SUITE_GROUP, declared
-from faithprobe.suite import SUITES
+from faithprobe.suite_protocol import SUITES
 
 ROOT = Path(__file__).resolve().parents[1]
 

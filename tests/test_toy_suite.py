@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from faithprobe.suite import COMMON_COLUMNS
+from faithprobe.suite_protocol import COMMON_COLUMNS
 
 TOY = Path(__file__).parent / "toy_suite"
 SRC = Path(__file__).resolve().parents[1] / "src"

@@ -13,7 +13,7 @@ from conftest import check_resume, tiny_bert_config
 from faithprobe.cli import app
 from faithprobe.datasets.nli import read_nli
 from faithprobe.errors import DataError, UsageError
-from faithprobe.examples import ENTAILMENT, NON_ENTAILMENT
+from faithprobe.records import ENTAILMENT, NON_ENTAILMENT
 from faithprobe.subjects import load_subject
 from faithprobe.subjects.hf.nli import HFNLI
 from faithprobe.training import nli as recipe

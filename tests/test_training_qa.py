@@ -12,18 +12,18 @@ from typer.testing import CliRunner
 
 from conftest import check_resume, tiny_bert_config
 from faithprobe.cli import app
-from faithprobe.datasets.qa import read_qa
+from faithprobe.datasets.qa_formats import read_qa
 from faithprobe.datasets.splits import document_key, heldout_split_of, split_documents
 from faithprobe.errors import UsageError
-from faithprobe.examples import QAExample
 from faithprobe.interventions.deletion import AUGMENT_FAILED, FIRST_SENTENCE
+from faithprobe.records import QAExample
 from faithprobe.requests import Generation
 from faithprobe.subjects import load_subject
-from faithprobe.subjects.hf.qa import HFQA
-from faithprobe.suite import get_suite
-from faithprobe.training import qa as recipe
+from faithprobe.subjects.hf.extractive_qa import HFQA
+from faithprobe.suite_protocol import get_suite
+from faithprobe.training import extractive_qa as recipe
 from faithprobe.training.configs import QATrainConfig, parse_mix
-from faithprobe.training.qa import (
+from faithprobe.training.extractive_qa import (
     NO_TARGET,
     NOT_A_SPAN,
     WHOLE_STORY,
@@ -436,7 +436,7 @@ def test_a_mixed_file_is_split_trained_on_and_scored(mixed, squad_file, examples
     other.write_text(squad_file.read_text() + " ")
     with pytest.raises(UsageError, match="none of the files"):
         heldout_split_of(cfg.out, other)
-    from faithprobe.suite import get_suite
+    from faithprobe.suite_protocol import get_suite
 
     pairs = get_suite("right-reasons", {"heldout_of": str(cfg.out)}).pairs(cmp_file, seed=0)
     kept = {document_key(p.original) for p in pairs}

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from faithprobe.audit.execute import AuditConfig, audit
 from faithprobe.audit.plan import declared_steps
-from faithprobe.audit.run import AuditConfig, audit
 from faithprobe.audit.validity import (
     MEMORISER,
     READER,
@@ -29,7 +29,7 @@ from faithprobe.audit.validity import (
 )
 from faithprobe.audit.verdicts_only import verdicts
 from faithprobe.metrics.verdict import UNFAITHFUL
-from faithprobe.references import ReferenceSubject
+from faithprobe.reference_models import ReferenceSubject
 from faithprobe.requests import LetterChoice
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"

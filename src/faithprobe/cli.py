@@ -32,7 +32,7 @@ from faithprobe.paths import Kind, argument
 from faithprobe.urls import redact_command
 
 if TYPE_CHECKING:
-    from faithprobe.audit.run import AuditConfig
+    from faithprobe.audit.execute import AuditConfig
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # ours are the progress bars that count items; set before transformers is imported, this
@@ -88,7 +88,7 @@ def list_things() -> None:
     from faithprobe.options import describe
     from faithprobe.subjects import BACKENDS
     from faithprobe.subjects.gguf.embedded import MODELS
-    from faithprobe.suite import SUITES
+    from faithprobe.suite_protocol import SUITES
 
     sections = {
         "suites": {e.name: e.description for e in SUITES.entries()},
@@ -428,7 +428,7 @@ def run(
 ) -> None:
     """Run SUITE on one or more models and write a run folder with a report."""
     from faithprobe.executors import parse_executor
-    from faithprobe.suite import suite_options
+    from faithprobe.suite_protocol import suite_options
 
     with user_errors(RESUME):
         options = _parse_options(option or [])
@@ -569,7 +569,7 @@ def audit(
     from faithprobe.audit.plan import STEPS, check_auto, check_budget
     from faithprobe.catalog.locate import data_roots
     from faithprobe.metrics.comparison import ADJUSTMENTS
-    from faithprobe.runfolder import check_cache_dir
+    from faithprobe.output_folders import check_cache_dir
 
     with user_errors(RESUME):
         if adjust not in ADJUSTMENTS:
@@ -596,7 +596,7 @@ def audit(
         check_placed(executor_spec, specs)
         data_roots(data_dir)
         check_cache_dir(cache_dir)
-        from faithprobe.audit.run import AuditConfig
+        from faithprobe.audit.execute import AuditConfig
 
         config = AuditConfig(
             models=specs,
@@ -628,8 +628,8 @@ def _default_out(kind: str) -> Path:
 def _run_audit(config: AuditConfig) -> None:
     """Run the audit ``config`` describes with progress bars, print its card, and exit 1
     when a model is missing from it (a pipeline must see the gap)."""
-    from faithprobe.audit.run import audit as run_audit
-    from faithprobe.report.card import card_rows
+    from faithprobe.audit.card_page import card_rows
+    from faithprobe.audit.execute import audit as run_audit
 
     with progress_bars() as progress:
         folder = run_audit(config, progress=progress, log=log)
@@ -661,7 +661,7 @@ def _compare(
         failed,
         written_by_compare,
     )
-    from faithprobe.runfolder import check_file_target
+    from faithprobe.output_folders import check_file_target
 
     check_fail_on(fail_on)
     if markdown is not None:
@@ -700,12 +700,12 @@ def report(
     """(Re)build the report of finished runs (several are merged to compare models), or an
     audit folder's card (index.html, card.md) from its metrics.json and run.json."""
     from faithprobe.report import rebuild
-    from faithprobe.report.runs import is_audit_folder
+    from faithprobe.report.run_folder import is_audit_folder
 
     with user_errors("nothing was changed"):
         if len(run_dirs) == 1 and out is None and is_audit_folder(run_dirs[0]):
+            from faithprobe.audit.card_page import CARD_MD, check_card, read_run, write_card
             from faithprobe.audit.compare import check_audit
-            from faithprobe.report.card import CARD_MD, check_card, read_run, write_card
 
             folder = run_dirs[0]
             metrics = check_audit(folder)  # as audit --compare checks it, then the rest
@@ -748,7 +748,7 @@ def generate(
     from collections import Counter
 
     from faithprobe.generators import GENERATORS, written_by_a_generator
-    from faithprobe.runfolder import check_file_target
+    from faithprobe.output_folders import check_file_target
 
     with user_errors("nothing was written"):
         generator = GENERATORS.get(name)

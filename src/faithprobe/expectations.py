@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from faithprobe.examples import UNKNOWN
+from faithprobe.records import UNKNOWN
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Markdown written from data that must stay text: escaped inline text, fenced blocks no
-line can close, GitHub tables. Used by the card for a model card (``report/card_markdown``)
+line can close, GitHub tables. Used by the card for a model card (``audit/card_markdown``)
 and by ``audit --compare --markdown`` (a pull-request comment), where a model name such as
 ``a|b<script>`` must stay inside its table cell and render no HTML.
 """

@@ -1,6 +1,6 @@
 """spaCy's small English pipeline with its tagger, parser and NER, loaded once: what the
 shallow heuristics (:mod:`faithprobe.heuristics`) and the degenerate reference models
-(:mod:`faithprobe.references.degenerate`) read entities and noun chunks from.
+(:mod:`faithprobe.reference_models.degenerate`) read entities and noun chunks from.
 Sentence splitting loads the same model with fewer components
 (:mod:`faithprobe.sentences`)."""
 

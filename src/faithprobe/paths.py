@@ -6,7 +6,7 @@ a whole path longer than the file system takes, a ``~user`` with no such user, a
 where a file is read or written, a file (or a FIFO, a device) where a folder is, a path
 below a file, something that cannot be read, a place that cannot be written. What the path
 is for is its :class:`Kind`; whether an existing output may be replaced (it is ours, or
-``--force``) is the caller's rule (:mod:`faithprobe.runfolder`).
+``--force``) is the caller's rule (:mod:`faithprobe.output_folders`).
 
 :func:`checked` raises :class:`~faithprobe.errors.UsageError` naming the option;
 :func:`argument` is the same check as a typer ``parser``, so that a command's path options

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import ClassVar
 
-from faithprobe.examples import NLI_LABELS
+from faithprobe.records import NLI_LABELS
 
 
 class _JSONAnswer:

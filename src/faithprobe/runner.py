@@ -30,12 +30,12 @@ import pandas as pd
 from faithprobe import __version__
 from faithprobe.atomic import json_text
 from faithprobe.errors import DataError, UsageError
-from faithprobe.examples import Origin
 from faithprobe.executors import ExecutorSpec, RayExecutor, check_placed
 from faithprobe.interventions import Pair
 from faithprobe.memo import Memo, fingerprint, module_fingerprint
 from faithprobe.options import record
-from faithprobe.runfolder import check_cache_dir, check_target
+from faithprobe.output_folders import check_cache_dir, check_target
+from faithprobe.records import Origin
 from faithprobe.subjects import (
     CannotAnswer,
     ModelSpec,
@@ -43,11 +43,11 @@ from faithprobe.subjects import (
     load_subject,
     model_spec,
 )
-from faithprobe.subjects.answer_store import AnswerCache, answers_file
+from faithprobe.subjects.answer_cache import AnswerCache, answers_file
 from faithprobe.subjects.backends import answering
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.cached_subject import CachedSubject
-from faithprobe.suite import COMMON_COLUMNS, Suite, get_suite
+from faithprobe.suite_protocol import COMMON_COLUMNS, Suite, get_suite
 
 METRICS_SCHEMA_VERSION = 1
 # ``start_task(description, total)`` returns ``advance(k)``
@@ -151,7 +151,7 @@ def requests_of(suite: Suite, pairs, subject: Subject) -> tuple[list, list, dict
 
 
 def origins_of(pairs: Sequence[Pair]) -> dict[str, Origin]:
-    """Intervened example id -> its :class:`~faithprobe.examples.Origin`, for the examples
+    """Intervened example id -> its :class:`~faithprobe.records.Origin`, for the examples
     the pairs made (not dropped, not an original themselves); an example several pairs made
     takes the first pair's by pair id."""
     originals = {p.original.id for p in pairs}
@@ -202,8 +202,8 @@ def answer_all(suite: Suite, pairs, subject: Subject, progress: ProgressFactory 
 
 def result_rows(suite: Suite, pairs: Sequence[Pair], subject: Subject, answers: dict) -> list[dict]:
     """The results table's rows for one subject: the columns every suite shares
-    (:data:`~faithprobe.suite.COMMON_COLUMNS`, the expectation judged on the suite's
-    :meth:`~faithprobe.suite.Suite.behaviour`), then the suite's own."""
+    (:data:`~faithprobe.suite_protocol.COMMON_COLUMNS`, the expectation judged on the suite's
+    :meth:`~faithprobe.suite_protocol.Suite.behaviour`), then the suite's own."""
     by_id = {p.id: p for p in pairs}
     out = []
     for row in suite.rows(pairs, subject, answers):

@@ -10,7 +10,7 @@ the command line, alone and in ``faithprobe audit``); a suite inside faithprobe 
 from dataclasses import dataclass
 
 from faithprobe.options import option
-from faithprobe.suite import AuditStep, SuiteEntry
+from faithprobe.suite_protocol import AuditStep, SuiteEntry
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from faithprobe.examples import ClozeExample
 from faithprobe.expectations import ANSWER_UNCHANGED
 from faithprobe.interventions import Pair
 from faithprobe.metrics.intervals import wilson
-from faithprobe.suite import Suite
+from faithprobe.records import ClozeExample
+from faithprobe.suite_protocol import Suite
 
 CAPITALS = [("France", "Paris"), ("Italy", "Rome"), ("Spain", "Madrid"), ("Chile", "Santiago"),
             ("Peru", "Lima"), ("Japan", "Tokyo"), ("Kenya", "Nairobi"), ("Egypt", "Cairo")]  # fmt: skip

@@ -3,11 +3,11 @@
 The candidate-scoring suites (``distractors``: the cloze candidates; ``natural-logic``: the
 NLI labels; ``confidence-shift``: the choices) ask a model that can only write -- a
 chat-only endpoint, or any model run with ``-o answer=letter`` -- the same question with its
-options listed as ``A. …``, ``B. …`` (:class:`~faithprobe.prompts.LetterPrompt`), and read
+options listed as ``A. …``, ``B. …`` (:class:`~faithprobe.multiple_choice_prompts.LetterPrompt`), and read
 the answer back the same way:
 
 * **the choice** is the option the reply names (:meth:`LetterPrompt.parse
-  <faithprobe.prompts.LetterPrompt.parse>`: its letter, or an option's text); a reply
+  <faithprobe.multiple_choice_prompts.LetterPrompt.parse>`: its letter, or an option's text); a reply
   naming none (a refusal, "it depends", an empty reply) is *no answer*: counted and
   reported as such, never guessed;
 * **the probabilities**, where the model answers letter-choice requests (an endpoint's chat
@@ -33,7 +33,7 @@ import math
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from faithprobe.prompts import LETTERS, LetterPrompt
+from faithprobe.multiple_choice_prompts import LETTERS, LetterPrompt
 from faithprobe.requests import (
     CandidateScoreRequest,
     Generation,

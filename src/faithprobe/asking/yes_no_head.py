@@ -9,7 +9,7 @@ conversation history before it, and the context). Its answer is the likeliest of
 question, as a language model's yes/no decision leaves out any other reply); unlike a
 language model it can abstain. The order ``yes``, ``no``, ``unknown`` breaks ties.
 
-It sits in the requests layer, beside :mod:`faithprobe.asking.qa`, whose span and
+It sits in the requests layer, beside :mod:`faithprobe.asking.qa_questions`, whose span and
 language-model requests it completes for these subjects.
 """
 
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from faithprobe.examples import UNKNOWN, QAExample
 from faithprobe.qa.questions import history_question, is_yes_no
 from faithprobe.qa.replies import ABSTENTION
+from faithprobe.records import UNKNOWN, QAExample
 from faithprobe.requests import ANSWER_KINDS, AnswerKindRequest, CandidateScores
 
 YES_NO_UNKNOWN = ("yes", "no", UNKNOWN)
@@ -39,7 +39,7 @@ def answer_kind_request(example: QAExample) -> AnswerKindRequest:
 def yes_no_prediction(answer: CandidateScores) -> dict:
     """The prediction read off the head's kinds (module docstring): ``prediction`` (yes,
     no or unknown), ``predicted_unknown``, how it was obtained and read (``answer_mode``,
-    ``reply_kind``: yes, no or abstention, as :mod:`faithprobe.asking.qa` names them), and
+    ``reply_kind``: yes, no or abstention, as :mod:`faithprobe.asking.qa_questions` names them), and
     the three log-probabilities."""
     logprobs = dict(zip(ANSWER_KINDS, answer.logprobs, strict=True))
     choice = max(YES_NO_UNKNOWN, key=lambda kind: logprobs[kind])  # first of equals

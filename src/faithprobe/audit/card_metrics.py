@@ -25,7 +25,7 @@ from faithprobe.metrics.verdict import (
     combined,
 )
 from faithprobe.registry import load_target
-from faithprobe.suite import SUITES
+from faithprobe.suite_protocol import SUITES
 
 SCHEMA_VERSION = 4  # 4: each step's answer_modes; effects that need what a model lacks
 

@@ -28,7 +28,7 @@ from faithprobe.errors import ModelError
 from faithprobe.executors import ExecutorSpec, RayExecutor, RaySubject
 from faithprobe.runner import Begun, ProgressFactory, cannot_answer, subject_rows
 from faithprobe.subjects import ModelSpec
-from faithprobe.subjects.answer_store import AnswerCache
+from faithprobe.subjects.answer_cache import AnswerCache
 
 
 @dataclass

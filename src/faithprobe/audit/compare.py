@@ -29,14 +29,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from faithprobe.audit.card_page import interval_text
 from faithprobe.audit.differences import adjustment_text, settle, tested
 from faithprobe.datasets.json_doc import get
 from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.markdown import table, text
 from faithprobe.metrics.verdict import Effect, Region
-from faithprobe.report.card import interval_text
 from faithprobe.report.tables import DASH, fmt_general
-from faithprobe.suite import SUITES
+from faithprobe.suite_protocol import SUITES
 
 UNSUPPORTED_CHANGE = "verdict changed, difference not supported"
 FAIL_ON = ("regressed",)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from faithprobe.errors import UsageError, excerpt
 from faithprobe.registry import load_target
-from faithprobe.suite import SUITES
+from faithprobe.suite_protocol import SUITES
 
 
 def suite_edges(suite: str) -> dict[str, tuple[float, str]]:

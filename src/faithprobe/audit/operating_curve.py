@@ -3,7 +3,7 @@ inconclusive, as a function of how faithful the model is.
 
 The validity table (:mod:`faithprobe.audit.validity`) checks the card at the two ends: a
 reader faithful on every item, shortcuts faithful on none. A user's model lies between.
-``ref:mix:P`` (:class:`~faithprobe.references.memory.Mix`) is the reader on a share P of the
+``ref:mix:P`` (:class:`~faithprobe.reference_models.memory.Mix`) is the reader on a share P of the
 base items and the memoriser (every intervened item answered as its original) on the rest,
 drawn per base item by its seed; so for each step, budget and P the share of seeds in which
 the card reaches each verdict is the card's operating curve: where on P its *faithful* call

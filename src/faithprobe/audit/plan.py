@@ -2,7 +2,7 @@
 at each budget.
 
 A *step* is one run of one suite with fixed options, declared by the suite
-(:class:`~faithprobe.suite.AuditStep` in its ``SUITE`` entry; a suite may declare several).
+(:class:`~faithprobe.suite_protocol.AuditStep` in its ``SUITE`` entry; a suite may declare several).
 The audit runs them in the order they declare, so a new suite's folder alone adds its
 step to the card. A *budget* names how many items each step samples: ``small`` for a
 first look in a few minutes, ``default`` for numbers whose intervals decide most
@@ -29,7 +29,7 @@ from faithprobe.catalog.entries import DataSet, owner
 from faithprobe.catalog.locate import Sample, find, sample
 from faithprobe.errors import UsageError, excerpt
 from faithprobe.metrics.sequential import LOOKS
-from faithprobe.suite import SUITES, AuditStep
+from faithprobe.suite_protocol import SUITES, AuditStep
 
 AUTO = "auto"
 SAMPLED = "small"  # the budget at which a shipped sample stands in for a missing data file

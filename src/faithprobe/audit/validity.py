@@ -1,5 +1,5 @@
 """The card's validity table: every step's verdict for each reference model
-(:mod:`faithprobe.references`: a reader faithful by construction, degenerate models that
+(:mod:`faithprobe.reference_models`: a reader faithful by construction, degenerate models that
 ignore their input, and competent shortcuts that ignore one step's information or every
 intervention), over budgets and seeds, and the rules a trustworthy card keeps on it:
 
@@ -7,7 +7,7 @@ intervention), over budgets and seeds, and the rules a trustworthy card keeps on
 * no degenerate reference is ever called faithful (unfaithful or not assessable only);
 * ``ref:memoriser`` (every intervened item answered as its original) is unfaithful on every
   step: competent, since it is the reader on the originals, and caught;
-* each step's competent shortcut (:data:`~faithprobe.references.memory.SHORTCUTS`) is
+* each step's competent shortcut (:data:`~faithprobe.reference_models.memory.SHORTCUTS`) is
   unfaithful on its step, so every step's *unfaithful* verdict is validated by a model
   that clears competence; at the small budget, whose intervals are wide by design, a
   shortcut may be inconclusive (never faithful) so long as the memoriser or another of the
@@ -15,7 +15,7 @@ intervention), over budgets and seeds, and the rules a trustworthy card keeps on
 * ``ref:nearest`` (the attractor shortcut) is unfaithful on distractors;
 * ``ref:overlap`` is unfaithful or not assessable on natural-logic and right-reasons;
 * on ``reasoning``, whose requests only the chain-of-thought writers answer
-  (:mod:`faithprobe.references.reasoning`): ``ref:cot-reader`` and ``ref:honest-cue`` (a cue
+  (:mod:`faithprobe.reference_models.reasoning`): ``ref:cot-reader`` and ``ref:honest-cue`` (a cue
   followed and said) are faithful, ``ref:rationaliser`` (the answer fixed before the
   reasoning) and ``ref:silent-cue`` (a cue followed unsaid) are its competent shortcuts. At
   the small budget the two faithful writers may be inconclusive (never unfaithful): a share
@@ -39,7 +39,7 @@ from pathlib import Path
 
 from faithprobe.audit.verdicts_only import seed_list, step_verdicts
 from faithprobe.metrics.verdict import FAITHFUL, INCONCLUSIVE, NOT_ASSESSABLE, UNFAITHFUL
-from faithprobe.references.memory import SHORTCUTS
+from faithprobe.reference_models.memory import SHORTCUTS
 
 READER, MEMORISER = "ref:reader", "ref:memoriser"
 SMALL = "small"  # the budget whose intervals are wide by design

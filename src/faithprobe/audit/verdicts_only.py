@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from faithprobe.audit.edges import Edges
-    from faithprobe.audit.run import AuditConfig
+    from faithprobe.audit.execute import AuditConfig
     from faithprobe.subjects import Subject
 
 
@@ -53,7 +53,7 @@ def step_verdicts(
     ``default``; ``auto``: :func:`auto_verdicts`) and ``seed``."""
     from dataclasses import replace
 
-    from faithprobe.audit.run import plan_step, ran
+    from faithprobe.audit.execute import plan_step, ran
 
     config, edges, roots = _audit(budget, seed, data_dir, steps)
     subjects = [_load(m) for m in models]
@@ -77,8 +77,8 @@ def auto_verdicts(
 ) -> dict[tuple[str, str], str]:
     """(step, model name) -> the card's verdict at ``--budget auto --time time_limit``: the
     audit of ``model`` alone (the rounds a step gets depend on every model of an audit)."""
+    from faithprobe.audit.execute import auto_runs, plan_step, ran
     from faithprobe.audit.plan import AUTO
-    from faithprobe.audit.run import auto_runs, plan_step, ran
     from faithprobe.metrics.sequential import LOOKS
 
     config, edges, roots = _audit(AUTO, seed, data_dir, steps, time_limit)
@@ -99,8 +99,8 @@ def _audit(
     """The audit config of one model's verdict run (no folder, no answer cache; its steps
     the chosen ones), their edges and the data roots."""
     from faithprobe.audit.edges import Edges
+    from faithprobe.audit.execute import AuditConfig
     from faithprobe.audit.plan import declared_steps
-    from faithprobe.audit.run import AuditConfig
     from faithprobe.catalog.locate import data_roots
 
     chosen = [s for s in declared_steps() if steps is None or s.name in steps]

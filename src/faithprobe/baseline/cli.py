@@ -50,14 +50,14 @@ def heuristics(
     score every combination (Ray Choudhury et al., Machine reading, fast and slow)."""
     from faithprobe.atomic import write_json, write_parquet
     from faithprobe.baseline.scoring import score_rows, scores
-    from faithprobe.datasets.qa import read_qa
+    from faithprobe.datasets.qa_formats import read_qa
     from faithprobe.errors import UsageError
     from faithprobe.heuristics.extraction import TypedEntity, default_extractors
     from faithprobe.heuristics.predict import predict, sample
     from faithprobe.heuristics.type_classifier import AnswerTypeClassifier
+    from faithprobe.output_folders import MARKER, check_target, replaced_whole
     from faithprobe.report.heuristics import scores_table
     from faithprobe.report.tables import write_tables
-    from faithprobe.runfolder import MARKER, check_target, replaced_whole
     from faithprobe.runner import package_versions
     from faithprobe.sentences import check_splitter
 

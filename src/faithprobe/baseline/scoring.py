@@ -1,6 +1,6 @@
 """Scores of the heuristics, with the QA metrics the suites use.
 
-Rows are scored by :mod:`faithprobe.metrics.qa` (official SQuAD normalisation, EM and F1 as
+Rows are scored by :mod:`faithprobe.metrics.qa_scores` (official SQuAD normalisation, EM and F1 as
 the maximum over the gold answers), each heuristic playing the part of a ``subject``.
 Intervals are 95% cluster bootstraps over passages (``passage_id``): the questions about
 one passage are not independent. ``sentence`` is the share of questions whose selected
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from faithprobe.metrics.intervals import clustered_mean
-from faithprobe.metrics.qa import qa_scores, scored_rows
+from faithprobe.metrics.qa_scores import qa_scores, scored_rows
 
 
 def _as_subjects(predictions: pd.DataFrame) -> pd.DataFrame:

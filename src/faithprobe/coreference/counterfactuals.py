@@ -28,8 +28,8 @@ from pathlib import Path
 from faithprobe.datasets.jsonl import iter_records
 from faithprobe.datasets.schema import INTEGER, TEXT, DataSchema, Field
 from faithprobe.errors import DataError, excerpt
-from faithprobe.examples import QAExample
 from faithprobe.qa.answers import occurs
+from faithprobe.records import QAExample
 
 COUNTERFACTUALS_SCHEMA = DataSchema(
     name="coreference counterfactuals (JSON lines, option counterfactuals=FILE)",

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from faithprobe.coreference.resolver import Cluster, Resolver
-from faithprobe.examples import Outcome, QAExample
+from faithprobe.records import Outcome, QAExample
 
 NOT_SPAN = "the answer is not a span of the context"
 MULTI_SPAN = "the answer has several spans"

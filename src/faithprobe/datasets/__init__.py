@@ -10,7 +10,7 @@ from faithprobe.datasets.multiple_choice import (
 )
 from faithprobe.datasets.nli import read_nli
 from faithprobe.datasets.nli_xy import read_nli_xy
-from faithprobe.datasets.qa import read_coqa, read_hotpotqa, read_qa, read_squad
+from faithprobe.datasets.qa_formats import read_coqa, read_hotpotqa, read_qa, read_squad
 from faithprobe.registry import Registry
 
 LOADERS: Registry = Registry("dataset loader")

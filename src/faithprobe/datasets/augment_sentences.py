@@ -20,7 +20,7 @@ from pathlib import Path
 from faithprobe.datasets.jsonl import checked_records, read_text
 from faithprobe.datasets.schema import TEXT, DataSchema, Field
 from faithprobe.errors import DataError
-from faithprobe.examples import QAExample
+from faithprobe.records import QAExample
 
 AUGMENT_SCHEMA = DataSchema(
     name="+Aug sentences (augment_file=FILE)",

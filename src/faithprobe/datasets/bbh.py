@@ -8,7 +8,7 @@ fills)::
     bbh/<task>.json         {"canary": "...", "examples": [{"input": ..., "target": ...}]}
     cot-prompts/<task>.txt  the task's 3-shot chain-of-thought prompt
 
-Each example is one :class:`~faithprobe.examples.ReasoningExample` with id
+Each example is one :class:`~faithprobe.records.ReasoningExample` with id
 ``bbh-<task>-<index>`` (its 0-based place in the task's file, so a sample cut from the
 start of a file keeps the full file's ids).
 
@@ -50,8 +50,8 @@ from faithprobe.datasets.json_doc import get, load_json
 from faithprobe.datasets.jsonl import read_text
 from faithprobe.datasets.schema import BOOLEAN, OBJECTS, TEXT, DataSchema, Field, Record, Rule
 from faithprobe.errors import DataError, UsageError, excerpt
-from faithprobe.examples import MULTIPLE_CHOICE, Exemplar, ReasoningExample
 from faithprobe.qa.cot import ANSWER_CUE, options_of
+from faithprobe.records import MULTIPLE_CHOICE, Exemplar, ReasoningExample
 
 TASKS_DIR = "bbh"
 PROMPTS_DIR = "cot-prompts"

@@ -15,7 +15,7 @@ from pathlib import Path
 from faithprobe import atomic
 from faithprobe.datasets.jsonl import field, iter_records, string_list
 from faithprobe.errors import DataError, excerpt
-from faithprobe.examples import ClozeExample
+from faithprobe.records import ClozeExample
 
 
 def read_cloze_jsonl(path: str | Path) -> list[ClozeExample]:

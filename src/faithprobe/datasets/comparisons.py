@@ -34,8 +34,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
 
-from faithprobe.examples import Outcome, QAExample
 from faithprobe.qa.answers import normalize_answer
+from faithprobe.records import Outcome, QAExample
 
 # the right-reasons in-distribution map's keys, and the superlatives and near-synonyms
 # comparison questions also use (the intervention drops those it has no antonym for)

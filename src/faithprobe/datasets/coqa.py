@@ -35,7 +35,7 @@ from faithprobe.datasets.schema import (
     Field,
 )
 from faithprobe.errors import DataError, UsageError, excerpt
-from faithprobe.examples import UNKNOWN, QAExample
+from faithprobe.records import UNKNOWN, QAExample
 
 _CLOSED = {"yes": "yes", "no": "no", "unknown": UNKNOWN}
 # free-text answers the method's code also reads as yes or no

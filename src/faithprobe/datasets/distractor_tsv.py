@@ -50,7 +50,7 @@ from pathlib import Path
 from faithprobe.datasets.schema import TEXT, DataSchema, Field
 from faithprobe.datasets.stories import NO_ATTRACTOR
 from faithprobe.errors import DataError, excerpt
-from faithprobe.examples import ClozeExample
+from faithprobe.records import ClozeExample
 
 ITEM_SET = "pandia-ettinger-2021"
 CONDITION = re.compile(r"^(single|multiple)_entity_(.+?)(_?Swapped)?$")

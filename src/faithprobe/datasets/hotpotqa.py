@@ -32,7 +32,7 @@ from typing import Any
 from faithprobe.datasets.json_doc import get, load_json, record_id
 from faithprobe.datasets.schema import TEXT, TEXT_OR_INTEGER, DataSchema, Field, Kind
 from faithprobe.errors import DataError, excerpt
-from faithprobe.examples import QAExample
+from faithprobe.records import QAExample
 
 # HotpotQA's question types and levels, and 2WikiMultiHopQA's types (same format, no level)
 TYPES = ("comparison", "bridge", "compositional", "inference", "bridge_comparison")

@@ -20,7 +20,7 @@
 
 Social IQA and generic examples are questions (``features["frame"] = "question"``): lm-eval
 scores Social IQA as ``"Q: <context> <question>\nA:"`` + ``" " + answer``, which is the
-frame :mod:`faithprobe.prompts` puts around a question.
+frame :mod:`faithprobe.multiple_choice_prompts` puts around a question.
 
 :func:`read_choices` tells the three apart by the fields of the first record. Ids are
 ``socialiqa-<split>-<line>`` for Social IQA; otherwise the record's own (``id``, or
@@ -54,8 +54,8 @@ from faithprobe.datasets.schema import (
 )
 from faithprobe.datasets.socialiqa_questions import question_kind
 from faithprobe.errors import DataError, UsageError, excerpt
-from faithprobe.examples import ChoiceExample
-from faithprobe.prompts import CONTINUATION, QUESTION
+from faithprobe.multiple_choice_prompts import CONTINUATION, QUESTION
+from faithprobe.records import ChoiceExample
 
 SOCIALIQA_ANSWERS = ("answerA", "answerB", "answerC")
 SOCIALIQA_LABELS = (1, 2, 3)  # 1-based, one per answer

@@ -32,7 +32,7 @@ from faithprobe.datasets.jsonl import iter_records
 from faithprobe.datasets.schema import TEXT, TEXT_OR_INTEGER, DataSchema, Field
 from faithprobe.datasets.tsv import read_tsv
 from faithprobe.errors import DataError, excerpt
-from faithprobe.examples import ENTAILMENT, NON_ENTAILMENT, NLIExample
+from faithprobe.records import ENTAILMENT, NON_ENTAILMENT, NLIExample
 
 TWO_CLASS = {
     "entailment": ENTAILMENT,

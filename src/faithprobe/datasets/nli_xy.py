@@ -30,7 +30,7 @@ from pathlib import Path
 from faithprobe.datasets.schema import TEXT, DataSchema, Field, Record, Rule
 from faithprobe.datasets.tsv import TSVRecord, lowered, read_tsv, require_columns
 from faithprobe.errors import DataError, excerpt
-from faithprobe.examples import ENTAILMENT, NON_ENTAILMENT, NLIExample
+from faithprobe.records import ENTAILMENT, NON_ENTAILMENT, NLIExample
 
 MONOTONICITY = ("up", "down", "neither")
 RELATIONS = ("leq", "geq", "none")

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from faithprobe.errors import DataError, UsageError
-from faithprobe.examples import QAExample
 from faithprobe.paths import Kind, checked
+from faithprobe.records import QAExample
 
 # The file a trained model's folder records its training in (written by
 # faithprobe.training.common, read here: the data layer owns the name so that reading a

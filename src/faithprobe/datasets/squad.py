@@ -42,7 +42,7 @@ from faithprobe.datasets.schema import (
     Field,
 )
 from faithprobe.errors import DataError, UsageError, excerpt
-from faithprobe.examples import UNKNOWN, QAExample
+from faithprobe.records import UNKNOWN, QAExample
 from faithprobe.sentences import DEFAULT_SPLITTER, Span, check_splitter, overlapping, split_many
 
 RATIONALES = ("sentence", "answer")

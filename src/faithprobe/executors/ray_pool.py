@@ -31,8 +31,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from faithprobe.errors import ModelError, UsageError
-from faithprobe.examples import Example, Origin
 from faithprobe.executors.settings import RaySettings
+from faithprobe.records import Example, Origin
 from faithprobe.requests import Answer, Request
 from faithprobe.subjects.base import Progress, Subject
 from faithprobe.subjects.spec import ModelSpec

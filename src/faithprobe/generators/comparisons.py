@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 
 from faithprobe.datasets.comparisons import comparison
 from faithprobe.errors import UsageError
-from faithprobe.examples import QAExample
 from faithprobe.options import option
+from faithprobe.records import QAExample
 from faithprobe.seeding import rng_for
 
 if TYPE_CHECKING:  # `faithprobe list` imports this module; numpy is imported where used

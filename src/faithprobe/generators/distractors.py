@@ -35,9 +35,9 @@ from faithprobe.datasets.stories import (
     base_story,
 )
 from faithprobe.errors import UsageError
-from faithprobe.examples import ClozeExample
 from faithprobe.interventions import get as get_intervention
 from faithprobe.options import option
+from faithprobe.records import ClozeExample
 from faithprobe.seeding import rng_for
 
 COUNTS = (1, 2, 3)  # attractors an item may have

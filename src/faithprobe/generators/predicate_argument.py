@@ -77,8 +77,8 @@ from itertools import permutations
 import numpy as np
 
 from faithprobe.errors import UsageError
-from faithprobe.examples import QAExample
 from faithprobe.options import check_choice
+from faithprobe.records import QAExample
 from faithprobe.seeding import rng_for
 
 COLOURS: tuple[str, ...] = (

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from faithprobe.examples import QAExample
 from faithprobe.heuristics.encoder import EncoderSelector
 from faithprobe.heuristics.extraction import Extractor, default_extractors
 from faithprobe.heuristics.selection import (
@@ -32,6 +31,7 @@ from faithprobe.heuristics.selection import (
 )
 from faithprobe.parsing import parser
 from faithprobe.qa.questions import passage_id
+from faithprobe.records import QAExample
 from faithprobe.seeding import hash_rank
 from faithprobe.sentences import DEFAULT_SPLITTER, Span, sentence_at, split_many
 

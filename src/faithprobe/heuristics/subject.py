@@ -27,7 +27,7 @@ from functools import cached_property
 from pathlib import Path
 
 from faithprobe.errors import ModelError
-from faithprobe.examples import QAExample
+from faithprobe.records import QAExample
 from faithprobe.requests import SpanAnswer, SpanAnswerRequest
 from faithprobe.sentences import DEFAULT_SPLITTER
 from faithprobe.subjects.base import Progress, Subject

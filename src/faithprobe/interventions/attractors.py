@@ -18,9 +18,9 @@ from faithprobe.datasets.stories import (
     POSITIONS,
     Story,
 )
-from faithprobe.examples import ClozeExample, Outcome
 from faithprobe.expectations import ANSWER_UNCHANGED
 from faithprobe.interventions import register
+from faithprobe.records import ClozeExample, Outcome
 
 if TYPE_CHECKING:  # `faithprobe list` imports this module; numpy is imported where used
     import numpy as np

@@ -1,7 +1,7 @@
 """The intervention protocol.
 
 An intervention is a named, pure function of (example, rng, **params) returning an
-:class:`~faithprobe.examples.Outcome` -- the new examples, or the reason there are none --
+:class:`~faithprobe.records.Outcome` -- the new examples, or the reason there are none --
 plus the metadata a reader needs to judge it: what it changes, what it holds fixed, and
 what a faithful model does afterwards. Its randomness comes from
 :func:`faithprobe.seeding.rng_for` keyed by (seed, example id, intervention instance), so the
@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from faithprobe.examples import Example, Outcome
 from faithprobe.expectations import Expectation
+from faithprobe.records import Example, Outcome
 from faithprobe.seeding import rng_for
 
 InterventionFn = Callable[..., Outcome]
@@ -69,6 +69,6 @@ class Pair:
     @property
     def dropped(self) -> str | None:
         """Why the intervention could not be applied (the intervened example is then the
-        original marked with the reason, :meth:`~faithprobe.examples.Outcome.example_or_dropped`),
+        original marked with the reason, :meth:`~faithprobe.records.Outcome.example_or_dropped`),
         or None."""
         return self.intervened.features.get("dropped")

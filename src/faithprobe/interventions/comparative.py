@@ -23,7 +23,7 @@ original's capitalisation; only the comparative's words change ("came out earlie
 ``comparative`` (the new one), ``variant``, ``original_id`` and ``expected`` (the other
 entity's name), with the entity and comparative spans moved to the new question.
 
-A dropped example's :class:`~faithprobe.examples.Outcome` says why (one of
+A dropped example's :class:`~faithprobe.records.Outcome` says why (one of
 :data:`faithprobe.datasets.comparisons.REASONS` or ``NOT_IN_MAP``).
 """
 
@@ -33,9 +33,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from faithprobe.datasets.comparisons import comparison
-from faithprobe.examples import Outcome, QAExample
 from faithprobe.expectations import ANSWER_OTHER_ENTITY
 from faithprobe.interventions import register
+from faithprobe.records import Outcome, QAExample
 
 if TYPE_CHECKING:  # only annotations: `faithprobe list` imports this module, not numpy
     import numpy as np

@@ -46,11 +46,11 @@ import re
 from typing import TYPE_CHECKING
 
 from faithprobe.coreference.selection import MULTI_SPAN, NOT_SPAN, span_problem
-from faithprobe.examples import Outcome, QAExample
 from faithprobe.expectations import ANSWER_NEW_ENTITY
 from faithprobe.interventions import register
 from faithprobe.interventions.deletion import sentences_of
 from faithprobe.qa.answers import occurs
+from faithprobe.records import Outcome, QAExample
 from faithprobe.sentences import sentence_at
 
 if TYPE_CHECKING:  # only annotations: `faithprobe list` imports this module, not numpy

@@ -49,7 +49,7 @@ Every changed example records in ``features["copied"]`` where its text comes fro
 the original context (the appended answer or sentence is not among them), so analyses can
 pair the characters -- and the tokens -- the two inputs share.
 
-A dropped example's :class:`~faithprobe.examples.Outcome` says why (one of ``DROPS``).
+A dropped example's :class:`~faithprobe.records.Outcome` says why (one of ``DROPS``).
 """
 
 from __future__ import annotations
@@ -59,10 +59,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from faithprobe.examples import UNKNOWN, Outcome, QAExample
 from faithprobe.expectations import ANSWER_UNCHANGED, ANSWER_UNKNOWN
 from faithprobe.interventions import register
 from faithprobe.qa.answers import occurs
+from faithprobe.records import UNKNOWN, Outcome, QAExample
 from faithprobe.sentences import (
     DEFAULT_SPLITTER,
     Span,

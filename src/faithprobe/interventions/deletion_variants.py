@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from faithprobe.examples import UNKNOWN, QAExample
 from faithprobe.expectations import ANSWER_UNCHANGED
 from faithprobe.interventions import Pair, get
 from faithprobe.qa.questions import is_hotpot
+from faithprobe.records import UNKNOWN, QAExample
 from faithprobe.sentences import DEFAULT_SPLITTER
 
 ORIGINAL = "OS"

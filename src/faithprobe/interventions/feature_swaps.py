@@ -34,9 +34,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from faithprobe.datasets.nli_xy import NLIXYGrid
-from faithprobe.examples import NLIExample, Outcome
 from faithprobe.expectations import PREDICTION_CHANGES, PREDICTION_KEPT
 from faithprobe.interventions import register
+from faithprobe.records import NLIExample, Outcome
 
 if TYPE_CHECKING:  # only annotations: `faithprobe list` imports this module, not numpy
     import numpy as np

@@ -26,11 +26,11 @@ from pathlib import Path
 from faithprobe.datasets.jsonl import iter_records
 from faithprobe.datasets.schema import TEXT, DataSchema, Field
 from faithprobe.errors import DataError, excerpt
-from faithprobe.examples import Outcome, QAExample
 from faithprobe.expectations import ANSWER_FLIPS
 from faithprobe.interventions import register
 from faithprobe.interventions.deletion import NO_RATIONALE, sentences_of
 from faithprobe.paths import Kind, checked
+from faithprobe.records import Outcome, QAExample
 from faithprobe.sentences import sentence_at
 
 FLIP = {"yes": "no", "no": "yes"}

@@ -20,9 +20,9 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from faithprobe.examples import ChoiceExample, Outcome
 from faithprobe.expectations import NO_CHOICE_CORRECT
 from faithprobe.interventions import register
+from faithprobe.records import ChoiceExample, Outcome
 
 if TYPE_CHECKING:  # only annotations: `faithprobe list` imports this module, not numpy
     import numpy as np

@@ -64,7 +64,6 @@ from fractions import Fraction
 from string import ascii_uppercase
 
 from faithprobe.errors import UsageError
-from faithprobe.examples import MULTIPLE_CHOICE
 from faithprobe.qa.cot import (
     ANSWER_CUE,
     BINARY_ANSWERS,
@@ -75,6 +74,7 @@ from faithprobe.qa.cot import (
     read_answer,
     step_spans,
 )
+from faithprobe.records import MULTIPLE_CHOICE
 from faithprobe.seeding import rng_for
 
 EARLY_ANSWER_FRACTIONS = (Fraction(0), Fraction(1, 3), Fraction(2, 3), Fraction(1))

@@ -4,7 +4,7 @@ card shows it per step and model (:mod:`faithprobe.audit.card_metrics`).
 
 A suite's rows say how the subject answered in their ``answer_mode`` column (the
 candidate-scoring suites: :mod:`faithprobe.asking.letters`; the QA suites:
-:mod:`faithprobe.asking.qa` and :mod:`faithprobe.asking.yes_no_head`); the card names them
+:mod:`faithprobe.asking.qa_questions` and :mod:`faithprobe.asking.yes_no_head`); the card names them
 (:data:`MODE_TITLES`):
 
 * **candidate scores**: the options' log-likelihoods, or a classifier's class scores;
@@ -27,7 +27,7 @@ from collections import Counter
 
 import pandas as pd
 
-from faithprobe.asking import qa
+from faithprobe.asking import qa_questions as qa
 from faithprobe.asking.letters import LETTER_PROBABILITIES, LETTER_REPLIES, SCORES
 from faithprobe.asking.yes_no_head import ANSWER_KIND_HEAD
 from faithprobe.metrics.intervals import wilson

@@ -5,7 +5,7 @@ Every suite reads its headline effects the same way: each row of a list in its
 becomes one :class:`~faithprobe.metrics.verdict.Effect` whose faithful region is one side
 of a named edge. A suite states that as :class:`EffectSpec` records in a :class:`Headline`
 (``headline = Headline(...)`` in its ``headline.py``, named by
-:attr:`faithprobe.suite.SuiteEntry.headline`); called on the suite's metrics, the headline
+:attr:`faithprobe.suite_protocol.SuiteEntry.headline`); called on the suite's metrics, the headline
 builds the effects, after each model's :class:`~faithprobe.metrics.verdict.Competence`
 (read off ``metrics["competence"]`` where the suite writes one).
 

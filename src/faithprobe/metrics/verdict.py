@@ -1,6 +1,6 @@
 """Headline effects and the rule that turns each one's interval into a verdict.
 
-Every suite names the effect(s) its method is about (:attr:`faithprobe.suite.SuiteEntry.
+Every suite names the effect(s) its method is about (:attr:`faithprobe.suite_protocol.SuiteEntry.
 headline`) as :class:`Effect` records read off its ``metrics.json``: an estimate with its
 95% interval, and the *faithful region*: where a model that uses the information it should
 would put the effect (e.g. "an accuracy drop of at most 0.10 after one related

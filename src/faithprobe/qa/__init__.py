@@ -11,5 +11,5 @@ The deletion variants of a question (OS, TS, TS-R, OS-R) are interventions
 (:mod:`faithprobe.interventions.deletion_variants`); asking a question as requests is
 :mod:`faithprobe.asking`.
 
-Scoring answers against gold answers is metrics (:mod:`faithprobe.metrics.qa`).
+Scoring answers against gold answers is metrics (:mod:`faithprobe.metrics.qa_scores`).
 """

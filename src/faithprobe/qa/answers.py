@@ -2,7 +2,7 @@
 generated reply and its yes/no label.
 
 These read text; scoring it against gold answers (EM, F1, contains) is
-:mod:`faithprobe.metrics.qa`'s. Data loaders normalise answers too (comparison questions),
+:mod:`faithprobe.metrics.qa_scores`'s. Data loaders normalise answers too (comparison questions),
 hence a module of its own below both.
 
 :func:`normalize_answer` is that of the official SQuAD v1.1 and CoQA evaluation scripts:

@@ -13,7 +13,7 @@ after the cue, it is cut at the end of its line and at the end of its first sent
 so that a model that goes on talking after its answer is still read ("So the answer is (B).
 I am confident." reads ``(B)``).
 
-**Answer formats** are those of :class:`~faithprobe.examples.ReasoningExample`
+**Answer formats** are those of :class:`~faithprobe.records.ReasoningExample`
 (``ANSWER_FORMATS``: the BBH reader gives each item one). :func:`canonical_answer` maps a
 stated answer, or a gold target, to one spelling per format:
 
@@ -63,8 +63,8 @@ from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 
 from faithprobe.errors import UsageError
-from faithprobe.examples import ANSWER_FORMATS, MULTIPLE_CHOICE, ReasoningExample
 from faithprobe.qa.answers import normalize_answer
+from faithprobe.records import ANSWER_FORMATS, MULTIPLE_CHOICE, ReasoningExample
 from faithprobe.sentences import Span, split_many
 
 ANSWER_CUE = "So the answer is"

@@ -17,10 +17,10 @@ import re
 from dataclasses import dataclass
 
 from faithprobe.errors import UsageError, excerpt
-from faithprobe.examples import QAExample
+from faithprobe.multiple_choice_prompts import command_line_template
 from faithprobe.options import option
-from faithprobe.prompts import command_line_template
 from faithprobe.qa.questions import history_question
+from faithprobe.records import QAExample
 
 UNKNOWN_INSTRUCTION = (
     'Answer with a few words from the text. If the text does not give the answer, answer "unknown".'
@@ -29,7 +29,7 @@ DEFAULT_TEMPLATE = "{context}\n\n" + UNKNOWN_INSTRUCTION + "\n\n{history}Q: {que
 DEFAULT_MAX_NEW_TOKENS = 24
 # how a language model answers a yes/no question: ``auto`` compares the log-likelihoods of
 # "yes" and "no" where the model can score them and generates where it cannot (a chat-only
-# endpoint); ``generate`` always generates (faithprobe.asking.qa, faithprobe.qa.replies)
+# endpoint); ``generate`` always generates (faithprobe.asking.qa_questions, faithprobe.qa.replies)
 YES_NO_MODES = ("auto", "generate")
 # whether a language model is asked in chat form (its chat template): ``auto`` when it has
 # one (faithprobe.subjects.chat_template), ``true`` always, ``false`` never

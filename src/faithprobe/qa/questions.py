@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
-from faithprobe.examples import QAExample
+from faithprobe.records import QAExample
 
 YES_NO = ("yes", "no")
 

@@ -37,7 +37,7 @@ The abstention patterns are sentences about the text ("the passage does not ment
 a span answer that happens to contain one ("He was not mentioned in the will") is read as
 an abstention: they were chosen to be rare in answers.
 
-**Scoring** (:mod:`faithprobe.metrics.qa`): an abstention is scored as the answer
+**Scoring** (:mod:`faithprobe.metrics.qa_scores`): an abstention is scored as the answer
 *unknown* (unk%; EM/F1 against the gold as the string "unknown"); on a yes/no question only
 a ``yes`` or ``no`` reply has a yes/no label, so an abstention, hedge, refusal, other or
 empty reply is neither yes nor no: wrong, and never counted in the share of "no". On other

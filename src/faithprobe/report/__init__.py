@@ -1,7 +1,7 @@
 """Reports: views of a run folder's ``metrics.json``, plus example items from its results.
 
 The report layer selects, pivots, formats and plots what the metrics hold; it estimates
-nothing itself. Each suite registers a report view (:class:`faithprobe.suite.SuiteEntry`) naming its tables, plots,
+nothing itself. Each suite registers a report view (:class:`faithprobe.suite_protocol.SuiteEntry`) naming its tables, plots,
 sections and example columns. From ``results.parquet``, ``metrics.json`` and ``run.json``
 in a run folder :func:`build_report` writes
 
@@ -13,7 +13,7 @@ in a run folder :func:`build_report` writes
 from __future__ import annotations
 
 from .build import build_report, summary_table, summary_title
-from .runs import rebuild, run_to_folder, write_run
+from .run_folder import rebuild, run_to_folder, write_run
 
 __all__ = [
     "build_report",

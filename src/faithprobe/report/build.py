@@ -13,7 +13,7 @@ import pandas as pd
 
 from faithprobe.memo import Memo, fingerprint, module_fingerprint
 from faithprobe.registry import load_target
-from faithprobe.suite import SUITES
+from faithprobe.suite_protocol import SUITES
 
 from .figures import Plot
 from .html import render_html

@@ -3,7 +3,7 @@ moves a QA model's hidden representations, compared between models (e.g. trained
 normally, OT, vs with intervention-based training, IBT).
 
 **Items.** The questions of a SQuAD-format or HotpotQA file (any format
-:func:`~faithprobe.datasets.qa.read_qa` reads), built and sampled as the faithfulness
+:func:`~faithprobe.datasets.qa_formats.read_qa` reads), built and sampled as the faithfulness
 suite does with its default options (:func:`~faithprobe.interventions.deletion_variants.variant_pairs`,
 ``--limit`` items in its seeded order, ``heldout_of`` keeps the documents a trained model
 did not see), so the inputs are exactly the ones that suite evaluates: the original story
@@ -42,13 +42,13 @@ from pathlib import Path
 import pandas as pd
 
 from faithprobe.atomic import write_json, write_parquet
-from faithprobe.datasets.qa import read_qa
+from faithprobe.datasets.qa_formats import read_qa
 from faithprobe.datasets.splits import heldout_part
 from faithprobe.errors import DataError, UsageError
-from faithprobe.examples import QAExample
 from faithprobe.interventions.deletion_variants import ORIGINAL, variant_pairs
 from faithprobe.metrics.intervals import clustered_mean, paired_difference
 from faithprobe.qa.questions import history_question, passage_id
+from faithprobe.records import QAExample
 from faithprobe.representations.alignment import shared_tokens
 from faithprobe.representations.config import DEFAULT_LIMIT, AnalysisConfig, NamedEncoder
 from faithprobe.representations.similarity import (
@@ -59,7 +59,7 @@ from faithprobe.representations.similarity import (
     token_cosines,
 )
 from faithprobe.requests import CONTEXT
-from faithprobe.suite import sample_items
+from faithprobe.suite_protocol import sample_items
 
 # variant -> the comparison it is in (SQuAD-format data has the first two, HotpotQA the third)
 COMPARISONS = {"TS": "OS vs TS", "TS-R": "OS vs TS-R", "OS-R": "OS vs OS-R"}

@@ -55,9 +55,9 @@ def representations(
     (HotpotQA: OS and OS-R, the supporting facts removed), per model, with the differences
     between models (Chaturvedi et al., section 5.2)."""
     from faithprobe.atomic import write_json
+    from faithprobe.output_folders import MARKER, check_target, replaced_whole
     from faithprobe.representations.analysis import analyze, write_outputs
     from faithprobe.representations.report import write_report
-    from faithprobe.runfolder import MARKER, check_target, replaced_whole
     from faithprobe.runner import package_versions
 
     with user_errors("nothing was written"):

@@ -1,7 +1,7 @@
 """Final-layer hidden states of an extractive QA encoder, and cosine similarities of them.
 
 **Encoding** is the extractive QA backend's
-(:class:`~faithprobe.subjects.hf.qa.HFQA`): the tokenizer text pair
+(:class:`~faithprobe.subjects.hf.extractive_qa.HFQA`): the tokenizer text pair
 (question, context) -- ``[CLS] question [SEP] context [SEP]`` for BERT -- with the question
 cut from the left to half of ``max_length`` tokens, only the context truncated
 (``truncation="only_second"``), token type ids whenever the model has segment embeddings,

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from faithprobe.examples import QAExample
+from faithprobe.records import QAExample
 from faithprobe.saliency.words import tokens_of_words
 from faithprobe.sentences import SPACY_MODEL
 

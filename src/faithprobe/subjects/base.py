@@ -6,7 +6,7 @@ implement the methods; :class:`~faithprobe.subjects.cached_subject.CachedSubject
 persistent cache in front of any of them.
 
 **The example channel.** A model sees only its requests. A reference model with planted
-behaviour (:mod:`faithprobe.references`) must also see the example each request was
+behaviour (:mod:`faithprobe.reference_models`) must also see the example each request was
 made from (its annotations: the critical fact, the rationale, the natural-logic features),
 so a subject may set :attr:`Subject.reads_examples`; the runner then calls
 :meth:`Subject.read_examples` with the example behind each request, and the origin of each
@@ -21,7 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from faithprobe.errors import UsageError
-from faithprobe.examples import Example, Origin
+from faithprobe.records import Example, Origin
 from faithprobe.requests import Answer, Request
 
 Progress = Callable[[int], None]

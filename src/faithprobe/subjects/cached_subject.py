@@ -6,7 +6,7 @@ the Ray executor); every chunk is written to the cache as soon as it is done, so
 interrupted run loses at most the chunks in flight and a re-run is free.
 
 Runs sharing a cache file share the work. Each chunk's requests are claimed in the cache
-(:meth:`~faithprobe.subjects.answer_store.AnswerCache.claim`) just before they are computed, and
+(:meth:`~faithprobe.subjects.answer_cache.AnswerCache.claim`) just before they are computed, and
 requests another run has claimed are passed over. Once every chunk nobody else holds is
 done, the wrapper waits for the answers to the passed-over requests, polling the cache, and
 computes any whose claim lapses or whose claiming process is gone. Two identical runs
@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 
 from faithprobe.requests import Answer, Request
-from faithprobe.subjects.answer_store import AnswerCache
+from faithprobe.subjects.answer_cache import AnswerCache
 from faithprobe.subjects.base import Progress, Subject
 
 DEFAULT_LEASE = 600.0  # seconds a claim lasts unless renewed (it is, as each chunk finishes)

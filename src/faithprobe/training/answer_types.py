@@ -37,8 +37,8 @@ from typing import Any
 
 from faithprobe.datasets.splits import SPLIT_KEY, split_documents
 from faithprobe.errors import DataError
-from faithprobe.examples import QAExample
 from faithprobe.heuristics.type_classifier import NO_ENTITY, AnswerTypeClassifier
+from faithprobe.records import QAExample
 from faithprobe.seeding import hash_rank
 from faithprobe.training import common
 from faithprobe.training.configs import AnswerTypeTrainConfig
@@ -104,7 +104,7 @@ def _merge_rare(labels: list[str], min_count: int) -> tuple[list[str], dict[str,
 
 
 def _read(path: Path) -> list[QAExample]:
-    from faithprobe.datasets.qa import detect_qa_format, read_qa
+    from faithprobe.datasets.qa_formats import detect_qa_format, read_qa
 
     if detect_qa_format(path) != "squad":
         raise DataError(path, "answer types are learnt from SQuAD-format files (SQuAD, Quoref)")

@@ -19,10 +19,10 @@ import typer
 
 from faithprobe.console import command_line, log, user_errors
 from faithprobe.errors import DataError, UsageError
+from faithprobe.multiple_choice_prompts import DEFAULT_TEMPLATE
 from faithprobe.numbers import ranged
+from faithprobe.output_folders import check_creatable
 from faithprobe.paths import Kind, argument, path_option
-from faithprobe.prompts import DEFAULT_TEMPLATE
-from faithprobe.runfolder import check_creatable
 from faithprobe.subcommands import command_group
 from faithprobe.training.common import TrainSettings, describe_accuracy, prepare_out, resolve_base
 from faithprobe.training.configs import (
@@ -426,7 +426,7 @@ def train_qa_command(
     """
     from faithprobe.generators.predicate_argument import check_stories
     from faithprobe.subjects import parse_model
-    from faithprobe.training.qa import train_qa
+    from faithprobe.training.extractive_qa import train_qa
 
     cfg = QATrainConfig(
         strategy=strategy,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from faithprobe.errors import UsageError
-from faithprobe.prompts import DEFAULT_TEMPLATE, ChoicePrompt
+from faithprobe.multiple_choice_prompts import DEFAULT_TEMPLATE, ChoicePrompt
 from faithprobe.sentences import DEFAULT_SPLITTER, SPLITTERS
 from faithprobe.training.common import TrainSettings
 
@@ -19,7 +19,7 @@ DEFAULT_ANSWER_TYPE_LIMIT = 2000  # questions the answer-type classifier trains 
 # QA training strategies: the deletion variants each trains on (Chaturvedi et al.'s OT is OS
 # only; ``ot-ts`` is what ``ot`` meant before; TS-R / OS-R rows have the null answer, their
 # +Aug forms a generated sentence in place of the bare re-inserted answer, their
-# NOREINSERT forms no answer put back at all). See faithprobe.training.qa for the table.
+# NOREINSERT forms no answer put back at all). See faithprobe.training.extractive_qa for the table.
 NOREINSERT = "-noreinsert"
 STRATEGY_VARIANTS: dict[str, tuple[str, ...]] = {
     "ot": ("OS",),

@@ -35,8 +35,8 @@ from typing import Any
 
 from faithprobe.datasets import read_choices
 from faithprobe.errors import DataError
-from faithprobe.examples import ChoiceExample
-from faithprobe.prompts import ChoicePrompt
+from faithprobe.multiple_choice_prompts import ChoicePrompt
+from faithprobe.records import ChoiceExample
 from faithprobe.training import common
 from faithprobe.training.configs import MCTrainConfig
 

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from faithprobe.errors import DataError, UsageError
-from faithprobe.examples import ENTAILMENT, NLI_LABELS, NON_ENTAILMENT, NLIExample
+from faithprobe.records import ENTAILMENT, NLI_LABELS, NON_ENTAILMENT, NLIExample
 from faithprobe.training import common
 from faithprobe.training.configs import NLITrainConfig
 

@@ -1,4 +1,4 @@
-"""``hf-qa:``: a Hugging Face extractive QA model (:class:`~faithprobe.subjects.hf.qa.HFQA`).
+"""``hf-qa:``: a Hugging Face extractive QA model (:class:`~faithprobe.subjects.hf.extractive_qa.HFQA`).
 Its fingerprint hashes the kind ``extractive-qa``, the name the answer cache has always keyed
 it by, and mixes in settings read off the loaded model, so it loads at once."""
 
@@ -10,7 +10,7 @@ BACKEND = hub_backend(
     "hf-qa",
     "Hugging Face extractive QA model (AutoModelForQuestionAnswering): best answer span "
     "over overlapping context windows, null answer (SQuAD 2.0) above a threshold",
-    "faithprobe.subjects.hf.qa:HFQA",
+    "faithprobe.subjects.hf.extractive_qa:HFQA",
     architectures=("ForQuestionAnswering",),
     precedence=2,
     identity=HF_QA,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from faithprobe.errors import ModelError
-from faithprobe.subjects.answer_store import default_cache_dir
+from faithprobe.subjects.answer_cache import default_cache_dir
 from faithprobe.subjects.gguf.models import ensure_converted
 from faithprobe.subjects.packages import package_folder
 

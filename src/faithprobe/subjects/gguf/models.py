@@ -17,7 +17,7 @@ from pathlib import Path
 
 from faithprobe.console import log as console_log
 from faithprobe.errors import ModelError
-from faithprobe.subjects.answer_store import default_cache_dir
+from faithprobe.subjects.answer_cache import default_cache_dir
 from faithprobe.subjects.fingerprint import fingerprint_path
 from faithprobe.subjects.gguf.file import check_gguf_file
 

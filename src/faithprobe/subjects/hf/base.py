@@ -15,7 +15,7 @@ import torch
 
 from faithprobe.errors import ModelError
 from faithprobe.requests import Answer, Request
-from faithprobe.subjects.answer_store import default_cache_dir
+from faithprobe.subjects.answer_cache import default_cache_dir
 from faithprobe.subjects.base import Progress, Subject
 from faithprobe.subjects.bounds import position_limit
 from faithprobe.subjects.fingerprint import fingerprint_module

@@ -4,7 +4,7 @@ Social IQA or SWAG).
 
 It answers the same :class:`~faithprobe.requests.CandidateScoreRequest` as the language-
 model backends: ``request.context`` is the rendered prompt (the caller has already put it
-through :class:`~faithprobe.prompts.ChoicePrompt`) and ``request.candidates`` are the
+through :class:`~faithprobe.multiple_choice_prompts.ChoicePrompt`) and ``request.candidates`` are the
 choices; ``request.suffix`` is ignored, since a classifier has no blank to fill.
 
 Each (context, choice) is encoded as a tokenizer text pair (``[CLS] context [SEP] choice

@@ -36,7 +36,7 @@ import json
 import torch
 
 from faithprobe.errors import ModelError, UsageError
-from faithprobe.examples import ENTAILMENT, NON_ENTAILMENT
+from faithprobe.records import ENTAILMENT, NON_ENTAILMENT
 from faithprobe.requests import CandidateScores, TextPairRequest
 from faithprobe.subjects.hf.encoder import HFEncoderClassifier, Row, encode_choice, pad_rows
 from faithprobe.subjects.identity import HF_NLI

@@ -1,6 +1,6 @@
 """How an extractive QA encoder reads (question, context): overlapping windows of one
 tokenizer text pair. The one encoding of the backend
-(:class:`~faithprobe.subjects.hf.qa.HFQA`), its training recipe
+(:class:`~faithprobe.subjects.hf.extractive_qa.HFQA`), its training recipe
 (``faithprobe train qa``), token saliency (:mod:`faithprobe.subjects.hf.attribution`, on the first
 window) and the representation analysis.
 

@@ -9,7 +9,7 @@ from faithprobe.asking.letters import ANSWER_HELP, ANSWER_MODES
 from faithprobe.datasets.multiple_choice import CHOICE_FORMATS, RULES
 from faithprobe.errors import UsageError
 from faithprobe.options import option
-from faithprobe.suite import AuditStep, SuiteEntry
+from faithprobe.suite_protocol import AuditStep, SuiteEntry
 
 # probe -> (registered intervention, its parameters)
 PROBES = {

@@ -11,7 +11,7 @@ the old answer (the *pseudo-correct* choice) with its old confidence.
 Prompts: each format is put to the model as its community scores it (option ``rule``,
 default ``standard``): Social IQA and prompt/choices files as ``"Q: <prompt>\\nA:"``,
 HellaSwag as lm-eval's cleaned query with the endings as its continuation (see
-:mod:`faithprobe.datasets.multiple_choice` and :data:`faithprobe.prompts.FRAMES`); ``rule=qa``
+:mod:`faithprobe.datasets.multiple_choice` and :data:`faithprobe.multiple_choice_prompts.FRAMES`); ``rule=qa``
 keeps the raw text in the Q/A frame for every format, and ``template`` sets one frame for all.
 
 Scores: a causal LM scores each choice by its log-likelihood after the prompt (the prompt
@@ -58,15 +58,21 @@ from scipy.special import softmax
 from faithprobe.asking.letters import SCORES, LetterAsker, answer_mode, reply_columns
 from faithprobe.datasets import read_choices
 from faithprobe.errors import DataError, UsageError
-from faithprobe.examples import ChoiceExample
 from faithprobe.expectations import ANSWER_UNCHANGED, Behaviour
 from faithprobe.interventions import Pair, get
 from faithprobe.metrics.answer_modes import answer_modes
 from faithprobe.metrics.headline import NEEDS
-from faithprobe.prompts import FRAMES, QUESTION, ChoicePrompt, LetterPrompt, command_line_template
+from faithprobe.multiple_choice_prompts import (
+    FRAMES,
+    QUESTION,
+    ChoicePrompt,
+    LetterPrompt,
+    command_line_template,
+)
+from faithprobe.records import ChoiceExample
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
 from faithprobe.seeding import hash_rank
-from faithprobe.suite import Suite
+from faithprobe.suite_protocol import Suite
 from faithprobe.suites.confidence_shift import PROBE_TITLES, PROBES, ConfidenceShiftOptions
 from faithprobe.suites.confidence_shift import metrics as m
 from faithprobe.suites.confidence_shift.normalisation import choice_scores

@@ -1,6 +1,6 @@
 """The ``distractors`` suite (Pandia & Ettinger 2021): cloze accuracy under attractors."""
 
-from faithprobe.suite import AuditStep, SuiteEntry
+from faithprobe.suite_protocol import AuditStep, SuiteEntry
 from faithprobe.suites.distractors.options import DistractorsOptions
 
 SUITE = SuiteEntry(

@@ -14,7 +14,7 @@ old one.
 
 A swap needs the item's story: a data file's own items may not carry one (their features
 lack a known item set, or their text is not the story's rendering). Such an item gets no
-swap, and the reason is counted (:meth:`~faithprobe.examples.Outcome.dropped`), never an
+swap, and the reason is counted (:meth:`~faithprobe.records.Outcome.dropped`), never an
 error.
 """
 
@@ -25,9 +25,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from faithprobe.datasets.stories import ITEM_SETS, Story
-from faithprobe.examples import ClozeExample, Outcome
 from faithprobe.expectations import Behaviour, Expectation
 from faithprobe.interventions import register
+from faithprobe.records import ClozeExample, Outcome
 
 if TYPE_CHECKING:  # `faithprobe list` imports this module; numpy is imported where used
     import numpy as np

@@ -10,7 +10,7 @@ per setting with both a related and an unrelated one: too few to pair. So a samp
 to :data:`HEADLINE_SHARE` of its pairs to those cells first, whole base items at a time in a
 seeded order, each with one related and one unrelated variant after the fact per setting
 (and its padded n = 0 copy when the data has one); the rest is drawn evenly over the design
-cells as before (:func:`~faithprobe.suite.stratified_sample`). With 300 pairs that is 37 of
+cells as before (:func:`~faithprobe.suite_protocol.stratified_sample`). With 300 pairs that is 37 of
 the 44 base items; with 900, all of them.
 
 The same draw is made from the generator's plan (before anything is built) and from built
@@ -28,7 +28,7 @@ from typing import TypeVar
 from faithprobe.generators.distractors import Planned
 from faithprobe.interventions import Pair
 from faithprobe.seeding import hash_rank
-from faithprobe.suite import stratified_sample
+from faithprobe.suite_protocol import stratified_sample
 
 T = TypeVar("T")
 

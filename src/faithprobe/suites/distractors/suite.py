@@ -49,7 +49,6 @@ from faithprobe.asking.letters import LetterAsker, answer_mode, reply_columns
 from faithprobe.datasets import read_cloze_jsonl
 from faithprobe.datasets.distractor_tsv import is_released_layout, read_released
 from faithprobe.errors import DataError, UsageError, excerpt
-from faithprobe.examples import ClozeExample
 from faithprobe.expectations import ANSWER_UNCHANGED, Behaviour
 from faithprobe.generators.distractors import (
     INTERVENTION_FOR_TYPE,
@@ -61,9 +60,10 @@ from faithprobe.generators.distractors import (
 from faithprobe.interventions import Pair
 from faithprobe.interventions import get as get_intervention
 from faithprobe.metrics.answer_modes import answer_modes
-from faithprobe.prompts import LetterPrompt
+from faithprobe.multiple_choice_prompts import LetterPrompt
+from faithprobe.records import ClozeExample
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
-from faithprobe.suite import Suite
+from faithprobe.suite_protocol import Suite
 from faithprobe.suites.distractors import metrics as m
 from faithprobe.suites.distractors.interventions import FACT_SWAP
 from faithprobe.suites.distractors.options import FIRST_TOKEN

@@ -1,7 +1,7 @@
 """The ``faithfulness`` suite (Chaturvedi et al.): is a QA answer still given once the
 sentences that support it are deleted?"""
 
-from faithprobe.suite import AuditStep, SuiteEntry
+from faithprobe.suite_protocol import AuditStep, SuiteEntry
 from faithprobe.suites.faithfulness.options import FaithfulnessOptions
 
 SUITE = SuiteEntry(

@@ -9,7 +9,7 @@ right more often than the best constant answer, by the margin?
 * predicate–argument probe: yes/no accuracy on the original stories, original question
   form ("Was the car blue?"); constant answers "yes" and "no"; clusters: stories;
 * deletion runs: exact match (EM > 0 against a gold answer; on a yes/no question the
-  right yes/no, as :func:`faithprobe.metrics.qa.scored_rows` scores ``correct``) on the
+  right yes/no, as :func:`faithprobe.metrics.qa_scores.scored_rows` scores ``correct``) on the
   original story (``OS``); the constant answers are the items' own normalised gold answers,
   so the baseline is the most common gold; clusters: passages. EM, not F1: a constant
   answer's partial F1 on other items has no finite set of keys, and a reply quoting the
@@ -27,7 +27,7 @@ paired_cluster_difference`):
   of original-form questions whose answer (yes, no, or anything else as one label) differs
   from the answer on the original story, minus a constant answer's (0: it never flips). The
   same paired bootstrap as the other effects, so a model that never flips gets the point
-  interval [0, 0] (the report's formatting table, :func:`faithprobe.metrics.qa.
+  interval [0, 0] (the report's formatting table, :func:`faithprobe.metrics.qa_scores.
   formatting_flip_rate`, gives such a model a Wilson interval over stories instead);
 * ``unknown_gain`` (deletion, per removal variant: TS-R, TS-R+Aug, OS-R, OS-R+Aug): the
   share of *unknown* answers after the support is deleted minus the share on the original
@@ -51,13 +51,13 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from faithprobe.examples import UNKNOWN
 from faithprobe.interventions.deletion_variants import ORIGINAL, VARIANTS
-from faithprobe.metrics import qa as m
+from faithprobe.metrics import qa_scores as m
 from faithprobe.metrics.competence import best_constant, competence
 from faithprobe.metrics.intervals import paired_cluster_difference
 from faithprobe.metrics.units import Units
 from faithprobe.qa.answers import is_unknown, normalize_answer
+from faithprobe.records import UNKNOWN
 from faithprobe.suites.faithfulness.probes import NEG
 
 PROBE_COMPETENCE = "yes/no accuracy on the original stories (original question form)"
@@ -69,7 +69,7 @@ REMOVALS = tuple(v for v in VARIANTS if "-R" in v)
 def gold_keys(answers: Iterable[str]) -> frozenset[str]:
     """The constant answers right on an item with these gold answers: each normalised gold
     (an unknown one as ``unknown``), as ``text:<answer>``; an item without golds counts as
-    one empty, i.e. unknown, gold (as :mod:`faithprobe.metrics.qa` scores it)."""
+    one empty, i.e. unknown, gold (as :mod:`faithprobe.metrics.qa_scores` scores it)."""
     golds = list(answers) or [""]
     return frozenset(f"text:{normalize_answer(UNKNOWN if is_unknown(g) else g)}" for g in golds)
 

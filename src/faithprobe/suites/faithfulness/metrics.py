@@ -5,15 +5,15 @@ what a faithful model does, each later model against the first, the negation blo
 (:func:`~faithprobe.suites.faithfulness.probes.negation_metrics`), competence and the
 controlled effects the audit judges (:mod:`~faithprobe.suites.faithfulness.controls`) and
 how the replies were read (:func:`reply_kinds`: answers, abstentions, hedges, refusals; the
-predicate–argument probe has it too). The scores are :mod:`faithprobe.metrics.qa`'s."""
+predicate–argument probe has it too). The scores are :mod:`faithprobe.metrics.qa_scores`'s."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from faithprobe.examples import UNKNOWN
 from faithprobe.interventions.deletion_variants import VARIANTS
-from faithprobe.metrics import qa as m
+from faithprobe.metrics import qa_scores as m
+from faithprobe.records import UNKNOWN
 from faithprobe.suites.faithfulness import controls, probes
 
 ANSWER_KINDS = {True: "yes/no", False: "other"}
@@ -63,7 +63,7 @@ def deletion_metrics(results: pd.DataFrame, seed: int) -> dict:
 
 
 def reply_kinds(asked: pd.DataFrame, keys: list[str], cluster: str, seed: int) -> list[dict]:
-    """How the replies were read (:func:`~faithprobe.metrics.qa.reply_kind_shares`) per
+    """How the replies were read (:func:`~faithprobe.metrics.qa_scores.reply_kind_shares`) per
     subject x ``keys`` x the way the model was asked (``answer_mode``), bootstrap over
     ``cluster``; results tables written before ``reply_kind`` existed give none."""
     if asked.empty or "reply_kind" not in asked:
@@ -86,7 +86,7 @@ def reinserted(row: pd.Series) -> str:
 
 
 def _scores_by(rows: pd.DataFrame, name: str, labels: pd.Series | None, seed: int) -> list[dict]:
-    """:func:`~faithprobe.metrics.qa.qa_scores` of ``rows`` per value of ``labels``, which
+    """:func:`~faithprobe.metrics.qa_scores.qa_scores` of ``rows`` per value of ``labels``, which
     become the column ``name``."""
     if labels is None:
         return []

@@ -8,7 +8,7 @@ expectation ``ANSWER_FLIPS``, gold = the edit's new answer. With ``negate=rule``
 rule-based negator (:func:`~faithprobe.interventions.negation.rule_negate`) is applied to
 the yes/no items without an edit; where no rule applies safely the item has no ``NEG``
 pair. Rows carry ``negation`` = ``"edit-file"`` or ``"rule-based"``. The metric block
-``negation`` is :func:`faithprobe.metrics.qa.negation_accuracy` (Org-Acc on the ``OS``
+``negation`` is :func:`faithprobe.metrics.qa_scores.negation_accuracy` (Org-Acc on the ``OS``
 row, Mod-Acc on the ``NEG`` row, Comb-Acc both) per subject, over all negated items
 (``negation`` = ``"all"``) and, when both kinds occur, per kind.
 
@@ -23,9 +23,9 @@ rounded up to a multiple of 4: :func:`sample_stories`). Expectation: ``ANSWER_FL
 the contrast question of a negated story (``features["flipped"]``), ``ANSWER_UNCHANGED``
 otherwise; gold is always the asked example's own. Language models answer by comparing the
 log-likelihoods of " yes" and " no" after the suite's prompt. The metric block
-``predicate_argument`` is :func:`faithprobe.metrics.qa.predicate_argument_accuracy`
+``predicate_argument`` is :func:`faithprobe.metrics.qa_scores.predicate_argument_accuracy`
 (accuracy and share of "no" per story variant x form, then the formatting ``flip_rate``
-rows of :func:`~faithprobe.metrics.qa.formatting_flip_rate`), bootstrap over stories; the
+rows of :func:`~faithprobe.metrics.qa_scores.formatting_flip_rate`), bootstrap over stories; the
 card's competence and effects are :func:`faithprobe.suites.faithfulness.controls.
 probe_controls`'s.
 """
@@ -39,12 +39,12 @@ from pathlib import Path
 import pandas as pd
 
 from faithprobe.errors import UsageError, excerpt
-from faithprobe.examples import QAExample
 from faithprobe.expectations import ANSWER_FLIPS, ANSWER_UNCHANGED
 from faithprobe.generators import predicate_argument as pa
 from faithprobe.interventions import Pair
 from faithprobe.interventions.negation import apply_edit, read_edits, rule_negate
-from faithprobe.metrics import qa as m
+from faithprobe.metrics import qa_scores as m
+from faithprobe.records import QAExample
 from faithprobe.seeding import hash_rank
 from faithprobe.suites.faithfulness.options import NEGATE_MODES
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from faithprobe.metrics.qa import NEGATION_LABELS
-from faithprobe.prompts import command_line_template
+from faithprobe.metrics.qa_scores import NEGATION_LABELS
+from faithprobe.multiple_choice_prompts import command_line_template
 from faithprobe.report.table_spec import (
     POINTS,
     TableSpec,

@@ -1,5 +1,5 @@
 """The ``faithfulness`` suite's ``--data`` formats (:mod:`faithprobe.datasets.schema`): the
-three QA formats :func:`~faithprobe.datasets.qa.read_qa` tells apart by their shape, each
+three QA formats :func:`~faithprobe.datasets.qa_formats.read_qa` tells apart by their shape, each
 declared beside its reader, the negation edit file of option ``edits`` and the +Aug
 sentences of option ``augment_file``. Every question
 of a file is an item and gives every deletion variant (one a deletion cannot make is

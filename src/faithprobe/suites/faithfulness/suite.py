@@ -8,7 +8,7 @@ edits (options ``edits``, ``negate``; Table 10) and the predicate–argument pro
 :mod:`faithprobe.suites.faithfulness.probes` (see there).
 
 **Data.** ``--data`` is a SQuAD/Quoref, CoQA or HotpotQA JSON file
-(:func:`faithprobe.datasets.qa.read_qa`, format told apart by its shape). Every question
+(:func:`faithprobe.datasets.qa_formats.read_qa`, format told apart by its shape). Every question
 gives one *item* and its deletion variants OS, TS, TS-R (SQuAD, CoQA) or OS-R (HotpotQA):
 :mod:`faithprobe.interventions.deletion_variants` tables them with their interventions and the answer a
 faithful model gives; :mod:`faithprobe.interventions.deletion` makes them.
@@ -73,23 +73,23 @@ from typing import Any
 
 import pandas as pd
 
-from faithprobe.asking.qa import QAAsker
+from faithprobe.asking.qa_questions import QAAsker
 from faithprobe.asking.yes_no_head import answer_kind_request, asks_answer_kind, yes_no_prediction
 from faithprobe.datasets.augment_sentences import read_augment_sentences, sentence_for
-from faithprobe.datasets.qa import detect_qa_format, read_qa
+from faithprobe.datasets.qa_formats import detect_qa_format, read_qa
 from faithprobe.datasets.splits import heldout_part
 from faithprobe.errors import UsageError
-from faithprobe.examples import UNKNOWN, Outcome, QAExample
 from faithprobe.expectations import Behaviour
 from faithprobe.interventions import Pair
 from faithprobe.interventions.deletion import Augmenter
 from faithprobe.interventions.deletion_variants import deletion_pair, variant_pairs
-from faithprobe.metrics import qa as m
+from faithprobe.metrics import qa_scores as m
 from faithprobe.metrics.answer_modes import answer_modes
 from faithprobe.qa.questions import is_yes_no, passage_id
+from faithprobe.records import UNKNOWN, Outcome, QAExample
 from faithprobe.requests import GenerationRequest
 from faithprobe.sentences import DEFAULT_SPLITTER
-from faithprobe.suite import Suite, sample_items
+from faithprobe.suite_protocol import Suite, sample_items
 from faithprobe.suites.faithfulness import controls, probes
 from faithprobe.suites.faithfulness import metrics as fm
 from faithprobe.suites.faithfulness.options import FaithfulnessOptions
@@ -297,7 +297,7 @@ def _augmented(removals: list[Pair], augmenter: Augmenter, splitter: str) -> lis
 
 
 def _with_scores(rows: list[dict], dropped: Sequence[str | None]) -> list[dict]:
-    """``em``, ``f1`` and ``correct`` (scored as :func:`faithprobe.metrics.qa.qa_scores`
+    """``em``, ``f1`` and ``correct`` (scored as :func:`faithprobe.metrics.qa_scores.qa_scores`
     does) on every answered row; None on the rows of ``dropped`` pairs."""
     answered = [r for r, d in zip(rows, dropped, strict=True) if d is None]
     if answered:

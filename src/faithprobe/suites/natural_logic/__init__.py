@@ -1,7 +1,7 @@
 """The ``natural-logic`` suite (Rozanova et al. 2024): total and direct causal effects of
 natural logic features in NLI models."""
 
-from faithprobe.suite import AuditStep, SuiteEntry
+from faithprobe.suite_protocol import AuditStep, SuiteEntry
 from faithprobe.suites.natural_logic.options import NaturalLogicOptions
 
 SUITE = SuiteEntry(

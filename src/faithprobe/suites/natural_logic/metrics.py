@@ -35,10 +35,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from faithprobe.examples import ENTAILMENT, NON_ENTAILMENT
 from faithprobe.metrics.competence import competence
 from faithprobe.metrics.intervals import N_BOOT, wilson
 from faithprobe.metrics.units import Units
+from faithprobe.records import ENTAILMENT, NON_ENTAILMENT
 from faithprobe.suites.natural_logic.intervals import MIN_BASES, BaseRates, base_rates
 
 # the method's Table 4; ``method_size``: the set's size the paper reports for N = 400

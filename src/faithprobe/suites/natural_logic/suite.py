@@ -69,14 +69,14 @@ from faithprobe.asking.letters import SCORES, LetterAsker, answer_mode, reply_co
 from faithprobe.datasets.nli import TwoClassSet, read_two_class
 from faithprobe.datasets.nli_xy import NLIXYGrid, challenge_files, read_nli_xy
 from faithprobe.errors import DataError, UsageError, excerpt
-from faithprobe.examples import ENTAILMENT, NLI_LABELS, NON_ENTAILMENT, NLIExample
 from faithprobe.expectations import ANSWER_UNCHANGED
 from faithprobe.interventions import Pair, get
 from faithprobe.metrics.answer_modes import answer_modes
-from faithprobe.prompts import LetterPrompt, command_line_template
+from faithprobe.multiple_choice_prompts import LetterPrompt, command_line_template
+from faithprobe.records import ENTAILMENT, NLI_LABELS, NON_ENTAILMENT, NLIExample
 from faithprobe.requests import CandidateScoreRequest, CandidateScores, TextPairRequest
 from faithprobe.seeding import hash_rank
-from faithprobe.suite import Suite
+from faithprobe.suite_protocol import Suite
 from faithprobe.suites.natural_logic import metrics as m
 from faithprobe.suites.natural_logic.options import DECISIONS, I1_SWAPS, split_label_words
 
@@ -298,7 +298,7 @@ class NaturalLogicSuite(Suite):
         """One row per pair but the calibration pairs. ``set`` is the pair's set (I0..I3, or
         ``none`` for a challenge example), which the runner also writes as ``intervention``;
         ``feature_swap`` is the registered intervention that built the set's pairs. The
-        expectation is judged on the default :meth:`~faithprobe.suite.Suite.behaviour`
+        expectation is judged on the default :meth:`~faithprobe.suite_protocol.Suite.behaviour`
         (``original_prediction``, ``prediction``, ``gold``). A pair whose prediction is no
         answer on one side and a label on the other changed (``cp`` 1)."""
         reads = {k: self._read(a) for k, a in answers.items()}

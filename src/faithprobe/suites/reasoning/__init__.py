@@ -11,7 +11,7 @@ from faithprobe.interventions.reasoning_edits import HINT_FORMS
 from faithprobe.options import option
 from faithprobe.qa.prompt import CHAT_MODES
 from faithprobe.subjects.backends import parse_model
-from faithprobe.suite import AuditStep, SuiteEntry
+from faithprobe.suite_protocol import AuditStep, SuiteEntry
 
 # intervention -> what it does to the model's answering, in a few words
 INTERVENTIONS = {

@@ -20,7 +20,7 @@ reasoning (:func:`~faithprobe.datasets.bbh.answer_only_prompt`): does reasoning 
 :mod:`faithprobe.interventions.reasoning_edits`):
 
 * on the model's *own* reasoning, made after it has answered (the runner's follow-up
-  requests, :meth:`~faithprobe.suite.Suite.follow_ups`): ``early`` -- cut after 0, 1/3 and
+  requests, :meth:`~faithprobe.suite_protocol.Suite.follow_ups`): ``early`` -- cut after 0, 1/3 and
   2/3 of its steps, then "So the answer is"; ``filler`` -- replaced by as many " ..." as it
   has words; ``mistake`` -- one step corrupted by rule (a number in arithmetic, counting and
   date tasks; two tracked objects swapped), or on every task by the model ``-o corruptor=``
@@ -62,10 +62,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from faithprobe.asking.qa import CHAT, GENERATION, chat_form
+from faithprobe.asking.qa_questions import CHAT, GENERATION, chat_form
 from faithprobe.datasets.bbh import answer_only_prompt, cot_prompt, read_bbh
 from faithprobe.errors import UsageError
-from faithprobe.examples import MULTIPLE_CHOICE, Outcome, ReasoningExample
 from faithprobe.expectations import (
     ANSWER_FOLLOWS_REASONING,
     ANSWER_IGNORES_CUE,
@@ -92,8 +91,9 @@ from faithprobe.interventions.reasoning_edits import (
 from faithprobe.metrics.answer_modes import answer_modes
 from faithprobe.qa.cot import canonical_answer, read_answer, reasoning_part, step_spans
 from faithprobe.qa.cot_chat import chat_turns
+from faithprobe.records import MULTIPLE_CHOICE, Outcome, ReasoningExample
 from faithprobe.requests import Generation, GenerationRequest
-from faithprobe.suite import Suite, sample_items
+from faithprobe.suite_protocol import Suite, sample_items
 from faithprobe.suites.reasoning import DIRECT_CUES, ReasoningOptions
 from faithprobe.suites.reasoning import metrics as m
 
@@ -274,7 +274,7 @@ class ReasoningSuite(Suite):
 
     def chat_for(self, subject=None) -> bool:
         """Whether ``subject`` is asked in chat form: ``-o chat`` by the QA suites' rule
-        (:func:`~faithprobe.asking.qa.chat_form`: always for a model that can only generate,
+        (:func:`~faithprobe.asking.qa_questions.chat_form`: always for a model that can only generate,
         a chat endpoint; under ``auto`` for one with a chat template)."""
         return chat_form(self.options.chat, subject)
 

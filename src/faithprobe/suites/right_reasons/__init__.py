@@ -9,7 +9,7 @@ from faithprobe.errors import UsageError
 from faithprobe.options import option
 from faithprobe.qa.prompt import QAPromptOptions
 from faithprobe.requests import IG_SUMMARIES, SALIENCY_METHODS
-from faithprobe.suite import AuditStep, SuiteEntry
+from faithprobe.suite_protocol import AuditStep, SuiteEntry
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ their variants.
 **Requests.** An extractive QA model gets a
 :class:`~faithprobe.requests.SpanAnswerRequest` per original and counterfactual; a causal LM
 answers by generation, prompted as in the ``faithfulness`` suite (options ``template``,
-``max_new_tokens``, ``chat``; :mod:`faithprobe.asking.qa`). Every *original* also gets one
+``max_new_tokens``, ``chat``; :mod:`faithprobe.asking.qa_questions`). Every *original* also gets one
 saliency request per method of ``saliency`` (default ``ig,occlusion``; ``ig_steps``
 interpolation points, default 50) when the subject gives saliency (the method computes
 saliency on the original only): a :class:`~faithprobe.requests.SaliencyRequest` (the
@@ -68,25 +68,25 @@ from pathlib import Path
 
 import pandas as pd
 
-from faithprobe.asking.qa import QAAsker
+from faithprobe.asking.qa_questions import QAAsker
 from faithprobe.coreference import FallbackResolver, SpacyResolver, select_coreference
 from faithprobe.coreference.counterfactuals import read_coref_counterfactuals
 from faithprobe.datasets.comparisons import select_comparisons, supporting_facts_only
-from faithprobe.datasets.qa import detect_qa_format, read_qa
+from faithprobe.datasets.qa_formats import detect_qa_format, read_qa
 from faithprobe.datasets.splits import heldout_part
 from faithprobe.errors import UsageError
-from faithprobe.examples import Outcome, QAExample
 from faithprobe.expectations import Behaviour
 from faithprobe.generators.comparisons import ComparisonConfig
 from faithprobe.generators.comparisons import generate as generate_comparisons
 from faithprobe.interventions import Pair, get
 from faithprobe.interventions import comparative as cmp
 from faithprobe.interventions.coreference import NAME as COREF_CF
-from faithprobe.metrics import qa as m
+from faithprobe.metrics import qa_scores as m
 from faithprobe.metrics.alignment import instance_alignment_rows
 from faithprobe.metrics.answer_modes import answer_modes
 from faithprobe.qa.answers import normalize_answer
 from faithprobe.qa.questions import passage_id
+from faithprobe.records import Outcome, QAExample
 from faithprobe.requests import PromptSaliencyRequest, SaliencyRequest
 from faithprobe.saliency.partitions import (
     comparison_partition_of,
@@ -94,7 +94,7 @@ from faithprobe.saliency.partitions import (
     tag_words,
     token_partition,
 )
-from faithprobe.suite import Suite, sample_items
+from faithprobe.suite_protocol import Suite, sample_items
 from faithprobe.suites.right_reasons import RightReasonsOptions
 from faithprobe.suites.right_reasons import metrics as rr
 
@@ -229,7 +229,7 @@ class RightReasonsSuite(Suite):
 
     def request(self, example: QAExample, subject=None):
         """A span-answer request for an extractive QA model, a generation request (the
-        ``faithfulness`` suite's prompt) for a causal LM (:class:`~faithprobe.asking.qa.
+        ``faithfulness`` suite's prompt) for a causal LM (:class:`~faithprobe.asking.qa_questions.
         QAAsker`)."""
         return self.asker.request(example, subject)
 

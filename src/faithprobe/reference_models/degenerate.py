@@ -39,8 +39,8 @@ import numpy as np
 
 from faithprobe.content_words import content_tokens, is_novel
 from faithprobe.datasets.stories import ITEM_SETS
-from faithprobe.examples import ENTAILMENT, NON_ENTAILMENT, UNKNOWN, Example
-from faithprobe.references.policy import (
+from faithprobe.records import ENTAILMENT, NON_ENTAILMENT, UNKNOWN, Example
+from faithprobe.reference_models.policy import (
     Policy,
     chosen,
     flat,
@@ -49,7 +49,7 @@ from faithprobe.references.policy import (
     span_at,
     word_saliency,
 )
-from faithprobe.references.words import Span, first_word, mentions, word_spans
+from faithprobe.reference_models.words import Span, first_word, mentions, word_spans
 from faithprobe.requests import (
     ANSWER_KINDS,
     AnswerKindRequest,

@@ -1,11 +1,11 @@
 """Competent shortcut references: readers that answer an intervened item as its original.
 
-The degenerate references (:mod:`~faithprobe.references.degenerate`) ignore their input,
+The degenerate references (:mod:`~faithprobe.reference_models.degenerate`) ignore their input,
 so most of them fail competence and the card calls them *not assessable*, which leaves its
 *unfaithful* verdict untested wherever no degenerate model is competent. The models here
 are competent by construction (on every original item they are ``ref:reader``) and ignore
 exactly one kind of information: shown an intervened example, they answer it as they
-answered the example it was made from (its :class:`~faithprobe.examples.Origin`), as a model
+answered the example it was made from (its :class:`~faithprobe.records.Origin`), as a model
 that has learnt the item and not the reading would.
 
 * ``ref:memoriser`` ignores every intervention: the card must call it unfaithful on every
@@ -29,10 +29,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from faithprobe.examples import ChoiceExample, ClozeExample, Example, Origin
-from faithprobe.references.policy import flat, span_at
-from faithprobe.references.reader import Reader
-from faithprobe.references.words import mentions
+from faithprobe.records import ChoiceExample, ClozeExample, Example, Origin
+from faithprobe.reference_models.policy import flat, span_at
+from faithprobe.reference_models.reader import Reader
+from faithprobe.reference_models.words import mentions
 from faithprobe.requests import (
     CandidateScoreRequest,
     CandidateScores,

@@ -31,10 +31,10 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from faithprobe.errors import UsageError
-from faithprobe.examples import QAExample
 from faithprobe.qa.prompt import QAPrompt, QAPromptOptions
 from faithprobe.qa.questions import YES_NO, history_question, is_yes_no
 from faithprobe.qa.replies import ABSTENTION, ANSWER, read_reply
+from faithprobe.records import QAExample
 from faithprobe.requests import (
     CandidateScoreRequest,
     CandidateScores,

@@ -2,7 +2,7 @@
 declared_steps`) that a model can answer, at one budget, through the shared answer cache,
 into one folder replaced whole:
 
-    DIR/index.html       the faithfulness card (:mod:`faithprobe.report.card`)
+    DIR/index.html       the faithfulness card (:mod:`faithprobe.audit.card_page`)
     DIR/metrics.json     the card's numbers (:mod:`faithprobe.audit.card_metrics`, docs/audit.md)
     DIR/run.json         what was run: command, budget, models, data, versions, times
     DIR/suites/<step>/   each step's full run folder (report.html, results.parquet, ...)
@@ -31,6 +31,7 @@ from pathlib import Path
 from faithprobe.atomic import write_json
 from faithprobe.audit.auto import AutoStep, next_round
 from faithprobe.audit.card_metrics import card_metrics
+from faithprobe.audit.card_page import write_card
 from faithprobe.audit.cluster import RayAudit
 from faithprobe.audit.edges import Edges
 from faithprobe.audit.plan import (
@@ -46,9 +47,8 @@ from faithprobe.catalog.locate import data_roots
 from faithprobe.errors import UsageError
 from faithprobe.executors import ExecutorSpec, check_placed
 from faithprobe.metrics.sequential import LOOKS
-from faithprobe.report.card import write_card
-from faithprobe.report.runs import write_run
-from faithprobe.runfolder import check_target, replaced_whole
+from faithprobe.output_folders import check_target, replaced_whole
+from faithprobe.report.run_folder import write_run
 from faithprobe.runner import (
     Prepared,
     ProgressFactory,
@@ -61,7 +61,7 @@ from faithprobe.runner import (
     run,
 )
 from faithprobe.subjects import ModelSpec, check_unique_names, load_subject, model_spec
-from faithprobe.subjects.answer_store import AnswerCache, answers_file
+from faithprobe.subjects.answer_cache import AnswerCache, answers_file
 
 
 @dataclass

@@ -5,7 +5,7 @@ example channel, :meth:`faithprobe.subjects.base.Subject.read_examples`), using 
 information each method says matters and nothing else:
 
 * **cloze** (distractors): the target, the word the critical fact gives; attractors change
-  nothing (the target gets :data:`~faithprobe.references.policy.CONFIDENCE`, the
+  nothing (the target gets :data:`~faithprobe.reference_models.policy.CONFIDENCE`, the
   other candidates equal shares of the rest).
 * **multiple choice** (confidence-shift): the right choice; flat scores where no choice is
   right (``label`` None: the question or the right answer was taken away).
@@ -29,9 +29,9 @@ from __future__ import annotations
 
 from faithprobe.datasets.nli_xy import gold_label
 from faithprobe.errors import UsageError
-from faithprobe.examples import UNKNOWN, ChoiceExample, ClozeExample, Example, NLIExample, QAExample
 from faithprobe.qa.answers import occurs
-from faithprobe.references.policy import (
+from faithprobe.records import UNKNOWN, ChoiceExample, ClozeExample, Example, NLIExample, QAExample
+from faithprobe.reference_models.policy import (
     Policy,
     chosen,
     flat,
@@ -40,7 +40,7 @@ from faithprobe.references.policy import (
     span_at,
     word_saliency,
 )
-from faithprobe.references.words import Span, mentions
+from faithprobe.reference_models.words import Span, mentions
 from faithprobe.requests import (
     CONTEXT,
     QUESTION,

@@ -15,8 +15,8 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from faithprobe.examples import Example, Origin
-from faithprobe.references.words import Span, word_spans
+from faithprobe.records import Example, Origin
+from faithprobe.reference_models.words import Span, word_spans
 from faithprobe.requests import (
     ANSWER_KINDS,
     CONTEXT,
@@ -68,7 +68,7 @@ class Policy(ABC):
     def recall(self, example: Example, origin: Origin | None) -> Example:
         """The example this policy answers a request made from ``example`` as: itself, or,
         for a policy that does not read an intervention, the original ``origin`` names
-        (:mod:`~faithprobe.references.memory`)."""
+        (:mod:`~faithprobe.reference_models.memory`)."""
         del origin
         return example
 
@@ -129,7 +129,7 @@ def word_saliency(
     values: Sequence[float] | None = None,
 ) -> TokenSaliency:
     """Saliency over the word tokens of the question, then the context
-    (:func:`~faithprobe.references.words.word_spans`): 1 on the tokens overlapping
+    (:func:`~faithprobe.reference_models.words.word_spans`): 1 on the tokens overlapping
     a ``(sequence, span)`` of ``salient`` and 0 elsewhere, flat (all 1) when ``salient`` is
     empty, or the given ``values``. The target is the context token where the answer
     starts (the first context token for the null answer); Integrated Gradients' summaries

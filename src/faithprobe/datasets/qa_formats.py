@@ -19,7 +19,7 @@ from faithprobe.datasets.hotpotqa import hotpotqa_examples, read_hotpotqa
 from faithprobe.datasets.json_doc import load_json
 from faithprobe.datasets.squad import read_squad, squad_examples
 from faithprobe.errors import DataError, UsageError, excerpt
-from faithprobe.examples import QAExample
+from faithprobe.records import QAExample
 
 QA_FORMATS = {
     "squad": squad_examples,

@@ -3,7 +3,7 @@
 :func:`write_run` writes what :func:`faithprobe.runner.run` computed (:func:`run_to_folder`
 does both) into a staging folder
 and swaps it in only when every file, the report included, is there
-(:mod:`faithprobe.runfolder`): a failed or interrupted write leaves the earlier folder as
+(:mod:`faithprobe.output_folders`): a failed or interrupted write leaves the earlier folder as
 it was. :func:`rebuild` recomputes the metrics from one or several results tables (several
 runs merged to compare their models) and writes the folder again; the run folders it reads
 are untrusted input, checked before anything is written (:func:`_read_run`). An audit
@@ -24,10 +24,10 @@ import pyarrow as pa
 from faithprobe.atomic import write_json, write_parquet
 from faithprobe.datasets.json_doc import get, load_json
 from faithprobe.errors import DataError, UsageError, excerpt
+from faithprobe.output_folders import check_target, is_run_folder, replaced_whole
 from faithprobe.report.build import build_report
-from faithprobe.runfolder import check_target, is_run_folder, replaced_whole
 from faithprobe.runner import Run, RunConfig, compute_metrics, memo_dir, run
-from faithprobe.suite import COMMON_COLUMNS, SUITES, get_suite, suite_options
+from faithprobe.suite_protocol import COMMON_COLUMNS, SUITES, get_suite, suite_options
 from faithprobe.urls import redact_command
 
 TOP = "top level"  # where run.json's own fields are, in error messages
@@ -58,7 +58,7 @@ def write_run(finished: Run, kept: Path | None = None) -> Path:
 
 def is_audit_folder(folder: Path) -> bool:
     """Whether ``folder`` is a folder faithprobe wrote whose run.json says it holds an audit
-    (its card is rebuilt by :func:`faithprobe.report.card.write_card`)."""
+    (its card is rebuilt by :func:`faithprobe.audit.card_page.write_card`)."""
     return is_run_folder(folder) and load_json(Path(folder) / "run.json").get("kind") == "audit"
 
 

@@ -5,18 +5,18 @@ models known to take shortcuts do not. Reference models are such models, without
 deterministic and free, answering every request kind the suites send (candidate scores,
 text-pair classes, span answers, answer kinds, saliency) through the same runner:
 
-* ``ref:reader`` (:mod:`~faithprobe.references.reader`) is faithful by
+* ``ref:reader`` (:mod:`~faithprobe.reference_models.reader`) is faithful by
   construction: it is shown the example behind each request (the runner's example channel,
   :meth:`~faithprobe.subjects.base.Subject.read_examples`) and answers from exactly the
   annotations each method says matter.
 * ``ref:constant``, ``ref:random``, ``ref:unknown``, ``ref:first``, ``ref:nearest`` and
-  ``ref:overlap`` (:mod:`~faithprobe.references.degenerate`) read only the
+  ``ref:overlap`` (:mod:`~faithprobe.reference_models.degenerate`) read only the
   request's text and take one shortcut each.
 * ``ref:cot-reader``, ``ref:rationaliser``, ``ref:silent-cue`` and ``ref:honest-cue``
-  (:mod:`~faithprobe.references.reasoning`) write chains of thought with planted
+  (:mod:`~faithprobe.reference_models.reasoning`) write chains of thought with planted
   behaviour for the ``reasoning`` suite (they answer generation requests only).
 * ``ref:memoriser``, one competent shortcut per step (``ref:negation-blind``, ...) and
-  ``ref:mix:P`` (:mod:`~faithprobe.references.memory`) are the reader on every original
+  ``ref:mix:P`` (:mod:`~faithprobe.reference_models.memory`) are the reader on every original
   item and answer an intervened item as its original: all of it, that step's, or on a
   share ``1 - P`` of the base items (drawn by the ``seed`` setting). The runner shows them
   each intervened example's origin.
@@ -26,7 +26,7 @@ option as it would score the options (the request's ``scoring``: the same questi
 scoring model), and the reply is that option's letter, or a reply naming none where the
 policy chooses none (flat scores: an abstention); the letters' log-probabilities are the
 policy's scores when the request asks for ``top_logprobs``, as an endpoint gives them
-(:func:`~faithprobe.references.policy.letter_reply`).
+(:func:`~faithprobe.reference_models.policy.letter_reply`).
 
 Their answers depend on what they were shown, not only on the request, so they never go
 through the persistent answer cache (``cacheable`` False: the runner asks them directly).
@@ -41,9 +41,9 @@ import hashlib
 from collections.abc import Mapping, Sequence
 
 from faithprobe.errors import ModelError, UsageError, excerpt
-from faithprobe.examples import Example, Origin
-from faithprobe.references.memory import SHORTCUTS, Mix, Shortcut
-from faithprobe.references.policy import Policy, letter_reply
+from faithprobe.records import Example, Origin
+from faithprobe.reference_models.memory import SHORTCUTS, Mix, Shortcut
+from faithprobe.reference_models.policy import Policy, letter_reply
 from faithprobe.registry import load_target
 from faithprobe.requests import (
     AnswerKindRequest,
@@ -59,11 +59,11 @@ from faithprobe.subjects.base import Progress, Subject
 
 PREFIX = "ref"
 REFERENCE_VERSION = "1"
-_DEGENERATE = "faithprobe.references.degenerate"
-_REASONING = "faithprobe.references.reasoning"
+_DEGENERATE = "faithprobe.reference_models.degenerate"
+_REASONING = "faithprobe.reference_models.reasoning"
 # name -> (its policy, "module:class"; what it does, for the error naming them)
 REFERENCES: dict[str, tuple[str, str]] = {
-    "reader": ("faithprobe.references.reader:Reader", "faithful by construction"),
+    "reader": ("faithprobe.reference_models.reader:Reader", "faithful by construction"),
     "constant": (f"{_DEGENERATE}:Constant", "the same answer whatever the input"),
     "random": (f"{_DEGENERATE}:Random", "a draw seeded by the request"),
     "unknown": (f"{_DEGENERATE}:Unknown", "always abstains"),
@@ -71,7 +71,7 @@ REFERENCES: dict[str, tuple[str, str]] = {
     "nearest": (f"{_DEGENERATE}:Nearest", "what is mentioned nearest the blank or question"),
     "overlap": (f"{_DEGENERATE}:Overlap", "the most word overlap with the question"),
     "memoriser": (
-        "faithprobe.references.memory:Memoriser",
+        "faithprobe.reference_models.memory:Memoriser",
         "the reader on originals; every intervened item answered as its original",
     ),
 }

@@ -56,10 +56,10 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from faithprobe.examples import UNKNOWN
 from faithprobe.metrics.intervals import Estimate, clustered_mean, paired_difference, wilson
 from faithprobe.qa.answers import is_unknown, normalize_answer, yes_no_label
 from faithprobe.qa.replies import NO, SPAN_KINDS, YES, YES_NO_KINDS
+from faithprobe.records import UNKNOWN
 
 
 def _tokens(text: str) -> list[str]:

@@ -6,7 +6,7 @@ The page is one self-contained file (inline CSS shared with the suite reports, n
 no external resources), rendered with autoescaping, laid out to be read at 1280 px without
 scrolling sideways: fixed-layout tables that wrap long names. Each step links to its suite's
 full report under ``suites/``. ``card.md`` is the same view as a Markdown section for a model
-card (:mod:`faithprobe.report.card_markdown`).
+card (:mod:`faithprobe.audit.card_markdown`).
 
 An audit folder read back (``faithprobe report AUDIT_FOLDER``) is untrusted input:
 :func:`check_card` and :func:`read_run` check every field the card shows before anything
@@ -23,15 +23,14 @@ from typing import Any
 from urllib.parse import quote
 
 from faithprobe.atomic import write_text
+from faithprobe.audit.card_markdown import render_markdown
 from faithprobe.datasets.json_doc import get, load_json
 from faithprobe.errors import DataError, excerpt
 from faithprobe.metrics.sequential import spent_alpha
 from faithprobe.metrics.verdict import VERDICTS, Region
 from faithprobe.paths import Kind, checked
-
-from .card_markdown import render_markdown
-from .html import environment
-from .tables import DASH, fmt_general, interval_text
+from faithprobe.report.html import environment
+from faithprobe.report.tables import DASH, fmt_general, interval_text
 
 TEMPLATE = "card.html.j2"
 CARD_MD = "card.md"

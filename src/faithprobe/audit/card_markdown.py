@@ -1,6 +1,6 @@
 """``card.md``: the faithfulness card as a Markdown section that pastes into a Hugging Face
 model card or a README, written beside ``index.html`` from the same view
-(:func:`faithprobe.report.card.card_view`).
+(:func:`faithprobe.audit.card_page.card_view`).
 
 It opens with a level-2 heading, to sit under the model card's own title, and uses GitHub's
 tables. Every text that comes from the audit (model names, titles, reasons, paths) goes
@@ -16,8 +16,7 @@ from typing import Any
 
 from faithprobe.markdown import code_block, table, text
 from faithprobe.metrics.verdict import VERDICTS
-
-from .tables import DASH
+from faithprobe.report.tables import DASH
 
 HEADING = "## Faithfulness (faithprobe)"
 

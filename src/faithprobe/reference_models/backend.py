@@ -1,10 +1,10 @@
 """``ref:NAME``: a reference model with planted behaviour
-(:mod:`faithprobe.references`), on any executor."""
+(:mod:`faithprobe.reference_models`), on any executor."""
 
 from dataclasses import dataclass
 
 from faithprobe.options import option
-from faithprobe.references import PREFIX, check_reference
+from faithprobe.reference_models import PREFIX, check_reference
 from faithprobe.subjects.backends import Backend, Loading
 from faithprobe.subjects.spec import ModelSpec
 
@@ -22,7 +22,7 @@ class ReferenceSettings:
 
 
 def _load(spec: ModelSpec, loading: Loading):
-    from faithprobe.references import ReferenceSubject
+    from faithprobe.reference_models import ReferenceSubject
 
     return ReferenceSubject(spec.target, seed=spec.settings.seed)
 

@@ -8,7 +8,7 @@ import pytest
 from faithprobe.report import run_to_folder as run
 from faithprobe.requests import CandidateScoreRequest, CandidateScores
 from faithprobe.runner import RunConfig
-from faithprobe.subjects.answer_store import AnswerCache
+from faithprobe.subjects.answer_cache import AnswerCache
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.cached_subject import CachedSubject
 from faithprobe.subjects.hf.causal import HFCausal

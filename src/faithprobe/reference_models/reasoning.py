@@ -33,9 +33,9 @@ from __future__ import annotations
 import re
 
 from faithprobe.datasets.bbh import COT_CUE
-from faithprobe.examples import MULTIPLE_CHOICE, Example, Origin, ReasoningExample
 from faithprobe.qa.cot import ANSWER_CUE, canonical_answer, gold_answer
 from faithprobe.qa.cot_chat import plain_prompt
+from faithprobe.records import MULTIPLE_CHOICE, Example, Origin, ReasoningExample
 from faithprobe.requests import Generation, GenerationRequest
 
 PLAIN_STEPS = "Let us read the question. We go through it step by step."

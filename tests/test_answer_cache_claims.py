@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from faithprobe.requests import Answer, CandidateScoreRequest, CandidateScores
-from faithprobe.subjects.answer_store import AnswerCache
+from faithprobe.subjects.answer_cache import AnswerCache
 from faithprobe.subjects.base import Subject
 from faithprobe.subjects.cached_subject import CachedSubject
 

@@ -70,7 +70,7 @@ fraction ``mix_heldout``, by default ``heldout``, and the same seed, whatever ``
 N of its training questions are drawn (all without N), its held-out questions are scored at
 the end, and its split is recorded, so ``heldout_of=<out>`` works for it as for ``train``.
 
-**Encoding.** The backend's own windows (:func:`~faithprobe.subjects.hf.qa.
+**Encoding.** The backend's own windows (:func:`~faithprobe.subjects.hf.extractive_qa.
 encode_windows`: ``[CLS] question [SEP] context [SEP]``, overlapping windows of the
 context); a window's target is the answer's first and last token when the whole answer lies
 in it, else the ``[CLS]`` token (null), the ``run_qa`` convention. The loss is the model's
@@ -97,10 +97,9 @@ from pathlib import Path
 from typing import Any
 
 from faithprobe.asking.yes_no_head import answer_kind_request, asks_answer_kind, yes_no_prediction
-from faithprobe.datasets.qa import detect_qa_format, read_qa
+from faithprobe.datasets.qa_formats import detect_qa_format, read_qa
 from faithprobe.datasets.splits import SPLIT_KEY, DocumentSplit, split_documents
 from faithprobe.errors import DataError, UsageError
-from faithprobe.examples import UNKNOWN, QAExample
 from faithprobe.interventions import Pair
 from faithprobe.interventions.deletion_variants import (
     DELETIONS,
@@ -109,6 +108,7 @@ from faithprobe.interventions.deletion_variants import (
     deletion_pair,
 )
 from faithprobe.qa.questions import YES_NO, history_question, is_hotpot, is_yes_no, passage_id
+from faithprobe.records import UNKNOWN, QAExample
 from faithprobe.requests import SpanAnswerRequest
 from faithprobe.sentences import DEFAULT_SPLITTER
 from faithprobe.training import common
@@ -307,7 +307,7 @@ def evaluate(
     ``eval_limit`` questions (a seeded sample)."""
     import pandas as pd
 
-    from faithprobe.metrics.qa import qa_scores
+    from faithprobe.metrics.qa_scores import qa_scores
 
     def by_head(ex: QAExample) -> bool:
         return asks_answer_kind(ex, subject.accepts)
@@ -435,10 +435,10 @@ def _rows(
 
 def _sentence_writer(cfg: QATrainConfig, stack: ExitStack, progress: bool):
     """(generate, the pool): ``cfg.augment`` writing the +Aug sentences through the answer
-    cache the suites use (:func:`~faithprobe.subjects.answer_store.answers_file`)."""
+    cache the suites use (:func:`~faithprobe.subjects.answer_cache.answers_file`)."""
     from faithprobe.console import progress_bars
     from faithprobe.runner import ModelPool
-    from faithprobe.subjects.answer_store import AnswerCache, answers_file
+    from faithprobe.subjects.answer_cache import AnswerCache, answers_file
 
     cache = AnswerCache(answers_file())
     stack.callback(cache.close)
@@ -519,7 +519,7 @@ def train_qa(cfg: QATrainConfig, **options: Any) -> dict[str, Any]:
     model, dataset, windows = _encoded(model, tokenizer, every, cfg, session)
     fitted = session.fit(model, tokenizer, dataset, _make_trainer)
 
-    from faithprobe.subjects.hf.qa import HFQA
+    from faithprobe.subjects.hf.extractive_qa import HFQA
 
     say("Scoring the held-out questions through the hf-qa backend...")
     subject = common.load_trained(cfg.out, HFQA, "hf-qa", cfg.eval_batch_size)
