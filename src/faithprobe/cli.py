@@ -28,7 +28,8 @@ from faithprobe.console import (
 )
 from faithprobe.errors import UsageError, excerpt
 from faithprobe.numbers import number_option
-from faithprobe.paths import Kind, argument
+from faithprobe.paths import Kind, argument, path_option
+from faithprobe.subcommands import command_group
 from faithprobe.urls import redact_command
 
 if TYPE_CHECKING:
@@ -67,12 +68,10 @@ class Commands(TyperGroup):
             quiet.restore()  # a command run in-process (by tests) leaves no filters behind
 
 
-app = typer.Typer(
+app = command_group(
+    "Test whether language models use the information they should.",
     cls=Commands,
-    add_completion=False,
-    no_args_is_help=True,
     pretty_exceptions_enable=False,  # a bug shows Python's own traceback, nothing hidden
-    help="Test whether language models use the information they should.",
 )
 
 
@@ -176,9 +175,8 @@ NoCache = Annotated[
 ]
 CacheDir = Annotated[
     Path | None,
-    typer.Option(
-        parser=argument(Kind.WRITE_FOLDER),
-        help="cache folder (default: $FAITHPROBE_CACHE_DIR or the user cache)",
+    path_option(
+        Kind.WRITE_FOLDER, "cache folder (default: $FAITHPROBE_CACHE_DIR or the user cache)"
     ),
 ]
 
@@ -378,11 +376,11 @@ RunModels = Annotated[
 ]
 Data = Annotated[
     Path | None,
-    typer.Option(
-        parser=argument(Kind.READ_ANY),
-        help="data file or folder (natural-logic: an NLI-XY folder), or the name of a data "
-        "set fetched with `faithprobe data fetch` (squad, socialiqa, nli-xy, ...); default: "
-        "the suite's generated dataset",
+    path_option(
+        Kind.READ_ANY,
+        "data file or folder (natural-logic: an NLI-XY folder), or the name of a data set "
+        "fetched with `faithprobe data fetch` (squad, socialiqa, nli-xy, ...); default: the "
+        "suite's generated dataset",
     ),
 ]
 Limit = Annotated[
@@ -395,7 +393,7 @@ Limit = Annotated[
 ]
 RunOut = Annotated[
     Path | None,
-    typer.Option(parser=argument(Kind.WRITE_FOLDER), help="run folder (default runs/SUITE-TIME)"),
+    path_option(Kind.WRITE_FOLDER, "run folder (default runs/SUITE-TIME)"),
 ]
 SuiteOptions = Annotated[
     list[str] | None,
@@ -499,23 +497,22 @@ Adjust = Annotated[
 ]
 AuditOut = Annotated[
     Path | None,
-    typer.Option(parser=argument(Kind.WRITE_FOLDER), help="audit folder (default runs/audit-TIME)"),
+    path_option(Kind.WRITE_FOLDER, "audit folder (default runs/audit-TIME)"),
 ]
 DataDir = Annotated[
     Path | None,
-    typer.Option(
-        parser=argument(Kind.READ_FOLDER),
-        help="a data folder holding squad/dev-v1.1.json, nli-xy/ and socialiqa/, searched "
-        "before $FAITHPROBE_DATA and the folder `faithprobe data fetch` fills; at --budget "
-        "small the samples shipped with faithprobe stand in for missing files, at larger "
-        "budgets a step whose data is missing is skipped with the reason",
+    path_option(
+        Kind.READ_FOLDER,
+        "a data folder holding squad/dev-v1.1.json, nli-xy/ and socialiqa/, searched before "
+        "$FAITHPROBE_DATA and the folder `faithprobe data fetch` fills; at --budget small the "
+        "samples shipped with faithprobe stand in for missing files, at larger budgets a step "
+        "whose data is missing is skipped with the reason",
     ),
 ]
 Compare = Annotated[
     tuple[Path, Path] | None,
-    typer.Option(
-        parser=argument(Kind.READ_FOLDER),
-        help="OLD NEW: show what changed between two audit folders (no models are run)",
+    path_option(
+        Kind.READ_FOLDER, "OLD NEW: show what changed between two audit folders (no models are run)"
     ),
 ]
 FailOn = Annotated[
@@ -524,10 +521,10 @@ FailOn = Annotated[
 ]
 Markdown = Annotated[
     Path | None,
-    typer.Option(
-        parser=argument(Kind.WRITE_FILE),
-        help="with --compare: also write the comparison as Markdown to this file (replacing "
-        "only a comparison faithprobe wrote, unless --force)",
+    path_option(
+        Kind.WRITE_FILE,
+        "with --compare: also write the comparison as Markdown to this file (replacing only a "
+        "comparison faithprobe wrote, unless --force)",
     ),
 ]
 Edge = Annotated[
@@ -690,9 +687,8 @@ def report(
     ],
     out: Annotated[
         Path | None,
-        typer.Option(
-            parser=argument(Kind.WRITE_FOLDER),
-            help="folder for a merged report (default: the first run folder)",
+        path_option(
+            Kind.WRITE_FOLDER, "folder for a merged report (default: the first run folder)"
         ),
     ] = None,
     force: Force = False,
@@ -724,10 +720,7 @@ def generate(
     name: Annotated[str, typer.Argument(help="generator (see `faithprobe list`)")],
     out: Annotated[
         Path,
-        typer.Option(
-            parser=argument(Kind.WRITE_FILE),
-            help="file to write (JSON lines; SQuAD JSON for comparisons)",
-        ),
+        path_option(Kind.WRITE_FILE, "file to write (JSON lines; SQuAD JSON for comparisons)"),
     ],
     seed: Annotated[int, typer.Option(help="seed for names, values and sampled attractors")] = 0,
     option: Annotated[

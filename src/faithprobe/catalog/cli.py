@@ -15,17 +15,16 @@ from faithprobe.catalog.entries import DataSet
 from faithprobe.catalog.locate import DATA_ENV
 from faithprobe.console import byte_progress, log, out_console, progress_bars, user_errors
 from faithprobe.numbers import HOUR, number_option
-from faithprobe.paths import Kind, argument
+from faithprobe.paths import Kind, path_option
+from faithprobe.subcommands import command_group
 
 if TYPE_CHECKING:
     from faithprobe.catalog.fetch import Fetched
 
 MIRROR_ENV = "FAITHPROBE_DATA_MIRROR"
 
-data_app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    help="The data sets the suites read: where they are, and fetching them by name.",
+data_app = command_group(
+    "The data sets the suites read: where they are, and fetching them by name."
 )
 
 
@@ -79,11 +78,10 @@ def fetch_data(
     ],
     to: Annotated[
         Path | None,
-        typer.Option(
+        path_option(
+            Kind.WRITE_FOLDER,
+            f"data folder to fill (default: ${DATA_ENV}, else the user cache's faithprobe/data)",
             "--to",
-            parser=argument(Kind.WRITE_FOLDER),
-            help=f"data folder to fill (default: ${DATA_ENV}, else the user cache's "
-            "faithprobe/data)",
         ),
     ] = None,
     force: Annotated[

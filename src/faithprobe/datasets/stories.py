@@ -117,7 +117,8 @@ class ItemSet:
 
     Phrases are verb phrases with ``{x}`` for the word; ``{list}`` when a single-entity
     attractor phrase takes several words at once. ``query`` takes ``{e}`` (the entity),
-    ``{pos}`` (his/her).
+    ``{pos}`` (his/her). In the multi setting a ``B`` attractor is the critical ``fact`` said
+    of another entity ("Rowan lives in Chile"); ``t_multi`` says a ``T`` one.
     """
 
     name: str
@@ -125,7 +126,6 @@ class ItemSet:
     fact: str
     query: str
     b_single: str
-    b_multi: str
     t_single: str
     t_multi: str
     b_article: bool = False
@@ -160,7 +160,6 @@ ITEM_SETS: dict[str, ItemSet] = {
             fact="lives in {x}",
             query="The capital of {e}'s country is",
             b_single="has visited {list}",
-            b_multi="lives in {x}",
             t_single="has been to {list}",
             t_multi="lives in {x}",
         ),
@@ -177,7 +176,6 @@ ITEM_SETS: dict[str, ItemSet] = {
             fact="works as {x}",
             query="For {pos} job, {e} sells",
             b_single="is friends with {list}",
-            b_multi="works as {x}",
             t_single="likes to buy {list}",
             t_multi="buys {x}",
             b_article=True,
@@ -195,7 +193,6 @@ ITEM_SETS: dict[str, ItemSet] = {
             fact="has visited {x}",
             query="The monument that {e} has visited is in",
             b_single="has read about {list}",
-            b_multi="has visited {x}",
             t_single="has friends in {list}",
             t_multi="lives in {x}",
         ),
@@ -210,7 +207,6 @@ ITEM_SETS: dict[str, ItemSet] = {
             fact="plays {x}",
             query="In the sport that {e} plays, the aim is to score a",
             b_single="watches {list}",
-            b_multi="plays {x}",
             t_single="has seen {list}",
             t_multi="scored {x}",
             t_article=True,
@@ -293,7 +289,7 @@ class Story:
             if self.attractor_type == "unrelated":
                 vp = word
             elif self.attractor_type == "B":
-                vp = spec.b_multi.format(x=self._word(word, spec.b_article))
+                vp = spec.fact.format(x=self._word(word, spec.b_article))  # another's fact
             else:
                 vp = spec.t_multi.format(x=self._word(word, spec.t_article))
             clauses.append(f"{name} {vp}")

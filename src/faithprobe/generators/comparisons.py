@@ -75,12 +75,22 @@ def _dated(noun: str, verb: str, phrasing: str) -> tuple[tuple[str, str, str, tu
     )  # fmt: skip
 
 
+def _dated_facts(verb: str, noun: str = "") -> dict[str, str]:
+    """The fact forms of a dated domain: one entity's year, both entities' years in one
+    sentence; a ``noun`` names the entities before their names (the film {e}, the films {a}
+    and {b})."""
+    one, both = (f"The {noun} ", f"The {noun}s ") if noun else ("", "")
+    return {
+        "separate": f"{one}{{e}} was {verb} in {{v}}.",
+        "joint": f"{both}{{a}} and {{b}} were {verb} in {{va}} and {{vb}} respectively.",
+    }
+
+
 DOMAINS: dict[str, Domain] = {
     "films": Domain(
         names=_combine("Red Blue Silent Golden Broken Distant Hidden Wild",
                        "Harbor Field River Mountain Garden Winter Road Island"),
-        facts={"separate": "The film {e} was released in {v}.",
-               "joint": "The films {a} and {b} were released in {va} and {vb} respectively."},
+        facts=_dated_facts("released", "film"),
         questions=_dated("film", "released", "came out"),
         fillers=("{e} was shot on location in the north.", "Critics praised the score of {e}.",
                  "{e} runs for almost two hours.", "The poster for {e} was painted by hand."),
@@ -105,8 +115,7 @@ DOMAINS: dict[str, Domain] = {
     "buildings": Domain(
         names=_combine("Harlow Kestrel Marlin Ashford Brennan Calder Dunmore Everly",
                        "Tower Hall Library Museum"),
-        facts={"separate": "{e} was completed in {v}.",
-               "joint": "{a} and {b} were completed in {va} and {vb} respectively."},
+        facts=_dated_facts("completed"),
         questions=_dated("building", "completed", "was finished"),
         fillers=("{e} has a copper roof.", "Tourists often photograph {e}.",
                  "{e} stands near the old market.", "The architect of {e} studied in Vienna."),
@@ -115,8 +124,7 @@ DOMAINS: dict[str, Domain] = {
     "companies": Domain(
         names=_combine("Northwind Bluepeak Silverline Redstone Brightwater Ironbark Greenfield",
                        "Systems Foods Motors Media"),
-        facts={"separate": "{e} was founded in {v}.",
-               "joint": "{a} and {b} were founded in {va} and {vb} respectively."},
+        facts=_dated_facts("founded"),
         questions=(*_dated("company", "founded", "started"),
                    ("older", "older", "Which company is older, {a} or {b}?", _YEAR, "min")),
         fillers=("{e} employs several hundred people.", "{e} has offices in three countries.",
@@ -125,8 +133,7 @@ DOMAINS: dict[str, Domain] = {
     "books": Domain(
         names=_combine("Quiet Bitter Paper Glass Iron Lost Summer Midnight",
                        "Letters Houses Promises Orchards Voices Tides Maps Bridges"),
-        facts={"separate": "The novel {e} was published in {v}.",
-               "joint": "The novels {a} and {b} were published in {va} and {vb} respectively."},
+        facts=_dated_facts("published", "novel"),
         questions=_dated("novel", "published", "appeared"),
         fillers=("{e} has been translated into French.", "{e} is set in a small village.",
                  "Readers still discuss the ending of {e}.", "{e} was adapted for radio."),
