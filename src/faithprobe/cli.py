@@ -28,6 +28,7 @@ from faithprobe.console import (
 )
 from faithprobe.errors import UsageError, excerpt
 from faithprobe.numbers import number_option
+from faithprobe.options import check_among
 from faithprobe.paths import Kind, argument, path_option
 from faithprobe.subcommands import command_group
 from faithprobe.urls import redact_command
@@ -569,8 +570,7 @@ def audit(
     from faithprobe.output_folders import check_cache_dir
 
     with user_errors(RESUME):
-        if adjust not in ADJUSTMENTS:
-            raise UsageError(f"--adjust {adjust!r}: choose from {', '.join(ADJUSTMENTS)}")
+        check_among(adjust, ADJUSTMENTS, f"--adjust {adjust!r}")
         if compare is not None:
             if model or edge:
                 raise UsageError(

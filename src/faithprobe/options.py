@@ -54,6 +54,15 @@ def _listed(choices: Sequence[object]) -> str:
     return ", ".join(map(repr, choices))
 
 
+def check_among(value: object, choices: Iterable[object], given: str) -> None:
+    """The one "choose from" check of a name a user gives outside an options dataclass (a
+    flag, a data set, a budget): refuses ``value`` unless it is one of ``choices``, in one
+    line that starts with ``given`` (what was given, e.g. ``--budget 'x'``) and lists them."""
+    choices = tuple(choices)
+    if value not in choices:
+        raise UsageError(f"{given}: choose from {', '.join(map(str, choices))}")
+
+
 def check_choice(owner: str, key: str, value: object, choices: Sequence[object]) -> None:
     """Refuses ``value`` of the option ``key`` of ``owner`` unless it is one of ``choices``.
     None passes (an optional option left empty); a tuple names one or more of them, each

@@ -35,6 +35,7 @@ from faithprobe.datasets.json_doc import get
 from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.markdown import table, text
 from faithprobe.metrics.verdict import Effect, Region
+from faithprobe.options import check_among
 from faithprobe.report.tables import DASH, fmt_general
 from faithprobe.suite_protocol import SUITES
 
@@ -319,8 +320,8 @@ def written_by_compare(path: Path) -> bool:
 
 
 def check_fail_on(value: str | None) -> None:
-    if value is not None and value not in FAIL_ON:
-        raise UsageError(f"--fail-on {value!r}: choose from {', '.join(FAIL_ON)}")
+    if value is not None:
+        check_among(value, FAIL_ON, f"--fail-on {value!r}")
 
 
 def failed(comparison: Comparison, fail_on: str | None) -> bool:

@@ -29,6 +29,7 @@ from faithprobe.catalog.entries import DataSet, owner
 from faithprobe.catalog.locate import Sample, find, sample
 from faithprobe.errors import UsageError, excerpt
 from faithprobe.metrics.sequential import LOOKS
+from faithprobe.options import check_among
 from faithprobe.suite_protocol import SUITES, AuditStep
 
 AUTO = "auto"
@@ -124,8 +125,7 @@ def __getattr__(name: str) -> tuple[Step, ...]:
 
 
 def check_budget(name: str) -> Budget:
-    if name not in BUDGETS:
-        raise UsageError(f"--budget {excerpt(name)}: choose from {', '.join(BUDGETS)}")
+    check_among(name, BUDGETS, f"--budget {excerpt(name)}")
     return BUDGETS[name]
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from faithprobe.errors import UsageError
+from faithprobe.options import check_among
 
 
 @dataclass(frozen=True)
@@ -49,11 +49,8 @@ class DataSet:
 
 def dataset(name: str) -> DataSet:
     """The data set called ``name``; an unknown name lists the known ones."""
-    for entry in CATALOGUE:
-        if entry.name == name:
-            return entry
-    known = ", ".join(e.name for e in CATALOGUE)
-    raise UsageError(f"no data set called {name!r}: choose from {known}")
+    check_among(name, [e.name for e in CATALOGUE], f"no data set called {name!r}")
+    return next(entry for entry in CATALOGUE if entry.name == name)
 
 
 def owner(path: str) -> DataSet | None:

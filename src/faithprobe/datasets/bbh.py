@@ -49,7 +49,8 @@ from typing import Any
 from faithprobe.datasets.json_doc import get, load_json
 from faithprobe.datasets.jsonl import read_text
 from faithprobe.datasets.schema import BOOLEAN, OBJECTS, TEXT, DataSchema, Field, Record, Rule
-from faithprobe.errors import DataError, UsageError, excerpt
+from faithprobe.errors import DataError, excerpt
+from faithprobe.options import check_among
 from faithprobe.qa.cot import ANSWER_CUE, options_of
 from faithprobe.records import MULTIPLE_CHOICE, Exemplar, ReasoningExample
 
@@ -180,11 +181,8 @@ def read_bbh(folder: str | Path, tasks: Sequence[str] | None = None) -> list[Rea
     folder = Path(folder)
     known = task_names(folder)
     if tasks is not None:
-        unknown = [t for t in tasks if t not in known]
-        if unknown:
-            raise UsageError(
-                f"no BBH task {excerpt(unknown[0])} in {folder}: choose from {', '.join(known)}"
-            )
+        for task in tasks:
+            check_among(task, known, f"no BBH task {excerpt(task)} in {folder}")
     chosen = known if tasks is None else [t for t in known if t in set(tasks)]
     return [item for task in chosen for item in read_task(folder, task)]
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from faithprobe.errors import UsageError, excerpt
-from faithprobe.options import option, parse, record
+from faithprobe.options import check_among, option, parse, record
 
 
 @dataclass(frozen=True)
@@ -111,8 +111,7 @@ def parse_executor(
     settings given under older flags (``run``'s ``--address``...), None where not given."""
     name, *parts = text.split(",")
     name = name.strip()
-    if name not in EXECUTOR_SETTINGS:
-        raise UsageError(f"--executor {excerpt(text)}: choose from {', '.join(EXECUTOR_SETTINGS)}")
+    check_among(name, EXECUTOR_SETTINGS, f"--executor {excerpt(text)}")
     given: dict[str, object] = _pairs(text, parts, "--executor")
     for key, value in (aliases or {}).items():
         if value is None:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from faithprobe.errors import UsageError, excerpt
+from faithprobe.options import check_among
 
 DEVICE_KINDS = ("cpu", "cuda", "mps")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -102,8 +103,7 @@ def placed(device: str, dtype: str, torch_module: Callable[[], Any]) -> Placemen
     """:func:`resolve` with the torch that ``torch_module()`` returns (called only where an
     accelerator may be present; a stand-in lets tests play GPUs this machine lacks)."""
     check_device(device)
-    if dtype not in DTYPES:
-        raise UsageError(f"dtype={excerpt(dtype)}: choose from {', '.join(DTYPES)}")
+    check_among(dtype, DTYPES, f"dtype={excerpt(dtype)}")
     if device == "cpu" or (device == "auto" and not accelerator_possible()):
         return Placement("cpu", "float32" if dtype == "auto" else dtype)
     torch = torch_module()
