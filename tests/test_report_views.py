@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from faithprobe.report.example_columns import ExampleColumn
 from faithprobe.report.tables import Table
 from faithprobe.report.views import ExampleRows, ReportView, SectionSpec
 
@@ -53,14 +54,14 @@ def test_example_rows_draw_ids_evenly_per_stratum_and_show_all_their_rows():
             "dropped_reason": [None] * 24,
         }
     )
-    spec = ExampleRows([("pair_id", "pair", False)], lambda rows: rows[["pair_id", "subject"]],
+    spec = ExampleRows((ExampleColumn("pair_id", "pair"), ExampleColumn("subject")),
                        per="set", n=4, sort=("set", "pair_id"))  # fmt: skip
     shown = spec.examples(results, seed=0, subjects=["b", "a"]).frame
     assert len(shown) == 2 * 3 * 2  # 4 // 2 subjects = 2 pairs per set, both subjects each
     sets = dict(zip(results["pair_id"], results["set"], strict=True))
     assert shown["pair_id"].map(sets).value_counts().to_dict() == {"I0": 4, "I1": 4, "I2": 4}
     assert list(shown["subject"][:2]) == ["b", "a"]  # the run's order, then by set and pair
-    by_item = ExampleRows([], lambda rows: rows, draw="original_id", n=8)
+    by_item = ExampleRows((ExampleColumn("original_id"),), draw="original_id", n=8)
     picked = by_item.examples(results, seed=0, subjects=["a", "b"]).frame
     assert picked["original_id"].nunique() == 2 and len(picked) == 8  # 2 pairs x 2 subjects
     assert by_item.examples(results, seed=0, subjects=["a", "b"]).frame.equals(picked)

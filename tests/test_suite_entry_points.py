@@ -12,8 +12,8 @@ import pytest
 
 from faithprobe import registry
 from faithprobe.errors import UsageError
-from faithprobe.registry import SUITE_GROUP, declared
-from faithprobe.suite_protocol import SUITES
+from faithprobe.registry import SUITE_GROUP, declared, load_target
+from faithprobe.suite_protocol import SUITES, SuiteEntry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,3 +47,16 @@ def test_metadata_without_faithprobe_own_is_one_clear_error(monkeypatch):
         UsageError, match=r"'faithprobe.suites' \(it is not installed.*: install it"
     ):
         declared(SUITE_GROUP)
+
+
+def test_a_suite_laid_out_as_the_built_in_ones_names_its_parts_by_convention():
+    entry = SuiteEntry.in_package("faithprobe.suites.natural_logic", name="n", description="",
+                                  method="")  # fmt: skip
+    assert (entry.suite, entry.report, entry.headline) == (
+        "faithprobe.suites.natural_logic.suite:NaturalLogicSuite",
+        "faithprobe.suites.natural_logic.report:NaturalLogicReport",
+        "faithprobe.suites.natural_logic.headline:headline",
+    )
+    built_in = [p.name for p in declared(SUITE_GROUP) if p.value.startswith("faithprobe.")]
+    for entry in map(SUITES.get, built_in):  # each part is where the entry says
+        assert all(load_target(t) for t in (entry.suite, entry.report, entry.headline))

@@ -95,6 +95,21 @@ class SuiteEntry:
     headline: str = ""
     audit: tuple[AuditStep, ...] = ()  # the steps faithprobe audit runs of it
 
+    @classmethod
+    def in_package(cls, package: str, **fields: Any) -> SuiteEntry:
+        """The entry of a suite laid out as the built-in ones are, in ``package`` (its
+        ``__name__``): the Suite subclass ``<Name>Suite`` in ``package.suite``, the report
+        view ``<Name>Report`` in ``package.report`` and the headline ``headline`` in
+        ``package.headline``, ``<Name>`` being the package's last part in CamelCase
+        (``natural_logic``: ``NaturalLogic``)."""
+        name = package.rpartition(".")[2].title().replace("_", "")
+        return cls(
+            suite=f"{package}.suite:{name}Suite",
+            report=f"{package}.report:{name}Report",
+            headline=f"{package}.headline:headline",
+            **fields,
+        )
+
 
 def _discover(registry: Registry) -> None:
     """The suites named in the entry-point group ``faithprobe.suites`` (a value is

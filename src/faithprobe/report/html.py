@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from .example_columns import ExampleColumn
 from .figures import Plot
 from .tables import DASH, Table, fmt_general
 
@@ -66,10 +67,10 @@ def _data_uri(path: Path) -> str:
 
 @dataclass(frozen=True)
 class Examples:
-    """Example rows for the report: ``columns`` are (key, heading, is_text) and rows whose
+    """Example rows for the report: the ``frame`` shown as ``columns``; rows whose
     ``correct`` is False are shaded."""
 
-    columns: Sequence[tuple[str, str, bool]]
+    columns: Sequence[ExampleColumn]
     frame: pd.DataFrame
     note: str = ""
 
@@ -80,14 +81,14 @@ def _examples_context(examples: Examples) -> dict[str, Any]:
         correct = r.get("correct")
         ok = None if correct is None or pd.isna(correct) else bool(correct)
         cells = []
-        for key, _, is_text in examples.columns:
-            value = r.get(key)
-            if key == "correct":
+        for column in examples.columns:
+            value = r.get(column.key)
+            if column.key == "correct":
                 value = DASH if ok is None else ("yes" if ok else "no")
-            cells.append({"text": _cell(value), "is_text": is_text})
+            cells.append({"text": _cell(value), "is_text": column.text})
         records.append({"cells": cells, "ok": ok})
     return {
-        "headings": [h for _, h, _ in examples.columns],
+        "headings": [c.heading for c in examples.columns],
         "rows": records,
         "note": examples.note,
     }

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..seeding import rng_for
+from .example_columns import ExampleColumn, example_frame
 from .figures import FigureMaker, Plot, save_figures
 from .html import Examples, Section
 from .tables import (
@@ -106,11 +107,9 @@ class ExampleRows:
     """Which result rows a report shows as examples: a seeded draw of ids from the rows
     ``pool`` keeps (every row, by default), each drawn id shown with all its rows, about
     ``n`` rows in all (``n`` per value of ``per``, drawn within each value, where given);
-    in the run's subject order, then by ``sort``; ``frame`` turns them into the
-    ``columns`` shown."""
+    in the run's subject order, then by ``sort``; shown as ``columns``."""
 
-    columns: Sequence[tuple[str, str, bool]]  # (key, heading, is text)
-    frame: Callable[[pd.DataFrame], pd.DataFrame]
+    columns: Sequence[ExampleColumn]
     note: str = ""
     pool: Callable[[pd.DataFrame], pd.DataFrame] | None = None
     draw: str = "pair_id"
@@ -134,7 +133,8 @@ class ExampleRows:
         rows = order_rows(pool[pool[self.draw].isin(picked)], subjects, self.ordering)
         if self.sort:
             rows = rows.sort_values(list(self.sort), kind="stable")
-        return Examples(self.columns, self.frame(rows).reset_index(drop=True), self.note)
+        frame = example_frame(self.columns, rows).reset_index(drop=True)
+        return Examples(self.columns, frame, self.note)
 
 
 # a function of the metrics making one table, none, or several (in a list, or by name)

@@ -86,14 +86,12 @@ class ConfidenceShiftOptions:
         return tuple(p.strip() for p in self.probes.split(",") if p.strip())
 
 
-SUITE = SuiteEntry(
+SUITE = SuiteEntry.in_package(
+    __name__,
     name="confidence-shift",
     description="multiple-choice confidence when no choice is correct (3 probes × trials)",
     method="Shen & Kejriwal (2023), Quantifying confidence shifts in a BERT-based question "
     "answering system evaluated on perturbed instances",
-    suite="faithprobe.suites.confidence_shift.suite:ConfidenceShiftSuite",
-    report="faithprobe.suites.confidence_shift.report:ConfidenceShiftReport",
-    headline="faithprobe.suites.confidence_shift.headline:headline",
     options=ConfidenceShiftOptions,
     audit=(
         AuditStep(

@@ -7,7 +7,7 @@ is read from ``metrics.json``; nothing is estimated here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,6 +15,7 @@ import pandas as pd
 
 from faithprobe.report import answer_modes as answers
 from faithprobe.report.answer_modes import answer_modes_table
+from faithprobe.report.example_columns import ExampleColumn
 from faithprobe.report.figures import grouped_bars, new_figure
 from faithprobe.report.table_spec import (
     Cell,
@@ -49,9 +50,9 @@ from faithprobe.suites.confidence_shift.irregularity import FEATURES
 from faithprobe.suites.confidence_shift.metrics import SHIFT_TYPES
 
 if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn (new_figure)
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-N_EXAMPLES = 24
 SHIFT_COLORS = {
     "random-like": "#2ca02c",
     "hybrid": "#bcbd22",
@@ -516,13 +517,33 @@ def pseudo_accuracy_figure(metrics: Mapping[str, Any]) -> Figure | None:
     return fig
 
 
-def shift_figure(metrics: Mapping[str, Any]) -> Figure | None:
-    rows = list(metrics.get("shift_types") or [])
+def _probe_bars(
+    metrics: Mapping[str, Any],
+    key: str,
+    width: tuple[float, float],
+    ylabel: str,
+    draw: Callable[[Axes, list[str], list[dict]], None],
+    **legend: Any,
+) -> Figure | None:
+    """Bars of the rows ``metrics[key]``, one group per (probe, subject) row, on a 0 to 1
+    scale: ``draw`` puts them on the axes; the figure is ``width[0]`` inches wide plus
+    ``width[1]`` per row; ``legend``: where the legend goes."""
+    rows = list(metrics.get(key) or [])
     if not rows:
         return None
     labels = [f"{_probe(r['probe'])}\n{r['subject']}" for r in rows]
-    fig = new_figure((2 + 1.3 * len(rows), 4.2))
+    fig = new_figure((width[0] + width[1] * len(rows), 4.2))
     ax = fig.add_subplot()
+    draw(ax, labels, rows)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel(ylabel)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.legend(fontsize=8, frameon=False, **legend)
+    fig.tight_layout()
+    return fig
+
+
+def _stacked_shift_types(ax: Axes, labels: list[str], rows: list[dict]) -> None:
     bottom = np.zeros(len(rows))
     for kind in SHIFT_TYPES:
         shares = np.array([r.get(f"{kind}_share") or 0.0 for r in rows])
@@ -530,21 +551,9 @@ def shift_figure(metrics: Mapping[str, Any]) -> Figure | None:
             continue
         ax.bar(labels, shares, bottom=bottom, color=SHIFT_COLORS[kind], label=kind)
         bottom += shares
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("share of instances")
-    ax.tick_params(axis="x", labelsize=8)
-    ax.legend(fontsize=8, frameon=False, bbox_to_anchor=(1.01, 1), loc="upper left")
-    fig.tight_layout()
-    return fig
 
 
-def confidence_figure(metrics: Mapping[str, Any]) -> Figure | None:
-    rows = list(metrics.get("confidence_profile") or [])
-    if not rows:
-        return None
-    labels = [f"{_probe(r['probe'])}\n{r['subject']}" for r in rows]
-    fig = new_figure((2.5 + 1.4 * len(rows), 4.2))
-    ax = fig.add_subplot()
+def _confidence_bars(ax: Axes, labels: list[str], rows: list[dict]) -> None:
     series = {
         "correct choice, before": [r["confidence_before"]["value"] for r in rows],
         "pseudo-correct choice, after": [r["confidence_after"]["value"] for r in rows],
@@ -556,25 +565,19 @@ def confidence_figure(metrics: Mapping[str, Any]) -> Figure | None:
         ],
     }
     grouped_bars(ax, labels, series, errs)
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("mean confidence")
-    ax.tick_params(axis="x", labelsize=8)
-    ax.legend(fontsize=8, frameon=False)
-    fig.tight_layout()
-    return fig
+
+
+def shift_figure(metrics: Mapping[str, Any]) -> Figure | None:
+    return _probe_bars(metrics, "shift_types", (2, 1.3), "share of instances",
+                       _stacked_shift_types, bbox_to_anchor=(1.01, 1), loc="upper left")  # fmt: skip
+
+
+def confidence_figure(metrics: Mapping[str, Any]) -> Figure | None:
+    return _probe_bars(metrics, "confidence_profile", (2.5, 1.4), "mean confidence",
+                       _confidence_bars)  # fmt: skip
 
 
 # --------------------------------------------------------------------------- examples
-
-EXAMPLE_COLUMNS = [
-    ("subject", "subject", False),
-    ("probe", "probe", False),
-    ("original_prompt", "original prompt", True),
-    ("prompt", "prompt after probe", True),
-    ("choices_text", "choices after probe (confidence)", True),
-    ("pseudo", "pseudo-correct", True),
-    ("correct", "not the pseudo-correct", False),
-]
 
 
 def _choices_text(choices, confidences, pseudo: int, reply=None) -> str:
@@ -588,28 +591,41 @@ def _choices_text(choices, confidences, pseudo: int, reply=None) -> str:
     )
 
 
-def _example_frame(rows: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "subject": rows["subject"],
-            "probe": rows["probe"].map(_probe),
-            "original_prompt": rows["original_prompt"],
-            "prompt": rows["prompt"].map(lambda p: p or "(empty)"),
-            "choices_text": [
-                _choices_text(c, p, i, r)
-                for c, p, i, r in zip(
-                    rows["choices"],
-                    rows["confidences"],
-                    rows["pseudo_label"],
-                    rows["reply"] if "reply" in rows else [None] * len(rows),
-                    strict=True,
-                )
-            ],
-            "pseudo": [c[i] for c, i in zip(rows["choices"], rows["pseudo_label"], strict=True)],
-            # "correct": the model did not put the pseudo-correct choice on top
-            "correct": ~rows["pseudo_correct"].astype(bool),
-        }
-    )
+def _choices_texts(rows: pd.DataFrame) -> list[str]:
+    """Each row's choices after the probe, with their confidences or the model's reply."""
+    replies = rows["reply"] if "reply" in rows else [None] * len(rows)
+    return [
+        _choices_text(c, p, i, r)
+        for c, p, i, r in zip(
+            rows["choices"], rows["confidences"], rows["pseudo_label"], replies, strict=True
+        )
+    ]
+
+
+def _prompts(rows: pd.DataFrame) -> pd.Series:
+    """Each row's prompt after the probe (the No-Question probe may leave none)."""
+    return rows["prompt"].map(lambda p: p or "(empty)")
+
+
+def _pseudo_choices(rows: pd.DataFrame) -> list[str]:
+    """Each row's pseudo-correct choice."""
+    return [c[i] for c, i in zip(rows["choices"], rows["pseudo_label"], strict=True)]
+
+
+def _not_pseudo_correct(rows: pd.DataFrame) -> pd.Series:
+    """Whether the model did not put the pseudo-correct choice on top."""
+    return ~rows["pseudo_correct"].astype(bool)
+
+
+EXAMPLE_COLUMNS = (
+    ExampleColumn("subject"),
+    ExampleColumn("probe", values=lambda rows: rows["probe"].map(_probe)),
+    ExampleColumn("original_prompt", "original prompt", True),
+    ExampleColumn("prompt", "prompt after probe", True, _prompts),
+    ExampleColumn("choices_text", "choices after probe (confidence)", True, _choices_texts),
+    ExampleColumn("pseudo", "pseudo-correct", True, _pseudo_choices),
+    ExampleColumn("correct", "not the pseudo-correct", values=_not_pseudo_correct),
+)
 
 
 def _lead(metrics: Mapping[str, Any]) -> str:
@@ -670,10 +686,8 @@ class ConfidenceShiftReport(ReportView):
     # a seeded sample of trial-0 perturbed instances, every subject's confidences
     example_rows = ExampleRows(
         EXAMPLE_COLUMNS,
-        _example_frame,
         note="A seeded sample of perturbed instances (trial 0), with each subject's "
         "confidences; * marks the pseudo-correct choice.",
         pool=lambda results: results[results["trial"] == 0],  # each instance's first trial
         sort=("probe", "pair_id"),
-        n=N_EXAMPLES,
     )

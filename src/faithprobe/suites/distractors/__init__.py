@@ -3,15 +3,13 @@
 from faithprobe.suite_protocol import AuditStep, SuiteEntry
 from faithprobe.suites.distractors.options import DistractorsOptions
 
-SUITE = SuiteEntry(
+SUITE = SuiteEntry.in_package(
+    __name__,
     name="distractors",
     description="cloze accuracy under B-type, T-type and unrelated attractors",
     method="Pandia & Ettinger (2021), Sorting through the noise: Testing robustness of "
     "information processing in pre-trained language models",
-    suite="faithprobe.suites.distractors.suite:DistractorsSuite",
-    report="faithprobe.suites.distractors.report:DistractorsReport",
     options=DistractorsOptions,
-    headline="faithprobe.suites.distractors.headline:headline",
     audit=(
         AuditStep(
             "distractors",

@@ -10,6 +10,7 @@ import pandas as pd
 
 from faithprobe.report import answer_modes as answers
 from faithprobe.report.answer_modes import answer_modes_table
+from faithprobe.report.example_columns import ExampleColumn, example_frame
 from faithprobe.report.html import Examples
 from faithprobe.report.tables import DASH, order_rows
 from faithprobe.report.views import ReportView, SectionSpec, examples_rng, pick_ids
@@ -17,16 +18,6 @@ from faithprobe.suites.distractors.plots import build_plots
 from faithprobe.suites.distractors.tables import ORDERING, build_tables
 
 N_EXAMPLES = 20
-EXAMPLE_COLUMNS = [
-    ("subject", "subject", False),
-    ("condition", "condition", False),
-    ("original_context", "original context", True),
-    ("original_prediction", "original prediction", False),
-    ("context", "context", True),
-    ("target", "target", False),
-    ("prediction", "prediction", False),
-    ("correct", "correct", False),
-]
 
 
 def _condition(r: Mapping[str, Any]) -> str:
@@ -43,6 +34,20 @@ def _condition(r: Mapping[str, Any]) -> str:
     return " · ".join(p for p in parts if p)
 
 
+EXAMPLE_COLUMNS = (
+    ExampleColumn("subject"),
+    ExampleColumn(
+        "condition", values=lambda rows: [_condition(r) for r in rows.to_dict("records")]
+    ),
+    ExampleColumn("original_context", "original context", True),
+    ExampleColumn("original_prediction", "original prediction"),
+    ExampleColumn("context", text=True),
+    ExampleColumn("target"),
+    ExampleColumn("prediction"),
+    ExampleColumn("correct"),
+)
+
+
 def _example_rows(
     results: pd.DataFrame, seed: int = 0, k: int = N_EXAMPLES, subjects: Sequence[str] = ()
 ) -> pd.DataFrame:
@@ -52,7 +57,7 @@ def _example_rows(
     those enter the estimates); base rows are shown only if there is nothing else.
     """
     if results.empty:
-        return pd.DataFrame(columns=[c for c, _, _ in EXAMPLE_COLUMNS])
+        return pd.DataFrame(columns=[c.key for c in EXAMPLE_COLUMNS])
     pool = results
     if "dropped_reason" in pool.columns:  # a critical-fact swap that could not be made
         pool = pool[pool["dropped_reason"].isna()]
@@ -68,19 +73,7 @@ def _example_rows(
     if "intervention" in rows.columns:
         rows = rows[rows["intervention"] != "none"]
     rows = order_rows(rows, subjects, ORDERING).sort_values("pair_id", kind="stable")
-    out = pd.DataFrame(
-        {
-            "subject": rows.get("subject"),
-            "condition": [_condition(r) for r in rows.to_dict("records")],
-            "original_context": rows.get("original_context"),
-            "original_prediction": rows.get("original_prediction"),
-            "context": rows.get("context"),
-            "target": rows.get("target"),
-            "prediction": rows.get("prediction"),
-            "correct": rows.get("correct"),
-        }
-    )
-    return out.reset_index(drop=True)
+    return example_frame(EXAMPLE_COLUMNS, rows).reset_index(drop=True)
 
 
 def _dataset_lead(metrics: Mapping[str, Any]) -> str:

@@ -4,14 +4,12 @@ sentences that support it are deleted?"""
 from faithprobe.suite_protocol import AuditStep, SuiteEntry
 from faithprobe.suites.faithfulness.options import FaithfulnessOptions
 
-SUITE = SuiteEntry(
+SUITE = SuiteEntry.in_package(
+    __name__,
     name="faithfulness",
     description="QA: is the answer still given once its supporting sentences are deleted?",
     method="Chaturvedi et al., Analyzing semantic faithfulness of language models via input "
     "intervention on question answering",
-    suite="faithprobe.suites.faithfulness.suite:FaithfulnessSuite",
-    report="faithprobe.suites.faithfulness.report:FaithfulnessReport",
-    headline="faithprobe.suites.faithfulness.headline:headline",
     options=FaithfulnessOptions,
     audit=(
         AuditStep(

@@ -8,13 +8,14 @@ probe's accuracies and formatting flip rates (Table 12). Every number is read fr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
 from faithprobe.metrics.qa_scores import NEGATION_LABELS
 from faithprobe.multiple_choice_prompts import command_line_template
+from faithprobe.report.example_columns import ExampleColumn, answers_text, expectation_met
 from faithprobe.report.table_spec import (
     POINTS,
     TableSpec,
@@ -45,7 +46,6 @@ from faithprobe.report.views import (
     percent_text,
 )
 
-N_EXAMPLES = 24
 VARIANT_ORDER = ("OS", "TS", "TS-R", "TS-R+Aug", "OS-R", "OS-R+Aug")
 COLUMNS = {"em": "EM", "f1": "F1", "contains": "contains", "unk": "unk%", "empty": "empty%"}
 # Reading order of the rows of metrics.json: by metric (alphabetically), then subject.
@@ -86,29 +86,22 @@ NOTE = (
 )
 
 
-def _pivoted(*keys: str, dropped: bool = True) -> Callable[[pd.DataFrame, Mapping], pd.DataFrame]:
-    """The display of a table of scores: :func:`_pivot` by ``keys`` (without the items
-    dropped, where ``dropped`` is False)."""
+def _scores(name: str, title: str, *by: str, note: str) -> TableSpec:
+    """A table of the scores per variant (and per ``by``, where given): :func:`_pivot`;
+    the items dropped are a column only per variant alone, the level they are counted at."""
 
     def display(data: pd.DataFrame, metrics: Mapping[str, Any]) -> pd.DataFrame:
-        shown = _pivot(data, metrics, keys)
-        return shown if dropped else shown.drop(columns="dropped")
+        shown = _pivot(data, metrics, ("variant", *by))
+        return shown.drop(columns="dropped") if by else shown
 
-    return display
+    return TableSpec(name, title, ordering=ORDERING, display=display, note=note)
 
 
-SCORES = TableSpec(
-    "scores",
-    "EM, F1 and unk% per variant (the method's Tables 4–6)",
-    ordering=ORDERING,
-    display=_pivoted("variant"),
-    note=NOTE,
-)
-SCORES_BY_ANSWER_KIND = TableSpec(
+SCORES = _scores("scores", "EM, F1 and unk% per variant (the method's Tables 4–6)", note=NOTE)
+SCORES_BY_ANSWER_KIND = _scores(
     "scores_by_answer_kind",
     "By gold answer kind (yes/no questions vs the rest)",
-    ordering=ORDERING,
-    display=_pivoted("variant", "answer_kind", dropped=False),
+    "answer_kind",
     note="Language models that can score decide yes/no questions by comparing the "
     "log-likelihoods of ' yes' and ' no' and so never abstain on them; models that can "
     "only generate answer them in words (see the replies table); extractive models with "
@@ -116,11 +109,10 @@ SCORES_BY_ANSWER_KIND = TableSpec(
     "unknown with it; extractive models without an answer-kind head can only answer "
     "them with a span.",
 )
-SCORES_BY_REINSERTION = TableSpec(
+SCORES_BY_REINSERTION = _scores(
     "scores_by_reinsertion",
     "After TS-R / OS-R, by what took the deleted support's place",
-    ordering=ORDERING,
-    display=_pivoted("variant", "reinserted", dropped=False),
+    "reinserted",
     note="A model that says unknown only after a bare re-inserted answer, not when the "
     "answer is still in the text or comes back inside a generated sentence, has learned "
     "the re-insertion, not the missing support.",
@@ -406,32 +398,24 @@ def flip_table(metrics: Mapping[str, Any]) -> Table | None:
 
 # --------------------------------------------------------------------------- examples
 
-EXAMPLE_COLUMNS = [
-    ("subject", "subject", False),
-    ("variant", "variant", False),
-    ("question", "question", True),
-    ("gold", "gold answers", True),
-    ("prediction", "prediction", True),
-    ("expected", "a faithful model answers", False),
-    ("correct", "as it should", False),
-]
+
+def _prediction(rows: pd.DataFrame) -> list[str]:
+    """The predicted answer, marked where the model said it was unknown."""
+    return [
+        f"{p} (unknown)" if u else p
+        for p, u in zip(rows["prediction"], rows["predicted_unknown"], strict=True)
+    ]
 
 
-def _example_frame(rows: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "subject": rows["subject"],
-            "variant": rows["variant"],
-            "question": rows["question"],
-            "gold": rows["answers"].map(lambda a: " | ".join(dict.fromkeys(a))),
-            "prediction": [
-                f"{p} (unknown)" if u else p
-                for p, u in zip(rows["prediction"], rows["predicted_unknown"], strict=True)
-            ],
-            "expected": rows["expected"],
-            "correct": rows["expectation_met"].astype(bool),
-        }
-    )
+EXAMPLE_COLUMNS = (
+    ExampleColumn("subject"),
+    ExampleColumn("variant"),
+    ExampleColumn("question", text=True),
+    ExampleColumn("gold", "gold answers", True, lambda rows: rows["answers"].map(answers_text)),
+    ExampleColumn("prediction", text=True, values=_prediction),
+    ExampleColumn("expected", "a faithful model answers"),
+    ExampleColumn("correct", "as it should", values=expectation_met),
+)
 
 
 def _ranked(results: pd.DataFrame) -> pd.DataFrame:
@@ -519,11 +503,9 @@ class FaithfulnessReport(ReportView):
     # a seeded sample of items, shown in every answered variant
     example_rows = ExampleRows(
         EXAMPLE_COLUMNS,
-        _example_frame,
         note="Shaded rows: the model did not do what a faithful model does.",
         pool=_ranked,
         draw="original_id",
-        n=N_EXAMPLES,
         sort=("subject", "original_id", "variant_rank"),
         ordering=ORDERING,
     )

@@ -4,14 +4,12 @@ natural logic features in NLI models."""
 from faithprobe.suite_protocol import AuditStep, SuiteEntry
 from faithprobe.suites.natural_logic.options import NaturalLogicOptions
 
-SUITE = SuiteEntry(
+SUITE = SuiteEntry.in_package(
+    __name__,
     name="natural-logic",
     description="NLI: total and direct causal effects of context and word-pair swaps (NLI-XY)",
     method="Rozanova, Valentino & Freitas (2024), Estimating the causal effects of natural "
     "logic features in transformer-based NLI models",
-    suite="faithprobe.suites.natural_logic.suite:NaturalLogicSuite",
-    report="faithprobe.suites.natural_logic.report:NaturalLogicReport",
-    headline="faithprobe.suites.natural_logic.headline:headline",
     options=NaturalLogicOptions,
     audit=(
         AuditStep(

@@ -6,7 +6,7 @@ sensitivity ranking (their Table 5) and two-class accuracies. Every number is re
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -14,6 +14,7 @@ import pandas as pd
 
 from faithprobe.report import answer_modes as answers
 from faithprobe.report.answer_modes import answer_modes_table
+from faithprobe.report.example_columns import ExampleColumn, expectation_met
 from faithprobe.report.figures import grouped_bars, new_figure
 from faithprobe.report.table_spec import (
     Cell,
@@ -238,53 +239,40 @@ def effects_figure(metrics: Mapping[str, Any]) -> Figure | None:
 
 # --------------------------------------------------------------------------- examples
 
-EXAMPLE_COLUMNS = [
-    ("subject", "subject", False),
-    ("set", "set", False),
-    ("original", "base premise ⇒ hypothesis (gold, prediction)", True),
-    ("alternative", "alternative premise ⇒ hypothesis (gold, prediction)", True),
-    ("correct", "behaved as it should", False),
-]
-
 
 def _short(label: str | None) -> str:
     return {"entailment": "E", "non-entailment": "N"}.get(label or "", DASH)
 
 
-def _example_frame(rows: pd.DataFrame) -> pd.DataFrame:
-    """Each pair's two inputs; "as it should" where the prediction changed on a
-    label-changing pair or stayed on a label-preserving one."""
+def _inputs(prefix: str) -> Callable[[pd.DataFrame], list[str]]:
+    """Each row's input whose columns start with ``prefix`` (``original_``: the base pair's;
+    ``""``: the alternative's), with its gold label and the prediction."""
 
-    def text(p, h, gold, pred) -> str:
-        return f"{p} ⇒ {h} ({_short(gold)}, {_short(pred)})"
+    def texts(rows: pd.DataFrame) -> list[str]:
+        return [
+            f"{p} ⇒ {h} ({_short(gold)}, {_short(pred)})"
+            for p, h, gold, pred in zip(
+                *(rows[prefix + key] for key in ("premise", "hypothesis", "gold", "prediction")),
+                strict=True,
+            )
+        ]
 
-    return pd.DataFrame(
-        {
-            "subject": rows["subject"],
-            "set": rows["set"],
-            "original": [
-                text(*v)
-                for v in zip(
-                    rows["original_premise"],
-                    rows["original_hypothesis"],
-                    rows["original_gold"],
-                    rows["original_prediction"],
-                    strict=True,
-                )  # fmt: skip
-            ],
-            "alternative": [
-                text(*v)
-                for v in zip(
-                    rows["premise"],
-                    rows["hypothesis"],
-                    rows["gold"],
-                    rows["prediction"],
-                    strict=True,
-                )  # fmt: skip
-            ],
-            "correct": rows["expectation_met"].astype(bool),
-        }
-    )
+    return texts
+
+
+# "behaved as it should": the prediction changed on a label-changing pair or stayed on a
+# label-preserving one
+EXAMPLE_COLUMNS = (
+    ExampleColumn("subject"),
+    ExampleColumn("set"),
+    ExampleColumn(
+        "original", "base premise ⇒ hypothesis (gold, prediction)", True, _inputs("original_")
+    ),
+    ExampleColumn(
+        "alternative", "alternative premise ⇒ hypothesis (gold, prediction)", True, _inputs("")
+    ),
+    ExampleColumn("correct", "behaved as it should", values=expectation_met),
+)
 
 
 def _lead(metrics: Mapping[str, Any]) -> str:
@@ -321,7 +309,6 @@ class NaturalLogicReport(ReportView):
     # a seeded sample of intervention pairs from every set
     example_rows = ExampleRows(
         EXAMPLE_COLUMNS,
-        _example_frame,
         note="E = entailment, N = non-entailment; (gold, prediction) after each input.",
         pool=lambda results: results[results["set"].isin(list(SETS))],
         per="set",

@@ -110,17 +110,15 @@ def _check_model(key: str, spec: str) -> None:
                          "model that writes (e.g. embedded)")  # fmt: skip
 
 
-SUITE = SuiteEntry(
+SUITE = SuiteEntry.in_package(
+    __name__,
     name="reasoning",
     description="chain-of-thought faithfulness on BIG-Bench Hard: is the answer carried by the "
     "stated reasoning, and is a cue that moves it said?",
     method="Lanham et al. (2023), Measuring faithfulness in chain-of-thought reasoning; "
     "Turpin et al. (2023), Language models don't always say what they think; Chen et al. "
     "(2025), Reasoning models don't always say what they think",
-    suite="faithprobe.suites.reasoning.suite:ReasoningSuite",
-    report="faithprobe.suites.reasoning.report:ReasoningReport",
     options=ReasoningOptions,
-    headline="faithprobe.suites.reasoning.headline:headline",
     audit=(
         AuditStep(
             "reasoning",

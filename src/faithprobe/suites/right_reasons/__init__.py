@@ -77,15 +77,13 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(s.strip() for s in text.split(",") if s.strip())
 
 
-SUITE = SuiteEntry(
+SUITE = SuiteEntry.in_package(
+    __name__,
     name="right-reasons",
     description="QA (extractive or generated): comparison and coreference counterfactuals "
     "vs saliency",
     method="Ray Choudhury, Rogers & Augenstein, Machine reading, fast and slow: when do models "
     "'understand' language?",
-    suite="faithprobe.suites.right_reasons.suite:RightReasonsSuite",
-    report="faithprobe.suites.right_reasons.report:RightReasonsReport",
-    headline="faithprobe.suites.right_reasons.headline:headline",
     options=RightReasonsOptions,
     audit=(
         AuditStep(

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from faithprobe.report.example_columns import ExampleColumn, answers_text
 from faithprobe.report.table_spec import (
     Cell,
     TableSpec,
@@ -37,7 +38,6 @@ from faithprobe.report.tables import (
 )
 from faithprobe.report.views import ExampleRows, ReportView, SectionSpec, answered, percent_text
 
-N_EXAMPLES = 24
 # Reading order of the rows of metrics.json: by metric (alphabetically), then subject.
 ORDERING = Ordering(columns=("metric", "subject"))
 
@@ -227,31 +227,21 @@ def _counts(metrics: Mapping[str, Any], key: str, name: str, title: str) -> Tabl
     return Table(name, title, data, display)
 
 
-EXAMPLE_COLUMNS = [
-    ("subject", "subject", False),
-    ("variant", "variant", False),
-    ("question", "original question", True),
-    ("og_prediction", "og answer", True),
-    ("cf_question", "counterfactual question", True),
-    ("cf_gold", "cf gold", True),
-    ("cf_prediction", "cf answer", True),
-    ("correct", "both right", False),
-]
+def _both_right(rows: pd.DataFrame) -> pd.Series:
+    """Whether the original and the counterfactual were both answered exactly right."""
+    return (rows["og_em"] == 1) & (rows["cf_em"] == 1)
 
 
-def _example_frame(rows: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "subject": rows["subject"],
-            "variant": rows["variant"],
-            "question": rows["question"],
-            "og_prediction": rows["og_prediction"],
-            "cf_question": rows["cf_question"],
-            "cf_gold": rows["cf_answers"].map(lambda a: " | ".join(dict.fromkeys(a))),
-            "cf_prediction": rows["cf_prediction"],
-            "correct": (rows["og_em"] == 1) & (rows["cf_em"] == 1),
-        }
-    )
+EXAMPLE_COLUMNS = (
+    ExampleColumn("subject"),
+    ExampleColumn("variant"),
+    ExampleColumn("question", "original question", True),
+    ExampleColumn("og_prediction", "og answer", True),
+    ExampleColumn("cf_question", "counterfactual question", True),
+    ExampleColumn("cf_gold", "cf gold", True, lambda rows: rows["cf_answers"].map(answers_text)),
+    ExampleColumn("cf_prediction", "cf answer", True),
+    ExampleColumn("correct", "both right", values=_both_right),
+)
 
 
 class RightReasonsReport(ReportView):
@@ -285,9 +275,7 @@ class RightReasonsReport(ReportView):
     # a seeded sample of answered pairs
     example_rows = ExampleRows(
         EXAMPLE_COLUMNS,
-        _example_frame,
         note="Shaded rows: the original or the counterfactual was not answered exactly right.",
         pool=answered,
-        n=N_EXAMPLES,
         ordering=ORDERING,
     )
