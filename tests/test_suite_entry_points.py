@@ -60,3 +60,22 @@ def test_a_suite_laid_out_as_the_built_in_ones_names_its_parts_by_convention():
     built_in = [p.name for p in declared(SUITE_GROUP) if p.value.startswith("faithprobe.")]
     for entry in map(SUITES.get, built_in):  # each part is where the entry says
         assert all(load_target(t) for t in (entry.suite, entry.report, entry.headline))
+
+
+def test_faithprobe_list_without_the_metadata_is_one_line(monkeypatch):
+    from typer.testing import CliRunner
+
+    from faithprobe.cli import app
+
+    monkeypatch.setattr(registry.metadata, "entry_points", lambda group: [])
+    for state, empty in (
+        ("_entries", {}),
+        ("_aliases", {}),
+        ("_loaded", {}),
+        ("_discovered", False),
+    ):
+        monkeypatch.setattr(SUITES, state, empty)  # found afresh, as in a new process
+    result = CliRunner().invoke(app, ["list"])
+    assert result.exit_code == 2
+    assert result.output.startswith("error: faithprobe's metadata names nothing")
+    assert len(result.output.strip().splitlines()) == 1

@@ -80,6 +80,11 @@ app = command_group(
 def list_things() -> None:
     """Suites, interventions, dataset loaders and generators, model backends, embedded
     models (and whether they are installed)."""
+    with user_errors("nothing was listed"):  # e.g. faithprobe's metadata missing: one line
+        _print_lists()
+
+
+def _print_lists() -> None:
     from faithprobe.datasets import LOADERS
     from faithprobe.datasets.schema import declared, schemas_for
     from faithprobe.executors.settings import EXECUTOR_SETTINGS
