@@ -85,12 +85,12 @@ def test_each_model_kind_gets_its_own_form(written, read):
                                             "file": "complete_data_For_GPT2Small.csv"}]  # fmt: skip
 
 
-def test_one_folder_and_one_file_read_as_the_whole(written, read):
+def test_one_folder_model_or_file_reads_as_the_whole(written, read):
     root = written[0]
     whole = {i.context: i.features for i in read.items}
-    for data in (root / "single_entity_distractorSwapped",
-                 root / "single_entity_distractorSwapped" / "BertBase"
-                 / "complete_data_For_BertBase.csv"):  # fmt: skip
+    folder = root / "single_entity_distractorSwapped"
+    model = folder / "BertBase"
+    for data in (folder, model, model / "complete_data_For_BertBase.csv"):
         part = read_released(data)
         assert len(part.items) == 252
         for item in part.items:
@@ -252,4 +252,4 @@ def test_a_folder_or_file_out_of_place_is_one_line(tmp_path, make, words):
 def test_a_file_outside_a_condition_folder_is_one_line(tmp_path):
     path = tmp_path / "items.csv"
     path.write_text(f"{HEADER}\n{BASE}\t['Santiago']\tSantiago\t0\n")
-    _refused(tmp_path, path, ["items.csv", "none of its folders is named"])
+    _refused(tmp_path, path, ["items.csv", "none of the folders it lies in is named"])

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
@@ -109,6 +110,19 @@ class Seen:
     rows: Counter = field(default_factory=Counter)  # condition name -> rows
 
 
+def _counts() -> defaultdict:
+    return defaultdict(lambda: defaultdict(Counter))
+
+
+@dataclass
+class Written:
+    """How the files write each domain's words, per domain and case-folded word: in the
+    candidate lists and in the target column (form -> rows)."""
+
+    listed: dict[frozenset, dict[str, Counter]] = field(default_factory=_counts)
+    target: dict[frozenset, dict[str, Counter]] = field(default_factory=_counts)
+
+
 @dataclass
 class ReleaseRead:
     """The items read and what reading found (``record``: the report's Dataset section)."""
@@ -125,7 +139,7 @@ def read_released(path: str | Path) -> ReleaseRead:
     seen: dict[str, Seen] = {}
     in_folder: dict[str, dict[str, Seen]] = {}
     files: list[dict] = []
-    forms: dict[frozenset, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    forms = Written()
     for cond, paths in folders:
         mine = in_folder.setdefault(cond.name, {})
         for p in paths:
@@ -136,13 +150,13 @@ def read_released(path: str | Path) -> ReleaseRead:
             files.append(_read_file(p, cond, rows, seen, mine, forms))
     if not files:
         raise DataError(path, "no item file: no .csv or .tsv file here has a sentence column")
-    reader = _Linker(seen, in_folder, {c.name: c for c, _ in folders}, forms)
-    items = reader.items()
+    linker = _Linker(seen, in_folder, {c.name: c for c, _ in folders}, forms)
+    items = linker.items()
     record = {
         "files": [{**f, "file": _shown(path, f["file"])} for f in files],
-        "conditions": reader.conditions(),
+        "conditions": linker.conditions(),
         "skipped": [{"file": _shown(path, p), "why": why} for p, why in found.skipped],
-        "recased": reader.recased(),
+        "recased": linker.recased(),
         "totals": {
             "files": len(files),
             "rows": sum(f["rows"] for f in files),
@@ -162,8 +176,8 @@ def _shown(root: Path, path: Path) -> str:
         return path.name
 
 
-def _read_file(path: Path, cond: Condition, rows, seen: dict[str, Seen],
-               mine: dict[str, Seen], forms) -> dict:  # fmt: skip
+def _read_file(path: Path, cond: Condition, rows: Iterable[Row], seen: dict[str, Seen],
+               mine: dict[str, Seen], forms: Written) -> dict:  # fmt: skip
     """Read ``rows`` of one file into ``seen`` (every text) and ``mine`` (the folder's),
     counting the candidate forms each domain's lists and target column write."""
     count, masked = 0, 0
@@ -186,21 +200,21 @@ def _read_file(path: Path, cond: Condition, rows, seen: dict[str, Seen],
         item.rows[cond.name] += 1
         mine[row.context] = item
         for c in row.candidates:
-            forms[domain][c.casefold()][c] += 1
-        forms[domain]["\x00target:" + target][row.target] += 1
+            forms.listed[domain][c.casefold()][c] += 1
+        forms.target[domain][target][row.target] += 1
     form = "masked" if masked == count else "prefix" if not masked else "mixed"
     return {"condition": cond.name, "file": path, "rows": count, "form": form}
 
 
 def _says(target: str, domain: frozenset, n: int) -> str:
-    return f"target {target!r}, candidates {sorted(domain)!r} and {n} attractors"
+    return f"target {target!r}, candidates {excerpt(sorted(domain))} and {n} attractors"
 
 
 class _Linker:
     """The texts read, made into items: domains, base items, links and designs."""
 
     def __init__(self, seen: dict[str, Seen], in_folder: dict[str, dict[str, Seen]],
-                 conditions: dict[str, Condition], forms) -> None:  # fmt: skip
+                 conditions: dict[str, Condition], forms: Written) -> None:  # fmt: skip
         self.seen, self.in_folder, self.conditions_by_name = seen, in_folder, conditions
         self.forms = forms
         by_domain: dict[frozenset, list[str]] = defaultdict(list)
@@ -364,8 +378,7 @@ class _Linker:
                         written[c][_span(context, text.raw, i, len(tokens))] += 1
         out = {}
         for c in domain:
-            for counts in (written[c], self.forms[domain]["\x00target:" + c],
-                           self.forms[domain][c]):  # fmt: skip
+            for counts in (written[c], self.forms.target[domain][c], self.forms.listed[domain][c]):
                 if counts:
                     out[c] = counts.most_common(1)[0][0]
                     break
@@ -377,9 +390,9 @@ class _Linker:
         out = []
         for domain, scored in self.scored.items():
             for c, form in sorted(scored.items()):
-                for column, key in ((COLUMNS["candidates"][0], c),
-                                    (COLUMNS["target"][0], "\x00target:" + c)):  # fmt: skip
-                    for written, rows in sorted(self.forms[domain][key].items()):
+                for column, counts in ((COLUMNS["candidates"][0], self.forms.listed),
+                                       (COLUMNS["target"][0], self.forms.target)):  # fmt: skip
+                    for written, rows in sorted(counts[domain][c].items()):
                         if written != form:
                             out.append({"item_set": self.names[domain], "column": column,
                                         "written": written, "scored": form, "rows": rows})  # fmt: skip

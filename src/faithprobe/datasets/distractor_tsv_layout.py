@@ -1,7 +1,8 @@
 """Where the distractors method's release (Pandia & Ettinger 2021) keeps its items: one
 folder per condition, named as the method names it, holding one tab-separated file per model
 (directly or in a model's sub-folder). ``--data`` may name the folder holding the condition
-folders (the release's ``data/combined_data``), one condition folder, or one file of one.
+folders (the release's ``data/combined_data``), one condition folder, a model's sub-folder of
+one, or one file.
 
     single_entity_distractor/                related attractors (either class)
     single_entity_distractorSwapped/         the same, between the key entity and the fact
@@ -96,11 +97,7 @@ def layout(path: Path) -> Layout:
     """What ``--data path`` holds of the release (module docstring)."""
     out = Layout()
     if not path.is_dir():
-        cond = next((c for p in path.parents[:3] if (c := condition_of(p)) is not None), None)
-        if cond is None:
-            raise DataError(path, f"a release file is read as its condition, but none of its "
-                            f"folders is named as the method names them ({NAMES})")  # fmt: skip
-        out.folders.append((cond, [path]))
+        out.folders.append((_enclosing(path, "file"), [path]))
         return out
     own = condition_of(path)
     folders = [path] if own is not None else []
@@ -112,6 +109,10 @@ def layout(path: Path) -> Layout:
                 raise DataError(child, "a file where the release has a condition folder")
             else:
                 folders.append(child)
+    if not folders and any(condition_of(p) for p in path.parents[:2]):
+        out.skipped.clear()  # a model's sub-folder: its files, as its condition's
+        out.folders.append((_enclosing(path, "folder"), _data_files(path, out.skipped)))
+        return out
     if not folders:
         subs = [p.name for p in sorted(path.iterdir()) if p.is_dir()][:8]
         raise DataError(path, f"holds no condition folder of the method's release ({NAMES}); "
@@ -121,6 +122,15 @@ def layout(path: Path) -> Layout:
         assert cond is not None
         out.folders.append((cond, _data_files(folder, out.skipped)))
     return out
+
+
+def _enclosing(path: Path, what: str) -> Condition:
+    """The condition of the folder ``path`` (a model's file or sub-folder) lies in."""
+    cond = next((c for p in path.parents[:3] if (c := condition_of(p)) is not None), None)
+    if cond is None:
+        raise DataError(path, f"a release {what} is read as its condition, but none of the "
+                        f"folders it lies in is named as the method names them ({NAMES})")  # fmt: skip
+    return cond
 
 
 def _data_files(folder: Path, skipped: list[tuple[Path, str]]) -> list[Path]:
