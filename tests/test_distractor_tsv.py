@@ -15,6 +15,7 @@ import pytest
 from cli_corpus import refused, runner
 from faithprobe.cli import app
 from faithprobe.datasets.distractor_tsv import LINKED_BY, read_released
+from faithprobe.suite_protocol import get_suite
 from released_tsv import FOLDERS, write_key_entity_without_candidates, write_released
 
 # condition -> (rows, texts, base items, filler rows, variants, filler levels of the
@@ -163,6 +164,8 @@ def test_fillers_names_levels_the_data_has(written, tmp_path):
     args = ["run", "distractors", "--data", data, "--model", "ref:reader",
             "--out", tmp_path / "out", "--cache-dir", tmp_path / "cache", "-o", "fillers=0,5"]  # fmt: skip
     refused(args, watch=[tmp_path], expect=["filler level 5", "its levels: 0, 1, 2, 3"])
+    assert get_suite("distractors", {"fillers": "0,1"}).config.fillers == (0, 1)  # generated
+    assert get_suite("distractors").config.fillers == (0,)
     generated = ["run", "distractors", "--model", "ref:reader", "-o", "fillers=4",
                  "--out", tmp_path / "gen", "--cache-dir", tmp_path / "cache"]  # fmt: skip
     refused(generated, watch=[tmp_path], expect=["fillers=4", "0, 1, 2, 3"])

@@ -21,11 +21,13 @@ The rules, each from the text:
   the target's class) or another story's background word (B-type: "optician"; a background
   word is one of the domain's stories' words the others lack, so "tower" of "the tower of
   pisa" is not "the eiffel tower"'s). Where no side names one (unrelated attractors), the
-  side whose words the domain's filler rows share least. A row naming both classes is
-  typed by the class it names more.
-* **filler**: the clauses on the other side, without the connective and without pieces of
-  the base item's own text repeated ("now works as a works as a florist"); the row's filler
-  level is how many there are.
+  side whose words are the least often the filler rows' words ("has a sister" is all
+  filler words, "writes poetry , drives a car , and has a pet snake" mostly not). A row
+  naming both classes is typed by the class it names more. Where the domain holds one story
+  only (no background word can be told), a row naming no class takes its folder's.
+* **filler**: the clauses on the other side, without the connective and without a clause
+  that names no attractor and is mostly the base item's own words repeated ("now works as a
+  works as an optician"); the row's filler level is how many there are.
 * **position**: ``after`` where all attractors follow the critical fact; else ``between``
   where the key entity is named before the first attractor, ``later`` where it is named
   after one (the key entity is not the story's first).
