@@ -21,10 +21,12 @@ folder or one file (:mod:`.distractor_tsv_layout`), and each row of each file
   attractors, their class and position: :mod:`.distractor_tsv_design`); where the folder's
   name says otherwise the text is followed and the row counted.
 * **Candidates** are scored as the domain's sentences write them ("has travelled to
-  Santiago": ``Santiago``, although some lists write ``santiago``; the monuments domain's
-  sentences are lower-cased, so ``india``); a word no sentence writes keeps the target
-  column's case, else the lists'. Each item's candidates are put in alphabetical order: a
-  file's ``ordered_items`` is that model's ranking, so its order would tell the answer.
+  Santiago": ``Santiago``, although some lists write ``santiago``); a word no sentence
+  writes keeps the target column's case, else the lists'. A domain whose sentences are
+  written in lower case throughout, names included (the release's monuments: "jack visited
+  the taj mahal"), tells no word's case, so its words keep the target column's (``Egypt``).
+  Each item's candidates are put in alphabetical order: a file's ``ordered_items`` is that
+  model's ranking, so its order would tell the answer.
 
 :func:`read_released` returns the items and what was read (:class:`ReleaseRead`).
 """
@@ -370,6 +372,8 @@ class _Linker:
         for c in domain:
             tokens = [t.lower() for t in TOKEN.findall(c)]
             starting[tokens[0]].append((c, tokens))
+        if not any(any(ch.isupper() for ch in context) for context in contexts):
+            contexts = []  # sentences written in lower case throughout tell no word's case
         for context in contexts:
             text = self.texts[context]
             for i, first in enumerate(text.low):
