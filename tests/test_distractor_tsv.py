@@ -261,8 +261,10 @@ def test_a_file_outside_a_condition_folder_is_one_line(tmp_path):
 def test_a_domain_written_in_lower_case_keeps_the_target_columns_case(tmp_path):
     """The release's monuments are lower-cased throughout, names included: the sentences
     tell no word's case, so "india" in a sentence does not make the candidate lower-case."""
-    rows = [f"{e} visited the {m} . the country {e} traveled to was\t['India', 'Peru']\t{t}\t0"
-            for e, m, t in (("jack", "taj mahal", "India"), ("joe", "machu picchu", "Peru"))]
+    rows = [
+        f"{e} visited the {m} . the country {e} traveled to was\t['India', 'Peru']\t{t}\t0"
+        for e, m, t in (("jack", "taj mahal", "India"), ("joe", "machu picchu", "Peru"))
+    ]
     rows.append("john visited the taj mahal and has friends in peru . the country john traveled "
                 "to was\t['Peru', 'India']\tIndia\t1")  # fmt: skip
     _file(tmp_path / "data", *rows, folder="single_entity_object")

@@ -13,11 +13,11 @@ critical-fact swap (:mod:`.interventions`: the fact names another word of its cl
 target moves; a base item whose story cannot be swapped keeps a pair marked with the reason).
 
 Options: ``fillers=0`` keeps the items of filler level 0 (or the levels named), of the data
-or of the generator; ``filler=K`` adds to the generated items a no-attractor copy of each base item
-padded with K neutral sentences after the critical fact, which becomes the n = 0 point of
-the curves (the method's control for length and distance); ``competent=shared`` counts only
-the items every model of the run gets right without attractors, so all models' curves are
-estimated on one item set, as in the method.
+or of the generator; ``filler=K`` adds to the generated items a no-attractor copy of each
+base item padded with K neutral sentences after the critical fact, which becomes the n = 0
+point of the curves (the method's control for length and distance); ``competent=shared``
+counts only the items every model of the run gets right without attractors, so all models'
+curves are estimated on one item set, as in the method.
 
 Sampling (``--limit``): the cells the card's verdict reads (one related or unrelated
 attractor after the critical fact) first, paired by base item, then every design cell
