@@ -351,8 +351,8 @@ def test_tables_are_written_with_metric_numbers(built):
         np.testing.assert_allclose(merged[f"{col}_got"].to_numpy(), exp, equal_nan=True)
 
     md = (tables / "accuracy_main.md").read_text()
-    assert "0.93 [0.88, 0.96]" in md
-    assert "0.72 [–, –]" in md  # tiny/gpt2, multi, unrelated, n=3: no interval
+    assert "0.93 [0.88, 0.96] n=40" in md  # every cell says the pairs it rests on
+    assert "0.72 [–, –] n=40" in md  # tiny/gpt2, multi, unrelated, n=3: no interval
 
 
 def test_plots_are_valid_pngs(built):
@@ -375,33 +375,33 @@ def test_summary_table_shape_and_values():
         "subject",
         "setting",
         "type",
-        "n=0",
-        "n=1",
-        "n=2",
-        "n=3",
-        "rel. prob. n=1",
+        "0 attractors",
+        "1 attractor",
+        "2 attractors",
+        "3 attractors",
+        "rel. prob. (1 attractor)",
     ]
     assert table.shape == (12, 8)
     first = table.iloc[0]
     assert list(first[["subject", "setting", "type"]]) == ["tiny/llama", "single", "B"]
-    assert first["n=0"] == "0.93 [0.88, 0.96]"
-    assert first["n=1"] == "0.88 [0.83, 0.91]"
-    assert first["rel. prob. n=1"] == "0.40"  # 0.8 * 0.5
+    assert first["0 attractors"] == "0.93 [0.88, 0.96] n=40"
+    assert first["1 attractor"] == "0.88 [0.83, 0.91] n=40"
+    assert first["rel. prob. (1 attractor)"] == "0.40 n=40"  # 0.8 * 0.5
     assert list(table["subject"].unique()) == ["tiny/llama", "tiny/gpt2"]
     assert list(table["setting"].iloc[:6]) == ["single"] * 3 + ["multi"] * 3
     last = table.iloc[-1]
     assert list(last[["subject", "setting", "type"]]) == ["tiny/gpt2", "multi", "unrelated"]
-    assert last["n=3"] == "0.72 [–, –]"
-    assert (table["n=0"].iloc[6:] == "0.81 [0.76, 0.84]").all()
+    assert last["3 attractors"] == "0.72 [–, –] n=40"
+    assert (table["0 attractors"].iloc[6:] == "0.81 [0.76, 0.84] n=40").all()
     width = max(len(line) for line in table.to_string(index=False).splitlines())
-    assert width <= 130
+    assert width <= 160
 
 
 def test_summary_table_marks_missing_cells():
     metrics = make_metrics(subjects=SUBJECTS[:1], settings=("multi",), ns=(0, 1, 2))
     table = summary_table(metrics)
-    assert table.shape == (3, 8)
-    assert (table["n=3"] == "–").all()
+    assert table.shape == (3, 7)  # no row has 3 attractors: no column for it
+    assert "3 attractors" not in table.columns
     assert (table["setting"] == "multi").all()
 
 

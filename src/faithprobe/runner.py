@@ -248,9 +248,10 @@ def remembered_metrics(
     suite: Suite, results: pd.DataFrame, seed: int, subjects: list[dict], memo: Path | None
 ) -> dict:
     """:func:`compute_metrics`, remembered in ``memo`` by the fingerprint of the results
-    table, seed, options and subjects (and of the code): a re-run whose answers are all
-    cached has the same results, so its bootstrap intervals are not drawn again. Either way
-    the metrics come back as their JSON reads (NaN as None), the form metrics.json holds."""
+    table, seed, options, subjects and what reading the data found (:meth:`Suite.data_record`,
+    which metrics may show), and of the code: a re-run whose answers are all cached has the
+    same results, so its bootstrap intervals are not drawn again. Either way the metrics come
+    back as their JSON reads (NaN as None), the form metrics.json holds."""
     if memo is None:
         return compute_metrics(suite, results, seed, subjects)
     table = io.BytesIO()
@@ -261,6 +262,7 @@ def remembered_metrics(
         str(seed),
         json.dumps(record(suite.options), sort_keys=True, default=str),
         json.dumps([[s["name"], s["fingerprint"]] for s in subjects]),
+        json.dumps(suite.data_record(), sort_keys=True, default=str),
         table.getvalue(),
     )
     memos = Memo(memo / "metrics", ".json")
@@ -433,7 +435,7 @@ def begin(
     started = datetime.now(UTC).isoformat(timespec="seconds")
     pool = ModelPool(cache, config.batch_size, progress)
     pairs = prepared.suite.complete(prepared.pairs, pool)
-    log(f"{len(pairs)} pairs ({prepared.suite.name}, seed {config.seed})")
+    log(f"{prepared.suite.pairs_note(pairs)} ({prepared.suite.name}, seed {config.seed})")
     return Begun(config, prepared, pairs, pool, started)
 
 

@@ -195,6 +195,11 @@ class Suite(ABC):
         nothing to keep."""
         return {}
 
+    def pairs_note(self, pairs: Sequence[Pair]) -> str:
+        """How many pairs the run made, as the line a run prints says it: by default their
+        number (a suite whose ``--limit`` counts some of its pairs only says which)."""
+        return f"{len(pairs)} pairs"
+
     def drop_summary(self) -> str:
         """What reading the data dropped and why, in a few words, for the error of a run
         left with no pairs; nothing by default."""

@@ -2,6 +2,7 @@
 any problem it finds."""
 
 from faithprobe.datasets.cloze_jsonl import read_cloze_jsonl, write_cloze_jsonl
+from faithprobe.datasets.distractor_tsv import read_released
 from faithprobe.datasets.multiple_choice import (
     read_choice_jsonl,
     read_choices,
@@ -19,6 +20,12 @@ for _name, _target, _text in (
         "cloze-jsonl",
         read_cloze_jsonl,
         "cloze items as JSON lines (id, context, target, candidates, suffix, features)",
+    ),
+    (
+        "distractors-release",
+        read_released,
+        "the distractors method's released files (Pandia & Ettinger 2021): data/combined_data, "
+        "one condition folder or one file; one item per text (distractors suite)",
     ),
     (
         "socialiqa",
@@ -62,6 +69,7 @@ __all__ = [
     "read_nli",
     "read_nli_xy",
     "read_qa",
+    "read_released",
     "read_socialiqa",
     "write_cloze_jsonl",
 ]

@@ -29,6 +29,12 @@ class DistractorsOptions:
     filler: int = option(
         0, "neutral sentences padding the n = 0 items (0..3; 0 = the bare base items)"
     )
+    fillers: tuple[int, ...] | None = option(
+        None,
+        "filler levels kept, comma-separated (--data: of the levels the data has, default "
+        "all; generated: 0..3, default 0)",
+        range=(0, None),
+    )
     competent: str = option(
         "each", "items counted: each (model's own) or shared (all pass)", choices=COMPETENT_RULES
     )

@@ -15,6 +15,7 @@ from faithprobe.report.html import Examples
 from faithprobe.report.tables import DASH, order_rows
 from faithprobe.report.views import ReportView, SectionSpec, examples_rng, pick_ids
 from faithprobe.suites.distractors.plots import build_plots
+from faithprobe.suites.distractors.release_tables import release_lead, release_tables
 from faithprobe.suites.distractors.tables import ORDERING, build_tables
 
 N_EXAMPLES = 20
@@ -87,7 +88,7 @@ def _dataset_lead(metrics: Mapping[str, Any]) -> str:
         f" {link['count']} variants were linked to their base item by rule: {link['rule']}."
         for link in dataset.get("linked_by", [])
     )
-    return f"{pairs} pairs built on {bases} base items.{links}"
+    return f"{pairs} pairs built on {bases} base items.{links}{release_lead(metrics)}"
 
 
 def _has_fact_swaps(metrics: Mapping[str, Any]) -> bool:
@@ -98,7 +99,7 @@ def _has_fact_swaps(metrics: Mapping[str, Any]) -> bool:
 
 class DistractorsReport(ReportView):
     summary_title = "accuracy [95% CI] by attractors"
-    table_makers = (build_tables, answer_modes_table)  # the headline first (tables.py)
+    table_makers = (build_tables, answer_modes_table, release_tables)  # the headline first
     layout = (
         SectionSpec("tables", "Tables", ("accuracy_*", "relative_probability_*"),
                     empty="No estimates."),
@@ -111,7 +112,7 @@ class DistractorsReport(ReportView):
                     when=_has_fact_swaps),
         SectionSpec("tests", "Tests", ("tests",), empty="No tests recorded."),
         answers.SECTION,
-        SectionSpec("dataset", "Dataset", ("dataset", "views"), lead=_dataset_lead),
+        SectionSpec("dataset", "Dataset", ("dataset", "views", "release_*"), lead=_dataset_lead),
     )  # fmt: skip
 
     # its figures are drawn from one frame of the estimates (plots.py)

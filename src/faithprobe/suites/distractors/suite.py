@@ -12,11 +12,12 @@ with itself; those rows measure baseline competence), and every base item with i
 critical-fact swap (:mod:`.interventions`: the fact names another word of its class, so the
 target moves; a base item whose story cannot be swapped keeps a pair marked with the reason).
 
-Options: ``filler=K`` adds to the generated items a no-attractor copy of each base item
-padded with K neutral sentences after the critical fact, which becomes the n = 0 point of
-the curves (the method's control for length and distance); ``competent=shared`` counts only
-the items every model of the run gets right without attractors, so all models' curves are
-estimated on one item set, as in the method.
+Options: ``fillers=0`` keeps the items of filler level 0 (or the levels named), of the data
+or of the generator; ``filler=K`` adds to the generated items a no-attractor copy of each
+base item padded with K neutral sentences after the critical fact, which becomes the n = 0
+point of the curves (the method's control for length and distance); ``competent=shared``
+counts only the items every model of the run gets right without attractors, so all models'
+curves are estimated on one item set, as in the method.
 
 Sampling (``--limit``): the cells the card's verdict reads (one related or unrelated
 attractor after the critical fact) first, paired by base item, then every design cell
@@ -38,7 +39,7 @@ relative probability needs probabilities and is not computed.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Hashable, Sequence
 from pathlib import Path
 
@@ -47,10 +48,11 @@ import pandas as pd
 
 from faithprobe.asking.letters import LetterAsker, answer_mode, reply_columns
 from faithprobe.datasets import read_cloze_jsonl
-from faithprobe.datasets.distractor_tsv import is_released_layout, read_released
+from faithprobe.datasets.distractor_tsv import is_release_path, read_released
 from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.expectations import ANSWER_UNCHANGED, Behaviour
 from faithprobe.generators.distractors import (
+    FILLER_LEVELS,
     INTERVENTION_FOR_TYPE,
     DistractorConfig,
     build,
@@ -186,9 +188,19 @@ class DistractorsSuite(Suite):
 
     def __init__(self, options=None) -> None:
         super().__init__(options)
-        # the generated items: the generator's defaults, padded n = 0 items if asked for
-        self.config = DistractorConfig(filler_sentences=self.options.filler)
         self.letters = LetterAsker(LetterPrompt(LETTER_TEMPLATE), self.options.answer)
+        self.release: dict = {}  # what reading the method's released files found
+
+    @property
+    def config(self) -> DistractorConfig:
+        """The generated items: the generator's defaults, the filler levels ``-o fillers``
+        names (0 by default), padded n = 0 items if asked for."""
+        levels = self.options.fillers or (0,)
+        if not set(levels) <= set(FILLER_LEVELS):
+            raise UsageError(f"-o fillers={','.join(map(str, levels))}: the generator makes "
+                             f"filler levels {', '.join(map(str, FILLER_LEVELS))} (--data keeps "
+                             "the levels its items have)")  # fmt: skip
+        return DistractorConfig(filler_sentences=self.options.filler, fillers=levels)
 
     def pairs(self, data: Path | None, seed: int) -> list[Pair]:
         if data is None:
@@ -199,11 +211,43 @@ class DistractorsSuite(Suite):
                 "give the padded no-attractor items in the file (features.padding; `faithprobe "
                 "data schema distractors`)"
             )
-        items = read_released(data) if is_released_layout(data) else read_cloze_jsonl(data)
+        if is_release_path(data):
+            read = read_released(data)
+            items, self.release = read.items, read.record
+        else:
+            items = read_cloze_jsonl(data)
         for item in items:
             _check_item(data, item)
+        items = self._kept_levels(items)
         _check_filler_levels(data, items)
         return _pair_up(items, data, seed)
+
+    def _kept_levels(self, items: list[ClozeExample]) -> list[ClozeExample]:
+        """The items of the filler levels ``-o fillers`` names (base items always), after
+        checking the data has them."""
+        levels = self.options.fillers
+        if levels is None:
+            return items
+        has = sorted({len(i.features.get("filler") or ()) for i in items})
+        if missing := sorted(set(levels) - set(has)):
+            raise UsageError(f"-o fillers: the data has no item of filler level "
+                             f"{', '.join(map(str, missing))}; its levels: "
+                             f"{', '.join(map(str, has))}")  # fmt: skip
+        return [i for i in items if i.features.get("base_id") is None
+                or len(i.features.get("filler") or ()) in levels]  # fmt: skip
+
+    def data_record(self) -> dict:
+        return {"release": self.release} if self.release else {}
+
+    def restore_data_record(self, record: dict) -> None:
+        self.release = record.get("release", {})
+
+    def pairs_note(self, pairs: Sequence[Pair]) -> str:
+        """The pairs ``--limit`` counts, and the base rows and fact swaps that come with them."""
+        riders = Counter(p.intervention for p in pairs if p.intervention in RIDERS)
+        counted = len(pairs) - sum(riders.values())
+        return (f"{counted} pairs, with {riders[NONE]} base rows and {riders[FACT_SWAP]} "
+                "critical-fact swaps of their base items (not counted by --limit)")  # fmt: skip
 
     def sampled_pairs(self, data: Path | None, limit: int | None, seed: int) -> list[Pair]:
         """Generated data is sampled from the generator's plan, and only the sampled
@@ -350,4 +394,5 @@ class DistractorsSuite(Suite):
             "tests": m.tests(results, seed, shared=shared),
             "answer_modes": answer_modes(results),
             "dataset": m.dataset_breakdown(results),
+            **({"release": self.release} if self.release else {}),
         }

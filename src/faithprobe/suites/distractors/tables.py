@@ -120,6 +120,17 @@ def select(est: pd.DataFrame, metric: str, view: str) -> pd.DataFrame:
     return est[(est["metric"] == metric) & (est["view"] == view)].copy()
 
 
+def attractors_column(n: int) -> str:
+    """The heading of the column of ``n`` attractors."""
+    return f"{n} attractor{'' if n == 1 else 's'}"
+
+
+def with_n(shown: str, n: Any) -> str:
+    """A cell's text followed by the number of pairs it rests on (``0.93 [0.88, 0.96]
+    n=120``); a cell without an estimate stays "–"."""
+    return shown if shown == DASH or is_missing(n) else f"{shown} n={int(n)}"
+
+
 def broadcast_generic(df: pd.DataFrame, dim: str) -> pd.DataFrame:
     """Copy rows whose ``dim`` is a placeholder ("all"/"none") to every concrete value.
 
@@ -157,21 +168,26 @@ def curve_table(
     index = ["subject", "setting", "attractor_type", *dims]
     shown = shown.drop_duplicates(subset=[*index, "n_attractors"], keep="first").copy()
     shown["cell"] = [
-        fmt_estimate(v, lo, hi, metric)
-        for v, lo, hi in zip(shown["value"], shown["ci_low"], shown["ci_high"], strict=True)
+        with_n(fmt_estimate(v, lo, hi, metric), n)
+        for v, lo, hi, n in zip(
+            shown["value"], shown["ci_low"], shown["ci_high"], shown["n"], strict=True
+        )  # fmt: skip
     ]
     if NEEDS in shown:  # a model whose letter answers gave no probabilities
         shown.loc[shown[NEEDS].notna(), "cell"] = needs_verdict(PROBABILITIES)
     ns = sorted(int(n) for n in shown["n_attractors"].dropna().unique())
     wide = shown.pivot(index=index, columns="n_attractors", values="cell").reset_index()
-    wide.columns = [c if c in index else f"n={int(c)}" for c in wide.columns]
+    wide.columns = [c if c in index else attractors_column(int(c)) for c in wide.columns]
     wide = order_rows(wide, subjects, ORDERING)
-    wide = wide[[*index, *[f"n={n}" for n in ns]]].fillna(DASH)
+    wide = wide[[*index, *[attractors_column(n) for n in ns]]].fillna(DASH)
     wide = wide.rename(columns={"attractor_type": "attractor type"})
 
     name = f"{metric}_{view}"
     title = f"{METRIC_TITLES.get(metric, metric)} — {VIEW_TITLES.get(view, view)}"
-    note = "Columns: number of attractors. Cells: estimate [confidence interval]."
+    note = (
+        "Columns: number of attractors. Cells: estimate [95% confidence interval] n=pairs it "
+        "rests on (the interval resamples their base items)."
+    )
     if view != "filler":
         note += zero_point
 
@@ -185,9 +201,10 @@ def curve_table(
 def summary_table(metrics: Mapping[str, Any]) -> pd.DataFrame:
     """The headline table: view "main", one row per subject × setting × attractor type.
 
-    Columns: accuracy at 0, 1, 2 and 3 attractors as "0.93 [0.88, 0.96]" and the mean
-    relative probability at one attractor. Cells without an estimate show "–". If the main
-    view holds several filler amounts, the smallest is shown.
+    Columns: accuracy at 0, 1, 2 and 3 attractors as "0.93 [0.88, 0.96] n=120" (the pairs
+    it rests on) and the mean relative probability at one attractor ("0.40 n=120"). Cells
+    without an estimate show "–". If the main view holds several filler amounts, the
+    smallest is shown.
     """
     subjects = subject_order(metrics)
     est = estimates_frame(metrics)
@@ -202,8 +219,8 @@ def summary_table(metrics: Mapping[str, Any]) -> pd.DataFrame:
         "subject",
         "setting",
         "type",
-        *[f"n={n}" for n in N_ATTRACTORS],
-        "rel. prob. n=1",
+        *[attractors_column(n) for n in N_ATTRACTORS],
+        "rel. prob. (1 attractor)",
     ]
     keys = main[["subject", "setting", "attractor_type"]].drop_duplicates()
     keys = order_rows(keys, subjects, ORDERING)
@@ -212,18 +229,24 @@ def summary_table(metrics: Mapping[str, Any]) -> pd.DataFrame:
         n = None if is_missing(r.n_attractors) else int(r.n_attractors)
         key = (r.subject, r.setting, r.attractor_type, r.metric, n)
         if r.metric == "accuracy":
-            cells[key] = fmt_estimate(r.value, r.ci_low, r.ci_high, "accuracy")
+            cells[key] = with_n(fmt_estimate(r.value, r.ci_low, r.ci_high, "accuracy"), r.n)
         elif isinstance(getattr(r, NEEDS, None), str):
             cells[key] = needs_verdict(PROBABILITIES)
         else:
-            cells[key] = fmt_number(r.value, r.metric)
+            cells[key] = with_n(fmt_number(r.value, r.metric), r.n)
     out = []
     for subject, setting, atype in keys.itertuples(index=False):
         row = [subject, setting, atype]
         row += [cells.get((subject, setting, atype, "accuracy", n), DASH) for n in N_ATTRACTORS]
         row.append(cells.get((subject, setting, atype, "relative_probability", 1), DASH))
         out.append(row)
-    return pd.DataFrame(out, columns=columns)
+    table = pd.DataFrame(out, columns=columns)
+    empty = [
+        attractors_column(n)
+        for n in N_ATTRACTORS
+        if n and (table[attractors_column(n)] == DASH).all()
+    ]
+    return table.drop(columns=empty)
 
 
 # --------------------------------------------------------------------------- other tables
@@ -505,9 +528,9 @@ def build_tables(metrics: Mapping[str, Any]) -> dict[str, Table]:
             "(the method's Figure 1)",
             data=order_rows(est[est["view"] == "main"].drop(columns=["view"]), subjects, ORDERING),
             display=summary,
-            note="Accuracy at 0–3 attractors as estimate [confidence interval]; "
-            "rel. prob.: mean relative probability of the target with one attractor. The "
-            "pooled table pools every attractor position." + zero_note,
+            note="Accuracy at 0–3 attractors as estimate [95% confidence interval] n=pairs it "
+            "rests on; rel. prob.: mean relative probability of the target with one attractor. "
+            "The pooled table pools every attractor position." + zero_note,
         )
     }
     views = [v for v in VIEWS if v in set(est["view"])]
