@@ -24,7 +24,12 @@ import pytest
 from faithprobe.requests import LetterChoiceRequest
 from faithprobe.serving import OpenAIServer
 from faithprobe.serving.quirks import Quirks
-from faithprobe.subjects.endpoint.self_check import CHAT, COMPLETIONS, SelfCheckFailed
+from faithprobe.subjects.endpoint.self_check import (
+    CHAT,
+    COMPLETIONS,
+    TOLERANCE,
+    SelfCheckFailed,
+)
 from faithprobe.subjects.endpoint.subject import EndpointConfig, OpenAISubject
 from test_openai_subject import SCORE_REQUESTS
 
@@ -93,7 +98,7 @@ def test_llama_cpp_python_completions_are_refused_by_the_self_check(llama_cpp_se
     with pytest.raises(SelfCheckFailed) as refused:
         client.answer(SCORE_REQUESTS[:1])
     line = str(refused.value)
-    assert "completions self-check" in line and "more than 0.05 apart" in line
+    assert "completions self-check" in line and f"more than {TOLERANCE} apart" in line
     assert "api=chat" in line
     assert client.usage()["requests"] == 2  # the first probe: generate, then echo
 

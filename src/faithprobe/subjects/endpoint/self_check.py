@@ -31,8 +31,12 @@ counts), with that entry's log-probability.
 numbers differ: the generated token's value comes from a forward pass over the probe, the
 echoed one from a pass over the probe and the token, and the two passes differ in length
 (and, on a GPU server, in the batch they share), which changes the rounding of the same
-arithmetic. An echo shifted by one instead compares log p(t | text) with log p(t | text,
-t): whole nats apart (llama-cpp-python on SmolLM2: -8.686 against -0.264 for " Paris").
+arithmetic. Measured on the embedded SmolLM2 (``benchmarks/self_check_tolerance.py``, 60
+SQuAD passage openings): at most 2.4e-6 nats apart in float32 and 0.037 in bfloat16, five
+times below the tolerance. An echo shifted by one instead compares log p(t | text) with
+log p(t | text, t): at least 0.90 nats apart on the same 60 texts, 9.3 at the median
+(llama-cpp-python on SmolLM2: -8.686 against -0.264 for " Paris"), so none falls within
+the tolerance, and a server must pass every probe that can be compared.
 
 A check that fails is raised as one line naming the check, what it saw and what to do
 instead (:class:`SelfCheckFailed`); the subject records a check that passed in the answer
@@ -50,7 +54,7 @@ from dataclasses import asdict, dataclass
 from faithprobe.errors import ModelError, excerpt
 
 VERSION = 1  # bump when the check asks or accepts something else: cached passes are redone
-TOLERANCE = 0.05  # nats: module docstring
+TOLERANCE = 0.2  # nats: module docstring
 COMPLETIONS, CHAT = "completions", "chat"
 PROBES = (
     "The capital of France is",
@@ -98,15 +102,6 @@ class SelfCheck:
     @classmethod
     def from_record(cls, record: dict) -> SelfCheck:
         return cls(**record)
-
-    def summary(self) -> str:
-        """The outcome in a few words, as the card shows it."""
-        if not self.passed:
-            return f"failed: {self.saw}"
-        return (
-            f"passed ({self.compared} of {len(PROBES)} probes compared, largest difference "
-            f"{self.largest_difference:.1g} nats, tolerance {self.tolerance:g})"
-        )
 
 
 def storage_key(fingerprint: str, check: str) -> str:

@@ -212,8 +212,8 @@ class OpenAISubject(Subject):
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
 
     def describe(self) -> dict[str, object]:
-        """The endpoint, and the self-checks it passed (this run, or a run before it that
-        kept them in the same cache)."""
+        """The endpoint, and its self-checks: done by this subject (passed or failed), or
+        passed in a run before it that kept them in the same cache."""
         checks = {c: r.record() for c in (COMPLETIONS, CHAT) if (r := self._check_found(c))}
         described = {"endpoint": self.base_url, "api": self.api, "model": self.model}
         return {**described, "self_check": checks} if checks else described
