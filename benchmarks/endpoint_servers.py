@@ -13,17 +13,18 @@ at most ``--max-requests`` per step:
   client's default concurrency of 4);
 * **agreement with the model in process**: candidate scores against the embedded model's
   own (the same best candidate; the largest and median |difference| of a candidate's
-  log-probability), beside the control a constant answerer gets (the share whose best
-  candidate is the first); letters against the same letter requests answered by the
+  log-probability); letters against the same letter requests answered by the
   embedded model behind ``faithprobe serve`` started here (the same letter read from the
-  reply, and the same likeliest letter in ``top_logprobs``).
+  reply, and the same likeliest letter in ``top_logprobs``); each beside the control a
+  constant answerer gets (the largest share of items whose best candidate, or likeliest
+  letter, sits at one position).
 
     python benchmarks/endpoint_servers.py --server llama-cpp-python=http://127.0.0.1:8811/v1 \\
         [--server litellm=http://127.0.0.1:4000/v1] [--served-name smollm2] \\
         [--data-dir ../shared/data] [--max-requests 120] [--json OUT.json]
 
-Every answer is asked anew (no answer cache). Prints one table; ``--json`` keeps every
-figure.
+Every answer is asked anew (no answer cache). Prints each server and mode's figures as JSON;
+``--json`` keeps them all.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import argparse
 import json
 import statistics
 import time
+from collections import Counter
 
 from audit_requests import step_requests
 
@@ -55,11 +57,11 @@ def best(values) -> int | None:
 
 def agreement(reference: list, answers: list) -> dict:
     """How far ``answers`` agree with ``reference`` (the model in process)."""
-    same, firsts, deltas, replies = 0, 0, [], 0
+    same, deltas, replies = 0, [], 0
+    positions = Counter(best(a.logprobs) for a in reference)
     for a, b in zip(reference, answers, strict=True):
         same += best(a.logprobs) == best(b.logprobs)
         if isinstance(a, CandidateScores):
-            firsts += best(a.logprobs) == 0
             deltas += [abs(x - y) for x, y in zip(a.logprobs, b.logprobs, strict=True)]
         elif isinstance(a, LetterChoice):
             replies += a.text == b.text
@@ -68,7 +70,8 @@ def agreement(reference: list, answers: list) -> dict:
     return {
         "n": n,
         "agreement": same / n,
-        "constant_agreement": firsts / n if scores else None,
+        # a constant answerer's agreement: the best single position's share
+        "constant_agreement": max(positions.values()) / n,
         "same_reply": None if scores else replies / n,
         "max_abs_delta": max(deltas) if deltas else None,
         "median_abs_delta": statistics.median(deltas) if deltas else None,
