@@ -14,7 +14,7 @@ DEMO_BUDGET ?= small
 DEMO_DATA = $(if $(wildcard ../shared/data),--data-dir ../shared/data)
 BENCH_LIMIT ?=# e.g. make bench BENCH_LIMIT=100 for a quick lm-eval comparison (no result file)
 
-.PHONY: install demo test bench gemma lint clean
+.PHONY: install demo test bench gemma third-party-servers lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,5 +51,15 @@ bench: install
 		--json benchmarks/results/natural_logic_dedup.json
 	$(BIN)/python benchmarks/saliency.py --json benchmarks/results/saliency.json
 
+# faithprobe as the client of servers no one here wrote (tests/test_third_party_servers.py):
+# llama-cpp-python's server (builds llama.cpp from source, about 10 min on 2 cores) in .venv,
+# LiteLLM's proxy in a venv of its own (its pins are not faithprobe's); not part of `make test`
+LITELLM_VENV = .venv-litellm
+third-party-servers: install
+	$(BIN)/pip install -q 'llama-cpp-python[server]==0.3.36'
+	test -x $(LITELLM_VENV)/bin/litellm || ($(PYTHON) -m venv $(LITELLM_VENV) && \
+		$(LITELLM_VENV)/bin/pip install -q 'litellm[proxy]==1.100.0')
+	FAITHPROBE_LITELLM=$(LITELLM_VENV)/bin/litellm $(BIN)/pytest -q -m third_party
+
 clean:
-	rm -rf $(VENV) runs build src/*.egg-info
+	rm -rf $(VENV) $(LITELLM_VENV) runs build src/*.egg-info

@@ -153,8 +153,10 @@ def test_letter_asking_survives_the_servers_faults(tiny_chat_llama, tmp_path):
         assert chat.usage()["retries"] >= 4
         pd.testing.assert_frame_equal(faulty[LETTER_COLUMNS], clean[LETTER_COLUMNS])
 
-        server.inject(Faults(first=("refusal", "no-letter")))
-        scripted = suite_run(tmp_path, "scripted", "distractors", remote(server, api="chat"))
+        scripting = remote(server, api="chat")
+        scripting.answer([LetterChoiceRequest("Where?\nA. here\nB. there\nAnswer:", "AB")])
+        server.inject(Faults(first=("refusal", "no-letter")))  # after its self-check
+        scripted = suite_run(tmp_path, "scripted", "distractors", scripting)
     rows = results(scripted)
     replies = pd.concat([rows[["original_id", "original_reply", "original_abstained"]]
                          .set_axis(["id", "reply", "abstained"], axis=1),
@@ -186,7 +188,7 @@ def test_the_card_says_how_each_model_answered_and_what_needs_probabilities(
     chat, local = "openai:chat", "tiny"
     for step in metrics["steps"]:
         assert step["status"] == "ran" and step["answer_modes"] == {
-            chat: "letters with probabilities (top_logprobs)",
+            chat: "letters with probabilities (top_logprobs); endpoint self-check passed",
             local: "letters parsed from replies",
         }, step["step"]
     needs = [e for e in metrics["effects"] if e.get("needs")]
@@ -202,7 +204,8 @@ def test_the_card_says_how_each_model_answered_and_what_needs_probabilities(
     _, rows = card_rows(metrics)
     answered = [r for r in rows if r[0].strip() == "answered by"]
     assert len(answered) == 3 and answered[0][2:4] == [
-        "letters with probabilities (top_logprobs)", "letters parsed from replies"]  # fmt: skip
+        "letters with probabilities (top_logprobs); endpoint self-check passed",
+        "letters parsed from replies"]  # fmt: skip
     page = (folder / "index.html").read_text()
     assert "answered by letters parsed from replies" in page and "needs probabilities" in page
     assert "letters parsed from replies" in (folder / "card.md").read_text()

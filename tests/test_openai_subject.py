@@ -87,6 +87,7 @@ def test_scores_and_generations_equal_the_local_model(tiny_chat_llama, tiny_chat
             assert got.n_tokens == want.n_tokens
             assert got.logprobs == pytest.approx(want.logprobs, abs=1e-4)
     calls = sum(len(r.candidates) for r in SCORE_REQUESTS) + 4  # max_new_tokens=0: no call
+    calls += subject.describe()["self_check"]["completions"]["requests"]
     usage = subject.usage()
     assert usage["requests"] == usage["http_requests"] == calls
     assert sum(tiny_chat_server.hits.values()) - before == calls

@@ -25,6 +25,7 @@ from faithprobe.metrics.verdict import (
     combined,
 )
 from faithprobe.registry import load_target
+from faithprobe.subjects.endpoint.self_check import VOUCHES_FOR
 from faithprobe.suite_protocol import SUITES
 
 SCHEMA_VERSION = 4  # 4: each step's answer_modes; effects that need what a model lacks
@@ -62,11 +63,25 @@ def moved(effects: Sequence[Effect], edges: Edges) -> list[Effect]:
 DATA_FIELDS = ("data_source", "data_set", "data_license")
 
 
-def answer_modes(metrics: Mapping[str, Any]) -> dict[str, str]:
+def answer_modes(
+    metrics: Mapping[str, Any], checks: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, str]:
     """Model -> how it answered the step (its answer mode(s) in words, :mod:`faithprobe.
     metrics.answer_modes`), read off the step's metrics.json; none where the suite does not
-    say."""
-    return {r["subject"]: r["answer_mode"] for r in metrics.get("answer_modes") or []}
+    say. ``checks``: model -> the endpoint self-checks it passed (its run.json
+    ``self_check``); a mode one of them vouches for says so."""
+    modes = {r["subject"]: r["answer_mode"] for r in metrics.get("answer_modes") or []}
+    return {m: _vouched(mode, (checks or {}).get(m) or {}) for m, mode in modes.items()}
+
+
+def _vouched(mode: str, checks: Mapping[str, Any]) -> str:
+    """``mode``, and "endpoint self-check passed" where a passed check vouches for it
+    (:data:`~faithprobe.subjects.endpoint.self_check.VOUCHES_FOR`)."""
+    for check, record in checks.items():
+        vouched = VOUCHES_FOR.get(check)
+        if vouched and record.get("passed") and mode.startswith(vouched):
+            return f"{mode}; endpoint self-check passed"
+    return mode
 
 
 def _step_record(r: Mapping[str, Any], found: list[Effect], able: list[Competence]) -> dict:
@@ -80,7 +95,7 @@ def _step_record(r: Mapping[str, Any], found: list[Effect], able: list[Competenc
         **{k: r[k] for k in keep},
         **{k: r[k] for k in DATA_FIELDS if k in r},
         "skipped_models": r["skipped_models"],
-        "answer_modes": answer_modes(r["metrics"]),
+        "answer_modes": answer_modes(r["metrics"], r.get("self_checks")),
         "verdicts": verdicts,
         "not_assessable": {m: c.reason for m, c in competence.items() if not c.competent},
         "competence_stated": bool(able),

@@ -200,6 +200,7 @@ def _ran_record(p: Planned, finished: Run, seconds: float, cpu_seconds: float) -
         "cpu_seconds": round(cpu_seconds, 1),
         "models": [s["name"] for s in ran["subjects"]],
         "skipped_models": p.skipped,
+        "self_checks": {s["name"]: s["self_check"] for s in ran["subjects"] if "self_check" in s},
         "metrics": finished.metrics,
     }
 

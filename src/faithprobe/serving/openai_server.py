@@ -68,7 +68,10 @@ without a response, respond only after a delay, or (chat completions) reply with
 (``no-letter``) instead of the model's, for the first requests and/or a seeded fraction of
 them. A scripted reply comes with log-probabilities as a real one does (each of its tokens
 certain, its only alternative itself); a completions request that draws one is answered
-normally.
+normally. :class:`~faithprobe.serving.quirks.Quirks` makes it act out what third-party
+servers are known to get wrong (``quirks``: max_tokens=0 read as unlimited, echoed
+log-probabilities shifted by one, and others), through one hook on each request's body and
+one on its reply.
 """
 
 from __future__ import annotations
@@ -93,6 +96,7 @@ from faithprobe.serving.connections import CappedHTTPServer
 from faithprobe.serving.forward_guard import Overdue, interrupted_after
 from faithprobe.serving.json_http import JSONRequestHandler
 from faithprobe.serving.limits import Limits
+from faithprobe.serving.quirks import Quirks
 from faithprobe.serving.refusals import BadRequest, Refused, shown
 from faithprobe.serving.scoring import scored_tokens
 
@@ -141,7 +145,8 @@ class OpenAIServer:
     route (and are not counted).
     ``chat_only`` answers 404 on ``/v1/completions``, as a chat-only endpoint does.
     ``limits`` bound what one client may take; ``context_tokens`` is the model's context
-    (None: unknown, and only ``limits.max_tokens`` caps a reply)."""
+    (None: unknown, and only ``limits.max_tokens`` caps a reply). ``quirks``: the known
+    misbehaviours of other servers it acts out (none by default)."""
 
     def __init__(
         self,
@@ -154,12 +159,14 @@ class OpenAIServer:
         api_key: str | None = None,
         chat_only: bool = False,
         limits: Limits | None = None,
+        quirks: Quirks | None = None,
     ) -> None:
         self.subject = subject
         self.model_name = model_name or subject.name
         self.chat_only = chat_only
         self.limits = limits or Limits()
         self.context_tokens = context_length(subject)
+        self.quirks = quirks or Quirks()
         self.hits: Counter[str] = Counter()
         self._api_key = api_key
         self._model_lock = threading.Lock()
@@ -718,7 +725,9 @@ class _OpenAIHandler(JSONRequestHandler):
             if fault in SCRIPTED_REPLIES and route == "chat":
                 self._send(200, self.api.scripted_chat(payload, SCRIPTED_REPLIES[fault]))
                 return
-            self._send(200, getattr(self.api, route)(payload, budget))
+            payload = self.api.quirks.request(route, payload, self.api)
+            reply = getattr(self.api, route)(payload, budget)
+            self._send(200, self.api.quirks.response(route, payload, reply, self.api))
         except Refused as err:
             self._error(err.status, str(err))
         except Exception as err:  # the server stays up; the client sees a 500

@@ -19,10 +19,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from faithprobe.errors import UsageError
 from faithprobe.records import Example, Origin
 from faithprobe.requests import Answer, Request
+
+if TYPE_CHECKING:
+    from faithprobe.subjects.answer_cache import AnswerCache
 
 Progress = Callable[[int], None]
 
@@ -106,6 +110,13 @@ class Subject(ABC):
         """Settings worth recording in run.json beside the fingerprint (an endpoint's URL
         and API); none for local models."""
         return {}
+
+    def use_cache(self, cache: AnswerCache) -> None:
+        """Take the answer cache a run asks this subject through (a
+        :class:`~faithprobe.subjects.cached_subject.CachedSubject` hands it over): a subject
+        that checks its model before answering (an endpoint's self-check) keeps what it
+        found there, under its fingerprint. Nothing by default."""
+        del cache
 
     def usage(self) -> dict[str, int] | None:
         """Counters of what answering has cost so far (tokens, HTTP requests) for subjects

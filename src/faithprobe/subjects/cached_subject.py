@@ -72,6 +72,7 @@ class CachedSubject(Subject):
         self.has_chat_template = inner.has_chat_template
         self.request_versions = inner.request_versions
         self.computed = 0  # requests actually sent to the model by this wrapper
+        inner.use_cache(cache)
 
     @property
     def fingerprint(self) -> str:

@@ -63,6 +63,11 @@ class EndpointConfig:
         f"({PREFILLS['continue']}) or 'ask' ({PREFILLS['ask']})",
         choices=tuple(PREFILLS),
     )
+    letter_probabilities: bool = option(
+        True,
+        "read the letters' probabilities from the endpoint's top_logprobs (false: letters "
+        "parsed from replies alone, for an endpoint whose top_logprobs fail the self-check)",
+    )
     concurrency: int = option(4, "requests in flight at once", range=(1, 1024))
     timeout: float = option(
         60.0, "seconds per HTTP request before it is retried", range=(0.001, DAY)

@@ -19,7 +19,10 @@ None; an endpoint that returns no alternatives gives ``logprobs=None``.
 
 **Candidate scores.** Each candidate is one completions request on the filled text (the
 context, the separating space, the candidate; a causal model cannot see the suffix) with
-``echo=True, logprobs=1, max_tokens=0``. The candidate's score is the sum of the echoed
+``echo=True, logprobs=1, max_tokens=1``, as lm-evaluation-harness asks: ``max_tokens=0`` is
+refused by vLLM and read as "until the context is full" by llama-cpp-python, so one token
+is generated and dropped (its entry, if the endpoint gives one, lies after the prompt). The
+candidate's score is the sum of the echoed
 token log-probabilities of the tokens that carry its characters: from the token holding the
 first character after the context (the separating space) to the end of the prompt, by the
 tokens' ``text_offset``. This is the convention of :mod:`faithprobe.subjects.hf.causal`
@@ -28,6 +31,16 @@ endpoint's tokenizer does not merge a token across the context/candidate boundar
 does, the merged token is counted with the candidate. Servers that count a special token's
 text (``<s>``) in ``text_offset`` are recognised by the echoed tokens spelling the prompt
 after a prefix, and the offsets are shifted back.
+
+**The self-check.** Before the first candidate score, and before the first letter read
+with probabilities, the endpoint is checked (:mod:`~faithprobe.subjects.endpoint.
+self_check`): its echoed log-probabilities must equal those of its own greedy tokens, its
+``top_logprobs`` must rank its own greedy reply first. An endpoint that fails is refused in
+one line (:class:`~faithprobe.subjects.endpoint.self_check.SelfCheckFailed`), never scored;
+one that passes is remembered in the answer cache under the fingerprint
+(:meth:`OpenAISubject.use_cache`) and recorded in run.json (:meth:`OpenAISubject.describe`).
+``letter_probabilities=false`` asks for no ``top_logprobs`` (letters parsed from replies),
+which needs no check.
 
 **Generation** is greedy (``temperature=0``): completions when ``chat`` is off, chat
 completions (the prompt as one user message) when it is on. A reply begun for the model
@@ -86,6 +99,8 @@ from faithprobe.requests import (
     stop_index,
 )
 from faithprobe.subjects.base import Progress, Subject
+from faithprobe.subjects.endpoint import self_check
+from faithprobe.subjects.endpoint.self_check import CHAT, COMPLETIONS, SelfCheck
 from faithprobe.subjects.endpoint.settings import NO_KEY, EndpointConfig
 from faithprobe.urls import public_url, redact_command
 
@@ -138,7 +153,9 @@ class _Aborted(Exception):
 
 
 class OpenAISubject(Subject):
-    scoring_version = "openai-v1"  # bump when scoring changes what it returns
+    # bump when scoring changes what it returns; v2: every answer computed after a passed
+    # self-check (answers cached without one are not served)
+    scoring_version = "openai-v2"
     request_versions = {"generation": "openai-generation-v1"}
 
     def __init__(
@@ -179,6 +196,9 @@ class OpenAISubject(Subject):
         self._usage: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._rng = random.Random()  # backoff jitter only; answers never depend on it
+        self._checks: dict[str, SelfCheck] = {}  # the self-checks done or found, by check
+        self._check_lock = threading.Lock()
+        self._cache = None  # where passed self-checks are kept (use_cache)
 
     # -- the Subject interface -----------------------------------------------------------
 
@@ -187,10 +207,21 @@ class OpenAISubject(Subject):
         parts = ("openai", self.base_url, self.model, self.api, self.scoring_version)
         if self.endpoint.prefill != "continue":  # the default adds nothing: keys stay as they were
             parts += (f"prefill={self.endpoint.prefill}",)
+        if not self.endpoint.letter_probabilities:
+            parts += ("letter_probabilities=false",)
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
 
     def describe(self) -> dict[str, object]:
-        return {"endpoint": self.base_url, "api": self.api, "model": self.model}
+        """The endpoint, and its self-checks: done by this subject (passed or failed), or
+        passed in a run before it that kept them in the same cache."""
+        checks = {c: r.record() for c in (COMPLETIONS, CHAT) if (r := self._check_found(c))}
+        described = {"endpoint": self.base_url, "api": self.api, "model": self.model}
+        return {**described, "self_check": checks} if checks else described
+
+    def use_cache(self, cache) -> None:
+        """Keep passed self-checks in ``cache`` (the run's answer cache), under this
+        subject's fingerprint."""
+        self._cache = cache
 
     def usage(self) -> dict[str, int]:
         with self._lock:
@@ -213,6 +244,8 @@ class OpenAISubject(Subject):
         self.check_accepts(requests)
         if not requests:
             return []
+        for check in self._checks_needed(requests):
+            self._self_check(check)
         abort = threading.Event()
         pool = ThreadPoolExecutor(self.endpoint.concurrency, thread_name_prefix="openai")
         futures = [pool.submit(self._answer_one, r, abort) for r in requests]
@@ -227,6 +260,46 @@ class OpenAISubject(Subject):
             raise
         pool.shutdown()
         return [f.result() for f in futures]
+
+    # -- the self-check ------------------------------------------------------------------
+
+    def _checks_needed(self, requests: Sequence[Request]) -> list[str]:
+        """The self-checks ``requests`` need: completions before a candidate score, chat
+        before a letter read with probabilities."""
+        needed = []
+        if any(isinstance(r, CandidateScoreRequest) for r in requests):
+            needed.append(COMPLETIONS)
+        if self.endpoint.letter_probabilities and any(
+            isinstance(r, LetterChoiceRequest) and r.top_logprobs for r in requests
+        ):
+            needed.append(CHAT)
+        return needed
+
+    def _check_found(self, check: str) -> SelfCheck | None:
+        """``check`` as this subject did it, or as the cache keeps it."""
+        kept = check not in self._checks and self._cache is not None
+        if kept and (found := self_check.stored(self._cache, self.fingerprint, check)):
+            self._checks[check] = found
+        return self._checks.get(check)
+
+    def _self_check(self, check: str) -> None:
+        """Do ``check`` unless it was done (or is kept in the cache); a failed one is
+        raised, every time it is needed."""
+        with self._check_lock:
+            result = self._check_found(check)
+            if result is None:
+                never = threading.Event()  # the check's own requests are not aborted
+                result = self_check.run_check(
+                    check,
+                    self.model,
+                    lambda **p: self._call(self._client.completions.create, never, **p),
+                    lambda **p: self._call(self._client.chat.completions.create, never, **p),
+                )
+                self._checks[check] = result
+                if result.passed and self._cache is not None:
+                    self_check.store(self._cache, self.fingerprint, result)
+        if not result.passed:
+            raise self_check.refusal(self.name, result)
 
     # -- requests ------------------------------------------------------------------------
 
@@ -259,7 +332,7 @@ class OpenAISubject(Subject):
                 prompt=prompt,
                 echo=True,
                 logprobs=1,
-                max_tokens=0,
+                max_tokens=1,  # the token generated is dropped (module docstring)
                 temperature=0,
             )
             lp, n = self._span_logprob(
@@ -371,9 +444,8 @@ class OpenAISubject(Subject):
         return response, (logprobs.content if logprobs else None)
 
     def _letters(self, request: LetterChoiceRequest, abort: threading.Event) -> LetterChoice:
-        response, tokens = self._chat(
-            request.prompt, request.max_new_tokens, abort, request.top_logprobs
-        )
+        top = request.top_logprobs if self.endpoint.letter_probabilities else 0
+        response, tokens = self._chat(request.prompt, request.max_new_tokens, abort, top)
         offsets = _cumulative([t.token for t in tokens]) if tokens else None
         fallback = response.usage.completion_tokens if response.usage else 0
         reply = _cut(response.choices[0].message.content or "", request.stop, offsets, fallback)
