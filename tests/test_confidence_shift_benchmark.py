@@ -115,18 +115,30 @@ def test_positions_count_share_and_test_against_uniform_as_scipy_does():
     assert (test["statistic"], test["p_value"]) == pytest.approx((ref.statistic, ref.pvalue))
 
 
-def test_word_frequency_correlation_is_pearson_of_the_summed_counts_with_an_interval():
-    first = [["the cat sat"], ["the dog ran"], ["a cat ran"]]
-    second = [["the cat ran"], ["the dog sat"], ["a bird flew"]]
-    found = bi.frequency_correlation("x", "y", first, second, seed=0)
+def test_word_frequency_correlation_is_pearson_of_the_summed_counts():
+    first = ["the cat sat", "the dog ran", "a cat ran"]
+    second = ["the cat ran", "the dog sat", "a bird flew"]
+    found = bi.frequency_correlation("x", "y", first, second)
     vocab = ["the", "cat", "sat", "dog", "ran", "a", "bird", "flew"]
-    a = [sum(t.split().count(w) for (t,) in first) for w in vocab]
-    b = [sum(t.split().count(w) for (t,) in second) for w in vocab]
+    a = [sum(t.split().count(w) for t in first) for w in vocab]
+    b = [sum(t.split().count(w) for t in second) for w in vocab]
     assert found["pearson"] == pytest.approx(stats.pearsonr(a, b).statistic)
     assert found["vocabulary"] == 8 and found["n"] == 3
-    assert found["ci_low"] <= found["pearson"] <= found["ci_high"]
-    same = bi.frequency_correlation("x", "y", first, first, seed=0)
-    assert (same["pearson"], same["ci_low"], same["ci_high"]) == pytest.approx((1, 1, 1))
+    assert bi.frequency_correlation("x", "y", first, first)["pearson"] == pytest.approx(1)
+
+
+def test_chosen_choices_words_are_set_against_random_picks():
+    """Picks that always take the choice with its own word ("zeta") correlate less with the
+    other choices than random picks do; the control's draws are seeded."""
+    choices = [[f"zeta {i}", f"the cat {i}", f"the dog {i}"] for i in range(60)]
+    found = bi.chosen_words_correlation("x", choices, [0] * 60, seed=0)
+    assert found["pearson"] < found["random_low"] <= found["random_mean"] <= found["random_high"]
+    picked = [" ".join(c[0] for c in choices)]
+    others = [" ".join(x for c in choices for x in c[1:])]
+    assert found["pearson"] == pytest.approx(
+        bi.frequency_correlation("x", "y", picked, others)["pearson"]
+    )
+    assert found == bi.chosen_words_correlation("x", choices, [0] * 60, seed=0)
 
 
 def test_the_chosen_choice_is_compared_paired_with_the_mean_of_the_others():
