@@ -19,26 +19,7 @@ from faithprobe.training.multiple_choice import train_mc
 from faithprobe.training.seeds import aggregate, parse_seeds
 from faithprobe.training.weighted_loss import WeightedClassifier, inverse_frequency
 from test_answer_types import _squad
-from test_training_mc import _config, _write_siqa
-
-
-@pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("siqa")
-    return _write_siqa(folder, "train", 40), _write_siqa(folder, "dev", 6, offset=5)
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory, tiny_pair_tokenizer):
-    from transformers import BertModel
-
-    from conftest import tiny_bert_config
-
-    folder = tmp_path_factory.mktemp("base")
-    torch.manual_seed(0)
-    BertModel(tiny_bert_config(len(tiny_pair_tokenizer))).save_pretrained(folder)
-    tiny_pair_tokenizer.save_pretrained(folder)
-    return folder
+from test_training_mc import _config, base, data  # noqa: F401 (fixtures)
 
 
 def test_a_validation_split_holds_out_whole_groups_seeded():
@@ -56,7 +37,7 @@ def test_a_validation_split_holds_out_whole_groups_seeded():
                                                       groups=["a", "a"]), 0.5, 0)  # fmt: skip
 
 
-def test_patience_stops_when_the_held_out_loss_stops_falling(data, base, tmp_path):
+def test_patience_stops_when_the_held_out_loss_stops_falling(data, base, tmp_path):  # noqa: F811
     """A learning rate far too high makes the held-out loss rise at once: training stops
     after ``patience`` checkpoints without a better one, and the best checkpoint is kept."""
     out = tmp_path / "stopped"
@@ -64,7 +45,7 @@ def test_patience_stops_when_the_held_out_loss_stops_falling(data, base, tmp_pat
                   validation=0.25, epochs=20)  # fmt: skip
     summary = train_mc(cfg, progress=False)
     stopping = summary["early_stopping"]
-    assert stopping["validation_rows"] == 10 and stopping["patience"] == 2
+    assert stopping["validation_rows"] == 6 and stopping["patience"] == 2  # a quarter of 24
     assert stopping["stopped_early"] and summary["steps"] < 40
     losses = [e["eval_loss"] for e in stopping["eval_log"]]
     assert stopping["best_eval_loss"] == min(losses)
@@ -95,7 +76,7 @@ def test_the_aggregate_is_the_mean_and_sample_sd_of_every_seed_score():
     assert acc["values"] == [0.5, 0.7, 0.6] and acc["n"] == 3
 
 
-def test_seeds_train_one_folder_each_aggregate_and_resume(data, base, tmp_path):
+def test_seeds_train_one_folder_each_aggregate_and_resume(data, base, tmp_path):  # noqa: F811
     runner = CliRunner()
     train, dev = data
     out = tmp_path / "seeds"
@@ -160,10 +141,10 @@ def test_class_weights_are_inverse_frequencies_and_weight_the_loss(tiny_pair_tok
     )
 
 
-def test_the_answer_type_recipe_records_its_weights_and_macro_f1(tmp_path, base):
-    data = _squad(tmp_path / "squad.json")
+def test_the_answer_type_recipe_records_its_weights_and_macro_f1(tmp_path, base):  # noqa: F811
+    squad = _squad(tmp_path / "squad.json")
     cfg = AnswerTypeTrainConfig(
-        out=tmp_path / "types", base=base, train=(data,), heldout=0.34, min_count=1,
+        out=tmp_path / "types", base=base, train=(squad,), heldout=0.34, min_count=1,
         freeze_layers=1, batch_size=4, max_steps=2, save_steps=2, class_weights=True,
     )  # fmt: skip
     summary = train_answer_types(cfg, progress=False, log=lambda _: None)

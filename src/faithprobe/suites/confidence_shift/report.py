@@ -203,9 +203,9 @@ ABSTENTIONS = TableSpec(
 )
 
 
-def _percent_interval(r: Mapping[str, Any]) -> str:
-    """``54.3% [48.7, 59.9]``: a share and its interval, in percent."""
-    return interval_text(r["value"], r["ci_low"], r["ci_high"], fmt_percent, unit="%", blank=None)
+def _percent_interval(r: Mapping[str, Any], key: str = "value") -> str:
+    """``54.3% [48.7, 59.9]``: the share ``r[key]`` and its interval, in percent."""
+    return interval_text(r[key], r["ci_low"], r["ci_high"], fmt_percent, unit="%", blank=None)
 
 
 def _trials(r: Mapping[str, Any]) -> str:
@@ -452,11 +452,6 @@ KEPT_FEATURES = TableSpec(
 )
 
 
-def _share_interval(r: Mapping[str, Any]) -> str:
-    """``33.4% [31.3, 35.5]``: a share of a flat row and its interval, in percent."""
-    return interval_text(r["share"], r["ci_low"], r["ci_high"], fmt_percent, unit="%", blank=None)
-
-
 def _positions_display(data: pd.DataFrame, metrics: Mapping[str, Any]) -> pd.DataFrame:
     """One row per (whose choices, number of choices): each position's share [CI], and the
     chi-square test against uniform."""
@@ -468,7 +463,7 @@ def _positions_display(data: pd.DataFrame, metrics: Mapping[str, Any]) -> pd.Dat
             {
                 "choices of": of,
                 **{
-                    p: _share_interval(r)
+                    p: _percent_interval(r, "share")
                     for p, r in zip(group["position"], group.to_dict("records"), strict=True)
                 },  # fmt: skip
                 "uniform": f"{fmt_percent(1 / k)}%",
