@@ -87,8 +87,12 @@ def test_cli_run_writes_every_table_of_the_method(tmp_path, siqa_file, model_dir
         "confidence_profile",
         "probe_contrasts",
         "maxprob_detection",
-        "irregular_instances",
-        "irregular_features",
+        "kept_confidence",
+        "kept_confidence_features",
+        "benchmark_positions",
+        "benchmark_choices",
+        "benchmark_word_frequencies",
+        "benchmark_shortcuts",
         "accuracy_by_normalisation",
         "dataset",
     ):
@@ -108,16 +112,18 @@ def test_cli_run_writes_every_table_of_the_method(tmp_path, siqa_file, model_dir
     assert competence["n"] == 10 and competence["baseline_answer"].startswith("position:")
     assert {r["probe"] for r in metrics["confidence_spread"]} == set(shifts)
     html = (out / "report.html").read_text()
-    for section in ("accuracy", "shifts", "confidence", "maxprob", "irregular", "dataset",
+    for section in ("accuracy", "shifts", "confidence", "maxprob", "benchmark", "kept", "dataset",
                     "examples"):  # fmt: skip
         assert f'<section id="{section}">' in html
     assert "<script" not in html
     assert "samples per test (df)" in html and "pooled over instances" in html
     assert "Table 2, column 5" in html
-    assert {r["probe"] for r in metrics["irregular_instances"]} == set(shifts)
+    assert {r["probe"] for r in metrics["kept_confidence"]} == set(shifts)
     # every question of this file is of one kind: no category to compare
-    assert not any(r["feature"].startswith("category") for r in metrics["irregular_features"])
-    assert "How irregular instances differ" in html
+    features = metrics["kept_confidence_features"]
+    assert not any(r["feature"].startswith("category") for r in features)
+    assert "How the instances that keep their confidence differ" in html
+    assert "Benchmark irregularities (the method" in html
 
     res = runner.invoke(app, ["report", str(out)])
     assert res.exit_code == 0, res.output

@@ -69,6 +69,56 @@ def test_edit_file_and_rule_negator_give_neg_pairs(files):
         get_suite("faithfulness", {"negate": "always"})
 
 
+def test_negate_on_ts_edits_the_truncated_story(files):
+    """As the method edits CoQA: the edit lands in TS (the story cut after the rationale's
+    sentence), and Org-Acc is then read on TS; an edit past the cut cannot be applied and is
+    counted; the rule negator negates TS's rationale sentence."""
+    data, edits = files
+    suite = get_suite("faithfulness", {"edits": str(edits), "negate": "rule", "negate_on": "ts"})
+    neg = _neg(suite.pairs(data, 0))
+    one = neg["NEG:coqa-s1-1"].intervened  # rationale in the first sentence: TS is that one
+    assert one.context == "Tom has no ball." and one.features["negated_from"] == "TS"
+    four = neg["NEG:coqa-s1-4"].intervened
+    assert four.context == "Tom has a red ball. He can play in the park. Ann has a dog."
+    two = neg["NEG:coqa-s1-2"].intervened
+    assert two.context == "Tom has a red ball. He cannot play in the park."
+    assert two.features["negation"] == "rule-based"
+    os_neg = _neg(get_suite("faithfulness", {"edits": str(edits)}).pairs(data, 0))
+    assert os_neg["NEG:coqa-s1-4"].intervened.context == STORY.replace("a cat", "a dog")
+    assert os_neg["NEG:coqa-s1-4"].intervened.features["negated_from"] == "OS"
+    with pytest.raises(UsageError, match="negate_on"):
+        get_suite("faithfulness", {"negate_on": "tsr"})
+
+
+def test_an_edit_past_the_truncation_is_kept_dropped(files, tmp_path):
+    data, _ = files
+    late = tmp_path / "late.jsonl"  # the question's rationale is the first sentence
+    late.write_text(json.dumps({"id": "coqa-s1-1", "original": "The cat is black",
+                                "replacement": "The cat is white", "answer": "no"}) + "\n")  # fmt: skip
+    (pair,) = _neg(get_suite("faithfulness", {"edits": str(late), "negate_on": "ts"})
+                   .pairs(data, 0)).values()  # fmt: skip
+    assert pair.dropped == "the edited text is not in the truncated story (TS)"
+    assert pair.intervened.features["negation"] == "edit-file"
+
+
+def test_negation_on_ts_is_scored_against_ts(tmp_path, files, tiny_llama, tiny_tokenizer):
+    data, edits = files
+    subject = HFCausal(tiny_llama, tiny_tokenizer, name="tiny", batch_size=4)
+    config = RunConfig(suite="faithfulness", data=data, out=tmp_path / "neg-ts", cache=False,
+                       options={"edits": str(edits), "negate_on": "ts",
+                                "max_new_tokens": "4"})  # fmt: skip
+    out = run_to_folder(config, subjects=[subject])
+    res = pd.read_parquet(out / "results.parquet")
+    neg = res[res["variant"] == "NEG"].set_index("original_id")
+    assert set(neg["negated_from"]) == {"TS"}
+    ts = res[(res["variant"] == "TS") & res["original_id"].isin(neg.index)].set_index("original_id")
+    metrics = json.loads((out / "metrics.json").read_text())
+    got = {r["metric"]: r for r in metrics["negation"]}
+    assert got["org_acc"]["value"] == pytest.approx(ts["correct"].astype(bool).mean())
+    both = ts["correct"].astype(bool) & neg["correct"].astype(bool)
+    assert got["comb_acc"]["value"] == pytest.approx(both.mean())
+
+
 def test_negation_run_with_a_tiny_lm(tmp_path, files, tiny_llama, tiny_tokenizer):
     data, edits = files
     subject = HFCausal(tiny_llama, tiny_tokenizer, name="tiny", batch_size=4)

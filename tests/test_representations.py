@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from conftest import tiny_bert_config
 from faithprobe.cli import app
 from faithprobe.errors import ModelError, UsageError
+from faithprobe.qa.questions import history_question
 from faithprobe.representations.alignment import shared_tokens
 from faithprobe.representations.analysis import analyze, read_items
 from faithprobe.representations.config import (
@@ -29,10 +30,11 @@ from faithprobe.representations.config import (
 )
 from faithprobe.representations.similarity import (
     Encoder,
-    cls_cosine,
     cosines,
     encode,
     mean_or_nan,
+    summary_cosine,
+    summary_position,
     token_cosines,
 )
 from faithprobe.requests import SpanAnswerRequest
@@ -120,8 +122,9 @@ def test_cosines_on_hand_made_tensors():
     a = torch.tensor([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [1.0, 1.0, 0.0]])
     b = torch.tensor([[0.0, 3.0, 0.0], [0.0, 5.0, 0.0], [-1.0, -1.0, 0.0]])
     assert cosines(a, b).tolist() == pytest.approx([0.0, 1.0, -1.0])
-    assert cls_cosine(a, b) == pytest.approx(0.0)  # row 0 only
-    assert cls_cosine(a, a) == pytest.approx(1.0)
+    assert summary_cosine(a, b) == pytest.approx(0.0)  # row 0 only
+    assert summary_cosine(a, a) == pytest.approx(1.0)
+    assert summary_cosine(a, b, "last") == pytest.approx(-1.0)  # the last row only
     cos = token_cosines(a, b, [(1, 1), (2, 0), (1, 0)])
     assert cos.tolist() == pytest.approx([1.0, math.sqrt(0.5), 1.0])
     assert mean_or_nan(cos) == pytest.approx((2 + math.sqrt(0.5)) / 3)
@@ -216,6 +219,36 @@ def test_hidden_states_are_the_qa_models_encoder_output(tiny_pair_tokenizer, mod
     with torch.no_grad():
         expected = model.bert(input_ids=ids, token_type_ids=torch.tensor([enc.types]))[0][0]
     torch.testing.assert_close(states, expected, atol=1e-5, rtol=1e-4)
+
+
+def test_the_summary_token_is_the_models_own_first_or_last():
+    from transformers import BertConfig, GPT2Config, RobertaConfig, XLNetConfig
+
+    assert summary_position(BertConfig()) == "first"
+    assert summary_position(RobertaConfig()) == "first"
+    assert summary_position(XLNetConfig()) == "last"  # <sep> <cls> end its inputs
+    assert summary_position(GPT2Config()) == "last"
+    assert summary_position(XLNetConfig(), "first") == "first"
+    assert summary_position(BertConfig(), "last") == "last"
+    with pytest.raises(UsageError, match="choose from auto, first, last"):
+        summary_position(BertConfig(), "mean")
+
+
+def test_a_last_token_model_is_compared_at_its_last_token(squad_file, specs):
+    """Forcing the last token on the BERT models: each item's cosine is that of the inputs'
+    last tokens' states (padding dropped), and the record says which token was compared."""
+    forced = analyze(AnalysisConfig(models=specs[:1], data=squad_file, limit=2, pooling="last"))
+    assert [m["summary_token"] for m in forced.metrics["models"]] == ["last"]
+    encoder = Encoder.load(specs[0].name, specs[0].path, 300, "last")
+    item = read_items(squad_file, limit=2).items[0]
+    variant, changed = next(iter(item.variants.items()))
+    o, x = (encoder.encode(history_question(e), e.context) for e in (item.original, changed))
+    a, b = encoder.hidden_states([o, x])
+    row = forced.similarities.query("item_id == @item.id and variant == @variant").iloc[0]
+    assert row["cls_cosine"] == pytest.approx(float(cosines(a[-1:], b[-1:])[0]), abs=1e-6)
+    assert row["cls_cosine"] != pytest.approx(float(cosines(a[:1], b[:1])[0]), abs=1e-6)
+    with pytest.raises(UsageError, match="--pooling"):
+        analyze(AnalysisConfig(models=specs, data=squad_file, pooling="mean"))
 
 
 def test_read_items_uses_the_faithfulness_suites_variants(squad_file):

@@ -202,7 +202,7 @@ def test_yes_no_questions_train_the_head_with_their_answer_or_unknown():
 
 def test_encoded_head_targets_and_no_span_target_for_yes_no(examples, tiny_pair_tokenizer):
     from faithprobe.requests import ANSWER_KINDS
-    from faithprobe.training.answer_kind import IGNORE
+    from faithprobe.training.joint_qa import IGNORE
 
     no = _yes_no("no", "Her hives stand by the river.")
     items, _ = training_items([*examples[:2], no], "ibt", splitter="pysbd", yes_no=True)
@@ -587,14 +587,14 @@ def test_the_predicate_argument_rows_are_none_of_the_probes_stories(seed):
 
 
 def test_the_head_learns_yes_no_beside_the_span_loss(tiny_pair_tokenizer):
-    """QAWithAnswerKind trains the head: on two yes/no questions (no span target) and a
+    """JointQA trains the answer-kind head: on two yes/no questions (no span target) and a
     span question, a few steps bring the head to the right kinds; a batch of yes/no rows
     alone has a finite loss (no span target to average)."""
     from transformers import BertForQuestionAnswering
 
     from faithprobe.requests import ANSWER_KINDS
     from faithprobe.subjects.hf.encoder import pad_rows
-    from faithprobe.training.answer_kind import QAWithAnswerKind
+    from faithprobe.training.joint_qa import JointQA
 
     yes = QAExample("y", "Tom has a red ball.", "Is the ball red?", ("yes",), "yes",
                     rationale=((0, 19),))  # fmt: skip
@@ -608,7 +608,8 @@ def test_the_head_learns_yes_no_beside_the_span_loss(tiny_pair_tokenizer):
     batch = pad_rows(rows, tiny_pair_tokenizer.pad_token_id)
     batch.update({k: torch.tensor([lab[k] for lab in labels]) for k in labels[0]})
     torch.manual_seed(0)
-    model = QAWithAnswerKind(BertForQuestionAnswering(tiny_bert_config(len(tiny_pair_tokenizer))))
+    config = tiny_bert_config(len(tiny_pair_tokenizer))
+    model = JointQA(BertForQuestionAnswering(config), answer_kind=True)
     only_yes_no = {k: v[:2] for k, v in batch.items()}
     assert torch.isfinite(model(**only_yes_no)["loss"])
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)

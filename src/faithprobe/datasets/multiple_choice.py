@@ -335,7 +335,7 @@ CHOICE_JSONL_SCHEMA = DataSchema(
         ),
         Field("choices", TEXTS, "the choices, each non-empty", required=True),
         _label_field("choices", "the right choice, 0-based"),
-        Field("category", TEXT, "a kind of instance, compared in the irregular-instances view"),
+        Field("category", TEXT, "a kind of instance, compared in the kept-confidence view"),
     ),
     rules=(_enough_choices("choices"), _label_within("choices")),
 )

@@ -3,8 +3,8 @@
 Social IQA's questions were written from ATOMIC's inference dimensions (Sap et al. 2019),
 one template per dimension ("What will Kai want to do next?", "How would you describe
 Kai?"), so the template names what the question asks about: a category for analyses that
-compare instances by the kind of question (the ``confidence-shift`` suite's irregular
-instances). Agent and others ("How would Kai / others feel?") share a category: telling
+compare instances by the kind of question (the ``confidence-shift`` suite's view of the
+instances that keep their confidence). Agent and others ("How would Kai / others feel?") share a category: telling
 them apart would need the context's names.
 """
 

@@ -16,7 +16,10 @@ sentence) is not compared; the drops are counted.
 first window of each input (:mod:`~faithprobe.representations.similarity`; a longer
 context is cut and the rows say so):
 
-* ``cls_cosine``: cosine similarity of the final-layer [CLS] states;
+* ``cls_cosine``: cosine similarity of the final-layer states of the summary token (the
+  method's "CLS embedding": the first token for BERT-like encoders, the last for XLNet;
+  ``pooling``, :func:`~faithprobe.representations.similarity.summary_position`; the column
+  keeps its name whichever token it is);
 * ``shared_token_mean``: mean cosine similarity of the final-layer states of the tokens the
   two inputs share (:mod:`~faithprobe.representations.alignment`: by character offsets in
   the copied text, same token id; question tokens too; no special tokens). Every paired
@@ -47,15 +50,17 @@ from faithprobe.datasets.splits import heldout_part
 from faithprobe.errors import DataError, UsageError
 from faithprobe.interventions.deletion_variants import ORIGINAL, variant_pairs
 from faithprobe.metrics.intervals import clustered_mean, paired_difference
+from faithprobe.options import check_among
 from faithprobe.qa.questions import history_question, passage_id
 from faithprobe.records import QAExample
 from faithprobe.representations.alignment import shared_tokens
 from faithprobe.representations.config import DEFAULT_LIMIT, AnalysisConfig, NamedEncoder
 from faithprobe.representations.similarity import (
+    POOLINGS,
     Encoder,
     Encoding,
-    cls_cosine,
     mean_or_nan,
+    summary_cosine,
     token_cosines,
 )
 from faithprobe.requests import CONTEXT
@@ -148,8 +153,11 @@ def _states(
             n_done += 1
 
 
-def _compare(model: str, item: Item, states: dict) -> tuple[list[dict], list[dict]]:
-    """The similarity rows and paired-token rows of one item."""
+def _compare(
+    model: str, item: Item, states: dict, summary: str = "first"
+) -> tuple[list[dict], list[dict]]:
+    """The similarity rows and paired-token rows of one item (``summary``: where the
+    model's summary token is, ``first`` or ``last``)."""
     o = item.original
     o_enc, o_h = states[(history_question(o), o.context)]
     rows, tokens = [], []
@@ -168,7 +176,7 @@ def _compare(model: str, item: Item, states: dict) -> tuple[list[dict], list[dic
                 "comparison": comparison,
                 "variant": variant,
                 "intervened_id": x.id,
-                "cls_cosine": cls_cosine(o_h, x_h),
+                "cls_cosine": summary_cosine(o_h, x_h, summary),
                 "shared_token_mean": mean_or_nan(cos),
                 "n_shared_tokens": len(pairs),
                 "n_shared_context_tokens": int(sum(in_context)),
@@ -209,7 +217,7 @@ def model_similarities(
         raise UsageError(f"batch size must be 1 or more, got {batch_size}")
     rows, tokens, cut = [], [], 0
     for item, states in _states(encoder, items, batch_size):
-        r, t = _compare(encoder.name, item, states)
+        r, t = _compare(encoder.name, item, states, encoder.summary)
         rows += r
         tokens += t
         cut += any(enc.truncated for enc, _ in states.values())
@@ -346,10 +354,11 @@ def analyze(
         raise UsageError(f"--batch-size must be 1 or more, got {config.batch_size}")
     if config.limit is not None and config.limit < 1:
         raise UsageError(f"--limit must be 1 or more, got {config.limit}")
+    check_among(config.pooling, POOLINGS, f"--pooling {config.pooling!r}")
     data = Path(config.data)
     if not data.is_file():
         raise DataError(data, "no such data file")
-    load = load or (lambda spec, n: Encoder.load(spec.name, spec.path, n))
+    load = load or (lambda spec, n: Encoder.load(spec.name, spec.path, n, config.pooling))
     read = read_items(data, heldout_of=config.heldout_of, limit=config.limit, seed=config.seed)
     if not read.items:
         raise UsageError(f"{data}: no items to analyse (after heldout_of and --limit)")
@@ -368,6 +377,7 @@ def analyze(
                 "path": spec.path,
                 "max_length": encoder.max_length,
                 "token_type_ids": encoder.token_types,
+                "summary_token": encoder.summary,
                 "items_truncated": cut,
             }
         )

@@ -48,9 +48,17 @@ def representations(
         int, typer.Option(min=8, help="tokens per input; only this first window is analysed")
     ] = DEFAULT_MAX_LENGTH,
     batch_size: Annotated[int, typer.Option(min=1, help="inputs per forward pass")] = 16,
+    pooling: Annotated[
+        str,
+        typer.Option(
+            help="the summary token compared: auto (the model's own: last for XLNet, first "
+            "for BERT-like encoders), first ([CLS], <s>) or last"
+        ),
+    ] = "auto",
     force: ForceFolder = False,
 ) -> None:
-    """Cosine similarity of the [CLS] and shared-token final-layer states between the
+    """Cosine similarity of the summary-token ([CLS] for BERT, last for XLNet) and
+    shared-token final-layer states between the
     original story (OS) and its truncated (TS) and rationale-removed (TS-R) versions
     (HotpotQA: OS and OS-R, the supporting facts removed), per model, with the differences
     between models (Chaturvedi et al., section 5.2)."""
@@ -70,6 +78,7 @@ def representations(
             seed=seed,
             max_length=max_length,
             batch_size=batch_size,
+            pooling=pooling,
         )
         with progress_bars() as progress:
             analysis = analyze(config, progress=progress)

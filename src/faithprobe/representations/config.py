@@ -51,3 +51,5 @@ class AnalysisConfig:
     seed: int = 0
     max_length: int = DEFAULT_MAX_LENGTH
     batch_size: int = 16
+    # the summary token: 'auto' (the model's convention), 'first' ([CLS]) or 'last' (XLNet)
+    pooling: str = "auto"

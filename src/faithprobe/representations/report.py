@@ -2,7 +2,7 @@
 (:mod:`faithprobe.representations.analysis`), after Chaturvedi et al.'s Tables 7-9 and
 Figures 1-4: per model and comparison (OS vs TS, OS vs TS-R; OS vs OS-R for HotpotQA, the
 method's Table 9; only those the data has) the cosine similarity of the
-[CLS] states and the mean similarity of the shared tokens' states, the differences between
+summary token's states ([CLS] for BERT-like models, the last token for XLNet) and the mean similarity of the shared tokens' states, the differences between
 models, and the distributions overlaid per model. Every number in a table is read from
 ``metrics.json``; the histograms draw the rows of the Parquet tables. Nothing is
 estimated here.
@@ -28,7 +28,8 @@ if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn (new_figure)
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
 N_BINS = 40
 TITLES = {
-    "cls_cosine": "Cosine similarity of the final-layer [CLS] states (the method's Table 7)",
+    "cls_cosine": "Cosine similarity of the final-layer summary-token states ([CLS] first "
+    "for BERT-like models, last for XLNet; the method's Table 7)",
     "shared_token_mean": "Mean cosine similarity of the shared tokens' final-layer states "
     "(the method's Tables 8-9)",
 }
@@ -167,7 +168,7 @@ def build_plots(
     comparisons: Sequence[str],
     out_dir: Path,
 ) -> list[Plot]:
-    """Per comparison: the items' [CLS] cosines and the paired tokens' cosines, models
+    """Per comparison: the items' summary-token cosines and the paired tokens' cosines, models
     overlaid (``cls_<comparison>.png``, ``tokens_<comparison>.png``)."""
     specs = []
     for comparison in comparisons:
@@ -178,9 +179,9 @@ def build_plots(
         specs += [
             (
                 f"cls_{_slug(comparison)}",
-                f"[CLS] similarity, {comparison}",
+                f"summary-token similarity, {comparison}",
                 lambda _m, v=cls, c=comparison: histogram_figure(
-                    v, title=f"[CLS] cosine similarity, {c}", xlabel="cosine similarity"
+                    v, title=f"summary-token cosine similarity, {c}", xlabel="cosine similarity"
                 ),
             ),
             (

@@ -14,6 +14,14 @@ a context longer than the window is cut, and the encoding says so (``truncated``
 without gradients; inputs are right-padded under an attention mask, so the batch size
 changes nothing but rounding.
 
+**The summary token** (``pooling``): the token whose final state stands for the whole
+input, the method's "CLS embedding". A BERT-like encoder puts its summary token first
+(``[CLS]``, RoBERTa's ``<s>``); XLNet puts it last (``<sep> <cls>`` end its inputs). With
+``pooling="auto"`` the model's own convention decides: its config's ``summary_type``
+(transformers' sequence summary: ``last`` for XLNet, ``cls_index`` for GPT-2, whose
+classification token is appended last) picks the last token, ``first`` or no such setting
+the first; ``first`` and ``last`` force one.
+
 **Cosines** are computed in float64 from the float32 states.
 """
 
@@ -27,6 +35,7 @@ import numpy as np
 import torch
 
 from faithprobe.errors import ModelError
+from faithprobe.options import check_among
 from faithprobe.requests import Offset
 from faithprobe.subjects.bounds import model_max_length
 from faithprobe.subjects.hf.encoder import pad_rows, uses_token_types
@@ -74,9 +83,24 @@ def encode(
     return Encoding(tuple(enc["input_ids"][0]), types, offsets, len(enc["input_ids"]) > 1)
 
 
+POOLINGS = ("auto", "first", "last")
+# a config's summary_type (transformers' SequenceSummary) -> where its summary token is
+SUMMARY_TYPES = {"last": "last", "cls_index": "last", "first": "first"}
+
+
+def summary_position(config, pooling: str = "auto") -> str:
+    """``first`` or ``last``: where the summary token of a model with ``config`` is, under
+    ``pooling`` (module docstring)."""
+    check_among(pooling, POOLINGS, f"--pooling {pooling!r}")
+    if pooling != "auto":
+        return pooling
+    return SUMMARY_TYPES.get(getattr(config, "summary_type", None), "first")
+
+
 @dataclass
 class Encoder:
-    """A loaded encoder with its tokenizer and window settings."""
+    """A loaded encoder with its tokenizer, window settings and summary token (``first`` or
+    ``last``)."""
 
     name: str
     path: str
@@ -84,9 +108,12 @@ class Encoder:
     tokenizer: object
     max_length: int
     token_types: bool
+    summary: str = "first"
 
     @classmethod
-    def build(cls, name: str, path: str, model, tokenizer, max_length: int) -> Encoder:
+    def build(
+        cls, name: str, path: str, model, tokenizer, max_length: int, pooling: str = "auto"
+    ) -> Encoder:
         if not getattr(tokenizer, "is_fast", False):
             raise ModelError(
                 f"model {name} ({path}): the analysis needs a fast (Rust) tokenizer for "
@@ -102,10 +129,17 @@ class Encoder:
             tokenizer,
             model_max_length(model, tokenizer, max_length),
             uses_token_types(model),
+            summary_position(model.config, pooling),
         )
 
     @classmethod
-    def load(cls, name: str, path: str | Path, max_length: int = DEFAULT_MAX_LENGTH) -> Encoder:
+    def load(
+        cls,
+        name: str,
+        path: str | Path,
+        max_length: int = DEFAULT_MAX_LENGTH,
+        pooling: str = "auto",
+    ) -> Encoder:
         """Load a QA model folder or Hugging Face id (weights in float32, no remote code)."""
         import transformers
 
@@ -125,7 +159,7 @@ class Encoder:
             ) from None
         finally:
             transformers.logging.set_verbosity(verbosity)
-        return cls.build(name, str(path), model.base_model, tokenizer, max_length)
+        return cls.build(name, str(path), model.base_model, tokenizer, max_length, pooling)
 
     @property
     def pad_id(self) -> int:
@@ -161,9 +195,11 @@ def cosines(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return (a * b).sum(-1) / norms
 
 
-def cls_cosine(a: torch.Tensor, b: torch.Tensor) -> float:
-    """Cosine similarity of the first token's ([CLS]) states of two inputs."""
-    return float(cosines(a[:1], b[:1])[0])
+def summary_cosine(a: torch.Tensor, b: torch.Tensor, summary: str = "first") -> float:
+    """Cosine similarity of the summary token's states of two inputs (``[tokens, hidden]``
+    each, padding dropped): their ``first`` or their ``last`` token's."""
+    at = 0 if summary == "first" else -1
+    return float(cosines(a[at][None], b[at][None])[0])
 
 
 def token_cosines(a: torch.Tensor, b: torch.Tensor, pairs: Sequence[tuple[int, int]]) -> np.ndarray:

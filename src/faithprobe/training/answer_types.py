@@ -22,10 +22,17 @@ answers of SQuAD-format files (SQuAD, Quoref):
 * **Speed**: the word embeddings and the lowest ``freeze_layers`` encoder layers are frozen
   (default 4 of MiniLM's 6), so a few thousand questions train in minutes on 2 CPU cores.
 
+* **Class weights** (``class_weights``, the method's weighted variant): each class's loss
+  is weighted by ``n / (classes x its count)`` over the training questions, so a rare
+  entity type counts as much as ``NO_ENTITY`` (:mod:`faithprobe.training.weighted_loss`;
+  the method weights a binary cross-entropy, here the classes' cross-entropy).
+
 The folder loads as :class:`~faithprobe.heuristics.type_classifier.AnswerTypeClassifier`
 (``--model heuristic:encoder+entity,answer_types=<out>``), the path by which the held-out
 questions are scored at the end: accuracy overall and per gold label (recall, Wilson 95%
-intervals), beside the majority label's accuracy on the same questions.
+intervals), each label's F1 and their unweighted mean, the macro-F1 the method reports
+(over the labels that are gold or predicted), beside the majority label's accuracy on the
+same questions.
 """
 
 from __future__ import annotations
@@ -121,19 +128,31 @@ def freeze_lower(model, layers: int) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
+def f1(true_positives: int, predicted: int, gold: int) -> float:
+    """F1 of one label: the harmonic mean of its precision and recall (0 where both are 0
+    or undefined)."""
+    precision = true_positives / predicted if predicted else 0.0
+    recall = true_positives / gold if gold else 0.0
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
 def per_label_accuracy(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
-    """Accuracy overall and per gold label (recall), and the majority label's accuracy."""
+    """Accuracy overall and per gold label (recall, with the label's F1), the macro-F1 over
+    every label gold or predicted, and the majority label's accuracy."""
     right = [g == p for g, p in zip(gold, predicted, strict=True)]
     majority, n_majority = Counter(gold).most_common(1)[0]
+    hits = Counter(g for g, r in zip(gold, right, strict=True) if r)
+    golds, predictions = Counter(gold), Counter(predicted)
+    scores = {label: f1(hits[label], predictions[label], golds[label])
+              for label in sorted(set(gold) | set(predicted))}  # fmt: skip
     return {
         **common.accuracy(sum(right), len(gold)),
+        "macro_f1": sum(scores.values()) / len(scores),
         "by_label": {
             label: common.accuracy(
-                sum(r for r, g in zip(right, gold, strict=True) if g == label),
-                sum(g == label for g in gold),
-                predicted=sum(p == label for p in predicted),
+                hits[label], golds[label], predicted=predictions[label], f1=scores[label]
             )
-            for label in sorted(set(gold))
+            for label in sorted(golds)
         },
         "majority_label": {"label": majority, **common.accuracy(n_majority, len(gold))},
     }
@@ -168,13 +187,21 @@ def train_answer_types(cfg: AnswerTypeTrainConfig, **options: Any) -> dict[str, 
         (tokenizer(ex.question, truncation=True, max_length=cfg.max_length)["input_ids"], None)
         for ex in train
     ]
-    dataset = common.EncodedDataset(rows, [label2id[lab] for lab in train_labels], grouped=False)
+    targets = [label2id[lab] for lab in train_labels]
+    dataset = common.EncodedDataset(rows, targets, grouped=False)
+    weights = None
+    if cfg.class_weights:
+        from faithprobe.training.weighted_loss import WeightedClassifier, inverse_frequency
+
+        weights = inverse_frequency(targets, len(classes))
+        model = WeightedClassifier(model, weights)
     say(f"Training on {len(train)} questions, {len(classes)} classes, {trainable} parameters")
     fitted = session.fit(model, tokenizer, dataset, _make_trainer)
 
     say(f"Scoring {len(evaluated)} held-out questions through the heuristics' classifier...")
     classifier = AnswerTypeClassifier(cfg.out, max_length=cfg.max_length)
     predicted = [classifier.label(ex.question) for ex in evaluated]
+    scored = per_label_accuracy(held_labels, predicted) if evaluated else None
     return session.finish(
         session.summary(
             "answer-types",
@@ -189,6 +216,9 @@ def train_answer_types(cfg: AnswerTypeTrainConfig, **options: Any) -> dict[str, 
                 "label_counts": dict(sorted(Counter(train_labels).items())),
                 "merged_into_other": merged,
                 "trainable_parameters": trainable,
+                "class_weights": (
+                    dict(zip(classes, weights, strict=True)) if weights is not None else None
+                ),
                 "frozen": f"word embeddings and the lowest {cfg.freeze_layers} layers",
                 "ids_sha256_16": data["train_ids"],
             },
@@ -198,7 +228,12 @@ def train_answer_types(cfg: AnswerTypeTrainConfig, **options: Any) -> dict[str, 
             heldout={
                 "questions": len(evaluated),
                 "label_counts": dict(sorted(Counter(held_labels).items())),
-                "accuracy": per_label_accuracy(held_labels, predicted) if evaluated else None,
+                "accuracy": scored,
             },
+            scores=(
+                {"held-out accuracy": scored, "held-out macro-F1": {"value": scored["macro_f1"]}}
+                if scored
+                else {}
+            ),
         )
     )

@@ -1,10 +1,11 @@
 """``faithprobe train``: training recipes on the command line.
 
 Every recipe takes the same settings (:class:`~faithprobe.training.common.TrainSettings`:
-``--out``, ``--base``, ``--epochs``, ``--lr`` ...) and the same run flags (``--overwrite``,
-``--restart``, ``--keep-checkpoints``), and reports errors and interruptions the same way;
-:func:`recipe_command` adds those options to a command, so a recipe's command declares only
-its data options.
+``--out``, ``--base``, ``--epochs``, ``--lr``, ``--patience`` ...), the same run flags
+(``--overwrite``, ``--restart``, ``--keep-checkpoints``) and ``--seeds`` (several seeds,
+averaged: :mod:`faithprobe.training.seeds`), and reports errors and interruptions the same
+way; :func:`recipe_command` adds those options to a command, so a recipe's command declares
+only its data options.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from faithprobe.console import command_line, log, user_errors
+from faithprobe.console import command_line, log, print_rows, user_errors
 from faithprobe.errors import DataError, UsageError
 from faithprobe.multiple_choice_prompts import DEFAULT_TEMPLATE
 from faithprobe.numbers import ranged
@@ -76,6 +77,22 @@ SETTINGS_OPTIONS: list[tuple[str, str, Any, dict[str, Any]]] = [
     ("seed", "seed", int, {"min": 0, "max": 2**32 - 1}),  # numpy's seeding takes no more
     ("max_steps", "max_steps", int | None, {"min": 1, "help": "stop after N optimizer steps"}),
     ("save_steps", "save_steps", int, {"min": 1, "help": "checkpoint every N steps"}),
+    (
+        "patience",
+        "patience",
+        int | None,
+        {
+            "min": 1,
+            "help": "early stopping: stop once the loss on held-out training rows has not "
+            "improved for N checkpoints (--save-steps apart); keep the best checkpoint",
+        },
+    ),
+    (
+        "validation",
+        "validation",
+        float,
+        {**ranged(0.01, 0.5), "help": "with --patience: share of the training rows held out"},
+    ),
 ]
 RUN_FLAGS: list[tuple[str, str]] = [
     ("overwrite", "train again into an --out holding a model"),
@@ -120,6 +137,14 @@ def recipe_command(name: str, config: type[TrainSettings], help: dict[str, str] 
                     default=False,
                 )
             )
+        shared.append(
+            inspect.Parameter(
+                "seeds",
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=Annotated[str | None, SEEDS_OPTION],
+                default=None,
+            )
+        )
 
         @functools.wraps(func)
         def command(**kwargs: Any) -> None:
@@ -127,12 +152,13 @@ def recipe_command(name: str, config: type[TrainSettings], help: dict[str, str] 
             settings["extra"] = {"command": command_line()}
             flags = {flag: kwargs.pop(flag) for flag, _ in RUN_FLAGS}
             flags["log"] = log
-            resume = (
-                f"checkpoints are in {settings['out'] / 'checkpoints'}; "
-                "run the same command again to resume"
-            )
+            seeds = kwargs.pop("seeds")
+            resume = f"checkpoints are in {settings['out']}; run the same command again to resume"
             with user_errors(resume):
-                func(**kwargs, settings=settings, flags=flags)
+                if seeds is None:
+                    func(**kwargs, settings=settings, flags=flags)
+                else:
+                    _train_seeds(func, kwargs, settings, flags, seeds)
 
         params = own + shared
         command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
@@ -141,6 +167,44 @@ def recipe_command(name: str, config: type[TrainSettings], help: dict[str, str] 
         return func
 
     return register
+
+
+SEEDS_OPTION = typer.Option(
+    metavar="N,N,...",
+    help="train once per seed into <out>/seed-<N> and write the scores' mean ± sd over the "
+    "seeds to <out>/seeds.json and seeds.md (instead of --seed)",
+)
+
+
+def _train_seeds(
+    func: Callable[..., None],
+    kwargs: dict[str, Any],
+    settings: dict[str, Any],
+    flags: dict[str, Any],
+    text: str,
+) -> None:
+    """``func`` once per seed of ``text`` (:mod:`faithprobe.training.seeds`), each into
+    its own folder; a seed this command already trained is kept; then the aggregate."""
+    from faithprobe.training import seeds as s
+
+    chosen = s.parse_seeds(text)
+    if settings["seed"] != TrainSettings.seed:
+        raise UsageError("give --seed or --seeds, not both")
+    out, command = Path(settings["out"]), settings["extra"]["command"]
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file; give a folder")
+    folders = []
+    for seed in chosen:
+        folder = s.seed_folder(out, seed)
+        folders.append(folder)
+        if s.trained_by(folder, command, seed) and not flags["overwrite"]:
+            log(f"seed {seed}: {folder} holds the model this command trained; kept")
+            continue
+        log(f"seed {seed}: training into {folder}")
+        func(**kwargs, settings={**settings, "seed": seed, "out": folder}, flags=flags)
+    record = s.write_seeds(out, folders, command)
+    print_rows(*s.table_rows(record), f"Mean ± sd over seeds {', '.join(map(str, chosen))}")
+    log(f"written to {out / s.SEEDS_FILE} and {out / s.SEEDS_TABLE}")
 
 
 FOLDER_INPUTS = ("--exclude",)  # input options that take a folder too (an NLI-XY grid)
@@ -380,6 +444,14 @@ AnswerKind = Annotated[
         help="add a yes/no/unknown (answer-kind) head and train on yes/no questions too",
     ),
 ]
+RationaleTagging = Annotated[
+    bool,
+    typer.Option(
+        "--rationale-tagging",
+        help="train a rationale-tagging head beside the span head (Ju et al.'s multitask "
+        "model, the method's architecture): each context token tagged as in the rationale",
+    ),
+]
 PredicateArgument = Annotated[
     int,
     typer.Option(
@@ -413,6 +485,7 @@ def train_qa_command(
     mix_heldout: MixHeldout = None,
     augment: Augment = None,
     answer_kind: AnswerKind = False,
+    rationale_tagging: RationaleTagging = False,
     predicate_argument: PredicateArgument = 0,
     *,
     settings: dict[str, Any],
@@ -441,6 +514,7 @@ def train_qa_command(
         mix_heldout=mix_heldout,
         augment=augment or (DEFAULT_AUGMENT if strategy in AUGMENTED else ""),
         answer_kind=answer_kind,
+        rationale_tagging=rationale_tagging,
         predicate_argument=predicate_argument,
         **settings,
     )
@@ -497,6 +571,14 @@ MinCount = Annotated[
 FreezeLayers = Annotated[
     int, typer.Option(min=0, help="lowest encoder layers frozen, with the word embeddings")
 ]
+ClassWeights = Annotated[
+    bool,
+    typer.Option(
+        "--class-weights",
+        help="weight each class's loss by the inverse of its training frequency (the "
+        "method's weighted variant), so rare entity types count as much as common ones",
+    ),
+]
 
 
 @recipe_command(
@@ -514,6 +596,7 @@ def train_answer_types_command(
     eval_limit: ATEvalLimit = 1000,
     min_count: MinCount = AnswerTypeTrainConfig.min_count,
     freeze_layers: FreezeLayers = AnswerTypeTrainConfig.freeze_layers,
+    class_weights: ClassWeights = False,
     *,
     settings: dict[str, Any],
     flags: dict[str, Any],
@@ -532,6 +615,7 @@ def train_answer_types_command(
         eval_limit=eval_limit,
         min_count=min_count,
         freeze_layers=freeze_layers,
+        class_weights=class_weights,
         **settings,
     )
     check_first(cfg, flags, [("--train", p) for p in cfg.train])
@@ -540,6 +624,7 @@ def train_answer_types_command(
     _report(summary, "held-out accuracy", held, summary["train"]["questions_used"], cfg.out)
     if held:
         majority = held["majority_label"]
+        print(f"  macro-F1 {held['macro_f1']:.4f}")
         print(f"  majority label {majority['label']}: {describe_accuracy(majority)}")
         for label, acc in held["by_label"].items():
             print(f"  {label:12} {describe_accuracy(acc)}")

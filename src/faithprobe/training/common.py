@@ -18,7 +18,14 @@ evaluate and record. The pieces:
     rows of similar length (Social IQA rows are 34 MiniLM tokens on average; random
     batches of 16 items pad to 48 on average, length-grouped ones to 36) and a resumed run
     sees the same order as an uninterrupted one;
-  - a collator that pads every batch to its own longest row (:func:`collate`).
+  - a collator that pads every batch to its own longest row (:func:`collate`);
+  - with ``patience``, early stopping on a held-out split of the training rows
+    (:func:`validation_split`): a ``validation`` share of them (whole groups: a question
+    with its windows and variants, an item with its choices), drawn by a seeded hash, is
+    not trained on; its loss is computed at every checkpoint (``save_steps``), training
+    stops once it has not improved for ``patience`` checkpoints in a row, and the
+    checkpoint with the lowest held-out loss is the model saved (``training.json``:
+    ``early_stopping``).
 
   The optimizer is PyTorch's fused AdamW: on CPU its step over MiniLM's 22.7M parameters
   is 5-10x faster than the default per-tensor AdamW (which took about a third of a step).
@@ -46,6 +53,7 @@ from faithprobe.datasets.splits import SUMMARY
 from faithprobe.errors import ModelError, UsageError
 
 CHECKPOINTS = "checkpoints"
+PAD_TARGET = -100  # a per-token target of a padding position: none (cross-entropy's ignore index)
 RUN_FILE = "faithprobe-run.json"
 TIME_FILE = "faithprobe-time.json"
 
@@ -67,6 +75,10 @@ class TrainSettings:
     seed: int = 0
     max_steps: int | None = None  # stop after this many optimizer steps (smoke tests)
     save_steps: int = 100
+    # early stopping: checkpoints without a lower held-out loss before training stops (None:
+    # train to the end), and the share of the training rows held out for that loss
+    patience: int | None = None
+    validation: float = 0.1
     eval_batch_size: int = 32
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
@@ -92,6 +104,10 @@ class TrainSettings:
             raise UsageError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
         if self.weight_decay < 0:
             raise UsageError(f"weight_decay must be >= 0, got {self.weight_decay}")
+        if self.patience is not None and self.patience < 1:
+            raise UsageError(f"patience must be at least 1, got {self.patience}")
+        if not 0 < self.validation < 1:
+            raise UsageError(f"validation must be in (0, 1), got {self.validation}")
 
     def hyperparameters(self) -> dict[str, Any]:
         keys = (
@@ -102,6 +118,8 @@ class TrainSettings:
             "warmup_ratio",
             "weight_decay",
             "max_steps",
+            "patience",
+            "validation",
             *self.recipe_hyperparameters,
         )
         # a recipe's hyper-parameter may be a property (derived from its fields); tuples
@@ -213,11 +231,22 @@ def load_base(auto_class: str, base: Base, seed: int, what: str, **kwargs):
 class EncodedDataset:
     """Encoded examples for the Trainer: per example either ``rows`` (one encoded row per
     choice) or one ``row``, and its label (an integer, or a dict of named integer targets);
-    ``lengths`` drive the sampler."""
+    ``lengths`` drive the sampler. ``groups`` name what must stay on one side of a
+    validation split (:func:`validation_split`): by default each example is its own."""
 
-    def __init__(self, encoded: Sequence, labels: Sequence, *, grouped: bool) -> None:
+    def __init__(
+        self,
+        encoded: Sequence,
+        labels: Sequence,
+        *,
+        grouped: bool,
+        groups: Sequence[str] | None = None,
+    ) -> None:
         self.key = "rows" if grouped else "row"
         self.encoded, self.labels = list(encoded), list(labels)
+        self.groups = [str(i) for i in range(len(self.encoded))] if groups is None else list(groups)
+        if len(self.groups) != len(self.encoded):
+            raise ValueError(f"{len(self.groups)} groups for {len(self.encoded)} examples")
         self.lengths = [
             max(len(ids) for ids, _ in e) if grouped else len(e[0]) for e in self.encoded
         ]
@@ -228,10 +257,38 @@ class EncodedDataset:
     def __getitem__(self, i: int) -> dict[str, Any]:
         return {self.key: self.encoded[i], "labels": self.labels[i]}
 
+    def subset(self, indices: Sequence[int]) -> EncodedDataset:
+        """The examples at ``indices``, in that order."""
+        part = EncodedDataset.__new__(EncodedDataset)
+        part.key = self.key
+        part.encoded = [self.encoded[i] for i in indices]
+        part.labels = [self.labels[i] for i in indices]
+        part.groups = [self.groups[i] for i in indices]
+        part.lengths = [self.lengths[i] for i in indices]
+        return part
+
+
+def validation_split(
+    dataset: EncodedDataset, share: float, seed: int
+) -> tuple[EncodedDataset, EncodedDataset]:
+    """(train, validation): the groups first in a seeded hash order of their names, up to
+    ``share`` of the groups (at least one, and at least one left to train on), held out
+    whole; each part keeps the dataset's order."""
+    from faithprobe.seeding import hash_rank
+
+    names = sorted(set(dataset.groups), key=lambda g: hash_rank(seed, g))
+    if len(names) < 2:
+        raise UsageError("early stopping needs at least two groups of training rows to split")
+    held = set(names[: min(len(names) - 1, max(1, round(share * len(names))))])
+    inside = [i for i, g in enumerate(dataset.groups) if g in held]
+    outside = [i for i, g in enumerate(dataset.groups) if g not in held]
+    return dataset.subset(outside), dataset.subset(inside)
+
 
 def collate(features: list[dict[str, Any]], pad_id: int) -> dict[str, Any]:
     """Pad a batch to its longest row: [batch, choices, length] for items with ``rows``,
-    [batch, length] for items with one ``row``."""
+    [batch, length] for items with one ``row``; a per-token target (a list) is padded with
+    :data:`PAD_TARGET`."""
     import torch
 
     from faithprobe.subjects.hf.encoder import pad_rows
@@ -243,14 +300,31 @@ def collate(features: list[dict[str, Any]], pad_id: int) -> dict[str, Any]:
         batch = {k: v.view(len(features), -1, v.shape[-1]) for k, v in batch.items()}
     labels = [f["labels"] for f in features]
     if isinstance(labels[0], dict):  # several named targets (QA: start and end positions)
-        batch.update({k: torch.tensor([lab[k] for lab in labels]) for k in labels[0]})
+        width = batch["input_ids"].shape[-1]
+        for key in labels[0]:
+            values = [lab[key] for lab in labels]
+            if isinstance(values[0], list):  # one target per token: padded with "no target"
+                values = [v + [PAD_TARGET] * (width - len(v)) for v in values]
+            batch[key] = torch.tensor(values)
     else:
         batch["labels"] = torch.tensor(labels)
     return batch
 
 
-def make_trainer(model, tokenizer, dataset, args, lengths: list[int], seed: int, ckpt: Path):
-    """A Trainer with the seeded length-grouped sampler, our collator, and a time keeper."""
+def make_trainer(
+    model,
+    tokenizer,
+    dataset,
+    args,
+    lengths: list[int],
+    seed: int,
+    ckpt: Path,
+    *,
+    eval_dataset=None,
+    callbacks: Sequence = (),
+):
+    """A Trainer with the seeded length-grouped sampler, our collator, and a time keeper;
+    ``eval_dataset`` and ``callbacks`` (early stopping) as the Trainer takes them."""
     import torch
     from transformers import Trainer, TrainerCallback
     from transformers.trainer_pt_utils import get_length_grouped_indices
@@ -303,7 +377,8 @@ def make_trainer(model, tokenizer, dataset, args, lengths: list[int], seed: int,
         train_dataset=dataset,
         data_collator=lambda features: collate(features, pad if pad is not None else 0),
         processing_class=tokenizer,
-        callbacks=[keeper],
+        eval_dataset=eval_dataset,
+        callbacks=[keeper, *callbacks],
     )
     return trainer, keeper
 
@@ -316,6 +391,37 @@ class Fitted:
     train_loss: float
     seconds: float
     resumed_from_step: int
+    validation_rows: int = 0  # rows held out for early stopping (0: none)
+
+    def early_stopping(self) -> dict[str, Any] | None:
+        """What early stopping did: the held-out loss at each checkpoint, the best step
+        (the model saved) and the step training stopped at; None without it."""
+        if not self.validation_rows:
+            return None
+        state, args = self.trainer.state, self.trainer.args
+        evaluated = [
+            {"step": e["step"], "eval_loss": e["eval_loss"]}
+            for e in state.log_history
+            if "eval_loss" in e
+        ]
+        best = state.best_model_checkpoint
+        return {
+            "patience": self.patience,
+            "validation_rows": self.validation_rows,
+            "metric": "loss on the held-out training rows (lower is better)",
+            "evaluated_every_steps": args.eval_steps,
+            "best_step": int(Path(best).name.rsplit("-", 1)[1]) if best else None,
+            "best_eval_loss": state.best_metric,
+            "stopped_at_step": state.global_step,
+            "stopped_early": state.global_step < state.max_steps,
+            "eval_log": evaluated,
+        }
+
+    @property
+    def patience(self) -> int | None:
+        callbacks = self.trainer.callback_handler.callbacks
+        found = [c for c in callbacks if hasattr(c, "early_stopping_patience")]
+        return found[0].early_stopping_patience if found else None
 
     def record(self) -> dict[str, Any]:
         import torch
@@ -338,6 +444,7 @@ class Fitted:
                 for e in self.trainer.state.log_history
                 if "loss" in e
             ],  # fmt: skip
+            "early_stopping": self.early_stopping(),
         }
 
 
@@ -454,11 +561,32 @@ class Session:
         self, model, tokenizer, dataset: EncodedDataset, make_trainer: Callable = make_trainer
     ) -> Fitted:
         """Train (resuming from the last checkpoint if there is one), then save the model
-        (safetensors) and tokenizer in ``out``."""
-        from transformers import TrainingArguments
+        (safetensors) and tokenizer in ``out``. With ``patience``, early stopping on a
+        held-out split of ``dataset`` (module docstring)."""
+        from transformers import EarlyStoppingCallback, TrainingArguments
         from transformers.trainer_utils import get_last_checkpoint
 
         cfg = self.cfg
+        validation, stopping = None, {}
+        if cfg.patience is not None:
+            dataset, validation = validation_split(dataset, cfg.validation, cfg.seed)
+            self.say(
+                f"Early stopping: {len(validation)} of {len(dataset) + len(validation)} "
+                f"training rows held out, patience {cfg.patience} checkpoints"
+            )
+            label_names = (
+                list(validation.labels[0]) if isinstance(validation.labels[0], dict) else ["labels"]
+            )
+            stopping = dict(
+                eval_strategy="steps",
+                eval_steps=cfg.save_steps,
+                per_device_eval_batch_size=cfg.eval_batch_size,
+                load_best_model_at_end=True,
+                metric_for_best_model="eval_loss",
+                greater_is_better=False,
+                prediction_loss_only=True,
+                label_names=label_names,
+            )
         args = TrainingArguments(
             output_dir=str(self.ckpt),
             num_train_epochs=cfg.epochs,
@@ -481,10 +609,13 @@ class Session:
             dataloader_pin_memory=False,
             remove_unused_columns=False,
             disable_tqdm=not self.progress,
+            **stopping,
         )
+        callbacks = [EarlyStoppingCallback(cfg.patience)] if validation is not None else []
         trainer, keeper = make_trainer(
-            model, tokenizer, dataset, args, dataset.lengths, cfg.seed, self.ckpt
-        )
+            model, tokenizer, dataset, args, dataset.lengths, cfg.seed, self.ckpt,
+            eval_dataset=validation, callbacks=callbacks,
+        )  # fmt: skip
         last = get_last_checkpoint(str(self.ckpt)) if self.ckpt.is_dir() else None
         resumed_step = 0
         if last:
@@ -497,7 +628,8 @@ class Session:
         seconds = keeper.elapsed()
         trainer.model.save_pretrained(cfg.out, safe_serialization=True)
         tokenizer.save_pretrained(cfg.out)
-        return Fitted(trainer, result.training_loss, seconds, resumed_step)
+        held = len(validation) if validation is not None else 0
+        return Fitted(trainer, result.training_loss, seconds, resumed_step, held)
 
     def summary(self, task: str, recipe: str, fitted: Fitted, **sections: Any) -> dict[str, Any]:
         """training.json: what every recipe records, around the recipe's ``sections``."""

@@ -92,6 +92,7 @@ class QATrainConfig(TrainSettings):
     mix_heldout: float | None = None  # held-out fraction of the --mix files (None: heldout)
     augment: str = ""  # the model writing the +Aug sentences (ibt-aug)
     answer_kind: bool = False  # train an answer-kind (span/yes/no/unknown) head too
+    rationale_tagging: bool = False  # train a rationale-tagging head too (Ju et al.)
     predicate_argument: int = 0  # stories per schema of the generator's training part
 
     recipe_hyperparameters = (
@@ -104,6 +105,7 @@ class QATrainConfig(TrainSettings):
         "mix_heldout",
         "augment",
         "answer_kind",
+        "rationale_tagging",
         "predicate_argument",
     )
 
@@ -165,12 +167,13 @@ class AnswerTypeTrainConfig(TrainSettings):
     eval_limit: int | None = 1000
     min_count: int = 20
     freeze_layers: int = 4
+    class_weights: bool = False  # each class's loss weighted by its inverse frequency
     epochs: float = 3.0
     learning_rate: float = 5e-4
     batch_size: int = 32
     max_length: int = 64
 
-    recipe_hyperparameters = ("heldout", "limit", "min_count", "freeze_layers")
+    recipe_hyperparameters = ("heldout", "limit", "min_count", "freeze_layers", "class_weights")
 
     def check(self) -> None:
         super().check()

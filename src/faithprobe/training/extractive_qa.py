@@ -46,7 +46,7 @@ make is counted in ``training.json``. Every strategy sees the same questions, ep
 seed; the ones with more variants see more rows, hence more steps.
 
 **Yes/no and unknown (``answer_kind``).** An answer-kind head (span / yes / no / unknown,
-:mod:`faithprobe.training.answer_kind`) is trained beside the span head, and questions
+:mod:`faithprobe.training.joint_qa`) is trained beside the span head, and questions
 whose gold is yes or no are trained on too (OS and TS: their answer; TS-R: unknown), so the
 model answers the ``faithfulness`` suite's yes/no questions (negation, the predicate--
 argument probe) instead of pointing at a span. Yes/no questions come from the ``--mix``
@@ -56,6 +56,14 @@ generator's training part (:mod:`faithprobe.generators.predicate_argument`: othe
 terms than the probe's, so no story the probe asks about is trained on), original stories,
 in the original and paraphrase question forms. The negated stories and the ungrammatical
 control form stay unseen.
+
+**Rationale tagging (``rationale_tagging``).** The multitask model of Ju et al. that the
+method's models are built on: a head beside the span head tags every context token as in
+the rationale or not (:mod:`faithprobe.training.joint_qa`), trained jointly on every row.
+A row's rationale is its variant's: the example's rationale spans in OS and TS (SQuAD: the
+sentence holding the answer; CoQA: the annotated spans; HotpotQA: the supporting facts),
+none in TS-R / OS-R and their forms. The head is a training signal only; the saved model is
+an ordinary ``hf-qa`` folder.
 
 **Data and split.** ``train`` is a SQuAD/Quoref, CoQA or HotpotQA file. Without ``dev``
 the file is split by document (:mod:`faithprobe.datasets.splits`: no article on both
@@ -146,6 +154,8 @@ class QATrainItem:
     answer: str | None
     start: int = -1
     kind: str = "span"
+    rationale: tuple[tuple[int, int], ...] = ()  # character spans in ``context``
+    passage: str = ""  # the story's passage id: kept on one side of a validation split
 
 
 def _answer_kind(example: QAExample, yes_no: bool) -> str | None:
@@ -209,25 +219,28 @@ def training_items(
     for ex in kept:
         kind, question = kinds[ex.id], history_question(ex)
         span = (ex.answers[0], ex.answer_starts[0]) if kind == "span" else (None, -1)
-        items.append(QATrainItem(ex.id, ORIGINAL, question, ex.context, *span, kind=kind))
+        shared = {"passage": passage_id(ex)}
+        items.append(QATrainItem(ex.id, ORIGINAL, question, ex.context, *span, kind=kind,
+                                 rationale=ex.rationale, **shared))  # fmt: skip
         for pair in pairs[ex.id]:
             variant, changed = pair.pair_id.split(":", 1)[0], pair.intervened
+            mine = {**shared, "rationale": changed.rationale}
             if reason := changed.features.get("dropped"):
                 skipped[(variant, reason)] += 1
             elif changed.features["expected"] == UNKNOWN:
                 items.append(QATrainItem(changed.id, variant, question, changed.context, None,
-                                         kind=UNKNOWN))  # fmt: skip
+                                         kind=UNKNOWN, **mine))  # fmt: skip
             elif changed.context == ex.context:
                 skipped[(variant, WHOLE_STORY)] += 1
             elif kind != "span":  # yes/no: the support is still there
                 items.append(QATrainItem(changed.id, variant, question, changed.context, None,
-                                         kind=kind))  # fmt: skip
+                                         kind=kind, **mine))  # fmt: skip
             elif changed.answer_starts[0] < 0:  # CoQA: an answer found past the rationale
                 skipped[(variant, NOT_A_SPAN)] += 1
             else:
                 start = changed.answer_starts[0]
                 items.append(QATrainItem(changed.id, variant, question, changed.context,
-                                         ex.answers[0], start))  # fmt: skip
+                                         ex.answers[0], start, **mine))  # fmt: skip
     return items, +skipped  # (+: without zero counts)
 
 
@@ -247,11 +260,11 @@ def window_target(
 
 def encode_items(tokenizer, items: Sequence[QATrainItem], cfg: QATrainConfig, token_types: bool):
     """(rows, labels, windows per item, null targets): one row per window, labelled with
-    its target tokens (``[CLS]`` for null; none for a yes/no question) and, with
-    ``cfg.answer_kind``, the head's target and the ``[CLS]`` index; see the module
-    docstring."""
+    its target tokens (``[CLS]`` for null; none for a yes/no question), with
+    ``cfg.answer_kind`` the head's target and the ``[CLS]`` index, and with
+    ``cfg.rationale_tagging`` each token's rationale target; see the module docstring."""
     from faithprobe.subjects.hf.qa_windows import encode_windows
-    from faithprobe.training.answer_kind import IGNORE, window_kind
+    from faithprobe.training.joint_qa import IGNORE, rationale_targets, window_kind
 
     rows, labels, per_item, nulls = [], [], [], 0
     for item in items:
@@ -276,6 +289,8 @@ def encode_items(tokenizer, items: Sequence[QATrainItem], cfg: QATrainConfig, to
             if cfg.answer_kind:
                 label.update(kind_labels=window_kind(item.kind, target is not None),
                              cls_index=w.cls_index)  # fmt: skip
+            if cfg.rationale_tagging:
+                label["rationale_labels"] = rationale_targets(w.offsets, item.rationale)
             rows.append(w.row)
             labels.append(label)
         per_item.append(len(encoded.windows))
@@ -349,6 +364,15 @@ def evaluate(
         "questions_by_kind": dict(Counter("yes/no" if by_head(ex) else "span" for ex in chosen)),
         "scores": table.to_dict("records"),
         "cluster": "passage",
+    }
+
+
+def named_scores(evaluation: dict[str, Any], prefix: str = "") -> dict[str, dict[str, Any]]:
+    """The scores of :func:`evaluate`, each named by its questions, variant and metric
+    (``span OS f1``), for ``training.json``'s ``scores``."""
+    return {
+        f"{prefix}{row['questions']} {row['variant']} {row['metric']}": row
+        for row in evaluation["scores"]
     }
 
 
@@ -466,7 +490,9 @@ def _training_rows(
 
 def _encoded(model, tokenizer, every: list[QATrainItem], cfg: QATrainConfig, session):
     """(the model to train, the encoded rows, a record of the windows): the rows in the
-    hf-qa backend's windows; the model gets the answer-kind head with ``--answer-kind``."""
+    hf-qa backend's windows, grouped by passage for a validation split; the model gets the
+    answer-kind head with ``--answer-kind`` and the rationale head with
+    ``--rationale-tagging``."""
     from faithprobe.subjects.hf.encoder import uses_token_types
 
     if not getattr(tokenizer, "is_fast", False):
@@ -475,16 +501,21 @@ def _encoded(model, tokenizer, every: list[QATrainItem], cfg: QATrainConfig, ses
         f"Encoding {len(every)} rows (max_length {cfg.max_length}, doc_stride {cfg.doc_stride})..."
     )
     rows, labels, windows, nulls = encode_items(tokenizer, every, cfg, uses_token_types(model))
-    if cfg.answer_kind:
-        from faithprobe.training.answer_kind import QAWithAnswerKind
+    if cfg.answer_kind or cfg.rationale_tagging:
+        from faithprobe.training.joint_qa import JointQA
 
-        model = QAWithAnswerKind(model)
+        model = JointQA(model, answer_kind=cfg.answer_kind, rationale=cfg.rationale_tagging)
     record = {
         "windows": len(rows),
         "items_with_several_windows": sum(n > 1 for n in windows),
         "null_target_windows": nulls,
     }
-    return model, common.EncodedDataset(rows, labels, grouped=False), record
+    if cfg.rationale_tagging:
+        tagged = [t for lab in labels for t in lab["rationale_labels"] if t >= 0]
+        record["rationale_token_share"] = sum(tagged) / len(tagged) if tagged else None
+    groups = [item.passage for item, n in zip(every, windows, strict=True) for _ in range(n)]
+    dataset = common.EncodedDataset(rows, labels, grouped=False, groups=groups)
+    return model, dataset, record
 
 
 def train_qa(cfg: QATrainConfig, **options: Any) -> dict[str, Any]:
@@ -520,11 +551,23 @@ def train_qa(cfg: QATrainConfig, **options: Any) -> dict[str, Any]:
     fitted = session.fit(model, tokenizer, dataset, _make_trainer)
 
     from faithprobe.subjects.hf.extractive_qa import HFQA
+    from faithprobe.training.joint_qa import RATIONALE_WEIGHT
 
     say("Scoring the held-out questions through the hf-qa backend...")
     subject = common.load_trained(cfg.out, HFQA, "hf-qa", cfg.eval_batch_size)
     evaluation = evaluate(subject, main.evaluated, cfg, session.progress)
     mixed_rows = rows[1 : 1 + len(mixed)]
+    mix_records = [
+        {
+            **source.record(*source_rows),
+            SPLIT_KEY: source.split.record(),
+            "evaluation": evaluate(subject, source.evaluated, cfg, session.progress),
+        }
+        for source, source_rows in zip(mixed, mixed_rows, strict=True)
+    ]
+    scores = named_scores(evaluation)
+    for record in mix_records:
+        scores.update(named_scores(record["evaluation"], Path(record["file"]).name + ": "))
     return session.finish(
         session.summary(
             "extractive-qa",
@@ -533,6 +576,11 @@ def train_qa(cfg: QATrainConfig, **options: Any) -> dict[str, Any]:
             strategy=cfg.strategy,
             strategy_variants=list(cfg.strategy_variants),
             answer_kind_head=cfg.answer_kind,
+            rationale_tagging=(
+                {"weight": RATIONALE_WEIGHT, "head": "trained jointly, not saved"}
+                if cfg.rationale_tagging
+                else None
+            ),
             train={
                 **main.record(*rows[0]),
                 "rows_with_mix": len(every),
@@ -542,17 +590,11 @@ def train_qa(cfg: QATrainConfig, **options: Any) -> dict[str, Any]:
             },
             **{SPLIT_KEY: main.split.record() if main.split else None},
             evaluation={"on": "dev file" if cfg.dev else "held-out documents", **evaluation},
-            mix=[
-                {
-                    **source.record(*source_rows),
-                    SPLIT_KEY: source.split.record(),
-                    "evaluation": evaluate(subject, source.evaluated, cfg, session.progress),
-                }
-                for source, source_rows in zip(mixed, mixed_rows, strict=True)
-            ],
+            mix=mix_records,
             predicate_argument=(
                 _predicate_argument_record(generated[0], cfg, rows[-1]) if generated else None
             ),
             augment=augment,
+            scores=scores,
         )
     )

@@ -141,6 +141,7 @@ def train_mc(cfg: MCTrainConfig, **options: Any) -> dict[str, Any]:
     fitted = session.fit(model, tokenizer, dataset, _make_trainer)
 
     session.say(f"Scoring {len(dev)} dev examples through the hf-mc backend...")
+    dev_accuracy = _evaluate(cfg.out, dev, prompt, cfg, session.progress)
     return session.finish(
         session.summary(
             "multiple-choice",
@@ -159,6 +160,7 @@ def train_mc(cfg: MCTrainConfig, **options: Any) -> dict[str, Any]:
             },
             dev={"path": str(dev_path.resolve()), "examples": len(dev)},
             prompt={"first_segment": cfg.template, "second_segment": "the choice"},
-            dev_accuracy=_evaluate(cfg.out, dev, prompt, cfg, session.progress),
+            dev_accuracy=dev_accuracy,
+            scores={"dev accuracy": dev_accuracy},
         )
     )

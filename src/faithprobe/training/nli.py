@@ -293,6 +293,9 @@ def train_nli(cfg: NLITrainConfig, **options: Any) -> dict[str, Any]:
     subject = common.load_trained(cfg.out, HFNLI, "hf-nli", cfg.eval_batch_size)
     progress = session.progress
     dev_records = _dev_records(subject, dev_files, train, progress)
+    held_accuracy = _evaluate(subject, held, "held-out", progress) if held else None
+    scores = {"held-out accuracy": held_accuracy} if held_accuracy else {}
+    scores.update({f"{Path(r['path']).name} accuracy": r["accuracy"] for r in dev_records})
     summary = session.summary(
         "nli",
         "faithprobe train nli",
@@ -300,7 +303,8 @@ def train_nli(cfg: NLITrainConfig, **options: Any) -> dict[str, Any]:
         train=_train_record(file_records, train, len(held), data["train_ids"]),
         exclude=_exclude_record(cfg, sources, len(excluded)),
         heldout=_heldout_record(cfg, held),
-        heldout_accuracy=_evaluate(subject, held, "held-out", progress) if held else None,
+        heldout_accuracy=held_accuracy,
         dev=dev_records,
+        scores=scores,
     )
     return session.finish(summary)

@@ -55,9 +55,16 @@ too; with every instance in every trial it is the mean of the per-trial accuraci
 ``trial_values`` lists). The thresholds are fitted once: the interval, and a paired
 comparison of two models, hold them fixed and resample the scored instances.
 
-**Irregular instances** (:func:`irregularity`): per probe, the instances whose confidence
-(MaxProb) did not drop under it, and how their features differ from the other instances';
-see :mod:`faithprobe.suites.confidence_shift.irregularity`.
+**Benchmark irregularities** (:func:`benchmark_irregularities`, the method's Discussion):
+where the right answers and each model's picks fall over the answer positions, the chosen
+against the other choices' length and overlap with the prompt, and the correlation of their
+word frequencies (:mod:`~faithprobe.suites.confidence_shift.benchmark_irregularity`), beside
+what the shortcuts those irregularities allow score (:func:`shortcuts`).
+
+**Instances that keep their confidence** (:func:`kept_confidence`, our view, not the
+method's): per probe, the instances whose confidence (MaxProb) did not drop under it, and
+how their features differ from the other instances'; see
+:mod:`faithprobe.suites.confidence_shift.kept_confidence`.
 
 **Units** (:func:`instance_units`): each headline effect also carries its per-instance
 values, so the card can compare two models on the same resampled instances.
@@ -109,7 +116,9 @@ from faithprobe.metrics.intervals import (
 )
 from faithprobe.metrics.units import Units
 from faithprobe.suites.confidence_shift import NORMALISATIONS, PROBE_TITLES
-from faithprobe.suites.confidence_shift.irregularity import irregular_instances
+from faithprobe.suites.confidence_shift import benchmark_irregularity as bi
+from faithprobe.suites.confidence_shift import kept_confidence as kc
+from faithprobe.suites.confidence_shift.choice_words import overlap, words
 from faithprobe.suites.confidence_shift.normalisation import choice_scores
 
 SHIFT_ALPHA = 0.10
@@ -551,24 +560,84 @@ def probe_contrasts(results: pd.DataFrame) -> list[dict]:
     return out
 
 
-def irregularity(results: pd.DataFrame) -> tuple[list[dict], list[dict]]:
-    """Per subject and probe, the irregular instances (MaxProb not lower after the probe than
-    on the original) and, per feature of the instances, how the irregular ones differ from
-    the regular ones: the summaries and the feature rows of
-    :func:`~faithprobe.suites.confidence_shift.irregularity.irregular_instances`."""
+def kept_confidence(results: pd.DataFrame) -> tuple[list[dict], list[dict]]:
+    """Per subject and probe, the instances that kept their confidence (MaxProb not lower
+    after the probe than on the original) and, per feature of the instances, how they
+    differ from the ones whose confidence dropped: the summaries and the feature rows of
+    :func:`~faithprobe.suites.confidence_shift.kept_confidence.kept_confidence`."""
     summaries, features = [], []
     for subject in _subjects(results):
         sub = results[results["subject"] == subject]
         for probe in _probes(sub):
             rows = sub[sub["probe"] == probe]
             orig = _originals(rows)
-            summary, found = irregular_instances(
+            summary, found = kc.kept_confidence(
                 orig, orig["original_maxprob"].astype(float), _per_instance(rows, "maxprob")
             )
             key = {"subject": subject, "probe": probe}
             summaries.append({**key, **summary})
             features += [{**key, **row} for row in found]
     return summaries, features
+
+
+# a shortcut a model ignoring the prompt could take -> each choice's score under it
+SHORTCUTS = {
+    "the longest choice (words)": lambda prompt, choice: float(len(words(choice))),
+    "the choice sharing most words with the prompt": lambda prompt, choice: overlap(choice, prompt),
+}
+COMMONEST_POSITION = "always the commonest right position"
+
+
+def shortcuts(originals: pd.DataFrame, seed: int = 0) -> list[dict]:
+    """The accuracy of each shortcut of :data:`SHORTCUTS` (a tie at the top shares its
+    credit), and of always answering the commonest right position, on the instances of
+    ``originals`` (one row per instance), with a bootstrap interval over instances (Wilson
+    where every instance agrees), beside the agnostic 1/n. The commonest position is picked
+    on these same instances, so its accuracy is the best any constant position gets."""
+    labels = originals["label"].astype(int).to_numpy()
+    credits = {}
+    for name, score in SHORTCUTS.items():
+        credits[name] = [
+            credit(top_choices([score(p, c) for c in choices]), label)
+            for p, choices, label in zip(
+                originals["original_prompt"], originals["original_choices"], labels, strict=True
+            )
+        ]
+    credits[COMMONEST_POSITION] = (labels == np.bincount(labels).argmax()).astype(float)
+    agnostic = float((1.0 / originals["n_choices"]).mean())
+    out = []
+    for name, values in credits.items():
+        est = clustered_mean(values, originals.index, seed=seed, proportion=True)
+        out.append({"shortcut": name, "value": est.value, "ci_low": est.ci_low,
+                    "ci_high": est.ci_high, "n": est.n, "agnostic": agnostic,
+                    "method": est.method.replace("base items", "instances")})  # fmt: skip
+    return out
+
+
+def benchmark_irregularities(results: pd.DataFrame, seed: int = 0) -> dict[str, list[dict]]:
+    """The method's benchmark irregularities (module docstring), on the run's original
+    instances: of the right answers (``of`` = "right answers"), then of each subject's
+    picks (``of`` = the subject; replies naming no choice left out); and the shortcuts'
+    accuracies. Each list under its name with ``benchmark_`` before it (``benchmark_positions``
+    ...); none for an empty table."""
+    if results.empty:
+        return {}
+    subjects = _subjects(results)
+    first = _originals(results[results["subject"] == subjects[0]])
+    out = bi.analyse(bi.RIGHT_ANSWERS, list(first["original_prompt"]),
+                     list(first["original_choices"]), list(first["label"]), seed)  # fmt: skip
+    for subject in subjects:
+        orig = _originals(results[results["subject"] == subject])
+        picked = orig[orig["original_prediction"].astype(int) >= 0]
+        if picked.empty:
+            continue
+        found = bi.analyse(subject, list(picked["original_prompt"]),
+                           list(picked["original_choices"]),
+                           list(picked["original_prediction"]), seed)  # fmt: skip
+        for key, rows in found.items():
+            out[key] += rows
+    out["shortcuts"] = shortcuts(first, seed)
+    return {f"benchmark_{key}": rows for key, rows in out.items()}
 
 
 def accuracy_by_normalisation(results: pd.DataFrame) -> list[dict]:

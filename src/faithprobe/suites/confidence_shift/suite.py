@@ -279,7 +279,7 @@ class ConfidenceShiftSuite(Suite):
         if "answer_mode" in results and len(results):
             scored = results[results["answer_mode"] == SCORES]
         confident = m.with_confidences(results)
-        irregular, irregular_features = m.irregularity(confident)
+        kept, kept_features = m.kept_confidence(confident)
         return {
             "competence": m.competence_records(results, seed),
             "abstentions": m.abstentions(results),
@@ -292,8 +292,9 @@ class ConfidenceShiftSuite(Suite):
             "confidence_profile": m.confidence_profile(confident),
             "probe_contrasts": m.probe_contrasts(confident),
             "maxprob_detection": m.maxprob_detection(confident, seed),
-            "irregular_instances": irregular,
-            "irregular_features": irregular_features,
+            "kept_confidence": kept,
+            "kept_confidence_features": kept_features,
+            **m.benchmark_irregularities(results, seed),
             NEEDS: m.needs_confidences(results),
             "answer_modes": answer_modes(results),
             "dataset": m.dataset_breakdown(results, self.left_out),

@@ -33,9 +33,10 @@ paired_cluster_difference`):
   share of *unknown* answers after the support is deleted minus the share on the original
   story, over the questions answered in both (always answering *unknown*, or never, gains 0;
   a reader 1);
-* ``comb_acc_excess`` (deletion with negation edits): Comb-Acc (original and negated
-  question both right) minus the best constant answer's (one answer right on both sides:
-  none, where the edit flips the answer), over the items with a ``NEG`` pair.
+* ``comb_acc_excess`` (deletion with negation edits): Comb-Acc (the story that was edited,
+  OS or TS with ``negate_on=ts``, and the negated one both answered right) minus the best
+  constant answer's (one answer right on both sides: none, where the edit flips the
+  answer), over the items with a ``NEG`` pair.
 
 Each record's ``units`` (:class:`~faithprobe.metrics.units.Units`, formula ``difference``)
 hold both sides per question: the model's number (correct, flipped, unknown, both right)
@@ -58,7 +59,7 @@ from faithprobe.metrics.intervals import paired_cluster_difference
 from faithprobe.metrics.units import Units
 from faithprobe.qa.answers import is_unknown, normalize_answer
 from faithprobe.records import UNKNOWN
-from faithprobe.suites.faithfulness.probes import NEG
+from faithprobe.suites.faithfulness.probes import NEG, negated_from
 
 PROBE_COMPETENCE = "yes/no accuracy on the original stories (original question form)"
 DELETION_COMPETENCE = "exact match on the original stories (OS)"
@@ -186,7 +187,8 @@ def deletion_controls(results: pd.DataFrame, seed: int) -> dict:
                 "unknown_gain", variant, g["original_id"], g["unk_mod"].to_numpy(dtype=float),
                 g["unk_org"].to_numpy(dtype=float), g["passage_id"].to_numpy(), seed,
             )})  # fmt: skip
-    both = _paired(rows, ORIGINAL, NEG, ["correct", "answers"], "passage_id")
+    base = negated_from(rows[rows["variant"] == NEG])
+    both = _paired(rows, base, NEG, ["correct", "answers"], "passage_id")
     for subject, g in both.groupby("subject", sort=False):
         pairs = zip(g["answers_org"], g["answers_mod"], strict=True)
         keys = [gold_keys(a) & gold_keys(b) for a, b in pairs]

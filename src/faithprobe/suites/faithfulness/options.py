@@ -16,6 +16,7 @@ from faithprobe.qa.prompt import QAPromptOptions
 from faithprobe.sentences import DEFAULT_SPLITTER, SPLITTERS
 
 NEGATE_MODES = ("", "rule")
+NEGATE_ON = ("os", "ts")  # the story the negation edits are applied to
 PROBES = ("", "predicate-argument")
 
 
@@ -24,6 +25,12 @@ class FaithfulnessOptions(QAPromptOptions):
     edits: str = option("", "negation edit file (JSON lines): adds NEG pairs")
     negate: str = option(
         "", "'rule': negate yes/no items without an edit by rule", choices=NEGATE_MODES
+    )
+    negate_on: str = option(
+        "os",
+        "the story negation edits apply to: 'os' (the whole story) or 'ts' (the truncated "
+        "story, as the method edits CoQA; HotpotQA keeps OS)",
+        choices=NEGATE_ON,
     )
     probe: str = option(
         "", "'predicate-argument': the generated probe instead of --data", choices=PROBES

@@ -7,10 +7,14 @@ every item with an edit gets a ``NEG`` pair: the original example -> the edited 
 expectation ``ANSWER_FLIPS``, gold = the edit's new answer. With ``negate=rule`` the
 rule-based negator (:func:`~faithprobe.interventions.negation.rule_negate`) is applied to
 the yes/no items without an edit; where no rule applies safely the item has no ``NEG``
-pair. Rows carry ``negation`` = ``"edit-file"`` or ``"rule-based"``. The metric block
-``negation`` is :func:`faithprobe.metrics.qa_scores.negation_accuracy` (Org-Acc on the ``OS``
-row, Mod-Acc on the ``NEG`` row, Comb-Acc both) per subject, over all negated items
-(``negation`` = ``"all"``) and, when both kinds occur, per kind.
+pair. Rows carry ``negation`` = ``"edit-file"`` or ``"rule-based"``. ``on="ts"`` (option
+``negate_on``) edits the truncated story (TS) instead of the whole one, as the method edits
+CoQA's rationale in TS (HotpotQA, which has no TS, keeps OS, as the method does); an edit
+past the cut cannot be applied there and the ``NEG`` pair is kept dropped with the reason.
+Rows carry ``negated_from`` (``OS`` or ``TS``). The metric block ``negation`` is
+:func:`faithprobe.metrics.qa_scores.negation_accuracy` (Org-Acc on the row of the story
+that was edited, OS or TS, Mod-Acc on the ``NEG`` row, Comb-Acc both) per subject, over
+all negated items (``negation`` = ``"all"``) and, when both kinds occur, per kind.
 
 **Predicate–argument probe** (option ``probe=predicate-argument``, used *instead of*
 ``--data``: the command line's ``--data`` must name an existing file). The examples are
@@ -42,20 +46,36 @@ from faithprobe.errors import UsageError, excerpt
 from faithprobe.expectations import ANSWER_FLIPS, ANSWER_UNCHANGED
 from faithprobe.generators import predicate_argument as pa
 from faithprobe.interventions import Pair
+from faithprobe.interventions.deletion_variants import DELETIONS, deletion_pair
 from faithprobe.interventions.negation import apply_edit, read_edits, rule_negate
 from faithprobe.metrics import qa_scores as m
-from faithprobe.records import QAExample
+from faithprobe.qa.questions import is_hotpot
+from faithprobe.records import Outcome, QAExample
 from faithprobe.seeding import hash_rank
-from faithprobe.suites.faithfulness.options import NEGATE_MODES
+from faithprobe.sentences import DEFAULT_SPLITTER
+from faithprobe.suites.faithfulness.options import NEGATE_MODES, NEGATE_ON
 
 NEG = "NEG"
+NOT_IN_TS = "the edited text is not in the truncated story (TS)"
 
 
-def _neg_pair(original: QAExample, edited: QAExample) -> Pair:
-    features = {**edited.features, "variant": NEG}
+NEGATION_KINDS = {"negation_edit": "edit-file", "rule_negate": "rule-based"}
+
+
+def _neg_pair(original: QAExample, edited: QAExample, base: str, name: str) -> Pair:
+    features = {"negation": NEGATION_KINDS[name], **edited.features, "variant": NEG,
+                "negated_from": base}  # fmt: skip
     edited = replace(edited, features=features)
-    name = "negation_edit" if features["negation"] == "edit-file" else "rule_negate"
     return Pair(original, edited, name, ANSWER_FLIPS, pair_id=f"{NEG}:{original.id}")
+
+
+def _edited_story(example: QAExample, on: str, splitter: str) -> tuple[str, QAExample | None]:
+    """(the variant the negation edits, that story): OS, or TS for ``on="ts"`` (HotpotQA:
+    OS always); None where TS cannot be made."""
+    if on == "os" or is_hotpot(example):
+        return "OS", example
+    ts = deletion_pair(example, "TS", DELETIONS["TS"], splitter=splitter).intervened
+    return "TS", None if ts.features.get("dropped") else ts
 
 
 def negation_pairs(
@@ -64,19 +84,36 @@ def negation_pairs(
     negate: str = "",
     *,
     every: Sequence[QAExample] | None = None,
+    on: str = "os",
+    splitter: str = DEFAULT_SPLITTER,
 ) -> list[Pair]:
-    """The ``NEG`` pairs of ``examples`` (see the module docstring); the edit file is
-    checked against ``every`` example of the data (default: ``examples``), so that edits of
-    examples left out (the documents a model was trained on) are not taken for errors."""
+    """The ``NEG`` pairs of ``examples`` (see the module docstring), edits applied to the
+    story ``on`` names; the edit file is checked against ``every`` example of the data
+    (default: ``examples``), so that edits of examples left out (the documents a model was
+    trained on) are not taken for errors."""
     if negate not in NEGATE_MODES:
         raise UsageError(f"negate must be 'rule' or empty, got {excerpt(negate)}")
+    if on not in NEGATE_ON:
+        raise UsageError(f"negate_on must be 'os' or 'ts', got {excerpt(on)}")
     edit_set = read_edits(edits, examples if every is None else every) if edits else {}
     out = []
     for ex in examples:
+        if ex.id not in edit_set and negate != "rule":
+            continue
+        base, story = _edited_story(ex, on, splitter)
         if ex.id in edit_set:
-            out.append(_neg_pair(ex, apply_edit(ex, edit_set[ex.id])))
-        elif negate == "rule":
-            out += [_neg_pair(ex, x) for x in rule_negate(ex, None).examples]
+            name, edit = "negation_edit", edit_set[ex.id]
+            if story is None or story.context.count(edit.original) != 1:
+                kept = Outcome.dropped(NOT_IN_TS)
+            else:
+                kept = Outcome.kept(apply_edit(story, edit))
+        else:
+            name = "rule_negate"
+            kept = rule_negate(story, None) if story is not None else Outcome.dropped(NOT_IN_TS)
+        if kept.reason is not None and name == "rule_negate":
+            continue  # no rule applies safely: the item has no NEG pair, as before
+        made = kept.example_or_dropped(ex, NEG)
+        out += [_neg_pair(ex, x, base, name) for x in ([made] if kept.reason else kept.examples)]
     return out
 
 
@@ -122,12 +159,21 @@ def probe_columns(pair: Pair) -> dict:
     f = pair.intervened.features
     return {
         "negation": f.get("negation"),
+        "negated_from": f.get("negated_from"),
         "rule": f.get("rule"),
         "form": f.get("form"),
         "story_id": f.get("story_id") if "form" in f else None,
         "schema": f.get("schema"),
         "flipped": f.get("flipped"),
     }
+
+
+def negated_from(neg_rows: pd.DataFrame) -> str:
+    """The story the ``NEG`` rows' edits were applied to (``OS`` or ``TS``): the variant
+    their Org-Acc is read on. A run mixing HotpotQA (always OS) with ``negate_on=ts`` is
+    read on TS where it has it."""
+    bases = set(neg_rows["negated_from"].dropna()) if "negated_from" in neg_rows else set()
+    return "TS" if "TS" in bases else "OS"
 
 
 def negation_metrics(results: pd.DataFrame) -> list[dict]:
@@ -143,9 +189,11 @@ def negation_metrics(results: pd.DataFrame) -> list[dict]:
         groups += [(k, neg[neg["negation"] == k]) for k in kinds]
     out = []
     for kind, rows in groups:
-        os_rows = answered["variant"] == "OS"
-        org = answered[os_rows & answered["original_id"].isin(rows["original_id"])]
-        table = m.negation_accuracy(pd.concat([org, rows]), original="OS", modified=NEG)
+        base = negated_from(rows)
+        org = answered[
+            (answered["variant"] == base) & answered["original_id"].isin(rows["original_id"])
+        ]
+        table = m.negation_accuracy(pd.concat([org, rows]), original=base, modified=NEG)
         table.insert(1, "negation", kind)
         out += table.to_dict("records")
     return out

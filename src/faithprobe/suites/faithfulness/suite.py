@@ -121,7 +121,8 @@ class FaithfulnessSuite(Suite):
         examples = heldout_part(every, data, o.heldout_of) if o.heldout_of else every
         out = [p for ex in examples for p in variant_pairs(ex, splitter=o.splitter)]
         # an edit file covers the whole data file: it is checked against all of it
-        return out + probes.negation_pairs(examples, o.edits, o.negate, every=every)
+        return out + probes.negation_pairs(examples, o.edits, o.negate, every=every,
+                                           on=o.negate_on, splitter=o.splitter)  # fmt: skip
 
     def read(self, path: Path) -> list[QAExample]:
         """The examples of a QA file, read with the options that apply to its format."""

@@ -1,5 +1,5 @@
-"""The confidence-shift suite's irregular instances: planted ones are found, per probe, and
-the features that set them apart are the ones planted."""
+"""The confidence-shift suite's instances that keep their confidence (our view): planted ones
+are found, per probe, and the features that set them apart are the ones planted."""
 
 import json
 
@@ -12,7 +12,7 @@ from faithprobe.datasets.multiple_choice import read_socialiqa
 from faithprobe.datasets.socialiqa_questions import question_kind
 from faithprobe.runner import answer_all, result_rows
 from faithprobe.suite_protocol import get_suite
-from faithprobe.suites.confidence_shift import irregularity as irr
+from faithprobe.suites.confidence_shift import kept_confidence as kc
 from faithprobe.suites.confidence_shift import metrics as m
 from test_confidence_shift_controls import SEED, Reader
 
@@ -24,7 +24,7 @@ PLANTED = range(0, N_INSTANCES, 4)  # every fourth instance: a "why" question, a
 def planted(tmp_path_factory):
     """A Social IQA-shaped file whose planted instances ask "why" and have long right
     answers; returns the file, the suite's instances and the planted instances' ids."""
-    root = tmp_path_factory.mktemp("siqa-irregular")
+    root = tmp_path_factory.mktemp("siqa-kept")
     rng = np.random.default_rng(3)
     records, labels = [], []
     for i in range(N_INSTANCES):
@@ -70,45 +70,47 @@ def _metrics(model, path) -> dict:
     return json.loads(json_text(suite.metrics(pd.DataFrame(rows), SEED)))
 
 
-def test_planted_irregular_instances_are_found_and_what_sets_them_apart(planted):
+def test_planted_instances_keeping_their_confidence_are_found_and_what_sets_them_apart(planted):
     path, examples, planted_ids = planted
     suite = get_suite("confidence-shift")
     known = {suite.request(e).context: (e.choices, e.choices[e.label]) for e in examples}
     stubborn = Stubborn(known, {e.choices: e.choices[e.label] for e in examples
                                 if e.id in planted_ids})  # fmt: skip
     metrics = _metrics(stubborn, path)
-    summary = {r["probe"]: r for r in metrics["irregular_instances"]}
+    summary = {r["probe"]: r for r in metrics["kept_confidence"]}
     assert set(summary) == {"no_question", "wrong_question", "no_right_answer"}
     for probe in ("no_question", "wrong_question"):
         s = summary[probe]
-        assert (s["irregular"], s["n_instances"]) == (len(planted_ids), N_INSTANCES)
-        assert set(s["irregular_ids"]) == planted_ids
+        assert (s["kept"], s["n_instances"]) == (len(planted_ids), N_INSTANCES)
+        assert set(s["kept_ids"]) == planted_ids
         assert s["ci_low"] < len(planted_ids) / N_INSTANCES < s["ci_high"]
-        assert s["rose"] == 0 and s["irregular_mean_change"] == pytest.approx(0, abs=1e-9)
+        assert s["rose"] == 0 and s["kept_mean_change"] == pytest.approx(0, abs=1e-9)
         assert s["categories"]["p_holm"] < 0.05
-        features = {r["feature"]: r for r in metrics["irregular_features"] if r["probe"] == probe}
+        features = {
+            r["feature"]: r for r in metrics["kept_confidence_features"] if r["probe"] == probe
+        }
         answer = features["answer_words"]
         assert 5 < answer["difference"] < 8
         assert answer["p_holm"] < 0.05 and answer["ci_low"] > 0
-        why = features[irr.CATEGORY_PREFIX + "intent"]
-        assert (why["irregular_mean"], why["regular_mean"]) == (1.0, 0.0)
+        why = features[kc.CATEGORY_PREFIX + "intent"]
+        assert (why["kept_mean"], why["dropped_mean"]) == (1.0, 0.0)
         # every instance is answered right and 0.95 sure: these features cannot tell
         assert features["originally_correct"]["difference"] == 0
         assert features["original_confidence"]["p_value"] == 1.0
-    # with the right answer gone every instance goes flat: none irregular, nothing to test
+    # with the right answer gone every instance goes flat: none kept, nothing to test
     nra = summary["no_right_answer"]
-    assert nra["irregular"] == 0 and nra["value"] == 0 and nra["categories"]["p_value"] is None
+    assert nra["kept"] == 0 and nra["value"] == 0 and nra["categories"]["p_value"] is None
     assert all(
-        r["p_value"] is None for r in metrics["irregular_features"]
+        r["p_value"] is None for r in metrics["kept_confidence_features"]
         if r["probe"] == "no_right_answer"
     )  # fmt: skip
 
 
-def test_the_reader_has_no_irregular_instances(planted):
+def test_the_reader_keeps_its_confidence_nowhere(planted):
     path, examples, _ = planted
     suite = get_suite("confidence-shift")
     reader = Reader({suite.request(e).context: (e.choices, e.choices[e.label]) for e in examples})
-    assert [r["irregular"] for r in _metrics(reader, path)["irregular_instances"]] == [0, 0, 0]
+    assert [r["kept"] for r in _metrics(reader, path)["kept_confidence"]] == [0, 0, 0]
 
 
 def _originals(maxprob, prompts, answers, categories=None):
@@ -128,46 +130,46 @@ def _originals(maxprob, prompts, answers, categories=None):
     return frame
 
 
-def test_irregular_means_not_lower_rose_means_higher_and_overlap_counts_answer_words():
+def test_kept_means_not_lower_rose_means_higher_and_overlap_counts_answer_words():
     orig = _originals([0.6, 0.6, 0.6, 0.6], ["Kai ran home.", "a b", "a b", "a b"],
                       ["ran home fast", "c", "c", "c"])  # fmt: skip
     before = orig["original_maxprob"]
     after = pd.Series([0.6, 0.7, 0.5, 0.6 - 1e-12], index=orig.index)
-    summary, rows = irr.irregular_instances(orig, before, after)
-    assert (summary["irregular"], summary["rose"]) == (3, 1)
+    summary, rows = kc.kept_confidence(orig, before, after)
+    assert (summary["kept"], summary["rose"]) == (3, 1)
     assert summary["mean_change"] == pytest.approx((0.1 - 0.1) / 4)
-    features = irr.instance_features(orig)
+    features = kc.instance_features(orig)
     assert features["answer_prompt_overlap"].tolist() == pytest.approx([2 / 3, 0, 0, 0])
     assert features["answer_words"].tolist() == [3, 1, 1, 1]
     assert "categories" not in summary  # the data names no category
-    assert [r["feature"] for r in rows] == list(irr.FEATURES)
+    assert [r["feature"] for r in rows] == list(kc.FEATURES)
 
 
 def test_rare_categories_are_pooled_and_one_category_is_none():
     many = pd.Series(["a"] * 12 + ["b"] * 10 + ["c"] * 3 + [None])
-    assert many.pipe(irr.pooled_categories).value_counts().to_dict() == {"a": 12, "b": 10,
+    assert many.pipe(kc.pooled_categories).value_counts().to_dict() == {"a": 12, "b": 10,
                                                                          "other": 3}  # fmt: skip
-    assert irr.pooled_categories(pd.Series(["a"] * 12 + ["c"] * 3)) is not None
-    assert irr.pooled_categories(pd.Series(["a"] * 12)) is None
-    assert irr.pooled_categories(pd.Series([None] * 4)) is None
+    assert kc.pooled_categories(pd.Series(["a"] * 12 + ["c"] * 3)) is not None
+    assert kc.pooled_categories(pd.Series(["a"] * 12)) is None
+    assert kc.pooled_categories(pd.Series([None] * 4)) is None
 
 
 def test_welch_matches_scipy_is_nan_without_two_per_group_and_exact_for_constants():
     from scipy import stats
 
     a, b = np.array([1.0, 2.0, 4.0, 7.0]), np.array([0.0, 1.0, 1.0])
-    row = irr.welch(a, b)
+    row = kc.welch(a, b)
     ref = stats.ttest_ind(a, b, equal_var=False)
     assert row["p_value"] == pytest.approx(ref.pvalue)
     assert row["difference"] == pytest.approx(3.5 - 2 / 3)
     assert row["ci_low"] < row["difference"] < row["ci_high"]
-    assert np.isnan(irr.welch(a, np.array([1.0]))["p_value"])
-    constants = irr.welch(np.array([1.0, 1.0]), np.array([0.0, 0.0]))
+    assert np.isnan(kc.welch(a, np.array([1.0]))["p_value"])
+    constants = kc.welch(np.array([1.0, 1.0]), np.array([0.0, 0.0]))
     assert (constants["p_value"], constants["ci_low"], constants["ci_high"]) == (0.0, 1.0, 1.0)
-    assert irr.welch(np.array([1.0, 1.0]), np.array([1.0, 1.0]))["p_value"] == 1.0
+    assert kc.welch(np.array([1.0, 1.0]), np.array([1.0, 1.0]))["p_value"] == 1.0
 
 
-def test_the_irregularity_records_cover_every_subject_and_probe():
+def test_the_kept_confidence_records_cover_every_subject_and_probe():
     rows = []
     for subject in ("s", "t"):
         for probe in ("no_question", "wrong_question"):
@@ -176,12 +178,12 @@ def test_the_irregularity_records_cover_every_subject_and_probe():
                              "original_maxprob": 0.5, "maxprob": 0.4 + 0.1 * (i % 2),
                              "original_credit": 1.0, "original_prompt": "p q",
                              "original_choices": ["a", "b"], "label": 0})  # fmt: skip
-    summaries, features = m.irregularity(pd.DataFrame(rows))
-    assert [(r["subject"], r["probe"], r["irregular"]) for r in summaries] == [
+    summaries, features = m.kept_confidence(pd.DataFrame(rows))
+    assert [(r["subject"], r["probe"], r["kept"]) for r in summaries] == [
         ("s", "no_question", 2), ("s", "wrong_question", 2),
         ("t", "no_question", 2), ("t", "wrong_question", 2),
     ]  # fmt: skip
-    assert len(features) == 4 * len(irr.FEATURES)
+    assert len(features) == 4 * len(kc.FEATURES)
 
 
 @pytest.mark.parametrize(
