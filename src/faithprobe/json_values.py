@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -74,10 +75,12 @@ def unwritable(text: str) -> str | None:
     )
 
 
-def loads(text: str) -> Any:
+def loads(text: str, constants: Collection[str] = ()) -> Any:
     """``json.loads(text)``, refusing (:class:`Unfit`) NaN, the infinities, numbers that
     overflow to one, integers outside :data:`INT_RANGE` and strings (keys too) holding a
-    lone surrogate. Malformed JSON raises ``json.JSONDecodeError`` as ``json.loads`` does."""
+    lone surrogate; ``constants``: those of ``NaN``, ``Infinity`` and ``-Infinity`` taken as
+    the floats they spell (where faithprobe's own writer puts them: the answer cache).
+    Malformed JSON raises ``json.JSONDecodeError`` as ``json.loads`` does."""
     refused: list[_Refused] = []
 
     def refuse(text: str, why: str) -> _Refused:
@@ -99,7 +102,9 @@ def loads(text: str) -> Any:
         text,
         parse_float=number,
         parse_int=integer,
-        parse_constant=lambda name: refuse(name, "not a finite number"),
+        parse_constant=lambda name: (
+            float(name) if name in constants else refuse(name, "not a finite number")
+        ),
     )
     if refused or _SURROGATE_ESCAPE.search(text):
         _first_unfit(doc, ())
