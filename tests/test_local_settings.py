@@ -68,6 +68,32 @@ def test_a_setting_this_machine_cannot_honour_is_refused_at_parse(tiny_llama_dir
         parse_model(f"{tiny_llama_dir},{setting}")
 
 
+@pytest.mark.parametrize(
+    ("kernel", "module", "package"),
+    [("flash_attention_2", "flash_attn", "flash-attn"),
+     ("flash_attention_3", "flash_attn_interface", "flash-attn-3")],
+)  # fmt: skip
+def test_an_attention_kernel_whose_package_is_missing_is_refused_before_loading(
+    tiny_llama_dir, monkeypatch, kernel, module, package
+):
+    """Refused at parse, as runtime=llama.cpp without its extra is: transformers would say
+    so only after the weights have loaded."""
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == module
+                        else find_spec(name, *a))  # fmt: skip
+    for text in (
+        f"{tiny_llama_dir},attn_implementation={kernel}",
+        f"embedded,attn_implementation={kernel}",
+    ):
+        with pytest.raises(
+            UsageError, match=f"attn_implementation={kernel} needs the {package} package"
+        ):
+            parse_model(text)
+    parse_model(f"{tiny_llama_dir},attn_implementation=sdpa")  # in torch: taken
+
+
 def test_cuda_without_cuda_is_one_line_and_exit_2_before_any_data_is_read(tmp_path):
     """The whole command: refused before the data file (which does not exist) is read."""
     if torch.cuda.is_available():

@@ -27,7 +27,8 @@ from faithprobe.console import (
     user_errors,
 )
 from faithprobe.errors import UsageError, excerpt
-from faithprobe.numbers import number_option
+from faithprobe.executors.settings import GPUS, WORKERS
+from faithprobe.numbers import number_option, ranged
 from faithprobe.options import check_among
 from faithprobe.paths import Kind, argument, path_option
 from faithprobe.subcommands import command_group
@@ -295,12 +296,13 @@ def _older_flags_declared(
     address: Annotated[
         str | None, _ray_option("address", "a running Ray cluster, e.g. HEAD:6379")
     ] = None,
-    workers: Annotated[int | None, _ray_option("workers", "actors per model", min=1)] = None,
+    workers: Annotated[
+        int | None, _ray_option("workers", "actors per model", **ranged(*WORKERS, int))
+    ] = None,
     gpus_per_worker: Annotated[
         float | None,
         number_option(
-            0,
-            1024,
+            *GPUS,
             help="the same as --executor ray,gpus_per_worker=G",
             rich_help_panel="Ray executor (older flags)",
         ),

@@ -284,6 +284,7 @@ def load_subjects(config: RunConfig, stack: ExitStack) -> tuple[Iterator[Subject
         loaded = [load_subject(m, batch_size=config.batch_size, defer=True) for m in config.models]
         return iter(loaded), {"name": "inprocess"}
     ray = stack.enter_context(RayExecutor(config.executor.settings))
+    ray.check_fits({m.name: config.executor.placed(m.name, m.text) for m in config.models})
 
     def in_turn() -> Iterator[Subject]:
         for m in config.models:
