@@ -54,7 +54,7 @@ def test_settings_are_parsed_from_the_spec_and_from_model_options(tiny_llama_dir
         ("dtype=float8", "dtype=.*choose from 'auto', 'float32', 'bfloat16', 'float16'"),
         ("device_map=everywhere", "device_map=.*choose from 'auto'"),
         ("attn_implementation=fast", "attn_implementation=.*choose from 'eager'"),
-        ("max_length=2", "max_length=2: must be at least 8"),
+        ("max_length=2", "option max_length=2: expected a number from 8 to 10000000"),
         ("device=cpu,device_map=auto", "device_map=auto .*not device=cpu"),
         ("device=cuda", "device=cuda: no CUDA GPU is visible"),
         ("device=cuda:1", "device=cuda:1: no CUDA GPU is visible"),

@@ -163,7 +163,7 @@ def test_the_embedded_model_end_to_end(tmp_path):
         ("interventions=early,early", ["interventions", "more than once"]),
         ("interventions=zap", ["unknown", "early"]),
         ("hint=loud", ["hint", "sycophancy"]),
-        ("max_new_tokens=0", ["max_new_tokens", "at least 1"]),
+        ("max_new_tokens=0", ["max_new_tokens", "from 1 to 10000000"]),
     ],
 )
 def test_a_bad_option_is_one_line(tmp_path, option, words):

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from faithprobe.errors import DataError
+from faithprobe.numbers import INTEGERS
 
-INT_RANGE = (-(2**63), 2**63 - 1)  # what numpy, pandas and SQLite hold in an integer
 # a surrogate written as an escape: the only way one gets into text decoded as strict UTF-8
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -70,14 +70,14 @@ def unwritable(text: str) -> str | None:
     if text.isascii() or (found := _SURROGATE.search(text)) is None:
         return None
     return (
-        f"holds a lone surrogate (U+{ord(found.group()):04X}, character {found.start() + 1}), "
+        f"holds a lone surrogate (U+{ord(found.group()):04X} at character {found.start() + 1}), "
         "which no UTF-8 file can hold"
     )
 
 
 def loads(text: str, constants: Collection[str] = ()) -> Any:
     """``json.loads(text)``, refusing (:class:`Unfit`) NaN, the infinities, numbers that
-    overflow to one, integers outside :data:`INT_RANGE` and strings (keys too) holding a
+    overflow to one, integers outside :data:`~faithprobe.numbers.INTEGERS` and strings (keys too) holding a
     lone surrogate; ``constants``: those of ``NaN``, ``Infinity`` and ``-Infinity`` taken as
     the floats they spell (where faithprobe's own writer puts them: the answer cache).
     Malformed JSON raises ``json.JSONDecodeError`` as ``json.loads`` does."""
@@ -92,7 +92,7 @@ def loads(text: str, constants: Collection[str] = ()) -> Any:
         return value if math.isfinite(value) else refuse(text, "not a finite number")
 
     def integer(text: str) -> Any:
-        low, high = INT_RANGE
+        low, high = INTEGERS
         if len(text) <= 20 and low <= (value := int(text)) <= high:
             return value
         shown = text if len(text) <= 24 else f"{text[:12]}…({len(text.lstrip('-'))} digits)"

@@ -24,7 +24,8 @@ import importlib.util
 from dataclasses import dataclass
 
 from faithprobe.errors import UsageError
-from faithprobe.options import option
+from faithprobe.numbers import TOKENS
+from faithprobe.options import check_numbers, option
 from faithprobe.subjects.placement import DEVICE_HELP, DTYPES, Placement, check_device, resolve
 from faithprobe.subjects.placement import placement_parts as _placement_parts
 
@@ -64,12 +65,12 @@ class LocalSettings:
         None,
         "the most tokens the model is fed (empty: its position limit); longer inputs are cut "
         "by the backend's stated rule and their answers marked truncated",
+        range=(MIN_LENGTH, TOKENS),
     )
 
     def __post_init__(self) -> None:
         check_device(self.device)
-        if self.max_length is not None and self.max_length < MIN_LENGTH:
-            raise UsageError(f"max_length={self.max_length}: must be at least {MIN_LENGTH}")
+        check_numbers(self)
         if self.device_map is not None and self.device not in ("auto", "cuda"):
             raise UsageError(
                 f"device_map={self.device_map} spreads a model over the visible GPUs: give it "
