@@ -258,3 +258,25 @@ def test_a_failed_start_leaves_nothing(monkeypatch):
     with pytest.raises(ConnectionError), own_ray.own_ray(ray):
         pass
     assert made and not os.path.exists(made[0])
+
+
+def test_a_ray_of_our_own_starts_quiet_unless_verbose(monkeypatch):
+    """Its start-up lines (a local instance started, token authentication on) are Ray's
+    INFO and WARNING: hidden as the other libraries' are, shown with --verbose."""
+    import logging
+
+    from faithprobe import quiet
+
+    for name in (own_ray.TOKEN, own_ray.TOKEN_PATH, own_ray.MODE):
+        monkeypatch.delenv(name, raising=False)
+    ray = InitRecorder()
+    monkeypatch.setattr(ray_pool, "import_ray", lambda: ray)
+    quiet.hush()
+    try:
+        with ray_pool.RayExecutor(RaySettings(num_cpus=1)):
+            assert ray.seen["logging_level"] == logging.ERROR and ray.seen["num_cpus"] == 1
+    finally:
+        quiet.restore()
+    with ray_pool.RayExecutor(RaySettings()):
+        assert "logging_level" not in ray.seen
+    assert not ray.initialized

@@ -21,6 +21,7 @@ answers would be cached under the others' key.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import sys
@@ -32,6 +33,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
+from faithprobe import quiet
 from faithprobe.errors import ModelError, UsageError
 from faithprobe.executors.own_ray import own_ray
 from faithprobe.executors.settings import RaySettings, split_address
@@ -425,6 +427,8 @@ class RayExecutor:
         if ray.is_initialized():
             return self
         kwargs: dict[str, object] = {"include_dashboard": False, "log_to_driver": True}
+        if quiet.hushed():  # its start-up lines (a local instance, token authentication)
+            kwargs["logging_level"] = logging.ERROR
         if self.settings.address is None:
             # a Ray of our own ("local"), never one another job started on this machine
             # (ray.init's default joins that one, and refuses num_cpus there); its files in
