@@ -364,7 +364,7 @@ COMPARE_CASES = [
     _card("effect-value-text", _effect("value", "abc"), "effects[0]", "'value'"),
     _card("effect-value-bool", _effect("value", True), "effects[0]", "'value'"),
     _card("effect-value-infinite", _effect("value", float("inf")), "effects[0]", "'value'", "finite"),
-    _card("effect-value-huge-integer", _effect("value", 10**400), "effects[0]", "'value'", "finite"),
+    _card("effect-value-huge-integer", _effect("value", 10**400), "effects[0]", "'value'", "outside the integers"),
     _card("effect-ci-low-text", _effect("ci_low", "low"), "effects[0]", "'ci_low'"),
     _card("effect-interval-reversed", lambda d: d["effects"][0].update(ci_low=0.9, ci_high=0.1), "effects[0]", "'ci_low'", "above"),
     _card("effect-n-text", _effect("n", "50"), "effects[0]", "'n'"),
