@@ -64,3 +64,24 @@ def without(record: Any, where: str) -> Any:
         node = node[step]
     del node[last]
     return changed
+
+
+# -- text faithprobe cannot write and numbers it cannot take (test_cli_fuzz_formats) --------
+
+SURROGATE = "a\ud800b"  # a lone surrogate: JSON can spell it (\ud800), no UTF-8 file hold it
+BOM = "\ufeff"  # a byte-order mark at the start of a text file
+NOT_UTF8_BYTES = b"caf\xed\xa0\x80"  # a surrogate encoded as UTF-8 would be: not UTF-8
+_NUMBER = re.compile(r'"@@number (.+?)@@"')
+
+
+def unfit_numbers() -> list[tuple[str, str]]:
+    """(label, stand-in) of each number faithprobe refuses in a JSON file; a stand-in is a
+    string :func:`number_literal` turns into the number's literal once the JSON is written."""
+    literals = [("1e400", "1e400"), ("nan", "NaN"), ("-infinity", "-Infinity"),
+                ("31-digits", "1" + "0" * 30)]  # fmt: skip
+    return [(label, f"@@number {literal}@@") for label, literal in literals]
+
+
+def number_literal(text: str) -> str:
+    """JSON ``text`` with each stand-in of :func:`unfit_numbers` written as its literal."""
+    return _NUMBER.sub(lambda m: m.group(1), text)

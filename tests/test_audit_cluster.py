@@ -192,11 +192,22 @@ def test_a_killed_actor_and_a_lost_node_leave_the_card_unchanged(
     _assert_same_card(local, node_lost)
 
 
-def test_without_an_address_the_audit_starts_a_ray_of_its_own(tmp_path, two_nodes):
+def test_without_an_address_the_audit_starts_a_ray_of_its_own(tmp_path, two_nodes, monkeypatch):
     """Not the cluster already running on this machine (Ray's default would join it, and
-    refuse ``num_cpus`` there), and it is shut down at the end."""
+    refuse ``num_cpus`` there), and it is shut down at the end: its session folder is
+    removed, and no token was written to ``~/.ray``."""
+    from faithprobe.executors import own_ray
+
+    made = []
+    mkdtemp = own_ray.tempfile.mkdtemp
+    monkeypatch.setattr(
+        own_ray.tempfile, "mkdtemp", lambda **kw: made.append(mkdtemp(**kw)) or made[-1]
+    )
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     models = ["ref:reader"]
     local = _audit(tmp_path, "local", models)
     own = _audit(tmp_path, "own", models, "ray,workers=1,num_cpus=1")
     _assert_same_card(local, own)
     assert not ray.is_initialized()
+    assert len(made) == 1 and not os.path.exists(made[0])
+    assert not (tmp_path / "home").exists()

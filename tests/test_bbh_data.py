@@ -6,6 +6,7 @@ answer formats and the authors' prompts; bad files refused in one line; the cata
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from collections import Counter
@@ -282,6 +283,41 @@ def test_a_task_without_its_prompt_or_a_folder_without_tasks_is_one_line(tmp_pat
         read_bbh(folder)
     with pytest.raises(DataError, match=r"not a BBH folder: no bbh/ folder"):
         read_bbh(folder / "cot-prompts")
+
+
+def test_a_folder_where_a_file_is_expected_and_a_file_where_a_folder_is_are_one_line(tmp_path):
+    """Refused whatever ``tasks`` names, never left out (a folder bbh/<task>.json used to be
+    dropped under tasks=all, and called "no such task" by name)."""
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    folder = _folder(tmp_path / "a")
+    (folder / "bbh" / "navigate.json").mkdir()
+    for tasks in (None, ["navigate"], ["date_understanding"]):
+        with pytest.raises(DataError, match=r"bbh/navigate.json: is not a file: a task is a"):
+            read_bbh(folder, tasks)
+    folder = _folder(tmp_path / "b")
+    (folder / "cot-prompts" / "date_understanding.txt").unlink()
+    (folder / "cot-prompts" / "date_understanding.txt").mkdir()
+    with pytest.raises(DataError, match=r"date_understanding.txt: is a folder, not a file"):
+        read_bbh(folder)
+    shutil.rmtree(folder / "cot-prompts")
+    (folder / "cot-prompts").write_text("prompts\n")
+    with pytest.raises(DataError, match=r"cot-prompts: is not a folder: the prompts are"):
+        read_bbh(folder)
+    shutil.rmtree(folder / "bbh")
+    (folder / "bbh").write_text("tasks\n")
+    with pytest.raises(DataError, match=r"not a BBH folder: bbh/ is a file, not bbh/ folder"):
+        read_bbh(folder)
+
+
+def test_a_task_whose_name_cannot_be_written_is_one_line(tmp_path):
+    """A file name with a byte that is not UTF-8 becomes a lone surrogate in Python, which
+    no results table can hold: refused before any item is made of it."""
+    folder = _folder(tmp_path)
+    odd = os.fsencode(folder / "bbh") + b"/dates\xff.json"
+    shutil.copyfile(folder / "bbh" / "date_understanding.json", odd)
+    with pytest.raises(DataError, match=r"the task's name holds a lone surrogate") as err:
+        task_names(folder)
+    assert "\\udcff" in str(err.value).encode("utf-8", "backslashreplace").decode()
 
 
 def test_a_prompt_without_the_canary_reads_alike(tmp_path):

@@ -145,7 +145,7 @@ CASES = [
     Case("cloze-empty-candidate", _data("distractors", lambda t: _jsonl(t / "c.jsonl", [_cloze(candidates=["Oslo", ""])])), ("c.jsonl", "'candidates'")),
     Case("cloze-target-not-candidate", _data("distractors", lambda t: _jsonl(t / "g.jsonl", [_cloze(target="Paris")])), ("g.jsonl", "'target'", "Paris")),
     Case("cloze-duplicate-id", _data("distractors", lambda t: _jsonl(t / "d.jsonl", [_cloze(), _cloze()])), ("d.jsonl", "line 2", "duplicate id")),
-    Case("cloze-not-utf8", _data("distractors", lambda t: (t / "n.jsonl").write_bytes(b'{"id": "\xff\xfe"}\n') and t / "n.jsonl"), ("n.jsonl", "cannot read")),
+    Case("cloze-not-utf8", _data("distractors", lambda t: (t / "n.jsonl").write_bytes(b'{"id": "\xff\xfe"}\n') and t / "n.jsonl"), ("n.jsonl", "not UTF-8", "line 1")),
     Case("cloze-missing-n-attractors", _data("distractors", lambda t: _jsonl(t / "f.jsonl", [_cloze(features={"base_id": None})])), ("f.jsonl", "b1", "features.n_attractors")),
     Case("cloze-n-attractors-text", _data("distractors", lambda t: _jsonl(t / "f.jsonl", [_cloze(features={"base_id": None, "n_attractors": "two"})])), ("f.jsonl", "features.n_attractors")),
     Case("cloze-unknown-base", _data("distractors", lambda t: _jsonl(t / "u.jsonl", [_variant(base_id="nope")])), ("u.jsonl", "v1", "features.base_id", "nope")),

@@ -1,7 +1,8 @@
 """The commands other than ``run``'s data readers over a corpus of bad arguments: ``generate``
 (empty lists, sizes without bound, --out), ``train`` (inputs, --base, --out, --mix),
 ``audit`` (budgets, --edge, --time, --max-items, --adjust, --fail-on, --markdown,
---base-url, models), ``run`` (--base-url, -o, models, folders) and the rest.
+--base-url, models), ``run`` (--base-url, -o, models, folders), numbers past any range,
+empty and repeated list items and options, Ray addresses and counts, and the rest.
 
 Every case goes through :func:`cli_corpus.refused`: exit 2, one plain ``error:`` line, no
 traceback, nothing before it, and no file written or changed under the working folder (the
@@ -13,6 +14,7 @@ query, and nothing printed shows a credential.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import threading
@@ -206,8 +208,8 @@ CASES = [
     Case("gen-conditions-empty", _gen("comparisons", "-o", "conditions="), ("conditions", "empty")),
     Case("gen-domains-repeated", _gen("comparisons", "-o", "domains=films,books,films"), ("domains", "'films'", "more than once")),
     # generate: sizes
-    Case("gen-pairs-per-domain-billion", _gen("comparisons", "-o", "pairs_per_domain=1000000000"), ("pairs_per_domain", "1..1,000", "1,000,000,000")),
-    Case("gen-pairs-per-domain-just-over", _gen("comparisons", "-o", "pairs_per_domain=1001"), ("pairs_per_domain", "1..1,000")),
+    Case("gen-pairs-per-domain-billion", _gen("comparisons", "-o", "pairs_per_domain=1000000000"), ("pairs_per_domain=1000000000", "from 1 to 1000")),
+    Case("gen-pairs-per-domain-just-over", _gen("comparisons", "-o", "pairs_per_domain=1001"), ("pairs_per_domain", "from 1 to 1000")),
     Case("gen-pairs-per-domain-zero", _gen("comparisons", "-o", "pairs_per_domain=0"), ("pairs_per_domain",)),
     Case("gen-pairs-per-domain-negative", _gen("comparisons", "-o", "pairs_per_domain=-5"), ("pairs_per_domain",)),
     Case("gen-pairs-per-domain-text", _gen("comparisons", "-o", "pairs_per_domain=many"), ("pairs_per_domain", "'many'", "int")),
@@ -360,6 +362,28 @@ CASES = [
     Case("audit-executor-timeout-nan", _audit("--executor", "ray,replace_timeout=nan"), ("replace_timeout",)),
     Case("audit-placement-markup", _audit("--executor", "ray", "--placement", "[red]m@workers=1"), ("--placement", "'[red]m'")),
     Case("audit-placement-without-settings", _audit("--executor", "ray", "--placement", "m@"), ("--placement", "MODEL@KEY=VALUE")),
+    # numbers past any range, empty and repeated items, Ray specs, kernels (issue 59)
+    Case("run-option-thirty-digits", _run("-o", "filler=" + "1" * 30), ("filler=" + "1" * 30, "from 0 to 3")),
+    Case("run-option-given-twice", _run("-o", "filler=1", "-o", "filler=2"), ("--option", "filler is given twice")),
+    Case("run-model-option-given-twice", _run("--model-option", "max_length=9", "--model-option", "max_length=10"), ("--model-option", "max_length is given twice")),
+    Case("run-model-setting-given-twice", _run_model(lambda w: f"{w.model},max_length=9,max_length=10"), ("max_length is given twice",)),
+    Case("run-model-max-length-thirty-digits", _run_model(lambda w: f"{w.model},max_length={'9' * 30}"), ("max_length", "from 8 to 10000000")),
+    Case("run-limit-thirty-digits", _run("--limit", "1" * 30), ("--limit", "9223372036854775807")),
+    Case("run-seed-beyond-numpy", _run("--seed", str(2**32)), ("--seed", "from 0 to 4294967295")),
+    Case("run-list-option-empty-item", lambda w: ["run", "confidence-shift", "--model", str(w.model), "-o", "probes=no-question,,wrong-question", "--out", str(w.tmp / "run")], ("probes=", "item 2 is empty")),
+    Case("run-list-option-trailing-comma", lambda w: ["run", "confidence-shift", "--model", str(w.model), "-o", "probes=no-question,", "--out", str(w.tmp / "run")], ("probes=", "item 2 is empty")),
+    Case("gen-counts-empty-item", _gen("distractors", "-o", "counts=1,,2"), ("counts=", "item 2 is empty")),
+    Case("gen-seed-negative", _gen("distractors", "--seed", "-1"), ("--seed", "from 0 to 4294967295")),
+    Case("audit-edge-given-twice", _audit("--edge", "distractors.related_drop=0.1", "--edge", "distractors.related_drop=0.2"), ("--edge", "given twice")),
+    Case("run-executor-address-colons", _run("--executor", "ray,address=::::"), ("address='::::'", "HOST:PORT")),
+    Case("run-executor-address-equals", _run("--executor", "ray,address=a=b"), ("address='a=b'", "HOST:PORT")),
+    Case("run-address-flag-no-port", _run("--executor", "ray", "--address", "head"), ("address='head'", "HOST:PORT")),
+    Case("audit-executor-address-port-zero", _audit("--executor", "ray,address=head:0"), ("address='head:0'", "1 to 65535")),
+    Case("run-executor-workers-billion", _run("--executor", "ray,workers=1000000000"), ("workers=1000000000", "from 1 to 4096")),
+    Case("run-workers-flag-billion", _run("--executor", "ray", "--workers", "1000000000"), ("--workers", "from 1 to 4096")),
+    Case("audit-placement-workers-thirty-digits", _audit("--executor", "ray", "--placement", "m@workers=" + "1" * 30), ("workers=" + "1" * 30, "from 1 to 4096")),
+    *([Case("run-model-flash-attention-missing", _run_model(lambda w: f"{w.model},attn_implementation=flash_attention_2"), ("attn_implementation=flash_attention_2", "flash-attn"))]
+      if importlib.util.find_spec("flash_attn") is None else []),
     # the other commands
     Case("list-takes-no-argument", lambda w: ["list", "suites"], ("suites",)),
     Case("report-several-without-out", lambda w: ["report", str(w.tmp / "a"), str(w.tmp / "b")], ("--out",)),

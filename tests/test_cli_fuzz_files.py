@@ -24,6 +24,7 @@ from cli_corpus import refused
 from faithprobe.audit.card_metrics import card_metrics
 from faithprobe.audit.plan import BUDGETS
 from faithprobe.cli import app
+from schema_cases import number_literal, unfit_numbers
 from tiny_gguf import write_llama_gguf
 
 runner = CliRunner()
@@ -363,7 +364,7 @@ COMPARE_CASES = [
     _card("effect-value-text", _effect("value", "abc"), "effects[0]", "'value'"),
     _card("effect-value-bool", _effect("value", True), "effects[0]", "'value'"),
     _card("effect-value-infinite", _effect("value", float("inf")), "effects[0]", "'value'", "finite"),
-    _card("effect-value-huge-integer", _effect("value", 10**400), "effects[0]", "'value'", "finite"),
+    _card("effect-value-huge-integer", _effect("value", 10**400), "effects[0]", "'value'", "outside the integers"),
     _card("effect-ci-low-text", _effect("ci_low", "low"), "effects[0]", "'ci_low'"),
     _card("effect-interval-reversed", lambda d: d["effects"][0].update(ci_low=0.9, ci_high=0.1), "effects[0]", "'ci_low'", "above"),
     _card("effect-n-text", _effect("n", "50"), "effects[0]", "'n'"),
@@ -559,6 +560,72 @@ CACHE_CASES = [
 CASES = REPORT_CASES + COMPARE_CASES + GGUF_CASES + CACHE_CASES
 
 
+# -- numbers read back: every number of every file faithprobe wrote and reads again --------
+# (an audit's own run.json is the hand-made one of _audit_of: it holds none)
+
+# file of the sources -> how faithprobe reads it again (``{f}``: the folder holding it)
+READ_BACK = {
+    "audit/metrics.json": ["report", "{f}"],
+    "audit/suites/distractors/metrics.json": ["audit", "--compare", "{old}", "{f}"],
+    "audit/suites/distractors/run.json": ["report", "{f}/suites/distractors"],
+    "run/run.json": ["report", "{f}"],
+}
+
+
+def _numbers(doc, steps: tuple = ()) -> dict[str, tuple]:
+    """Each number's place in ``doc`` (its path's steps), one per pattern (list indices
+    left out: ``effects[].value`` once), in document order."""
+    found: dict[str, tuple] = {}
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            for pattern, place in _numbers(value, (*steps, key)).items():
+                found.setdefault(pattern, place)
+    elif isinstance(doc, list):
+        for i, value in enumerate(doc):
+            for pattern, place in _numbers(value, (*steps, i)).items():
+                found.setdefault(pattern, place)
+    elif isinstance(doc, int | float) and not isinstance(doc, bool):
+        found[".".join("[]" if isinstance(s, int) else s for s in steps)] = steps
+    return found
+
+
+@pytest.mark.parametrize("name", list(READ_BACK))
+def test_a_number_faithprobe_never_writes_is_refused_wherever_it_is_read_back(
+    name, tmp_path, sources
+):
+    """Every number (one per pattern) of each file, in turn NaN, an infinity, 1e400 or 31
+    digits (a value faithprobe writes as null, or cannot have written): refused in one
+    line naming the file and the field, never shown (a card used to show ``inf [0.918,
+    1]`` and a verdict for a competence of 1e400)."""
+    bench = Bench(tmp_path, sources)
+    old, folder = (
+        bench.audit("old"),
+        bench.audit("audit") if name.startswith("audit") else bench.run(),
+    )
+    path = folder / name.split("/", 1)[1]
+    good = path.read_text()
+    args = [a.replace("{f}", str(folder)).replace("{old}", str(old)) for a in READ_BACK[name]]
+    values = unfit_numbers()
+    failed = []
+    places = _numbers(json.loads(good))
+    assert places, "no number to change"
+    for i, (pattern, steps) in enumerate(places.items()):
+        doc = json.loads(good)
+        label, value = values[i % len(values)]
+        *parents, last = steps
+        node = doc
+        for step in parents:
+            node = node[step]
+        node[last] = value
+        path.write_text(number_literal(json.dumps(doc)))
+        try:
+            refused(args, watch=[tmp_path], expect=[name.rsplit("/", 1)[1], str(last)])
+        except AssertionError as err:
+            failed.append(f"{pattern} = {label}: {str(err)[:300]}")
+        path.write_text(good)
+    assert failed == [], f"{len(failed)} of {len(places)} numbers believed:\n" + "\n".join(failed)
+
+
 def test_the_corpus_is_large_and_every_case_distinct():
     assert len(CASES) >= 75
     assert len({c.name for c in CASES}) == len(CASES)
@@ -624,3 +691,33 @@ def test_a_cache_is_made_by_its_first_write_and_unmade_if_nothing_was_answered(t
     second.put_many({"k": "{}"})
     second.close()
     assert AnswerCache(path).get_many(["k"]) == {"k": "{}"}
+
+
+def test_a_cached_answer_holding_a_number_faithprobe_never_writes_is_refused(tmp_path, sources):
+    """Each number of a cached answer in turn +inf, 1e400 or 31 digits (faithprobe's writer
+    puts NaN and -inf there, never these): the run that reads it back ends with exit 2 and
+    one line naming the cache, the answer and the field (after its progress lines: the
+    answer is read when its turn comes), and writes no run folder."""
+    cache = tmp_path / "cache"
+    shutil.copytree(sources.root / "cache", cache, ignore=shutil.ignore_patterns("memo"))
+    with sqlite3.connect(cache / "answers.sqlite") as conn:
+        key, good = conn.execute("SELECT key, value FROM answers ORDER BY key LIMIT 1").fetchone()
+    conn.close()
+    args = ["run", "distractors", "--model", str(sources.model_dir), "--limit", "40",
+            "--out", str(tmp_path / "out"), "--cache-dir", str(cache)]  # fmt: skip
+    values = [(label, v) for label, v in unfit_numbers() if label in ("1e400", "31-digits")]
+    values.append(("infinity", "@@number Infinity@@"))
+    for steps in _numbers(json.loads(good)).values():
+        for _, value in values:
+            answer = json.loads(good)
+            answer[steps[0]][steps[1]] = value
+            with sqlite3.connect(cache / "answers.sqlite") as conn:
+                conn.execute("UPDATE answers SET value = ? WHERE key = ?",
+                             (number_literal(json.dumps(answer)), key))  # fmt: skip
+            conn.close()
+            res = runner.invoke(app, args)
+            last = res.stderr.strip().splitlines()[-1]
+            assert res.exit_code == 2 and "Traceback" not in res.output, res.output[-2000:]
+            assert last.startswith("error: ") and f"answer {key}" in last, last
+            assert "answers.sqlite" in last and f"{steps[0]}[{steps[1]}]" in last, last
+            assert not (tmp_path / "out").exists()

@@ -3,11 +3,19 @@ arguments (typer's parameter list, walked from the app), each fed the hostile va
 its type, each refused as :func:`cli_corpus.refused` says a bad input must be: exit 2, one
 plain line naming the option, no traceback, nothing written, within 60 s.
 
-- a path: a name and a whole path too long, ``~nosuchuser``, a FIFO, and the wrong kind of
-  thing for what the option is for (:class:`faithprobe.paths.Kind`: a folder where a file is
-  read or written, a file where a folder is);
-- a number: NaN and the infinities, and a value past each bound the option declares;
-- a string: empty, control characters, rich markup.
+- a path: a name and a whole path too long, ``~nosuchuser``, a FIFO, a name with a byte
+  that is not UTF-8 (no run.json could hold it), and the wrong kind of thing for what the
+  option is for (:class:`faithprobe.paths.Kind`: a folder where a file is read or written,
+  a file where a folder is);
+- a number: NaN and the infinities, a value past each bound the option declares, and one
+  of 31 digits (every number has a stated range, its own or the integers faithprobe takes);
+- a string: empty, control characters, rich markup, a byte that is not UTF-8.
+
+The same goes for every setting of a spec (:data:`SPEC_CASES`): each option of a suite
+(``-o``), a generator, a backend (``--model-option``), the Ray executor and a placement,
+read off its options dataclass, given a value of its type that cannot be taken (31 digits,
+NaN, a byte that is not UTF-8, a list with an empty item; an executor or placement setting
+every malformed value of :data:`MALFORMED`): refused in one line naming the setting.
 
 An option added later is covered without a case being written (a flag is not; the
 hand-written corpus, ``tests/test_cli_fuzz*.py``, keeps the semantic cases). A path or a
@@ -35,6 +43,8 @@ from faithprobe.paths import NAME_MAX, PATH_MAX, Kind
 
 FILE_KINDS = (Kind.READ_FILE, Kind.WRITE_FILE)
 FOLDER_KINDS = (Kind.READ_FOLDER, Kind.WRITE_FOLDER)
+NOT_UTF8 = os.fsdecode(b"\xe9")  # a byte of a name or an argument that is not UTF-8: \udce9
+DIGITS = "1" + "0" * 30
 
 
 @dataclass(frozen=True)
@@ -102,6 +112,7 @@ def hostile(param: Param) -> list[tuple[str, str]]:
             ("path-too-long", "/".join(["d" * 200] * (PATH_MAX // 200 + 1))),
             ("unknown-user", "~nosuchuser46/x"),
             ("fifo", "{tmp}/fifo"),
+            ("not-utf8", "{tmp}/caf" + NOT_UTF8),
         ]
         if param.path_kind in FILE_KINDS:
             values.append(("a-folder", "{tmp}/folder"))
@@ -109,9 +120,10 @@ def hostile(param: Param) -> list[tuple[str, str]]:
             values.append(("a-file", "{tmp}/file.txt"))
         return values
     if param.kind is str:
-        return [("empty", ""), ("control", "a\x1b[2J\x07b"), ("markup", "[bold]x[/bold]")]
+        return [("empty", ""), ("control", "a\x1b[2J\x07b"), ("markup", "[bold]x[/bold]"),
+                ("not-utf8", "a" + NOT_UTF8 + "b")]  # fmt: skip
     if param.kind in (int, float):
-        values = [("nan", "nan"), ("inf", "inf"), ("-inf", "-inf")]
+        values = [("nan", "nan"), ("inf", "inf"), ("-inf", "-inf"), ("31-digits", DIGITS)]
         if param.low is not None:
             values.append(("below-least", str(param.low - 1)))
         if param.high is not None:
@@ -177,11 +189,13 @@ TAKEN = {
     "serve --name empty": "no name: clients ask for --model as given (the default)",
     "serve --name control": "the name clients ask for is any text",
     "serve --name markup": "the name clients ask for is any text",
+    "serve --name not-utf8": "the name clients ask for is any text, sent back JSON-escaped",
     "serve --fault-kinds empty": "no faults injected",
     "train qa --augment empty": "the default augmentation",
     "data fetch --mirror empty": "no mirror (the default)",
     "data fetch --mirror control": "tried as a URL: the fetch fails in one line",
     "data fetch --mirror markup": "tried as a URL: the fetch fails in one line",
+    "data fetch --mirror not-utf8": "tried as a URL: the fetch fails in one line",
 }
 STRING_CASES = [
     pytest.param(p, value, id=case)
@@ -190,6 +204,144 @@ STRING_CASES = [
     for label, value in hostile(p)
     if (case := f"{' '.join(p.command)} {p.name} {label}") not in TAKEN
 ]
+
+
+# -- spec settings: every option of an options dataclass -----------------------------------
+
+# a model of each backend settings class, as a case gives it (``{tiny}``: a tiny causal LM)
+BACKEND_MODELS = {
+    "embedded": "embedded",
+    "hf-causal": "{tiny}",
+    "openai": "openai:m",
+    "heuristic": "heuristic:first+entity",
+    "ref": "ref:reader",
+}
+KEYED = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": None}
+# what an executor or placement setting must refuse, whatever its type
+MALFORMED = [("31-digits", DIGITS), ("nan", "nan"), ("text", "abc"), ("markup", "[red]x"),
+             ("equals", "a=b"), ("colons", "::::"), ("not-utf8", "a" + NOT_UTF8 + "b"),
+             ("empty", "")]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting of one options dataclass, and where the command line takes it."""
+
+    owner: str  # "suite distractors", "generator comparisons", "backend openai", "executor ray"...
+    name: str
+    kind: type  # its scalar type (int | None -> int, tuple[str, ...] -> str)
+    many: bool  # a comma-separated list
+    optional: bool  # an empty value means none
+
+    def args(self, value: str, tmp: Path, tiny: Path) -> list[str]:
+        """``faithprobe`` arguments that give this setting ``value``."""
+        group, _, name = self.owner.partition(" ")
+        given = f"{self.name}={value}"
+        out = ["--out", str(tmp / "out")]
+        if group == "suite":
+            return ["run", name, "--model", "ref:reader", "-o", given, *out]
+        if group == "generator":
+            return ["generate", name, "-o", given, "--out", str(tmp / "g.jsonl")]
+        if group == "backend":
+            model = BACKEND_MODELS[name].replace("{tiny}", str(tiny))
+            return ["run", "distractors", "--model", model, "--model-option", given, *out]
+        if group == "executor":
+            return [
+                "run",
+                "distractors",
+                "--model",
+                "ref:reader",
+                "--executor",
+                f"ray,{given}",
+                *out,
+            ]
+        return ["audit", "--model", "ref:reader", "--executor", "ray", "--placement",
+                f"ref:reader@{given}", *out]  # fmt: skip
+
+
+def _settings(owner: str, cls: type) -> list[Setting]:
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    out = []
+    for f in dataclasses.fields(cls):
+        kind = hints[f.name]
+        optional = type(None) in typing.get_args(kind)
+        kind = _leaf(kind)
+        many = typing.get_origin(hints[f.name]) is tuple or (
+            optional and typing.get_origin(_first(hints[f.name])) is tuple
+        )
+        out.append(Setting(owner, f.name, kind, many, optional))
+    return out
+
+
+def _first(annotation):
+    import typing
+
+    return next(a for a in typing.get_args(annotation) if a is not type(None))
+
+
+def spec_settings() -> list[Setting]:
+    """Every setting of every suite, generator, backend (one model per settings class),
+    the Ray executor and a placement."""
+    from faithprobe.executors.settings import EXECUTOR_SETTINGS, Placement
+    from faithprobe.generators import GENERATORS
+    from faithprobe.subjects.backends import BACKENDS
+    from faithprobe.suite_protocol import SUITES
+
+    found = [s for n in SUITES.names() for s in _settings(f"suite {n}", SUITES.get(n).options)]
+    found += [s for n in GENERATORS.names()
+              for s in _settings(f"generator {n}", GENERATORS.get(n).config)]  # fmt: skip
+    found += [
+        s for n in BACKEND_MODELS for s in _settings(f"backend {n}", BACKENDS.get(n).settings)
+    ]
+    found += _settings("executor ray", EXECUTOR_SETTINGS["ray"]) + _settings("placement", Placement)
+    return found
+
+
+def spec_hostile(setting: Setting) -> list[tuple[str, str]]:
+    """(label, value) pairs the setting must refuse (module docstring)."""
+    if setting.owner.split(" ")[0] in ("executor", "placement"):
+        return [(label, v) for label, v in MALFORMED if v or not setting.optional]
+    if setting.many:
+        return [("empty-item", "a,,b")]
+    if setting.kind in (int, float):
+        return [("31-digits", DIGITS), ("nan", "nan")]
+    if setting.kind is bool:
+        return [("not-bool", "maybe")]
+    if setting.kind is str:
+        return [("not-utf8", "a" + NOT_UTF8 + "b")]
+    return []
+
+
+SPEC_CASES = [
+    pytest.param(s, value, id=f"{s.owner} {s.name} {label}")
+    for s in spec_settings()
+    for label, value in spec_hostile(s)
+]
+
+
+@pytest.mark.parametrize(("setting", "value"), SPEC_CASES)
+def test_a_hostile_value_of_every_spec_setting_is_refused(
+    tmp_path, monkeypatch, tiny_llama_dir, setting, value
+):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FAITHPROBE_CACHE_DIR", str(tmp_path / "cache"))
+    for target in WORK:
+        monkeypatch.setattr(target, _work_began)
+    args = setting.args(value, tmp_path, tiny_llama_dir)
+    refused(args, watch=[tmp_path], expect=[setting.name], env=KEYED)
+
+
+def test_every_spec_setting_has_hostile_values_and_every_backend_a_model():
+    from faithprobe.subjects.backends import BACKENDS
+
+    settings = spec_settings()
+    assert [f"{s.owner} {s.name}" for s in settings if not spec_hostile(s)] == []
+    classes = {BACKENDS.get(n).settings for n in BACKENDS.names()}
+    assert classes == {BACKENDS.get(n).settings for n in BACKEND_MODELS}, "a model per class"
+    assert len(SPEC_CASES) > 100
 
 
 def test_the_corpus_covers_every_path_and_number_option():

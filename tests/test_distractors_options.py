@@ -46,7 +46,7 @@ def test_filler_sentences_add_one_padded_no_attractor_copy_per_base():
         assert item.target == base.target and item.candidates == base.candidates
     with pytest.raises(UsageError, match="filler_sentences"):
         DistractorConfig(filler_sentences=4)
-    with pytest.raises(UsageError, match="filler must lie in 0..3"):
+    with pytest.raises(UsageError, match="option filler=5: expected a number from 0 to 3"):
         get_suite("distractors", {"filler": "5"})
     with pytest.raises(UsageError, match="option competent='all': choose from 'each', 'shared'"):
         get_suite("distractors", {"competent": "all"})

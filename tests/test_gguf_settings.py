@@ -25,7 +25,7 @@ def test_the_default_runtime_is_the_dequantised_model_with_the_local_settings():
         ("embedded,runtime=llama.cpp,attn_implementation=sdpa", "attn_implementation=sdpa"),
         ("embedded,runtime=llama.cpp,device=cuda:1", "give device=cuda and choose the GPU"),
         ("embedded,threads=2", "give it with runtime=llama.cpp"),
-        ("embedded,runtime=llama.cpp,threads=0", "threads=0: must be at least 1"),
+        ("embedded,runtime=llama.cpp,threads=0", "threads=0: expected a number from 1 to 4096"),
         ("embedded,runtime=onnx", "choose from 'transformers', 'llama.cpp'"),
     ],
 )

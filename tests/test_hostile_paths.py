@@ -153,6 +153,24 @@ def test_markdown_replaces_only_a_comparison_faithprobe_wrote(tmp_path):
     assert notes.read_text().startswith("### faithprobe: ")
 
 
+def test_markdown_into_a_folder_not_made_yet_is_written_and_one_not_writable_refused_first(
+    tmp_path, monkeypatch
+):
+    """As generate --out, the folders on the way are made (the comparison used to be
+    printed, then the write failed); a folder this process may not write in is refused
+    before the audits are read."""
+    old = _hand_made(tmp_path / "old", "m-v1", [_effect("m-v1", "e", 0.05, 0.0, 0.08)])
+    new = _hand_made(tmp_path / "new", "m-v2", [_effect("m-v2", "e", 0.3, 0.2, 0.4)])
+    target = tmp_path / "nofolder" / "deeper" / "c.md"
+    res = runner.invoke(app, ["audit", "--compare", str(old), str(new), "--markdown", str(target)])
+    assert res.exit_code == 0, res.output
+    assert target.read_text().startswith("### faithprobe: ")
+    monkeypatch.setattr("os.access", lambda path, mode: Path(path) != tmp_path)
+    args = ["audit", "--compare", str(old), str(new), "--markdown", str(tmp_path / "no" / "c.md")]
+    refused(args, watch=[tmp_path], expect=["--markdown", "permission denied"])
+    assert runner.invoke(app, args).stdout == ""  # refused before the comparison is shown
+
+
 def test_report_refuses_a_card_whose_page_is_a_folder(tmp_path):
     folder = _hand_made(tmp_path / "audit", "m", [_effect("m", "e", 0.05, 0.0, 0.08)])
     (folder / "index.html").unlink()

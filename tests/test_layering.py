@@ -38,6 +38,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "faithprobe.options",
         "faithprobe.seeding",
         "faithprobe.atomic",
+        "faithprobe.json_values",  # JSON whose every value faithprobe can use and write
         "faithprobe.paths",  # the one check of a path a user gives
         "faithprobe.urls",
         "faithprobe.markdown",

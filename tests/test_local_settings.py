@@ -54,7 +54,7 @@ def test_settings_are_parsed_from_the_spec_and_from_model_options(tiny_llama_dir
         ("dtype=float8", "dtype=.*choose from 'auto', 'float32', 'bfloat16', 'float16'"),
         ("device_map=everywhere", "device_map=.*choose from 'auto'"),
         ("attn_implementation=fast", "attn_implementation=.*choose from 'eager'"),
-        ("max_length=2", "max_length=2: must be at least 8"),
+        ("max_length=2", "option max_length=2: expected a number from 8 to 10000000"),
         ("device=cpu,device_map=auto", "device_map=auto .*not device=cpu"),
         ("device=cuda", "device=cuda: no CUDA GPU is visible"),
         ("device=cuda:1", "device=cuda:1: no CUDA GPU is visible"),
@@ -66,6 +66,32 @@ def test_a_setting_this_machine_cannot_honour_is_refused_at_parse(tiny_llama_dir
         pytest.skip("this machine has CUDA")
     with pytest.raises(UsageError, match=message):
         parse_model(f"{tiny_llama_dir},{setting}")
+
+
+@pytest.mark.parametrize(
+    ("kernel", "module", "package"),
+    [("flash_attention_2", "flash_attn", "flash-attn"),
+     ("flash_attention_3", "flash_attn_interface", "flash-attn-3")],
+)  # fmt: skip
+def test_an_attention_kernel_whose_package_is_missing_is_refused_before_loading(
+    tiny_llama_dir, monkeypatch, kernel, module, package
+):
+    """Refused at parse, as runtime=llama.cpp without its extra is: transformers would say
+    so only after the weights have loaded."""
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == module
+                        else find_spec(name, *a))  # fmt: skip
+    for text in (
+        f"{tiny_llama_dir},attn_implementation={kernel}",
+        f"embedded,attn_implementation={kernel}",
+    ):
+        with pytest.raises(
+            UsageError, match=f"attn_implementation={kernel} needs the {package} package"
+        ):
+            parse_model(text)
+    parse_model(f"{tiny_llama_dir},attn_implementation=sdpa")  # in torch: taken
 
 
 def test_cuda_without_cuda_is_one_line_and_exit_2_before_any_data_is_read(tmp_path):

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import pytest
 
 from faithprobe.errors import UsageError
-from faithprobe.options import describe, option, parse, record
+from faithprobe.options import describe, listed, option, parse, record
 
 
 @dataclass(frozen=True)
@@ -107,11 +107,29 @@ def test_describe_lists_the_choices():
 
 
 def test_options_without_choices_take_any_value_and_describe_as_before():
-    o = parse(Opts, {"name": "anything at all", "counts": "9,9"}, "x")
-    assert (o.name, o.counts) == ("anything at all", (9, 9))
+    o = parse(Opts, {"name": "anything at all", "counts": "9,7"}, "x")
+    assert (o.name, o.counts) == ("anything at all", (9, 7))
     assert [text for _, _, text in describe(Opts)] == [
         "trials per probe", "a rate", "be strict", "a name", "counts", "a model, or none"
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("9,,7", "x option counts='9,,7': item 2 is empty (a comma too many?)"),
+        ("9,7,", "x option counts='9,7,': item 3 is empty"),
+        (",9", "x option counts=',9': item 1 is empty"),
+        ("9, 09", "x option counts=9: given more than once"),  # the same number
+    ],
+)
+def test_a_list_with_an_empty_or_repeated_item_is_refused_choices_or_not(given, message):
+    with pytest.raises(UsageError) as refused:
+        parse(Opts, {"counts": given}, "x")
+    assert str(refused.value).startswith(message)
+    assert listed("a, b", "k") == ("a", "b") and listed(" ", "k") == ()
+    with pytest.raises(UsageError, match="^option k='a': given more than once$"):
+        listed("a,b,a", "k")
 
 
 def test_a_default_outside_its_choices_is_a_declaration_error():

@@ -11,6 +11,7 @@ import torch
 
 import faithprobe
 from faithprobe.executors import RayExecutor, RaySettings, parse_executor
+from faithprobe.executors.own_ray import own_ray
 from faithprobe.report import run_to_folder as run
 from faithprobe.runner import RunConfig
 from faithprobe.subjects.answer_cache import AnswerCache
@@ -21,12 +22,12 @@ ray = pytest.importorskip("ray")
 
 @pytest.fixture(scope="module")
 def local_ray():
-    started = not ray.is_initialized()
-    if started:
-        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    if started:
-        ray.shutdown()
+    """A Ray of the tests' own, as the executor starts one (nothing left in /tmp/ray or ~)."""
+    if ray.is_initialized():
+        yield
+        return
+    with own_ray(ray, num_cpus=2, include_dashboard=False, log_to_driver=False):
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -1,17 +1,21 @@
 """The Ray actor pool's fault handling, step by step, with a scripted stand-in for Ray (the
 real two-node runs are in test_audit_cluster.py): which actor is lost, what is sent again,
-what is started in its place, what a model that cannot load or holds other files says."""
+what is started in its place, what a model that cannot load or holds other files says; a
+pool larger than the cluster, refused before any actor starts; where a Ray of faithprobe's
+own keeps its files and its token."""
 
 from __future__ import annotations
 
 import itertools
+import os
+import stat
 import threading
 from types import SimpleNamespace
 
 import pytest
 
-from faithprobe.errors import ModelError
-from faithprobe.executors import RaySettings, ray_pool
+from faithprobe.errors import ModelError, UsageError
+from faithprobe.executors import RaySettings, own_ray, ray_pool
 from faithprobe.requests import CandidateScoreRequest
 from faithprobe.subjects import parse_model
 
@@ -152,3 +156,127 @@ def test_an_interrupted_driver_ends_a_models_wait_at_its_next_look(fake_ray):
     subject.replicas.stop.set()
     with pytest.raises(ray_pool.Stopped, match="model ref:reader: stopped"):
         subject.answer(REQUESTS)
+
+
+# -- a pool the cluster cannot hold, checked before any actor starts ----------------------
+
+
+def _cluster(monkeypatch, *nodes: dict) -> None:
+    listed = [{"Alive": True, "Resources": n} for n in nodes] + [
+        {"Alive": False, "Resources": {"CPU": 512.0, "GPU": 64.0}}  # a lost node: not counted
+    ]
+    monkeypatch.setattr(ray_pool, "import_ray", lambda: SimpleNamespace(nodes=lambda: listed))
+
+
+@pytest.mark.parametrize(
+    ("settings", "said"),
+    [
+        (RaySettings(workers=5), "workers=5 actors of 1 CPUs and 0 GPUs each, and the Ray "
+         "cluster holds 4 at once (2 nodes, 4 CPUs, 2 GPUs)"),
+        (RaySettings(workers=3, gpus_per_worker=1), "workers=3 actors of 1 CPUs and 1 GPUs "
+         "each, and the Ray cluster holds 2 at once"),
+        (RaySettings(workers=1, cpus_per_worker=3), "an actor needs 3 CPUs and 0 GPUs, and no "
+         "node of the Ray cluster has them (the largest: 2 CPUs, 2 GPUs)"),
+        (RaySettings(workers=1, gpus_per_worker=4), "no node of the Ray cluster has them"),
+    ],
+)  # fmt: skip
+def test_a_pool_the_cluster_cannot_hold_is_one_line(monkeypatch, settings, said):
+    _cluster(monkeypatch, {"CPU": 2.0, "GPU": 2.0}, {"CPU": 2.0})
+    with pytest.raises(UsageError) as err:
+        ray_pool.RayExecutor(RaySettings()).check_fits({"ckpt": settings})
+    assert str(err.value).startswith("model ckpt: ") and said in str(err.value)
+
+
+def test_a_pool_the_cluster_holds_is_taken(monkeypatch):
+    _cluster(monkeypatch, {"CPU": 2.0, "GPU": 2.0}, {"CPU": 2.0})
+    ray_pool.RayExecutor(RaySettings()).check_fits(
+        {
+            "a": RaySettings(workers=4),
+            "b": RaySettings(workers=2, gpus_per_worker=1),
+            "c": RaySettings(workers=4096, cpus_per_worker=0, gpus_per_worker=0),  # no need
+            "d": RaySettings(workers=8, cpus_per_worker=0.5),
+        }
+    )
+
+
+# -- a Ray of faithprobe's own: its files and its token -----------------------------------
+
+
+class InitRecorder:
+    """``init``/``shutdown``/``is_initialized`` of Ray: what ``init`` was given, the token
+    and the session folder as Ray would see them."""
+
+    def __init__(self) -> None:
+        self.initialized, self.seen = False, {}
+
+    def init(self, **kwargs) -> None:
+        folder = os.path.dirname(kwargs["_temp_dir"])
+        self.seen = {**kwargs, "token": os.environ.get(own_ray.TOKEN),
+                     "mode": stat.S_IMODE(os.stat(folder).st_mode), "folder": folder}  # fmt: skip
+        os.makedirs(kwargs["_temp_dir"])  # Ray writes its session there
+        os.environ[own_ray.MODE] = "token"  # as ray.init does
+        self.initialized = True
+
+    def shutdown(self) -> None:
+        self.initialized = False
+
+    def is_initialized(self) -> bool:
+        return self.initialized
+
+
+def test_its_session_folder_is_private_and_removed_and_its_token_not_written(monkeypatch):
+    for name in (own_ray.TOKEN, own_ray.TOKEN_PATH, own_ray.MODE):
+        monkeypatch.delenv(name, raising=False)
+    ray = InitRecorder()
+    with own_ray.own_ray(ray, num_cpus=1) as folder:
+        assert ray.initialized and os.path.isdir(folder)
+    seen = ray.seen
+    assert seen["address"] == "local" and seen["num_cpus"] == 1 and seen["folder"] == folder
+    assert seen["_temp_dir"].startswith(folder + os.sep) and seen["mode"] == 0o700
+    assert len(seen["token"]) == 64 and seen["token"] == own_ray._token()  # one per process
+    assert not os.path.exists(folder) and not ray.initialized
+    assert own_ray.TOKEN not in os.environ and own_ray.MODE not in os.environ  # restored
+
+
+def test_a_token_the_user_gives_ray_is_left_as_it_is(monkeypatch, tmp_path):
+    monkeypatch.delenv(own_ray.TOKEN, raising=False)
+    monkeypatch.setenv(own_ray.TOKEN_PATH, str(tmp_path / "mine"))
+    ray = InitRecorder()
+    with own_ray.own_ray(ray):
+        pass
+    assert ray.seen["token"] is None and os.environ[own_ray.TOKEN_PATH] == str(tmp_path / "mine")
+
+
+def test_a_failed_start_leaves_nothing(monkeypatch):
+    made = []
+
+    def init(**kwargs):
+        made.append(os.path.dirname(kwargs["_temp_dir"]))
+        raise ConnectionError("raylet did not start")
+
+    ray = SimpleNamespace(init=init, is_initialized=lambda: False)
+    with pytest.raises(ConnectionError), own_ray.own_ray(ray):
+        pass
+    assert made and not os.path.exists(made[0])
+
+
+def test_a_ray_of_our_own_starts_quiet_unless_verbose(monkeypatch):
+    """Its start-up lines (a local instance started, token authentication on) are Ray's
+    INFO and WARNING: hidden as the other libraries' are, shown with --verbose."""
+    import logging
+
+    from faithprobe import quiet
+
+    for name in (own_ray.TOKEN, own_ray.TOKEN_PATH, own_ray.MODE):
+        monkeypatch.delenv(name, raising=False)
+    ray = InitRecorder()
+    monkeypatch.setattr(ray_pool, "import_ray", lambda: ray)
+    quiet.hush()
+    try:
+        with ray_pool.RayExecutor(RaySettings(num_cpus=1)):
+            assert ray.seen["logging_level"] == logging.ERROR and ray.seen["num_cpus"] == 1
+    finally:
+        quiet.restore()
+    with ray_pool.RayExecutor(RaySettings()):
+        assert "logging_level" not in ray.seen
+    assert not ray.initialized

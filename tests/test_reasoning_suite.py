@@ -78,6 +78,26 @@ def test_pairs_on_the_sample():
     assert all(p.original.task == "object_counting" for p in pairs if p.dropped)
 
 
+@pytest.mark.parametrize("options", [{}, {"interventions": "always_a"}, {"tasks": TASKS}])
+def test_limit_draws_the_items_before_their_variants_are_made(options, monkeypatch):
+    """The same pairs as sampling all of them (so --limit shortens reading a huge task file
+    to reading it): variants are made of the drawn items only (and of those passed over
+    for making none: always_a on a task without options)."""
+    suite = get_suite("reasoning", options)
+    for limit, seed in [(1, 0), (3, 0), (7, 5), (500, 1)]:
+        drawn = [p.id for p in suite.sampled_pairs(SAMPLE, limit, seed)]
+        assert drawn == [p.id for p in suite.sample(suite.pairs(SAMPLE, seed), limit, seed)]
+    made = []
+    variants = type(suite)._variants
+    monkeypatch.setattr(type(suite), "_variants", lambda s, item, *a: made.append(item.id) or
+                        variants(s, item, *a))  # fmt: skip
+    pairs = suite.sampled_pairs(SAMPLE, 2, 0)
+    assert len({p.original.id for p in pairs}) == 2
+    names = len(suite.options.intervention_names)
+    empty = {i for i in made if not any(p.original.id == i for p in pairs)}
+    assert len(made) == names * (2 + len(empty)) < len(suite.pairs(SAMPLE, 0))
+
+
 def test_a_run_reads_the_model_and_reports_what_it_did(tmp_path):
     results, metrics = _run(tmp_path)
     early = results[results["intervention"] == "early"]
@@ -143,7 +163,7 @@ def test_the_embedded_model_end_to_end(tmp_path):
         ("interventions=early,early", ["interventions", "more than once"]),
         ("interventions=zap", ["unknown", "early"]),
         ("hint=loud", ["hint", "sycophancy"]),
-        ("max_new_tokens=0", ["max_new_tokens", "at least 1"]),
+        ("max_new_tokens=0", ["max_new_tokens", "from 1 to 10000000"]),
     ],
 )
 def test_a_bad_option_is_one_line(tmp_path, option, words):

@@ -27,7 +27,8 @@ from faithprobe.console import (
     user_errors,
 )
 from faithprobe.errors import UsageError, excerpt
-from faithprobe.numbers import number_option
+from faithprobe.executors.settings import GPUS, WORKERS
+from faithprobe.numbers import SEEDS, bound_integers, number_option, ranged
 from faithprobe.options import check_among
 from faithprobe.paths import Kind, argument, path_option
 from faithprobe.subcommands import command_group
@@ -47,7 +48,12 @@ RESUME = "answers computed so far are cached; run the same command again to resu
 class Commands(TyperGroup):
     """The ``faithprobe`` command group. Click's own usage errors (a missing argument, an
     unknown option, a bad value) are printed like the project's errors: one plain line,
-    exit status 2."""
+    exit status 2. Every integer option of every command has a range, its own or that of
+    the integers faithprobe takes (:func:`~faithprobe.numbers.bound_integers`)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        bound_integers(self)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         set_arguments(sys.argv[1:] if args is None else [str(a) for a in args])
@@ -160,7 +166,7 @@ def _backend_line(backend) -> str:
 
 
 # options several commands share, declared once
-Seed = Annotated[int, typer.Option(min=0, help="seed for generation and sampling")]
+Seed = Annotated[int, number_option(*SEEDS, int, help="seed for generation and sampling")]
 BatchSize = Annotated[
     int,
     typer.Option(
@@ -207,11 +213,15 @@ Verbose = Annotated[
 
 
 def _parse_options(items: list[str], flag: str = "--option") -> dict[str, str]:
+    """``KEY=VALUE`` items as a dict; a key given twice is refused (the second value would
+    silently win)."""
     options = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise typer.BadParameter(f"{item!r}: expected KEY=VALUE", param_hint=flag)
+        if key.strip() in options:
+            raise typer.BadParameter(f"{key.strip()} is given twice: give it once", param_hint=flag)
         options[key.strip()] = value
     return options
 
@@ -295,12 +305,13 @@ def _older_flags_declared(
     address: Annotated[
         str | None, _ray_option("address", "a running Ray cluster, e.g. HEAD:6379")
     ] = None,
-    workers: Annotated[int | None, _ray_option("workers", "actors per model", min=1)] = None,
+    workers: Annotated[
+        int | None, _ray_option("workers", "actors per model", **ranged(*WORKERS, int))
+    ] = None,
     gpus_per_worker: Annotated[
         float | None,
         number_option(
-            0,
-            1024,
+            *GPUS,
             help="the same as --executor ray,gpus_per_worker=G",
             rich_help_panel="Ray executor (older flags)",
         ),
@@ -673,6 +684,7 @@ def _compare(
     log(comparison.pairing())
     if markdown is not None:
         try:
+            markdown.parent.mkdir(parents=True, exist_ok=True)  # as generate --out's folders
             write_text(markdown, compare_markdown(comparison))
         except OSError as err:
             raise UsageError(f"--markdown {markdown}: {err.strerror or err}") from None
@@ -727,7 +739,9 @@ def generate(
         Path,
         path_option(Kind.WRITE_FILE, "file to write (JSON lines; SQuAD JSON for comparisons)"),
     ],
-    seed: Annotated[int, typer.Option(help="seed for names, values and sampled attractors")] = 0,
+    seed: Annotated[
+        int, number_option(*SEEDS, int, help="seed for names, values and sampled attractors")
+    ] = 0,
     option: Annotated[
         list[str] | None,
         typer.Option(

@@ -55,8 +55,11 @@ def command_line() -> str:
 
 def one_line(message: str, limit: int = ERROR_CHARS) -> str:
     """``message`` on one line (line breaks become spaces) and at most about ``limit``
-    characters: the head and the tail are kept, the middle is cut and counted."""
+    characters: the head and the tail are kept, the middle is cut and counted. A character
+    UTF-8 cannot hold (a lone surrogate: an undecodable byte of a path, a value from a
+    refused JSON file) is shown as its escape, ``\\udcff``."""
     text = re.sub(r"\s*[\r\n]+\s*", " ", str(message)).strip()
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     if len(text) <= limit:
         return text
     head, tail = text[: limit * 2 // 3], text[-(limit // 3) :]

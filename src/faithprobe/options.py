@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from faithprobe.errors import UsageError, excerpt
+from faithprobe.json_values import unwritable
 from faithprobe.numbers import Bound, out_of_range, spelled
 
 T = TypeVar("T")
@@ -77,6 +78,38 @@ def check_choice(owner: str, key: str, value: object, choices: Sequence[object])
         raise UsageError(f"{owner} option {key}={excerpt(twice[0])}: given more than once")
 
 
+def listed(text: str, key: str, owner: str = "") -> tuple[str, ...]:
+    """The comma-separated items of ``text``, the value of the option ``key`` (of ``owner``,
+    as :func:`parse` names it), stripped; none for an empty text. An empty item
+    (``early,,filler``, a comma at either end) or an item given twice is refused: a list
+    is read whole or not at all."""
+    return _once(_items(text, key, owner), key, owner)
+
+
+def _items(text: str, key: str, owner: str) -> tuple[str, ...]:
+    """:func:`listed` without the check for items given twice."""
+    if not text.strip():
+        return ()
+    items = tuple(part.strip() for part in text.split(","))
+    if "" in items:
+        where = items.index("") + 1
+        raise UsageError(
+            f"{_said(key, owner)}={excerpt(text)}: item {where} is empty (a comma too many?)"
+        )
+    return items
+
+
+def _once(values: tuple, key: str, owner: str) -> tuple:
+    """``values``, none of them given twice."""
+    if twice := [v for i, v in enumerate(values) if v in values[:i]]:
+        raise UsageError(f"{_said(key, owner)}={excerpt(twice[0])}: given more than once")
+    return values
+
+
+def _said(key: str, owner: str) -> str:
+    return f"{owner} option {key}" if owner else f"option {key}"
+
+
 def _types(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
@@ -86,12 +119,14 @@ def _scalar(kind: Any, raw: str, key: str) -> Any:
         if raw.lower() not in TRUE + FALSE:
             raise ValueError(raw)
         return raw.lower() in TRUE
+    if kind is str and (why := unwritable(raw)):
+        raise UsageError(f"option {key}={excerpt(raw)}: {why}: it could not be written to run.json")
     if kind in (int, float, str):
         return kind(raw)
     raise TypeError(f"option {key}: no command-line form for {kind!r}")
 
 
-def _convert(kind: Any, raw: object, key: str) -> Any:
+def _convert(kind: Any, raw: object, key: str, owner: str) -> Any:
     """``raw`` as a value of the annotation ``kind``: strings are parsed, anything else is
     taken as given (library use). ``str | None`` takes an empty string as None, and a
     tuple of scalars is written comma-separated (``counts=1,2``)."""
@@ -105,8 +140,8 @@ def _convert(kind: Any, raw: object, key: str) -> Any:
         kind = rest[0]
         origin, args = typing.get_origin(kind), typing.get_args(kind)
     if origin is tuple:
-        parts = [p.strip() for p in raw.split(",") if p.strip()]
-        return tuple(_scalar(args[0], p, key) for p in parts)
+        items = tuple(_scalar(args[0], p, key) for p in _items(raw, key, owner))
+        return _once(items, key, owner)
     return _scalar(kind, raw, key)
 
 
@@ -132,7 +167,7 @@ def parse(cls: type[T], given: Mapping[str, object] | None, owner: str) -> T:
             known = ", ".join(fields) or "none"
             raise UsageError(f"{owner} has no option {excerpt(key)}; its options: {known}")
         try:
-            values[key] = _convert(kinds[key], raw, key)
+            values[key] = _convert(kinds[key], raw, key, owner)
         except ValueError:
             raise UsageError(
                 f"option {key}={excerpt(raw)}: expected {_type_name(kinds[key])}"

@@ -57,12 +57,22 @@ def check_creatable(path: Path, option: str) -> None:
             return
 
 
+def _check_writable(path: Path, option: str) -> None:
+    """Refuse ``path`` when the nearest of its folders that exists is one this process may
+    not write in: what is written there (the file, a staging folder beside it, the folders
+    made on the way) could not be, and finding that out at the end would cost the work."""
+    nearest = next((p for p in Path(path).absolute().parents if p.exists()), None)
+    if nearest is not None and not os.access(nearest, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {path}: cannot write in {nearest} (permission denied)")
+
+
 def check_target(path: Path, *, force: bool = False, option: str = "--out") -> Path:
     """``path`` if a run may be written there: absent, an empty folder, or a run folder of
     ours (with ``force``: any folder that is not the working directory or one holding it).
     Checked before any work, so a refused run costs nothing."""
     path = Path(path)
     check_creatable(path, option)
+    _check_writable(path, option)
     recover(path)
     if path.exists() and not path.is_dir():
         raise UsageError(f"{option} {path}: is a file, not a folder")
@@ -96,6 +106,7 @@ def check_file_target(
     (whole, through :mod:`faithprobe.atomic`)."""
     path = Path(path)
     check_creatable(path, option)
+    _check_writable(path, option)
     if path.is_dir():
         raise UsageError(f"{option} {path}: is a folder, not a file")
     if not path.exists():

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from faithprobe.errors import UsageError, excerpt
+from faithprobe.json_values import unwritable
 
 
 class Kind(enum.Enum):
@@ -56,6 +57,9 @@ def expanded(text: str | Path) -> Path:
     text = os.fspath(text)
     if "\0" in text:
         raise PathProblem("holds a NUL character")
+    if why := unwritable(text):  # a byte of the name that is not UTF-8
+        raise PathProblem(f"{why}: a byte of the name that is not UTF-8, and faithprobe "
+                          "writes the paths it is given into run.json: rename it")  # fmt: skip
     if text.startswith("~"):
         user = text[1:].split("/", 1)[0]
         try:

@@ -82,6 +82,12 @@ def hush() -> None:
             _undo.append(lambda lg=logger, lv=level: lg.setLevel(lv))
 
 
+def hushed() -> bool:
+    """Whether :func:`hush` is in force: a library faithprobe starts itself with a log
+    level of its own (Ray's ``logging_level``) is then started at errors only."""
+    return bool(_undo)
+
+
 def restore() -> None:
     """Undo :func:`hush` (nothing if it was not called)."""
     while _undo:

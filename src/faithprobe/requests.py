@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import ClassVar
 
+from faithprobe import json_values
 from faithprobe.records import NLI_LABELS
 
 
@@ -36,8 +37,21 @@ class _JSONAnswer:
 
     @classmethod
     def from_json(cls, text: str):
-        data = json.loads(text)
+        data = read_json(text)
         return cls(**{f.name: _tuples(data[f.name]) for f in fields(cls) if f.name in data})
+
+
+def read_json(text: str):
+    """An answer's JSON as the cache holds it, every value checked
+    (:func:`faithprobe.json_values.loads`: :class:`~faithprobe.json_values.Unfit` for a
+    value faithprobe never writes there). ``json.dumps`` writes a model's NaN and a
+    log-probability of what cannot happen (an extractive QA score of a context with no
+    tokens, ``-inf``) as ``NaN`` and ``-Infinity``: those are taken; ``Infinity``, a number
+    that overflows, an integer past 2**63 or a lone surrogate are not."""
+    return json_values.loads(text, constants=ANSWER_CONSTANTS)
+
+
+ANSWER_CONSTANTS = ("NaN", "-Infinity")
 
 
 def _tuples(value):
@@ -143,7 +157,7 @@ class TokenSaliency:
 
     @classmethod
     def from_json(cls, text: str) -> TokenSaliency:
-        data = json.loads(text)
+        data = read_json(text)
         request = data["request"]
         if "prompt" in request:
             spans = {k: tuple(request[k]) for k in ("question", "context")}

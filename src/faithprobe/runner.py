@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from faithprobe import __version__
+from faithprobe import __version__, json_values
 from faithprobe.atomic import json_text
 from faithprobe.errors import DataError, UsageError
 from faithprobe.executors import ExecutorSpec, RayExecutor, check_placed
@@ -266,9 +266,13 @@ def remembered_metrics(
         table.getvalue(),
     )
     memos = Memo(memo / "metrics", ".json")
-    if (hit := memos.get(key)) is None:
-        hit = json_text(compute_metrics(suite, results, seed, subjects)).encode()
-        memos.put(key, hit)
+    if (hit := memos.get(key)) is not None:
+        try:
+            return json_values.loads(hit.decode("utf-8"))
+        except ValueError:  # not what json_text writes (a number faithprobe never writes):
+            pass  # changed outside faithprobe, so computed again and replaced
+    hit = json_text(compute_metrics(suite, results, seed, subjects)).encode()
+    memos.put(key, hit)
     return json.loads(hit)
 
 
@@ -282,6 +286,7 @@ def load_subjects(config: RunConfig, stack: ExitStack) -> tuple[Iterator[Subject
         loaded = [load_subject(m, batch_size=config.batch_size, defer=True) for m in config.models]
         return iter(loaded), {"name": "inprocess"}
     ray = stack.enter_context(RayExecutor(config.executor.settings))
+    ray.check_fits({m.name: config.executor.placed(m.name, m.text) for m in config.models})
 
     def in_turn() -> Iterator[Subject]:
         for m in config.models:

@@ -269,6 +269,25 @@ def stratified_sample(
     return sorted(picked, key=key)
 
 
+def drawn_pairs(
+    items: Sequence[T], limit: int | None, seed: int, pairs_of: Callable[[T], list[Pair]]
+) -> list[Pair]:
+    """What :func:`sample_items` keeps of every item's pairs (``pairs_of(item)``), with only
+    the drawn items' pairs made: ``limit`` of the ``items`` that make a pair, the first in a
+    seeded hash order of their ``id``, their pairs in the items' order. For a suite whose
+    items are many and cheap but whose pairs cost (a reasoning task file of 200,000
+    examples: 1.4 million pairs to keep two items)."""
+    if limit is None:
+        return [p for item in items for p in pairs_of(item)]
+    made: dict[str, list[Pair]] = {}
+    for item in sorted(items, key=lambda i: hash_rank(seed, i.id)):
+        if len(made) == limit:
+            break
+        if pairs := pairs_of(item):
+            made[item.id] = pairs
+    return [p for item in items if item.id in made for p in made[item.id]]
+
+
 def sample_items(pairs: list[Pair], limit: int | None, seed: int) -> list[Pair]:
     """``limit`` items (original examples, in a seeded hash order) with all their pairs: for
     suites whose ``--limit`` counts items, not pairs."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from faithprobe.errors import ModelError
-from faithprobe.executors import ExecutorSpec, RayExecutor, RaySubject
+from faithprobe.executors import ExecutorSpec, RayExecutor, RaySettings, RaySubject
 from faithprobe.runner import Begun, ProgressFactory, cannot_answer, subject_rows
 from faithprobe.subjects import ModelSpec
 from faithprobe.subjects.answer_cache import AnswerCache
@@ -79,6 +79,11 @@ class RayAudit:
 
     def __enter__(self) -> RayAudit:
         self._ray.__enter__()
+        try:
+            self._ray.check_fits({o.spec.name: self._placed(o.spec) for o in self.outcomes})
+        except BaseException:
+            self._ray.close()
+            raise
         return self
 
     def __exit__(self, *exc) -> None:
@@ -127,7 +132,7 @@ class RayAudit:
 
     def _load(self, outcome: ModelOutcome) -> None:
         spec = outcome.spec
-        settings = self.executor.placed(spec.name, spec.text)
+        settings = self._placed(spec)
         try:
             subject = self._ray.subject(spec, batch_size=self.batch_size, settings=settings)
         except ModelError as err:
@@ -136,6 +141,10 @@ class RayAudit:
             return
         outcome.subject = subject
         outcome.identity = {"name": subject.name, "fingerprint": subject.fingerprint}
+
+    def _placed(self, spec: ModelSpec) -> RaySettings:
+        """The Ray settings of model ``spec``: the executor's, with its placement over them."""
+        return self.executor.placed(spec.name, spec.text)
 
     @staticmethod
     def _release(outcome: ModelOutcome) -> None:

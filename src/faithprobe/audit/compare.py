@@ -22,13 +22,13 @@ an audit without them is compared unpaired, from its intervals.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from faithprobe import json_values
 from faithprobe.audit.card_page import interval_text
 from faithprobe.audit.differences import adjustment_text, settle, tested
 from faithprobe.datasets.json_doc import get
@@ -101,7 +101,9 @@ def read_audit(folder: Path) -> dict:
     :func:`_effect`)."""
     path = Path(folder) / "metrics.json"
     try:
-        metrics = json.loads(path.read_text(encoding="utf-8"))
+        metrics = json_values.loads(path.read_text(encoding="utf-8"))
+    except json_values.Unfit as err:  # a number faithprobe never writes: changed since
+        raise err.in_file(path) from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:
         raise UsageError(f"{folder}: not an audit folder ({path.name}: {err})") from None
     if not isinstance(metrics, dict) or metrics.get("kind") != "audit":
@@ -174,7 +176,9 @@ def _step_effects(path: Path, suite: str) -> list[Effect]:
     from faithprobe.audit.card_metrics import headline
 
     try:
-        metrics = json.loads(path.read_text(encoding="utf-8"))
+        metrics = json_values.loads(path.read_text(encoding="utf-8"))
+    except json_values.Unfit as err:
+        raise err.in_file(path) from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:
         raise DataError(path, f"not readable as JSON ({excerpt(str(err), 160)})") from None
     if not isinstance(metrics, dict):

@@ -37,7 +37,7 @@ class Edges:
     @classmethod
     def parse(cls, given: Sequence[str], suites: Sequence[str]) -> Edges:
         """``--edge NAME=VALUE`` strings against the edges of ``suites``; a name no step
-        uses, or a value that is no finite number, is one plain error."""
+        uses, a name given twice, or a value that is no finite number, is one plain error."""
         edges = cls.defaults(suites)
         overrides: dict[str, float] = {}
         for text in given:
@@ -50,6 +50,8 @@ class Edges:
                     f"--edge {excerpt(name)}: no step has this edge; edges: "
                     + ", ".join(sorted(edges.declared))
                 )
+            if name in overrides:
+                raise UsageError(f"--edge {excerpt(name)} is given twice: give it once")
             try:
                 bound = float(value)
             except ValueError:

@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 
 from faithprobe.console import command_line, log, print_table, user_errors
+from faithprobe.numbers import SEEDS, number_option
 from faithprobe.paths import Kind, path_option
 from faithprobe.sentences import DEFAULT_SPLITTER, SPLITTERS
 from faithprobe.subcommands import ForceFolder, command_group
@@ -31,7 +32,9 @@ def heuristics(
     limit: Annotated[
         int | None, typer.Option(min=1, help="questions to answer (seeded sample; default all)")
     ] = None,
-    seed: Annotated[int, typer.Option(help="seeds the question sample and the bootstrap")] = 0,
+    seed: Annotated[
+        int, number_option(*SEEDS, int, help="seeds the question sample and the bootstrap")
+    ] = 0,
     splitter: Annotated[
         str, typer.Option(help=f"sentence splitter: {', '.join(SPLITTERS)}")
     ] = DEFAULT_SPLITTER,

@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from faithprobe import json_values
 from faithprobe.datasets.jsonl import checked_records, read_text
 from faithprobe.datasets.schema import TEXT, DataSchema, Field
 from faithprobe.errors import DataError
@@ -52,7 +53,9 @@ def read_augment_sentences(path: str | Path) -> dict[str, str]:
     path = Path(path)
     text = read_text(path)
     try:
-        whole = json.loads(text)
+        whole = json_values.loads(text)
+    except json_values.Unfit as err:
+        raise err.in_file(path) from None
     except json.JSONDecodeError:
         whole = None  # JSON lines
     if isinstance(whole, dict) and "id" not in whole:  # else one JSON-lines record

@@ -50,6 +50,7 @@ from faithprobe.datasets.json_doc import get, load_json
 from faithprobe.datasets.jsonl import read_text
 from faithprobe.datasets.schema import BOOLEAN, OBJECTS, TEXT, DataSchema, Field, Record, Rule
 from faithprobe.errors import DataError, excerpt
+from faithprobe.json_values import unwritable
 from faithprobe.options import check_among
 from faithprobe.qa.cot import ANSWER_CUE, options_of
 from faithprobe.records import MULTIPLE_CHOICE, Exemplar, ReasoningExample
@@ -165,14 +166,24 @@ PROMPT_SCHEMA = DataSchema(
 
 
 def task_names(folder: str | Path) -> list[str]:
-    """The tasks of the BBH folder ``folder`` (its ``bbh/*.json`` files), sorted."""
+    """The tasks of the BBH folder ``folder`` (its ``bbh/*.json`` files), sorted. Anything
+    else of that name (a folder ``bbh/<task>.json``, a FIFO) is refused rather than left
+    out, and so is a name that cannot be written as UTF-8 (an undecodable byte): the task's
+    name goes into every item's id."""
     tasks = Path(folder) / TASKS_DIR
     if not tasks.is_dir():
-        raise DataError(folder, f"not a BBH folder: no {TASKS_DIR}/ folder of <task>.json files")
-    names = sorted(p.stem for p in tasks.glob("*.json") if p.is_file())
-    if not names:
+        what = f"{TASKS_DIR}/ is a file, not" if tasks.exists() else "no"
+        raise DataError(folder, f"not a BBH folder: {what} {TASKS_DIR}/ folder of <task>.json "
+                        "files")  # fmt: skip
+    found = sorted(tasks.glob("*.json"))
+    for path in found:
+        if not path.is_file():
+            raise DataError(path, "is not a file: a task is a <task>.json file")
+        if why := unwritable(path.stem):
+            raise DataError(path, f"the task's name {why}")
+    if not found:
         raise DataError(tasks, "holds no <task>.json file")
-    return names
+    return [p.stem for p in found]
 
 
 def read_bbh(folder: str | Path, tasks: Sequence[str] | None = None) -> list[ReasoningExample]:
@@ -189,8 +200,12 @@ def read_bbh(folder: str | Path, tasks: Sequence[str] | None = None) -> list[Rea
 
 def read_task(folder: Path, task: str) -> list[ReasoningExample]:
     """The items of one task, each with the task's prompt."""
+    if (folder / PROMPTS_DIR).exists() and not (folder / PROMPTS_DIR).is_dir():
+        raise DataError(
+            folder / PROMPTS_DIR, "is not a folder: the prompts are <task>.txt files in it"
+        )
     prompt_path = folder / PROMPTS_DIR / f"{task}.txt"
-    if not prompt_path.is_file():
+    if not prompt_path.exists():
         raise DataError(
             prompt_path, f"missing: the prompt of task {task} ({TASKS_DIR}/{task}.json)"
         )

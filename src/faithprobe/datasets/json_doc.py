@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from faithprobe import json_values
 from faithprobe.datasets.jsonl import read_text
 from faithprobe.datasets.schema import Field
 from faithprobe.errors import DataError, excerpt
@@ -21,8 +22,13 @@ _MISSING = object()
 
 
 def load_json(path: Path) -> Any:
+    """The JSON document at ``path``, every value in it one faithprobe can use
+    (:mod:`faithprobe.json_values`: finite numbers, writable text), else a DataError naming
+    the record and field."""
     try:
-        return json.loads(read_text(path))
+        return json_values.loads(read_text(path))
+    except json_values.Unfit as err:
+        raise err.in_file(path) from None
     except json.JSONDecodeError as err:
         raise DataError(
             path, f"not valid JSON ({err.msg}: line {err.lineno}, column {err.colno})"

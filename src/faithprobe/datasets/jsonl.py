@@ -1,4 +1,5 @@
-"""Reading JSON lines with errors that name the file, the line and the field."""
+"""Reading text files and JSON lines with errors that name the file, the line and the
+field."""
 
 from __future__ import annotations
 
@@ -6,18 +7,36 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from faithprobe import json_values
 from faithprobe.datasets.schema import DataSchema
 from faithprobe.errors import DataError
 
+BOM = "\ufeff"
+
 
 def read_text(path: Path) -> str:
-    """The file's text; a FIFO or a device (which would hang or never end) is refused."""
+    """The file's text, read as UTF-8. Refused in one line: a FIFO or a device (which would
+    hang or never end), a folder, bytes that are not UTF-8 (the line they are on), and a
+    byte-order mark at the start (a TSV's first column would be named ``\ufeffsentence``,
+    and JSON takes none: the file is to be saved as UTF-8 without one)."""
     if path.exists() and not path.is_file() and not path.is_dir():
         raise DataError(path, "not a regular file (a FIFO, a device or a socket)")
+    if path.is_dir():
+        raise DataError(path, "is a folder, not a file")
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise DataError(path, f"cannot read: {err}") from err
+        data = path.read_bytes()
+    except OSError as err:
+        raise DataError(path, f"cannot read: {err.strerror or err}") from err
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise DataError(path, f"not UTF-8 text (byte {data[err.start]:#04x}: {err.reason})",
+                        record=f"line {line}") from None  # fmt: skip
+    if text.startswith(BOM):
+        raise DataError(path, "begins with a byte-order mark (U+FEFF): save it as UTF-8 "
+                        "without one", record="line 1")  # fmt: skip
+    return text
 
 
 def iter_records(path: Path) -> Iterator[tuple[int, dict]]:
@@ -27,7 +46,9 @@ def iter_records(path: Path) -> Iterator[tuple[int, dict]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = json_values.loads(line)
+        except json_values.Unfit as err:
+            raise err.in_file(path, f"line {line_no}") from None
         except json.JSONDecodeError as err:
             raise DataError(
                 path, f"not valid JSON ({err.msg}: column {err.colno})", record=f"line {line_no}"

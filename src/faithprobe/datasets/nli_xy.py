@@ -306,9 +306,13 @@ def _check_every_row_is_used(folder: Path, grid: NLIXYGrid) -> None:
 
 
 def challenge_files(folder: str | Path) -> list[Path]:
-    """The known two-class challenge sets found beside an NLI-XY folder."""
+    """The known two-class challenge sets found beside an NLI-XY folder; one of their names
+    that is not a file (a folder ``help_test.tsv``) is refused rather than passed over."""
     folder = Path(folder)
     found: list[Path] = []
     for pattern in CHALLENGE_SETS:
-        found += sorted(p.resolve() for p in folder.glob(pattern) if p.is_file())
+        for path in sorted(folder.glob(pattern)):
+            if not path.is_file():
+                raise DataError(path, "is not a file: a challenge set is a file (option challenge)")
+            found.append(path.resolve())
     return found

@@ -21,6 +21,8 @@ answers would be cached under the others' key.
 
 from __future__ import annotations
 
+import logging
+import math
 import os
 import sys
 import threading
@@ -28,10 +30,13 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
+from faithprobe import quiet
 from faithprobe.errors import ModelError, UsageError
-from faithprobe.executors.settings import RaySettings
+from faithprobe.executors.own_ray import own_ray
+from faithprobe.executors.settings import RaySettings, split_address
 from faithprobe.records import Example, Origin
 from faithprobe.requests import Answer, Request
 from faithprobe.subjects.base import Progress, Subject
@@ -383,16 +388,28 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
     to Ray."""
     import socket
 
-    host, sep, port = address.removeprefix("ray://").rpartition(":")
-    if not sep or not host or not port.isdigit():
+    if (split := split_address(address)) is None:
         return
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+        socket.create_connection(split, timeout=timeout).close()
     except OSError as err:
         raise UsageError(
             f"cannot reach the Ray cluster at {address}: nothing answers there ({err}); "
             "is the head started (`ray start --head`) and the port open?"
         ) from err
+
+
+def _actors_held(node: Mapping[str, float], need: Mapping[str, float]) -> float:
+    """How many actors needing ``need`` (resource -> amount) the node ``node`` (resource ->
+    its total) holds at once; infinite for an actor that needs nothing."""
+    counts = [node.get(k, 0) // v for k, v in need.items() if v > 0]
+    return min(counts) if counts else math.inf
+
+
+def _totals(nodes: Sequence[Mapping[str, float]]) -> str:
+    n = len(nodes)
+    cpus, gpus = (sum(node.get(k, 0) for node in nodes) for k in ("CPU", "GPU"))
+    return f"{n} node{'s' if n != 1 else ''}, {cpus:g} CPUs, {gpus:g} GPUs"
 
 
 class RayExecutor:
@@ -403,24 +420,30 @@ class RayExecutor:
         self.settings = settings
         self.stop = threading.Event()  # set: every model's waits end (see Replicas.wait_one)
         self._subjects: list[RaySubject] = []
-        self._started = False
+        self._started = ExitStack()  # shuts down the Ray this executor started, if any
 
     def __enter__(self) -> RayExecutor:
         ray = import_ray()
-        if not ray.is_initialized():
-            kwargs: dict[str, object] = {"include_dashboard": False, "log_to_driver": True}
-            if self.settings.address is None and self.settings.num_cpus is not None:
+        if ray.is_initialized():
+            return self
+        kwargs: dict[str, object] = {"include_dashboard": False, "log_to_driver": True}
+        if quiet.hushed():  # its start-up lines (a local instance, token authentication)
+            kwargs["logging_level"] = logging.ERROR
+        if self.settings.address is None:
+            # a Ray of our own ("local"), never one another job started on this machine
+            # (ray.init's default joins that one, and refuses num_cpus there); its files in
+            # a folder removed at the end, its token readable by its owner only (own_ray)
+            if self.settings.num_cpus is not None:
                 kwargs["num_cpus"] = self.settings.num_cpus
-            if self.settings.address is not None:
-                check_reachable(self.settings.address)
-            # no address: a Ray of our own ("local"), never one another job started on this
-            # machine (ray.init's default joins that one, and refuses num_cpus there)
-            try:
-                ray.init(address=self.settings.address or "local", **kwargs)
-            except ConnectionError as err:
-                where = self.settings.address
-                raise UsageError(f"cannot reach the Ray cluster at {where}: {err}") from err
-            self._started = True
+            self._started.enter_context(own_ray(ray, **kwargs))
+            return self
+        check_reachable(self.settings.address)
+        try:
+            ray.init(address=self.settings.address, **kwargs)
+        except ConnectionError as err:
+            where = self.settings.address
+            raise UsageError(f"cannot reach the Ray cluster at {where}: {err}") from err
+        self._started.callback(ray.shutdown)  # the driver's connection, not the cluster
         return self
 
     def __exit__(self, *exc) -> None:
@@ -436,6 +459,32 @@ class RayExecutor:
             "gpus_per_worker": self.gpus_per_worker(s),
             "cpus_per_worker": s.cpus_per_worker,
         }
+
+    def check_fits(self, placed: Mapping[str, RaySettings]) -> None:
+        """Refuse, before any actor starts, a model (name -> its settings) whose pool of
+        actors the cluster can never hold at once: an actor that needs more CPUs or GPUs
+        than any node has, or more actors than its nodes hold together (Ray would keep them
+        waiting for good; a model's pool is waited for whole only by --budget auto, but a
+        pool larger than the cluster is a typo either way)."""
+        ray = import_ray()
+        nodes = [n["Resources"] for n in ray.nodes() if n.get("Alive")]
+        for name, settings in placed.items():
+            need = {"CPU": settings.cpus_per_worker, "GPU": self.gpus_per_worker(settings)}
+            each = " and ".join(f"{v:g} {k}s" for k, v in need.items())
+            held = sum(_actors_held(node, need) for node in nodes)
+            if held == 0:
+                largest = max(((n.get("CPU", 0), n.get("GPU", 0)) for n in nodes), default=(0, 0))
+                raise UsageError(
+                    f"model {name}: an actor needs {each}, and no node of the Ray cluster has "
+                    f"them (the largest: {largest[0]:g} CPUs, {largest[1]:g} GPUs): lower "
+                    "cpus_per_worker or gpus_per_worker, or add a larger node"
+                )
+            if settings.workers > held:
+                raise UsageError(
+                    f"model {name}: workers={settings.workers} actors of {each} each, and the "
+                    f"Ray cluster holds {held:g} at once ({_totals(nodes)}): lower workers "
+                    "(or cpus_per_worker, gpus_per_worker), or add nodes"
+                )
 
     @staticmethod
     def gpus_per_worker(settings: RaySettings) -> float:
@@ -470,6 +519,5 @@ class RayExecutor:
         if ray.is_initialized():
             for subject in self._subjects:
                 subject.close()
-            if self._started:
-                ray.shutdown()
-        self._subjects, self._started = [], False
+        self._subjects = []
+        self._started.close()

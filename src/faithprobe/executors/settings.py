@@ -5,12 +5,40 @@ share of a Ray cluster."""
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from faithprobe.errors import UsageError, excerpt
+from faithprobe.numbers import DAY
 from faithprobe.options import check_among, option, parse, record
+
+# the counts a Ray setting takes: more actors, CPUs or GPUs than a cluster of this size has
+# is a typo (the cluster's own are compared when it is reached: ray_pool.check_fits)
+WORKERS = (1, 4096)
+CPUS = (0, 4096)
+GPUS = (0, 1024)
+ADDRESS_FORMS = "auto, HOST:PORT or ray://HOST:PORT"
+_HOSTNAME = re.compile(r"(?!-)[\w-]{1,63}(?<!-)(\.(?!-)[\w-]{1,63}(?<!-))*\.?", re.ASCII)
+
+
+def split_address(text: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a Ray address ``HOST:PORT`` or ``ray://HOST:PORT`` (an IPv6 host
+    in brackets, ``[::1]:6379``); None for ``auto`` or anything else."""
+    host, sep, port = text.removeprefix("ray://").rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            return None
+    elif not _HOSTNAME.fullmatch(host):
+        return None
+    if not sep or not port.isascii() or not port.isdigit() or not 0 < int(port) < 65536:
+        return None
+    return host, int(port)
 
 
 @dataclass(frozen=True)
@@ -27,36 +55,45 @@ class RaySettings:
         "a running Ray cluster (HEAD:6379, ray://HEAD:10001, auto); empty: start Ray on this "
         "machine and shut it down at the end",
     )
-    workers: int = option(2, "actors per model, one model replica each", range=(1, None))
+    workers: int = option(2, "actors per model, one model replica each", range=WORKERS)
     gpus_per_worker: float | None = option(
         None,
         "GPUs Ray reserves for each actor (empty: 1 if this machine sees CUDA, else 0)",
-        range=(0, None),
+        range=GPUS,
     )
-    cpus_per_worker: float = option(1.0, "CPUs Ray reserves for each actor", range=(0, None))
+    cpus_per_worker: float = option(1.0, "CPUs Ray reserves for each actor", range=CPUS)
     num_cpus: int | None = option(
-        None, "without an address: the CPUs of the Ray started here (empty: all)", range=(1, None)
+        None,
+        "without an address: the CPUs of the Ray started here (empty: all)",
+        range=(1, CPUS[1]),
     )
     max_replacements: int = option(
         3,
         "actors started per model in place of lost ones (a killed actor, a lost node); a "
         "lost actor's unfinished requests go to the model's other actors meanwhile",
-        range=(0, None),
+        range=(0, WORKERS[1]),
     )
     replace_timeout: float = option(
         600.0,
         "seconds a model with no live actor waits for a replacement to load before its work fails",
-        range=(1, None),
+        range=(1, DAY),
     )
+
+    def __post_init__(self) -> None:
+        if self.address is not None and self.address != "auto" and not split_address(self.address):
+            raise UsageError(
+                f"option address={excerpt(self.address)}: expected {ADDRESS_FORMS} (a port "
+                "from 1 to 65535; an IPv6 host in brackets, [::1]:6379)"
+            )
 
 
 @dataclass(frozen=True)
 class Placement:
     """One model's share of the cluster (``--placement MODEL@...``); None: the executor's."""
 
-    workers: int | None = option(None, "this model's actors", range=(1, None))
-    gpus_per_worker: float | None = option(None, "GPUs per actor of this model", range=(0, None))
-    cpus_per_worker: float | None = option(None, "CPUs per actor of this model", range=(0, None))
+    workers: int | None = option(None, "this model's actors", range=WORKERS)
+    gpus_per_worker: float | None = option(None, "GPUs per actor of this model", range=GPUS)
+    cpus_per_worker: float | None = option(None, "CPUs per actor of this model", range=CPUS)
 
 
 EXECUTOR_SETTINGS: dict[str, type] = {"inprocess": InProcessSettings, "ray": RaySettings}

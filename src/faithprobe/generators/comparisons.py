@@ -33,8 +33,7 @@ from itertools import product
 from typing import TYPE_CHECKING
 
 from faithprobe.datasets.comparisons import comparison
-from faithprobe.errors import UsageError
-from faithprobe.options import option
+from faithprobe.options import check_numbers, option
 from faithprobe.records import QAExample
 from faithprobe.seeding import rng_for
 
@@ -157,7 +156,7 @@ class ComparisonConfig:
     """What ``faithprobe generate comparisons`` builds (``-o KEY=VALUE``; lists
     comma-separated)."""
 
-    pairs_per_domain: int = option(50, "entity pairs per domain")
+    pairs_per_domain: int = option(50, "entity pairs per domain", range=(1, MAX_PAIRS_PER_DOMAIN))
     domains: tuple[str, ...] = option(tuple(DOMAINS), "domains to include", choices=DOMAINS)
     conditions: tuple[str, ...] = option(
         CONDITIONS,
@@ -169,11 +168,7 @@ class ComparisonConfig:
     )
 
     def __post_init__(self) -> None:
-        if not 1 <= self.pairs_per_domain <= MAX_PAIRS_PER_DOMAIN:
-            raise UsageError(
-                f"pairs_per_domain must lie in 1..{MAX_PAIRS_PER_DOMAIN:,}, "
-                f"got {self.pairs_per_domain:,}"
-            )
+        check_numbers(self)
 
 
 def _facts(domain: Domain, form: str, ordered: list[tuple[str, int]]) -> list[str]:

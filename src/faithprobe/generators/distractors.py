@@ -36,7 +36,7 @@ from faithprobe.datasets.stories import (
 )
 from faithprobe.errors import UsageError
 from faithprobe.interventions import get as get_intervention
-from faithprobe.options import option
+from faithprobe.options import check_numbers, option
 from faithprobe.records import ClozeExample
 from faithprobe.seeding import rng_for
 
@@ -56,7 +56,7 @@ class DistractorConfig:
     """What ``faithprobe generate distractors`` builds (``-o KEY=VALUE``; lists
     comma-separated)."""
 
-    names_per_pair: int = option(2, "entities per background/target pair")
+    names_per_pair: int = option(2, "entities per background/target pair", range=(1, len(NAMES)))
     settings: tuple[str, ...] = option(SETTINGS, "settings to include", choices=SETTINGS)
     attractor_types: tuple[str, ...] = option(
         ATTRACTOR_TYPES, "attractor types", choices=ATTRACTOR_TYPES
@@ -70,20 +70,18 @@ class DistractorConfig:
     )
     item_sets: tuple[str, ...] = option(tuple(ITEM_SETS), "item sets to include", choices=ITEM_SETS)
     filler_sentences: int = option(
-        0, "neutral sentences padding a no-attractor copy of each base item (0..3; 0 = none)"
-    )
+        0, "neutral sentences padding a no-attractor copy of each base item (0 = none)",
+        range=(0, 3),
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
+        check_numbers(self)
         if not any(p in POSITIONS[s] for s in self.settings for p in self.positions):
             fits = "; ".join(f"{s}: {', '.join(POSITIONS[s])}" for s in self.settings)
             raise UsageError(
                 f"positions {list(self.positions)}: none fits the settings given ({fits}), "
                 "so there would be no attractor variants"
             )
-        if not 1 <= self.names_per_pair <= len(NAMES):
-            raise UsageError(f"names_per_pair must be between 1 and {len(NAMES)}")
-        if not 0 <= self.filler_sentences <= 3:
-            raise UsageError("filler_sentences must lie in 0..3")
 
 
 def base_items(config: DistractorConfig, seed: int) -> list[ClozeExample]:

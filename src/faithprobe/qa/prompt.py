@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from faithprobe.errors import UsageError, excerpt
 from faithprobe.multiple_choice_prompts import command_line_template
-from faithprobe.options import option
+from faithprobe.numbers import TOKENS
+from faithprobe.options import check_numbers, option
 from faithprobe.qa.questions import history_question
 from faithprobe.records import QAExample
 
@@ -81,7 +82,9 @@ class QAPromptOptions:
     (``-o KEY=VALUE``; a suite's options dataclass inherits them)."""
 
     template: str = option(DEFAULT_TEMPLATE, "LM prompt ({context}, {question}, {history})")
-    max_new_tokens: int = option(DEFAULT_MAX_NEW_TOKENS, "LM answer length cap (tokens)")
+    max_new_tokens: int = option(
+        DEFAULT_MAX_NEW_TOKENS, "LM answer length cap (tokens)", range=(1, TOKENS)
+    )
     chat: str = option(
         "auto",
         "ask LMs as a chat message: auto (if it has a chat template), true or false",
@@ -94,6 +97,5 @@ class QAPromptOptions:
     )
 
     def __post_init__(self) -> None:
-        if self.max_new_tokens < 1:
-            raise UsageError(f"max_new_tokens must be 1 or more, got {self.max_new_tokens}")
+        check_numbers(self)  # a suite's own numbers too: it inherits this
         QAPrompt(self.template)  # raises UsageError if a slot is missing

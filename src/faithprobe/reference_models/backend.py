@@ -3,6 +3,7 @@
 
 from dataclasses import dataclass
 
+from faithprobe.numbers import SEEDS
 from faithprobe.options import option
 from faithprobe.reference_models import PREFIX, check_reference
 from faithprobe.subjects.backends import Backend, Loading
@@ -17,7 +18,7 @@ class ReferenceSettings:
         0,
         "the draw of ref:mix:P: which base items it answers as the memoriser (the other "
         "reference models draw nothing)",
-        range=(0, 2**32 - 1),
+        range=SEEDS,
     )
 
 

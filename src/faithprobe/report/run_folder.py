@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -119,6 +120,10 @@ def _read_results(path: Path, record: dict) -> pd.DataFrame:
             row = int(bad.to_numpy().argmax())
             raise DataError(path, f"expected a string, got {excerpt(results[column].iloc[row])}",
                             record=f"row {row}", field=column)  # fmt: skip
+    if (found := _first_infinite(results)) is not None:
+        row, column = found
+        raise DataError(path, "holds inf, which faithprobe never writes in a results table",
+                        record=f"row {row}", field=column)  # fmt: skip
     names = [s["name"] for s in record["subjects"]]
     if (unknown := ~results["subject"].isin(names)).any():
         row = int(unknown.to_numpy().argmax())
@@ -126,6 +131,27 @@ def _read_results(path: Path, record: dict) -> pd.DataFrame:
         raise DataError(path, f"model {model} is not among run.json's subjects",
                         record=f"row {row}", field="subject")  # fmt: skip
     return results
+
+
+def _first_infinite(results: pd.DataFrame) -> tuple[int, str] | None:
+    """The first +inf in a number column or a list of numbers of ``results`` (row,
+    column): faithprobe writes a missing number as NaN and a log-probability of what cannot
+    happen as -inf, never +inf, so a table holding one was changed outside it."""
+    for column in results.columns:
+        values = results[column]
+        if values.dtype.kind == "f":
+            hits = np.isposinf(values.to_numpy())
+        elif values.dtype == object:
+            hits = values.map(_holds_posinf).to_numpy(dtype=bool)
+        else:
+            continue
+        if hits.any():
+            return int(hits.argmax()), str(column)
+    return None
+
+
+def _holds_posinf(cell: object) -> bool:
+    return isinstance(cell, np.ndarray) and cell.dtype.kind == "f" and bool(np.isposinf(cell).any())
 
 
 @contextmanager

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from faithprobe.console import command_line, log, print_table, progress_bars, user_errors
+from faithprobe.numbers import SEEDS, number_option
 from faithprobe.paths import Kind, path_option
 from faithprobe.representations.config import DEFAULT_LIMIT, AnalysisConfig, parse_named_encoders
 from faithprobe.subcommands import ForceFolder, command_group
@@ -43,7 +44,9 @@ def representations(
         ),
     ] = None,
     limit: Annotated[int, typer.Option(min=1, help="items (questions) to analyse")] = DEFAULT_LIMIT,
-    seed: Annotated[int, typer.Option(help="seeds the item sample and the bootstrap")] = 0,
+    seed: Annotated[
+        int, number_option(*SEEDS, int, help="seeds the item sample and the bootstrap")
+    ] = 0,
     max_length: Annotated[
         int, typer.Option(min=8, help="tokens per input; only this first window is analysed")
     ] = DEFAULT_MAX_LENGTH,

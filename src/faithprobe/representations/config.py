@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from faithprobe.errors import UsageError
+from faithprobe.errors import UsageError, excerpt
+from faithprobe.json_values import unwritable
 from faithprobe.subjects.hf.qa_windows import DEFAULT_MAX_LENGTH
 
 DEFAULT_LIMIT = 500
@@ -29,6 +30,8 @@ def parse_named_encoder(value: str) -> NamedEncoder:
     name, path = name.strip(), path.strip()
     if not name or not path:
         raise UsageError(f"--model {value!r}: expected NAME=PATH or PATH (e.g. OT=models/qa-ot)")
+    if why := unwritable(value):  # its name and path go into the report
+        raise UsageError(f"--model {excerpt(value)}: {why}")
     return NamedEncoder(name, path)
 
 

@@ -20,7 +20,10 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 
+from faithprobe import json_values
+from faithprobe.errors import DataError
 from faithprobe.requests import Answer, Request
 from faithprobe.subjects.answer_cache import AnswerCache
 from faithprobe.subjects.base import Progress, Subject
@@ -44,8 +47,20 @@ class _Gathered:
         if self.progress and answers:
             self.progress(sum(self.uses[k] for k in answers))
 
-    def add_json(self, found: Mapping[str, str]) -> None:
-        self.add({k: self.requests[k].answer.from_json(v) for k, v in found.items()})
+    def add_json(self, found: Mapping[str, str], cache: Path | None) -> None:
+        """``found``: answers as the cache file ``cache`` holds them (key -> JSON). One
+        that is no answer of its request's type, or holds a value faithprobe never writes
+        there (:func:`faithprobe.requests.read_json`), is refused, never believed."""
+        answers = {}
+        for key, text in found.items():
+            try:
+                answers[key] = self.requests[key].answer.from_json(text)
+            except json_values.Unfit as err:
+                raise err.in_file(cache or "answer cache", f"answer {key}") from None
+            except (ValueError, TypeError, KeyError) as err:
+                why = f"not a {self.requests[key].answer.__name__} ({type(err).__name__})"
+                raise DataError(cache or "answer cache", why, record=f"answer {key}") from None
+        self.add(answers)
 
     def missing(self, keys: Sequence[str]) -> list[str]:
         return [k for k in keys if k not in self.answers]
@@ -85,7 +100,7 @@ class CachedSubject(Subject):
         keys = [r.key(self.inner.cache_fingerprint(r.kind)) for r in requests]
         gathered = _Gathered(dict(zip(keys, requests, strict=True)), Counter(keys), progress)
         try:
-            gathered.add_json(self.cache.get_many(gathered.requests))
+            gathered.add_json(self.cache.get_many(gathered.requests), self.cache.path)
             held = self._compute_unclaimed(gathered.missing(list(gathered.requests)), gathered)
             self._wait_for(held, gathered)
         except BaseException:
@@ -106,7 +121,7 @@ class CachedSubject(Subject):
                 if len(mine) < len(chunk):
                     taken = set(mine)
                     others = [k for k in chunk if k not in taken]
-                    gathered.add_json(self.cache.get_many(others))
+                    gathered.add_json(self.cache.get_many(others), self.cache.path)
                     held.extend(gathered.missing(others))
                 if mine:
                     claimed.append(mine)
@@ -138,7 +153,7 @@ class CachedSubject(Subject):
         while held:
             time.sleep(delay)
             before = len(held)
-            gathered.add_json(self.cache.get_many(held))
+            gathered.add_json(self.cache.get_many(held), self.cache.path)
             held = gathered.missing(held)
             still_held = self.cache.held_elsewhere(held)
             abandoned = [k for k in held if k not in still_held]

@@ -20,10 +20,12 @@ these settings existed is unchanged.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 
 from faithprobe.errors import UsageError
-from faithprobe.options import option
+from faithprobe.numbers import TOKENS
+from faithprobe.options import check_numbers, option
 from faithprobe.subjects.placement import DEVICE_HELP, DTYPES, Placement, check_device, resolve
 from faithprobe.subjects.placement import placement_parts as _placement_parts
 
@@ -31,6 +33,11 @@ from faithprobe.subjects.placement import placement_parts as _placement_parts
 DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
 # transformers' attention kernels a model may be asked for by name
 ATTENTION = ("eager", "sdpa", "flash_attention_2", "flash_attention_3", "flex_attention")
+# a kernel outside torch -> the module transformers imports for it and its package's name
+KERNEL_PACKAGES = {
+    "flash_attention_2": ("flash_attn", "flash-attn"),
+    "flash_attention_3": ("flash_attn_interface", "flash-attn-3"),
+}
 MIN_LENGTH = 8  # the shortest input bound that leaves room for a prompt and an answer
 
 
@@ -58,12 +65,12 @@ class LocalSettings:
         None,
         "the most tokens the model is fed (empty: its position limit); longer inputs are cut "
         "by the backend's stated rule and their answers marked truncated",
+        range=(MIN_LENGTH, TOKENS),
     )
 
     def __post_init__(self) -> None:
         check_device(self.device)
-        if self.max_length is not None and self.max_length < MIN_LENGTH:
-            raise UsageError(f"max_length={self.max_length}: must be at least {MIN_LENGTH}")
+        check_numbers(self)
         if self.device_map is not None and self.device not in ("auto", "cuda"):
             raise UsageError(
                 f"device_map={self.device_map} spreads a model over the visible GPUs: give it "
@@ -77,8 +84,17 @@ class LocalSettings:
         return resolve(self.device, self.dtype)
 
     def check(self) -> None:
-        """The parse-time check: the device is here and computes in the dtype."""
+        """The parse-time check: the device is here and computes in the dtype, and the
+        attention kernel's package is installed (transformers would say so only once the
+        weights are loaded)."""
         self.placement()
+        module, package = KERNEL_PACKAGES.get(self.attn_implementation or "", (None, None))
+        if module is not None and importlib.util.find_spec(module) is None:
+            raise UsageError(
+                f"attn_implementation={self.attn_implementation} needs the {package} package "
+                f"(pip install {package}; it computes on a CUDA GPU), which is not installed "
+                "here: drop the setting, or give sdpa or eager"
+            )
 
     def fingerprint_parts(self) -> tuple[str, ...]:
         """What these settings add to the fingerprint of a model run under them."""

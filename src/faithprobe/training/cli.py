@@ -21,7 +21,7 @@ import typer
 from faithprobe.console import command_line, log, print_rows, user_errors
 from faithprobe.errors import DataError, UsageError
 from faithprobe.multiple_choice_prompts import DEFAULT_TEMPLATE
-from faithprobe.numbers import ranged
+from faithprobe.numbers import SEEDS, ranged
 from faithprobe.output_folders import check_creatable
 from faithprobe.paths import Kind, argument, path_option
 from faithprobe.subcommands import command_group
@@ -74,7 +74,7 @@ SETTINGS_OPTIONS: list[tuple[str, str, Any, dict[str, Any]]] = [
         {**ranged(0, 1), "help": "warm-up, as a fraction of the steps"},
     ),
     ("weight_decay", "weight_decay", float, ranged(0, 10)),
-    ("seed", "seed", int, {"min": 0, "max": 2**32 - 1}),  # numpy's seeding takes no more
+    ("seed", "seed", int, {"min": SEEDS[0], "max": SEEDS[1]}),
     ("max_steps", "max_steps", int | None, {"min": 1, "help": "stop after N optimizer steps"}),
     ("save_steps", "save_steps", int, {"min": 1, "help": "checkpoint every N steps"}),
     (

@@ -157,13 +157,15 @@ def backend_name(text: str) -> str:
 
 def _split_settings(text: str) -> tuple[str, dict[str, str]]:
     """``MODEL,KEY=VALUE,...`` -> (MODEL, the settings): a part after a comma is a setting
-    when it is ``KEY=VALUE`` with KEY a name."""
+    when it is ``KEY=VALUE`` with KEY a name; a setting given twice is refused."""
     model, *parts = text.split(",")
     given: dict[str, str] = {}
     for i, part in enumerate(parts):
         key, sep, value = part.partition("=")
         if not sep or not key.strip().isidentifier():
             return ",".join([model, *parts[: i + 1]]), {}
+        if key.strip() in given:
+            raise UsageError(f"--model {excerpt(text)}: {key.strip()} is given twice: give it once")
         given[key.strip()] = value
     return model, given
 

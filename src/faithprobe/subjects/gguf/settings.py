@@ -41,13 +41,11 @@ class GGUFSettings(LocalSettings):
         choices=RUNTIMES,
     )
     threads: int | None = option(
-        None, "llama.cpp's CPU threads (empty: the cores this process may use)"
+        None, "llama.cpp's CPU threads (empty: the cores this process may use)", range=(1, 4096)
     )
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.threads is not None and self.threads < 1:
-            raise UsageError(f"threads={self.threads}: must be at least 1")
         if self.runtime == TRANSFORMERS:
             if self.threads is not None:
                 raise UsageError(

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from faithprobe.asking.letters import ANSWER_HELP, ANSWER_MODES
 from faithprobe.datasets.multiple_choice import CHOICE_FORMATS, RULES
 from faithprobe.errors import UsageError
-from faithprobe.options import option
+from faithprobe.options import check_numbers, listed, option
 from faithprobe.suite_protocol import AuditStep, SuiteEntry
 
 # probe -> (registered intervention, its parameters)
@@ -42,7 +42,9 @@ NORMALISATIONS = {
 class ConfidenceShiftOptions:
     """The options of the ``confidence-shift`` suite (``-o KEY=VALUE``)."""
 
-    trials: int = option(5, "trials per probe (different draws), averaged per instance")
+    trials: int = option(
+        5, "trials per probe (different draws), averaged per instance", range=(1, 1000)
+    )
     normalisation: str = option(
         "sum",
         "choice score: 'sum' of its token log-probs (lm-eval acc), 'per-token' (their mean), "
@@ -69,8 +71,7 @@ class ConfidenceShiftOptions:
     answer: str = option("auto", ANSWER_HELP, choices=ANSWER_MODES)
 
     def __post_init__(self) -> None:
-        if self.trials < 1:
-            raise UsageError(f"trials must be at least 1, got {self.trials}")
+        check_numbers(self)
         unknown = sorted(set(self.probe_names) - set(PROBES))
         if unknown or not (self.probe_names or self.probes.strip() == NO_PROBES):
             raise UsageError(
@@ -83,7 +84,7 @@ class ConfidenceShiftOptions:
         ``none``."""
         if self.probes.strip() == NO_PROBES:
             return ()
-        return tuple(p.strip() for p in self.probes.split(",") if p.strip())
+        return listed(self.probes, "probes")
 
 
 SUITE = SuiteEntry.in_package(

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from faithprobe.asking.letters import ANSWER_HELP, ANSWER_MODES
 from faithprobe.errors import UsageError
-from faithprobe.options import option
+from faithprobe.options import check_numbers, option
 
 # option scoring: how a candidate is scored (CandidateScoreRequest.first_token)
 SUM, FIRST_TOKEN = "sum", "first-token"
@@ -27,7 +27,7 @@ class DistractorsOptions:
     """``-o KEY=VALUE`` of ``faithprobe run distractors``."""
 
     filler: int = option(
-        0, "neutral sentences padding the n = 0 items (0..3; 0 = the bare base items)"
+        0, "neutral sentences padding the n = 0 items (0 = the bare base items)", range=(0, 3)
     )
     fillers: tuple[int, ...] | None = option(
         None,
@@ -47,8 +47,7 @@ class DistractorsOptions:
     )
 
     def __post_init__(self) -> None:
-        if not 0 <= self.filler <= 3:
-            raise UsageError(f"filler must lie in 0..3, got {self.filler}")
+        check_numbers(self)
         if self.answer == "letter" and (self.scoring != SUM or self.start):
             raise UsageError(
                 "scoring and start are rules for scored candidates; answer=letter asks by letter"

@@ -43,7 +43,9 @@ class FaithfulnessOptions(QAPromptOptions):
     rationale: str = option(
         "sentence", "SQuAD-format rationale: sentence or answer (span)", choices=RATIONALES
     )
-    history_turns: int = option(2, "CoQA: previous turns (with gold answers) before a question")
+    history_turns: int = option(
+        2, "CoQA: previous turns (with gold answers) before a question", range=(0, 1000)
+    )
     coqa_rules: str = option(
         "faithprobe",
         "CoQA: faithprobe's or the method's (more yes/no spellings; history skips unknowns)",
@@ -55,5 +57,3 @@ class FaithfulnessOptions(QAPromptOptions):
         super().__post_init__()
         if self.augment and self.augment_file:
             raise UsageError("augment (a model) and augment_file (sentences) exclude each other")
-        if self.history_turns < 0:
-            raise UsageError(f"history_turns must be 0 or more, got {self.history_turns}")

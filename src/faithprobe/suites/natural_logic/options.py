@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from faithprobe.asking.letters import ANSWER_HELP, ANSWER_MODES
-from faithprobe.errors import UsageError
-from faithprobe.options import option
+from faithprobe.options import check_numbers, listed, option
 
 DEFAULT_TEMPLATE = "{premise}\nQuestion: {hypothesis} True or False?\nAnswer:"
 DEFAULT_LABEL_WORDS = "True,False"
@@ -33,7 +32,7 @@ class NaturalLogicOptions:
     words are checked where the prompt is made (:class:`~faithprobe.suites.natural_logic.
     suite.NLIPrompt`)."""
 
-    bases: int = option(400, "seed set size N (base examples); 0 = every example")
+    bases: int = option(400, "seed set size N (base examples); 0 = every example", range=(0, 10**9))
     challenge: str = option("auto", "challenge sets: auto, none, or comma-separated files")
     template: str = option(DEFAULT_TEMPLATE, "LM prompt ({premise}, {hypothesis}; \\n ok)")
     label_words: str = option(DEFAULT_LABEL_WORDS, "LM answer words: entailment,non-entailment")
@@ -52,5 +51,6 @@ class NaturalLogicOptions:
     )
 
     def __post_init__(self) -> None:
-        if self.bases < 0:
-            raise UsageError(f"bases must be 0 (all) or more, got {self.bases}")
+        check_numbers(self)
+        if self.challenge not in ("auto", "none"):
+            listed(self.challenge, "challenge")  # files, each once, read with the data

@@ -73,6 +73,7 @@ from faithprobe.expectations import ANSWER_UNCHANGED
 from faithprobe.interventions import Pair, get
 from faithprobe.metrics.answer_modes import answer_modes
 from faithprobe.multiple_choice_prompts import LetterPrompt, command_line_template
+from faithprobe.options import listed
 from faithprobe.records import ENTAILMENT, NLI_LABELS, NON_ENTAILMENT, NLIExample
 from faithprobe.requests import CandidateScoreRequest, CandidateScores, TextPairRequest
 from faithprobe.seeding import hash_rank
@@ -170,7 +171,7 @@ class NaturalLogicSuite(Suite):
             return challenge_files(folder)
         if challenge == "none":
             return []
-        files = [Path(p.strip()) for p in challenge.split(",") if p.strip()]
+        files = [Path(p) for p in listed(challenge, "challenge")]
         for f in files:
             if not f.is_file():
                 raise DataError(f, "challenge set not found (option challenge)")

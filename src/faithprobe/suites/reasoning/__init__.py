@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from faithprobe.errors import ModelError, UsageError
 from faithprobe.interventions.reasoning_edits import HINT_FORMS
-from faithprobe.options import option
+from faithprobe.numbers import TOKENS
+from faithprobe.options import listed, option
 from faithprobe.qa.prompt import CHAT_MODES
 from faithprobe.subjects.backends import parse_model
 from faithprobe.suite_protocol import AuditStep, SuiteEntry
@@ -43,10 +44,10 @@ class ReasoningOptions:
         "options allow (paraphrase with a paraphraser)",
     )
     max_new_tokens: int = option(
-        256, "tokens the model may write for its reasoning", range=(1, None)
+        256, "tokens the model may write for its reasoning", range=(1, TOKENS)
     )
     answer_tokens: int = option(
-        16, "tokens the model may write for an answer after the cue", range=(1, None)
+        16, "tokens the model may write for an answer after the cue", range=(1, TOKENS)
     )
     hint: str = option("sycophancy", "the hint's form (Chen et al.)", choices=tuple(HINT_FORMS))
     chat: str = option(
@@ -71,8 +72,6 @@ class ReasoningOptions:
         for key, names in named:
             if not names:
                 raise UsageError(f"{key} is empty: name one or more (comma-separated)")
-            if twice := [n for i, n in enumerate(names) if n in names[:i]]:
-                raise UsageError(f"{key}: {twice[0]!r} is given more than once")
         for name, key in NEEDS_MODEL.items():
             if name in self.intervention_names and not getattr(self, key):
                 raise UsageError(f"interventions: {name} needs a model: give -o {key}=MODEL")
@@ -87,14 +86,14 @@ class ReasoningOptions:
             return tuple(
                 n for n in INTERVENTIONS if n not in NEEDS_MODEL or getattr(self, NEEDS_MODEL[n])
             )
-        return tuple(s.strip() for s in self.interventions.split(",") if s.strip())
+        return listed(self.interventions, "interventions")
 
     @property
     def task_names(self) -> tuple[str, ...] | None:
         """The tasks ``tasks`` names; None for all."""
         if self.tasks.strip() == "all":
             return None
-        return tuple(s.strip() for s in self.tasks.split(",") if s.strip())
+        return listed(self.tasks, "tasks")
 
 
 def _check_model(key: str, spec: str) -> None:

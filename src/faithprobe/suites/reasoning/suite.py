@@ -93,7 +93,7 @@ from faithprobe.qa.cot import canonical_answer, read_answer, reasoning_part, ste
 from faithprobe.qa.cot_chat import chat_turns
 from faithprobe.records import MULTIPLE_CHOICE, Outcome, ReasoningExample
 from faithprobe.requests import Generation, GenerationRequest
-from faithprobe.suite_protocol import Suite, sample_items
+from faithprobe.suite_protocol import Suite, drawn_pairs, sample_items
 from faithprobe.suites.reasoning import DIRECT_CUES, ReasoningOptions
 from faithprobe.suites.reasoning import metrics as m
 
@@ -145,6 +145,12 @@ class ReasoningSuite(Suite):
     # -- data ----------------------------------------------------------------------------
 
     def pairs(self, data: Path | None, seed: int) -> list[Pair]:
+        return self.sampled_pairs(data, None, seed)
+
+    def sampled_pairs(self, data: Path | None, limit: int | None, seed: int) -> list[Pair]:
+        """``--limit`` items drawn before their variants are made (the pairs
+        :meth:`sample` would keep of :meth:`pairs`); every item is still read and checked,
+        and the best constant answers are the whole tasks'."""
         if data is None:
             raise UsageError(
                 "the reasoning suite needs --data: a BIG-Bench Hard folder (faithprobe data "
@@ -152,12 +158,13 @@ class ReasoningSuite(Suite):
             )
         items = [i for i in read_bbh(data, self.options.task_names) if "defect" not in i.features]
         self.constants = m.best_constants(items)
-        return [
-            pair
-            for item in items
-            for name in self.options.intervention_names
-            for pair in self._variants(item, name, seed)
-        ]
+        names = self.options.intervention_names
+        return drawn_pairs(
+            items,
+            limit,
+            seed,
+            lambda item: [p for name in names for p in self._variants(item, name, seed)],
+        )
 
     def _variants(self, item: ReasoningExample, name: str, seed: int) -> list[Pair]:
         def variant(tag: str, **changes) -> ReasoningExample:

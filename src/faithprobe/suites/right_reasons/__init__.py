@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from faithprobe.errors import UsageError
-from faithprobe.options import option
+from faithprobe.options import listed, option
 from faithprobe.qa.prompt import QAPromptOptions
 from faithprobe.requests import IG_SUMMARIES, SALIENCY_METHODS
 from faithprobe.suite_protocol import AuditStep, SuiteEntry
@@ -32,7 +32,7 @@ class RightReasonsOptions(QAPromptOptions):
     resolver: str = option("", "spaCy coreference pipeline (default: the fallback rule)")
     counterfactuals: str = option("", "coreference counterfactuals (JSON lines) to import")
     saliency: str = option(",".join(SALIENCY_METHODS), "saliency methods: ig, occlusion")
-    ig_steps: int = option(50, "Integrated Gradients interpolation points")
+    ig_steps: int = option(50, "Integrated Gradients interpolation points", range=(1, 10_000))
     ig_summaries: str = option(",".join(IG_SUMMARIES), "IG token summaries: l2, l1, dot")
     heldout_of: str = option("", "model from `train qa`: only its held-out documents of --data")
 
@@ -44,18 +44,16 @@ class RightReasonsOptions(QAPromptOptions):
             raise UsageError("ig_summaries: name at least one summary for saliency=ig")
         if bad := [s for s in self.methods if s not in SALIENCY_METHODS]:
             raise UsageError(f"saliency: unknown {bad}; choose from {', '.join(SALIENCY_METHODS)}")
-        if self.ig_steps < 1:
-            raise UsageError(f"ig_steps must be 1 or more, got {self.ig_steps}")
 
     @property
     def methods(self) -> tuple[str, ...]:
         """The saliency methods ``saliency`` names (comma-separated; empty: none)."""
-        return _names(self.saliency)
+        return listed(self.saliency, "saliency")
 
     @property
     def summaries(self) -> tuple[str, ...]:
         """The Integrated Gradients summaries ``ig_summaries`` names."""
-        return _names(self.ig_summaries)
+        return listed(self.ig_summaries, "ig_summaries")
 
     @property
     def scorers(self) -> tuple[Scorer, ...]:
@@ -70,11 +68,6 @@ class RightReasonsOptions(QAPromptOptions):
                 else [Scorer(method, method, None)]
             )
         )
-
-
-def _names(text: str) -> tuple[str, ...]:
-    """The comma-separated names of ``text`` (empty: none)."""
-    return tuple(s.strip() for s in text.split(",") if s.strip())
 
 
 SUITE = SuiteEntry.in_package(
