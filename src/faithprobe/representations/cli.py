@@ -1,18 +1,19 @@
 """``faithprobe analyze``: analyses of models beyond their answers.
 
 ``faithprobe analyze representations`` compares QA models' final-layer representations of
-an original story and its intervened versions (SQuAD: TS, TS-R; HotpotQA: OS-R)
+an original story and its intervened versions (SQuAD and CoQA: TS, TS-R; HotpotQA: OS-R)
 (:mod:`faithprobe.representations.analysis`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
 from faithprobe.console import command_line, log, print_table, progress_bars, user_errors
+from faithprobe.datasets.coqa import COQA_RULES
 from faithprobe.paths import Kind, path_option
 from faithprobe.representations.config import DEFAULT_LIMIT, AnalysisConfig, parse_named_encoders
 from faithprobe.subcommands import ForceFolder, command_group
@@ -30,7 +31,7 @@ def representations(
             "(repeat: two or more, e.g. --model OT=models/qa-ot --model IBT=models/qa-ibt)"
         ),
     ],
-    data: Annotated[Path, path_option(Kind.READ_FILE, "SQuAD-format or HotpotQA JSON file")],
+    data: Annotated[Path, path_option(Kind.READ_FILE, "SQuAD-format, CoQA or HotpotQA JSON file")],
     out: Annotated[
         Path,
         path_option(Kind.WRITE_FOLDER, "folder for the Parquet tables, metrics, tables, plots"),
@@ -48,12 +49,28 @@ def representations(
         int, typer.Option(min=8, help="tokens per input; only this first window is analysed")
     ] = DEFAULT_MAX_LENGTH,
     batch_size: Annotated[int, typer.Option(min=1, help="inputs per forward pass")] = 16,
+    history_turns: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="CoQA: previous turns, with their gold answers, before each question "
+            "(the faithfulness suite's -o history_turns)",
+        ),
+    ] = AnalysisConfig.history_turns,
+    coqa_rules: Annotated[
+        Literal[COQA_RULES],
+        typer.Option(
+            help="CoQA: faithprobe's reading or the method's (more yes/no spellings; the "
+            "history skips unknown answers), the faithfulness suite's -o coqa_rules"
+        ),
+    ] = AnalysisConfig.coqa_rules,
     force: ForceFolder = False,
 ) -> None:
     """Cosine similarity of the [CLS] and shared-token final-layer states between the
     original story (OS) and its truncated (TS) and rationale-removed (TS-R) versions
-    (HotpotQA: OS and OS-R, the supporting facts removed), per model, with the differences
-    between models (Chaturvedi et al., section 5.2)."""
+    (SQuAD, CoQA with its conversation history; HotpotQA: OS and OS-R, the supporting facts
+    removed), per model, with the differences between models (Chaturvedi et al., section
+    5.2)."""
     from faithprobe.atomic import write_json
     from faithprobe.output_folders import MARKER, check_target, replaced_whole
     from faithprobe.representations.analysis import analyze, write_outputs
@@ -70,6 +87,8 @@ def representations(
             seed=seed,
             max_length=max_length,
             batch_size=batch_size,
+            history_turns=history_turns,
+            coqa_rules=coqa_rules,
         )
         with progress_bars() as progress:
             analysis = analyze(config, progress=progress)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from faithprobe.datasets.coqa import COQA_RULES, DEFAULT_HISTORY_TURNS
 from faithprobe.errors import UsageError
 from faithprobe.subjects.hf.qa_windows import DEFAULT_MAX_LENGTH
 
@@ -51,3 +52,6 @@ class AnalysisConfig:
     seed: int = 0
     max_length: int = DEFAULT_MAX_LENGTH
     batch_size: int = 16
+    # CoQA, read as the faithfulness suite reads it (its options history_turns, coqa_rules)
+    history_turns: int = DEFAULT_HISTORY_TURNS
+    coqa_rules: str = COQA_RULES[0]
