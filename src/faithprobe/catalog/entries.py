@@ -70,6 +70,23 @@ def _github(repo: str, commit: str, path: str) -> str:
     return f"https://raw.githubusercontent.com/{repo}/{commit}/{path}"
 
 
+def _members(
+    folder: str, url: str, inside: str, names: tuple[str, ...], archive_sha256: str | None = None
+) -> tuple[Remote, ...]:
+    """JSON-lines files of the archive at ``url``: ``<inside>/<name>`` in the archive,
+    ``<folder>/<name>`` under a data folder."""
+    return tuple(
+        Remote(
+            f"{folder}/{name}",
+            url,
+            member=f"{inside}/{name}",
+            format="jsonl",
+            archive_sha256=archive_sha256,
+        )
+        for name in names
+    )
+
+
 # NLI-XY's files live in three of the authors' repositories: the full grid in
 # counterfact_nli, the challenge sets and the small splits in nli_xy, and HELP's test split
 # (as NLI-XY's code reads it) in supporting_monotonicity.
@@ -469,14 +486,8 @@ CATALOGUE: tuple[DataSet, ...] = (
         attribution="Bowman, Angeli, Potts and Manning (2015), A large annotated corpus for "
         "learning natural language inference",
         path="snli/snli_1.0_dev.jsonl",
-        files=tuple(
-            Remote(
-                f"snli/{name}",
-                _SNLI_ZIP,
-                member=f"snli_1.0/{name}",
-                format="jsonl",
-            )
-            for name in ("snli_1.0_dev.jsonl", "snli_1.0_test.jsonl")
+        files=_members(
+            "snli", _SNLI_ZIP, "snli_1.0", ("snli_1.0_dev.jsonl", "snli_1.0_test.jsonl")
         ),
         size="95 MB (zip)",
         homepage="https://nlp.stanford.edu/projects/snli/",
@@ -493,15 +504,12 @@ CATALOGUE: tuple[DataSet, ...] = (
         attribution="Williams, Nangia and Bowman (2018), A Broad-Coverage Challenge Corpus for "
         "Sentence Understanding through Inference",
         path="mnli",
-        files=tuple(
-            Remote(
-                f"mnli/{name}",
-                _MNLI_ZIP,
-                member=f"multinli_1.0/{name}",
-                format="jsonl",
-                archive_sha256=_MNLI_ZIP_SHA256,
-            )
-            for name in ("multinli_1.0_dev_matched.jsonl", "multinli_1.0_dev_mismatched.jsonl")
+        files=_members(
+            "mnli",
+            _MNLI_ZIP,
+            "multinli_1.0",
+            ("multinli_1.0_dev_matched.jsonl", "multinli_1.0_dev_mismatched.jsonl"),
+            _MNLI_ZIP_SHA256,
         ),
         size="227 MB (zip)",
         homepage="https://cims.nyu.edu/~sbowman/multinli/",
@@ -516,16 +524,12 @@ CATALOGUE: tuple[DataSet, ...] = (
         attribution="Nie, Williams, Dinan, Bansal, Weston and Kiela (2020), Adversarial NLI: A "
         "New Benchmark for Natural Language Understanding",
         path="anli",
-        files=tuple(
-            Remote(
-                f"anli/{round_}/{split}.jsonl",
-                _ANLI_ZIP,
-                member=f"anli_v0.1/{round_}/{split}.jsonl",
-                format="jsonl",
-                archive_sha256=_ANLI_ZIP_SHA256,
-            )
-            for round_ in ("R1", "R2", "R3")
-            for split in ("dev", "test")
+        files=_members(
+            "anli",
+            _ANLI_ZIP,
+            "anli_v0.1",
+            tuple(f"{r}/{split}.jsonl" for r in ("R1", "R2", "R3") for split in ("dev", "test")),
+            _ANLI_ZIP_SHA256,
         ),
         size="18.6 MB (zip)",
         homepage="https://github.com/facebookresearch/anli",
