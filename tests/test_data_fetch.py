@@ -132,6 +132,9 @@ def _zip() -> bytes:
     return buffer.getvalue()
 
 
+PINNED_ZIP = _zip()  # once: a zip's bytes hold the time it was written
+
+
 def _refused_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -157,6 +160,19 @@ def _catalogue(url: str) -> tuple[DataSet, ...]:
         entry("gone", Remote("gone/file.json", f"{url}/nowhere/file.json")),
         entry("table", Remote("table/t.tsv", f"{url}/table/t.tsv", format="tsv", columns=("a",))),
         entry("records", Remote("records/r.json", f"{url}/records/r.json", format="json-records")),
+        entry(
+            "pinned",
+            *(
+                Remote(
+                    f"pinned/{name}",
+                    f"{url}/pinned.zip",
+                    member=f"pack-v1/{name}",
+                    format=fmt,
+                    archive_sha256=_sha(PINNED_ZIP),
+                )
+                for name, fmt in (("a.jsonl", "jsonl"), ("labels.lst", "labels"))
+            ),
+        ),
         entry(
             "far",
             Remote(
@@ -323,6 +339,36 @@ def test_zip_members_are_extracted_and_checked(served, tmp_path):
     assert (tmp_path / "pack" / "labels.lst").read_bytes() == LABELS
 
 
+def test_an_archive_pinned_by_its_own_checksum_is_checked_before_extraction(served, tmp_path):
+    """Where the published checksum is the archive's (ANLI, MultiNLI): the archive is
+    checked whole, then each member by its format; another archive is refused in one line
+    and leaves nothing behind."""
+    served.routes["/pinned.zip"] = Route(PINNED_ZIP)
+    res = _fetch("pinned", "--to", str(tmp_path))
+    assert res.exit_code == 0, res.stderr
+    assert (tmp_path / "pinned" / "a.jsonl").read_bytes() == A_MEMBER
+    assert "(2 files fetched; checked by archive sha256 + format jsonl, archive sha256 + " in (
+        res.stderr
+    )
+    res = _fetch("pinned", "--to", str(tmp_path))  # at hand: the archive is not there to check
+    assert "(2 files already present; checked by format jsonl, format labels)" in res.stderr
+
+    other = PINNED_ZIP + b"\n"  # another archive: one byte more
+    served.routes["/pinned.zip"] = Route(other)
+    line = _error_line(_fetch("pinned", "--to", str(tmp_path / "again")))
+    assert f"checksum mismatch: the SHA-256 of the archive is {_sha(other)[:16]}…, the " in line
+    assert f"the catalogue's is {_sha(PINNED_ZIP)[:16]}…; the download was deleted" in line
+    assert "unzip it and put pack-v1/a.jsonl at" in line
+    assert [f for f in (tmp_path / "again").rglob("*") if f.is_file()] == []
+
+
+def test_an_archive_pinned_without_a_length_is_whole_when_its_checksum_says_so(served, tmp_path):
+    served.routes["/pinned.zip"] = Route(PINNED_ZIP, length="")
+    res = _fetch("pinned", "--to", str(tmp_path))
+    assert res.exit_code == 0, res.stderr
+    assert (tmp_path / "pinned" / "labels.lst").read_bytes() == LABELS
+
+
 def test_a_file_of_the_wrong_format_is_refused_and_deleted(served, tmp_path):
     served.routes["/plain/items.jsonl"] = Route(b"<html><body>Sign in to continue</body></html>\n")
     line = _error_line(_fetch("plain", "--to", str(tmp_path)))
@@ -464,9 +510,13 @@ def test_every_catalogue_file_is_well_formed():
         assert all(p == entry.path or p.startswith(f"{entry.path.split('/')[0]}/") for p in paths)
         names = [d.name for d in downloads(entry)]
         assert len(set(names)) == len(names), entry.name
+        for download in downloads(entry):  # an archive's pin is the same for all its files
+            assert len({f.archive_sha256 for f in download.files}) == 1, download.name
         for remote in entry.files:
             assert remote.format in FORMATS, remote
             assert remote.sha256 is None or re.fullmatch(r"[0-9a-f]{64}", remote.sha256)
+            pin = remote.archive_sha256
+            assert pin is None or (remote.member and re.fullmatch(r"[0-9a-f]{64}", pin)), remote
             assert (remote.member is not None) == remote.url.endswith(".zip"), remote
             assert remote.url.startswith(("https://", "http://")), remote
 
@@ -538,3 +588,91 @@ def test_the_real_catalogue_fetches_from_a_mirror_of_the_copies_at_hand(server, 
         for remote in entries.dataset(name).files:
             assert (tmp_path / remote.path).read_bytes() == (SHARED / remote.path).read_bytes()
     assert list(tmp_path.rglob("*.part")) == []
+
+
+def _release_archives(name: str) -> dict[str, bytes]:
+    """Archives laid out as the real catalogue's ``name`` expects (its members' paths),
+    each member a few lines in the data set's format written here: mirror path -> bytes."""
+    from test_nli_releases import anli_line, mnli_line
+
+    out = {}
+    for download in downloads(entries.dataset(name)):
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as z:
+            for k, remote in enumerate(download.files):
+                line = (
+                    anli_line(f"u{k}", "A dog ran.", "An animal ran.", "e")
+                    if name == "anli"
+                    else mnli_line(f"{k}e", "A dog ran.", "An animal ran.", "entailment", "fiction")
+                )
+                z.writestr(remote.member, line + "\n")
+        out[f"/mirror/{download.name}"] = buffer.getvalue()
+    return out
+
+
+def test_anli_and_mnli_fetch_from_a_mirror_as_natural_logic_finds_them(
+    server, tmp_path, monkeypatch
+):
+    """The real ANLI and MultiNLI entries end to end: their archives' names under a mirror,
+    their members' paths, where each lands, and natural-logic's ``-o challenge=auto``
+    finding the method's splits there. The archives are written here, so the entries are
+    re-pinned to them (the next test shows the published digests are enforced)."""
+    from dataclasses import replace
+
+    from faithprobe.datasets.nli_xy import challenge_files
+    from test_snli_challenge import write_grid
+
+    server.routes.clear()
+    pins = {}
+    for name in ("anli", "mnli"):
+        for path, body in _release_archives(name).items():
+            server.routes[path] = Route(body)
+            pins[name] = _sha(body)
+    catalogue = tuple(
+        replace(e, files=tuple(replace(f, archive_sha256=pins[e.name]) for f in e.files))
+        if e.name in pins
+        else e
+        for e in CATALOGUE
+    )
+    monkeypatch.setattr(entries, "CATALOGUE", catalogue)
+    assert sorted(server.routes) == ["/mirror/anli/anli_v0.1.zip", "/mirror/mnli/multinli_1.0.zip"]
+    res = _fetch("anli", "mnli", "--to", str(tmp_path), "--mirror", f"{server.url}/mirror")
+    assert res.exit_code == 0, res.stderr
+    assert "(6 files fetched; checked by archive sha256 + format jsonl)" in res.stderr
+    assert "(2 files fetched; checked by archive sha256 + format jsonl)" in res.stderr
+    found = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.jsonl"))
+    assert found == [
+        *(f"anli/R{r}/{split}.jsonl" for r in (1, 2, 3) for split in ("dev", "test")),
+        "mnli/multinli_1.0_dev_matched.jsonl",
+        "mnli/multinli_1.0_dev_mismatched.jsonl",
+    ]
+    write_grid(tmp_path / "nli-xy")
+    assert [p.relative_to(tmp_path).as_posix() for p in challenge_files(tmp_path / "nli-xy")] == [
+        "mnli/multinli_1.0_dev_matched.jsonl",
+        "mnli/multinli_1.0_dev_mismatched.jsonl",
+        "anli/R1/test.jsonl",
+        "anli/R2/test.jsonl",
+        "anli/R3/test.jsonl",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "digest"),
+    [
+        ("anli", "16ac929a7e90ecf9093deaec89cc81fe86a379265a5320a150028efe50c5cde8"),
+        ("mnli", "049f507b9e36b1fcb756cfd5aeb3b7a0cfcb84bf023793652987f7e7e0957822"),
+    ],
+)
+def test_anli_and_mnli_are_pinned_to_the_published_archives(server, tmp_path, name, digest):
+    """The digests Hugging Face datasets published (dataset_infos.json) pin the archives: any
+    other archive at the mirror is refused in one line, and nothing is kept."""
+    server.routes.clear()
+    assert {f.archive_sha256 for f in entries.dataset(name).files} == {digest}
+    ((path, body),) = _release_archives(name).items()
+    server.routes[path] = Route(body)
+    line = _error_line(_fetch(name, "--to", str(tmp_path), "--mirror", f"{server.url}/mirror"))
+    assert (
+        f"the SHA-256 of the archive is {_sha(body)[:16]}…, the catalogue's is {digest[:16]}…"
+        in line
+    )
+    assert [f for f in tmp_path.rglob("*") if f.is_file()] == []

@@ -17,7 +17,15 @@ import pytest
 
 from cli_corpus import refused, runner
 from faithprobe.cli import app
-from faithprobe.datasets.nli import HELP_TSV, MNLI_TSV, OWN_JSONL, SNLI_JSONL, read_two_class
+from faithprobe.datasets.nli import (
+    ANLI_JSONL,
+    ANLI_README_JSONL,
+    HELP_TSV,
+    MNLI_TSV,
+    OWN_JSONL,
+    SNLI_JSONL,
+    read_two_class,
+)
 from faithprobe.datasets.nli_xy import (
     CONTEXTS_SCHEMA,
     INSERTIONS_SCHEMA,
@@ -36,6 +44,8 @@ CHALLENGES = {
     HELP_TSV.schema.name: "challenge-help.tsv",
     OWN_JSONL.schema.name: "challenge.jsonl",
     SNLI_JSONL.schema.name: "challenge-snli.jsonl",
+    ANLI_JSONL.schema.name: "challenge-anli.jsonl",
+    ANLI_README_JSONL.schema.name: "challenge-anli-readme.jsonl",
 }
 GRID_FILES = {CONTEXTS_SCHEMA.name: "contexts.tsv", INSERTIONS_SCHEMA.name: "insertions.tsv"}
 FILES = {**GRID_FILES, **CHALLENGES}
@@ -111,6 +121,8 @@ def test_every_format_has_an_example_file_and_every_value_field_is_bounded():
         ("challenge-help.tsv", "gold_label"),
         ("challenge.jsonl", "label"),
         ("challenge-snli.jsonl", "gold_label"),
+        ("challenge-anli.jsonl", "label"),
+        ("challenge-anli-readme.jsonl", "label"),
     }
 
 
@@ -204,6 +216,8 @@ def test_the_example_runs_end_to_end_and_reports_what_each_file_gave(tmp_path):
         "challenge-help.tsv": (3, 3),
         "challenge.jsonl": (3, 3),
         "challenge-snli.jsonl": (4, 3),  # one gold label "-" (no consensus) skipped
+        "challenge-anli.jsonl": (3, 3),
+        "challenge-anli-readme.jsonl": (3, 3),
     }
     assert all(s["pairs"] > 0 for s in metrics["set_sizes"]), metrics["set_sizes"]
     accuracy = {r["source"]: (r["n"], r["value"]) for r in metrics["challenge_accuracy"]}
@@ -212,6 +226,8 @@ def test_the_example_runs_end_to_end_and_reports_what_each_file_gave(tmp_path):
         "challenge-help": (3, 1.0),
         "challenge": (3, 1.0),
         "challenge-snli": (3, 1.0),
+        "challenge-anli": (3, 1.0),
+        "challenge-anli-readme": (3, 1.0),
     }
     effects = {r["feature"]: r for r in metrics["effects"]}
     assert {f: (r["tce"]["value"], r["dce"]["value"]) for f, r in effects.items()} == {

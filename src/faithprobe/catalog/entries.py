@@ -4,7 +4,8 @@ Each data set lists the files it places under a data folder (:mod:`faithprobe.ca
 locate`), where each comes from (the authors' official location; a member of an archive
 where they release one) and, where the file is at hand on the machines faithprobe is built
 on, its SHA-256; a file without one is checked by its format instead
-(:mod:`faithprobe.catalog.fetch`). ``path`` is what the suites read: a file, or a folder
+(:mod:`faithprobe.catalog.fetch`), after its archive's SHA-256 where a well-kept loader
+publishes that (ANLI, MultiNLI: not at hand here, so pinned by the archive). ``path`` is what the suites read: a file, or a folder
 for NLI-XY and HELP.
 
 Files on GitHub are fetched from the commit whose file has the SHA-256 given, so that a
@@ -27,6 +28,10 @@ class Remote:
     url: str  # the official download (a file, or an archive holding it)
     sha256: str | None = None  # of the file at ``path``; None: checked by format only
     member: str | None = None  # the file's name inside the archive at ``url``
+    # the SHA-256 of the archive at ``url``, where the checksum published is the archive's
+    # (Hugging Face datasets' download_checksums) and not the file's: the archive is checked
+    # before its members are extracted, each member then by its format
+    archive_sha256: str | None = None
     # how it is checked without a checksum (faithprobe.catalog.fetch.FORMATS): json (an
     # object with a "data" list), json-records (a list of objects), jsonl, tsv (a header
     # naming ``columns``), labels (one integer a line)
@@ -63,6 +68,23 @@ def owner(path: str) -> DataSet | None:
 
 def _github(repo: str, commit: str, path: str) -> str:
     return f"https://raw.githubusercontent.com/{repo}/{commit}/{path}"
+
+
+def _members(
+    folder: str, url: str, inside: str, names: tuple[str, ...], archive_sha256: str | None = None
+) -> tuple[Remote, ...]:
+    """JSON-lines files of the archive at ``url``: ``<inside>/<name>`` in the archive,
+    ``<folder>/<name>`` under a data folder."""
+    return tuple(
+        Remote(
+            f"{folder}/{name}",
+            url,
+            member=f"{inside}/{name}",
+            format="jsonl",
+            archive_sha256=archive_sha256,
+        )
+        for name in names
+    )
 
 
 # NLI-XY's files live in three of the authors' repositories: the full grid in
@@ -122,6 +144,20 @@ _SNLI_ZIP = "https://nlp.stanford.edu/projects/snli/snli_1.0.zip"
 _QUOREF_ZIP = (
     "https://quoref-dataset.s3-us-west-2.amazonaws.com/train_and_dev/quoref-train-dev-v0.1.zip"
 )
+# ANLI and MultiNLI are pinned by their archives' SHA-256 as Hugging Face datasets published
+# them: download_checksums in datasets/anli/dataset_infos.json and datasets/multi_nli/
+# dataset_infos.json at huggingface/datasets@d7dfbc83d68e87ba002c5eb2555f7a932e59038a (the
+# last commit holding its dataset folders); tensorflow/datasets' url_checksums/anli.txt and
+# multi_nli.txt, and ParlAI's parlai/tasks/anli/build.py, give the same digests and sizes.
+# The checksum published for ANLI is that of the v0.1 archive. The authors' README now links
+# v1.0, whose data did not change ("Change to version 1.0 (nothing changed from 0.1, but
+# now it's officially 'fixed')", facebookresearch/anli@68eba05) and whose archive's
+# checksum no loader publishes; the method's code read ANLI through Hugging Face datasets,
+# whose loader fetched this v0.1 archive.
+_ANLI_ZIP = "https://dl.fbaipublicfiles.com/anli/anli_v0.1.zip"
+_ANLI_ZIP_SHA256 = "16ac929a7e90ecf9093deaec89cc81fe86a379265a5320a150028efe50c5cde8"
+_MNLI_ZIP = "https://cims.nyu.edu/~sbowman/multinli/multinli_1.0.zip"
+_MNLI_ZIP_SHA256 = "049f507b9e36b1fcb756cfd5aeb3b7a0cfcb84bf023793652987f7e7e0957822"
 # HELP's README names only output_en/pmb_train_v1.0.tsv; the per-connective files the
 # natural-logic suite reads are what scripts/create_dataset_PMB.py writes beside it
 # ('../output_en/leskexppmb_' + determiner + '.tsv'). The checksums pin the copies at hand.
@@ -450,17 +486,53 @@ CATALOGUE: tuple[DataSet, ...] = (
         attribution="Bowman, Angeli, Potts and Manning (2015), A large annotated corpus for "
         "learning natural language inference",
         path="snli/snli_1.0_dev.jsonl",
-        files=tuple(
-            Remote(
-                f"snli/{name}",
-                _SNLI_ZIP,
-                member=f"snli_1.0/{name}",
-                format="jsonl",
-            )
-            for name in ("snli_1.0_dev.jsonl", "snli_1.0_test.jsonl")
+        files=_members(
+            "snli", _SNLI_ZIP, "snli_1.0", ("snli_1.0_dev.jsonl", "snli_1.0_test.jsonl")
         ),
         size="95 MB (zip)",
         homepage="https://nlp.stanford.edu/projects/snli/",
+    ),
+    DataSet(
+        name="mnli",
+        title="MultiNLI 1.0 dev, matched and mismatched",
+        what="10,000 matched and 10,000 mismatched dev pairs (9,815 and 9,832 with a gold "
+        "label), three classes; the archive's train split is not kept (natural-logic "
+        "two-class accuracy)",
+        license="most under the OANC's license (free use, modification and sharing); the "
+        "fiction section under CC BY-SA 3.0, CC BY 3.0 or in the public domain (the authors' "
+        "data description)",
+        attribution="Williams, Nangia and Bowman (2018), A Broad-Coverage Challenge Corpus for "
+        "Sentence Understanding through Inference",
+        path="mnli",
+        files=_members(
+            "mnli",
+            _MNLI_ZIP,
+            "multinli_1.0",
+            ("multinli_1.0_dev_matched.jsonl", "multinli_1.0_dev_mismatched.jsonl"),
+            _MNLI_ZIP_SHA256,
+        ),
+        size="227 MB (zip)",
+        homepage="https://cims.nyu.edu/~sbowman/multinli/",
+    ),
+    DataSet(
+        name="anli",
+        title="ANLI rounds 1-3, dev and test",
+        what="Adversarial NLI, each round's dev and test set (R1 and R2: 1,000 pairs each, "
+        "R3: 1,200), labels e/n/c; the archive's train splits are not kept (natural-logic "
+        "two-class accuracy, per round)",
+        license="CC BY-NC 4.0",
+        attribution="Nie, Williams, Dinan, Bansal, Weston and Kiela (2020), Adversarial NLI: A "
+        "New Benchmark for Natural Language Understanding",
+        path="anli",
+        files=_members(
+            "anli",
+            _ANLI_ZIP,
+            "anli_v0.1",
+            tuple(f"{r}/{split}.jsonl" for r in ("R1", "R2", "R3") for split in ("dev", "test")),
+            _ANLI_ZIP_SHA256,
+        ),
+        size="18.6 MB (zip)",
+        homepage="https://github.com/facebookresearch/anli",
     ),
     DataSet(
         name="bbh",

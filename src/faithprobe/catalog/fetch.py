@@ -7,8 +7,9 @@ path or, for an archive, the archive's file name in its data set's folder
 (``Range: bytes=N-``) and appends on ``206``, or starts again where the server sends the
 whole file (``200``). Once the transfer has the announced length the file is checked -- its
 SHA-256 where the catalogue has one, else its format -- and only then renamed onto its path
-(``os.replace``); an archive's members are extracted one by one into temporary files,
-checked, and renamed likewise. So a file at its catalogue path is always whole and checked:
+(``os.replace``); an archive is checked against its own SHA-256 where the catalogue has
+that, then its members are extracted one by one into temporary files, checked, and renamed
+likewise. So a file at its catalogue path is always whole and checked:
 a partial download is never read as data.
 
 A mirror (``--mirror URL`` or ``$FAITHPROBE_DATA_MIRROR``) serves each download at
@@ -42,7 +43,7 @@ from faithprobe.catalog.entries import DataSet, Remote
 from faithprobe.errors import FaithprobeError, excerpt
 
 CHUNK = 1 << 16
-# More than any file or archive of the catalogue (the largest is SNLI's zip, about 100 MB):
+# More than any file or archive of the catalogue (the largest is MultiNLI's zip, 227 MB):
 # a server announcing or sending more is refused rather than allowed to fill the disk.
 MAX_BYTES = 2 << 30
 ZIP_METHODS = {  # what zipfile reads (bzip2 and lzma where Python was built with them)
@@ -76,6 +77,11 @@ class Download:
     def archive(self) -> bool:
         return self.files[0].member is not None
 
+    @property
+    def archive_sha256(self) -> str | None:
+        """The archive's own SHA-256, where the catalogue pins the archive."""
+        return self.files[0].archive_sha256
+
 
 @dataclass(frozen=True)
 class Fetched:
@@ -83,7 +89,9 @@ class Fetched:
 
     path: Path
     how: str
-    check: str  # what it was checked with: ``sha256`` or ``format <name>``
+    # what it was checked with: ``sha256``, ``format <name>`` or, for a member of an archive
+    # pinned by its own SHA-256, ``archive sha256 + format <name>``
+    check: str
 
 
 def downloads(entry: DataSet) -> list[Download]:
@@ -95,7 +103,9 @@ def downloads(entry: DataSet) -> list[Download]:
     for url, files in groups.items():
         name = files[0].path
         if files[0].member is not None:
-            name = str(PurePosixPath(name).parent / PurePosixPath(urlsplit(url).path).name)
+            # in the data set's folder, however deep its files lie (anli/anli_v0.1.zip)
+            folder = PurePosixPath(name).parts[0]
+            name = str(PurePosixPath(folder, PurePosixPath(urlsplit(url).path).name))
         out.append(Download(url, name, tuple(files)))
     return out
 
@@ -223,7 +233,8 @@ def _transfer(
         raise job.error(f"the server sent more than {MAX_BYTES:,} bytes; the download was deleted")
     if total is not None and got < total:
         raise _cut_short(job, got, total, "the connection closed early")
-    if total is None and not all(remote.sha256 for remote in job.todo):
+    pinned = job.download.archive_sha256 or all(remote.sha256 for remote in job.todo)
+    if total is None and not pinned:
         # nothing says the file is whole (a format check cannot tell a file cut at a line
         # break): kept as a part, whose resume's answer (206) says the length
         raise _cut_short(job, got, total, "the server did not say the file's length")
@@ -234,6 +245,8 @@ def _install(job: _Job) -> list[Fetched]:
     file that fails its check deletes the download."""
     try:
         if job.download.archive:
+            if job.download.archive_sha256 is not None:
+                _check_digest(job.part, job.download.archive_sha256, "the archive")
             installed = _extract(job)
         else:
             remote = job.todo[0]
@@ -264,7 +277,7 @@ def _extract(job: _Job) -> list[Fetched]:
             with replacing(target) as tmp:
                 _unpack(archive, member, tmp)
                 _check(tmp, remote, remote.member)
-            out.append(Fetched(target, "fetched", _check_name(remote)))
+            out.append(Fetched(target, "fetched", _check_name(remote, fetched=True)))
     return out
 
 
@@ -330,19 +343,25 @@ def _check(path: Path, remote: Remote, what: str | None = None) -> None:
     """Raise :class:`BadFile` unless ``path`` is the file ``remote`` names: its SHA-256
     where the catalogue has one, else its format."""
     if remote.sha256 is not None:
-        digest = sha256(path)
-        if digest != remote.sha256:
-            name = f" of {what}" if what else ""
-            raise BadFile(
-                f"checksum mismatch: the SHA-256{name} is {digest[:16]}…, the "
-                f"catalogue's is {remote.sha256[:16]}…"
-            )
+        _check_digest(path, remote.sha256, what)
         return
     try:
         FORMATS[remote.format](path, remote)
     except (BadFile, UnicodeDecodeError) as bad:
         detail = "not UTF-8 text" if isinstance(bad, UnicodeDecodeError) else bad
         raise BadFile(f"not the expected file{f' ({what})' if what else ''}: {detail}") from None
+
+
+def _check_digest(path: Path, expected: str, what: str | None) -> None:
+    """Raise :class:`BadFile` unless ``path``'s SHA-256 is ``expected``; ``what`` names the
+    file in the message (a member of an archive, the archive)."""
+    digest = sha256(path)
+    if digest != expected:
+        name = f" of {what}" if what else ""
+        raise BadFile(
+            f"checksum mismatch: the SHA-256{name} is {digest[:16]}…, the "
+            f"catalogue's is {expected[:16]}…"
+        )
 
 
 def _passes(path: Path, remote: Remote) -> bool:
@@ -353,8 +372,14 @@ def _passes(path: Path, remote: Remote) -> bool:
     return True
 
 
-def _check_name(remote: Remote) -> str:
-    return "sha256" if remote.sha256 else f"format {remote.format}"
+def _check_name(remote: Remote, fetched: bool = False) -> str:
+    """How ``remote`` was checked: a file at hand by itself; a member just extracted from an
+    archive the catalogue pins, also by the archive's SHA-256."""
+    if remote.sha256:
+        return "sha256"
+    if fetched and remote.archive_sha256:
+        return f"archive sha256 + format {remote.format}"
+    return f"format {remote.format}"
 
 
 def sha256(path: Path) -> str:

@@ -44,6 +44,7 @@ METHOD_YES_NO = {
     "no not at all": "no", "not": "no", "not at all": "no", "not yet": "no", "not really": "no",
 }  # fmt: skip
 COQA_RULES = ("faithprobe", "method")
+DEFAULT_HISTORY_TURNS = 2  # the method's: the two previous turns with their gold answers
 TURN_IDS = {
     name: Field(
         f"data[].{name}[].turn_id",
@@ -111,7 +112,7 @@ COQA_SCHEMA = DataSchema(
 
 
 def read_coqa(
-    path: str | Path, *, history_turns: int = 2, rules: str = "faithprobe"
+    path: str | Path, *, history_turns: int = DEFAULT_HISTORY_TURNS, rules: str = COQA_RULES[0]
 ) -> list[QAExample]:
     path = Path(path)
     return coqa_examples(path, load_json(path), history_turns=history_turns, rules=rules)
@@ -127,7 +128,11 @@ def answer_kind(text: str, rules: str = "faithprobe") -> str:
 
 
 def coqa_examples(
-    path: Path, doc: Any, *, history_turns: int = 2, rules: str = "faithprobe"
+    path: Path,
+    doc: Any,
+    *,
+    history_turns: int = DEFAULT_HISTORY_TURNS,
+    rules: str = COQA_RULES[0],
 ) -> list[QAExample]:
     if history_turns < 0:
         raise UsageError("history_turns must be >= 0")

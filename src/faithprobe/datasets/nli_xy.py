@@ -41,8 +41,11 @@ ADMITS = "x"  # the mark of a noun kind the context's slot takes
 # the columns read case-insensitively (checked and read in lower case)
 CASE_FREE = ("monotonicity", *KINDS.values(), "x_grammar", "y_grammar", "insertion_rel")
 
-# challenge sets (two-class NLI) looked for beside an NLI-XY folder, relative to it; SNLI's
-# dev and test jsonl (the full files or prefixes named after them), not its training file
+# challenge sets (two-class NLI) looked for beside an NLI-XY folder, relative to it (a data
+# folder's layout, faithprobe.catalog): SNLI's dev and test jsonl (the full files or
+# prefixes named after them), not its training file; MultiNLI's matched and mismatched dev
+# (its test sets are unlabelled) and ANLI's test set of each round, the method's benchmark
+# splits (its Table 6)
 CHALLENGE_SETS = (
     "help_test.tsv",
     "monotonicity_fragments_easy_test.tsv",
@@ -50,6 +53,9 @@ CHALLENGE_SETS = (
     "../help/*.tsv",
     "../snli/snli_1.0_dev*.jsonl",
     "../snli/snli_1.0_test*.jsonl",
+    "../mnli/multinli_1.0_dev_matched*.jsonl",
+    "../mnli/multinli_1.0_dev_mismatched*.jsonl",
+    "../anli/R[123]/test.jsonl",
 )
 
 

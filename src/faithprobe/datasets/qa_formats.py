@@ -6,20 +6,25 @@ formats the ``faithfulness`` suite reads.
 * ``hotpotqa``: HotpotQA (:mod:`faithprobe.datasets.hotpotqa`)
 
 :func:`read_qa` with ``format="auto"`` tells them apart by their shape (see
-:func:`detect_qa_format`) and reads the file once.
+:func:`detect_qa_format`) and reads the file once. :class:`QAReading` is how the
+``faithfulness`` suite reads any of them (its options for each format's reader); the
+representation analysis reads through it too, so both see the same questions, the same
+conversation history and the same rationales.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faithprobe.datasets.coqa import coqa_examples, read_coqa
+from faithprobe.datasets.coqa import COQA_RULES, DEFAULT_HISTORY_TURNS, coqa_examples, read_coqa
 from faithprobe.datasets.hotpotqa import hotpotqa_examples, read_hotpotqa
 from faithprobe.datasets.json_doc import load_json
 from faithprobe.datasets.squad import read_squad, squad_examples
 from faithprobe.errors import DataError, UsageError, excerpt
 from faithprobe.records import QAExample
+from faithprobe.sentences import DEFAULT_SPLITTER
 
 QA_FORMATS = {
     "squad": squad_examples,
@@ -29,6 +34,7 @@ QA_FORMATS = {
 
 __all__ = [
     "QA_FORMATS",
+    "QAReading",
     "detect_qa_format",
     "read_coqa",
     "read_hotpotqa",
@@ -109,3 +115,34 @@ def read_qa(path: str | Path, format: str = "auto", **options: Any) -> list[QAEx
         if format is None:
             raise _unknown_shape(path, doc)
     return QA_FORMATS[format](path, doc, **options)
+
+
+@dataclass(frozen=True)
+class QAReading:
+    """How a QA file is read whatever its format: the options its format's reader takes
+    (SQuAD/Quoref: the rationale, sentence or answer span, and the sentence splitter; CoQA:
+    the turns of history before a question, with their gold answers, and faithprobe's or
+    the method's rules; HotpotQA: none). The splitter also cuts the sentences the deletions
+    remove (:func:`~faithprobe.interventions.deletion_variants.variant_pairs`)."""
+
+    rationale: str = "sentence"
+    splitter: str = DEFAULT_SPLITTER
+    history_turns: int = DEFAULT_HISTORY_TURNS
+    coqa_rules: str = COQA_RULES[0]
+
+    def options(self, format: str) -> dict[str, Any]:
+        """The keyword options of ``format``'s reader."""
+        if format == "squad":
+            return {"rationale": self.rationale, "splitter": self.splitter}
+        if format == "coqa":
+            return {"history_turns": self.history_turns, "rules": self.coqa_rules}
+        return {}
+
+    def read(self, path: str | Path) -> list[QAExample]:
+        """The examples of the QA file ``path``, its format told by its shape."""
+        path = Path(path)
+        doc = load_json(path)
+        format = _shape(doc)
+        if format is None:
+            raise _unknown_shape(path, doc)
+        return QA_FORMATS[format](path, doc, **self.options(format))

@@ -2,14 +2,16 @@
 moves a QA model's hidden representations, compared between models (e.g. trained
 normally, OT, vs with intervention-based training, IBT).
 
-**Items.** The questions of a SQuAD-format or HotpotQA file (any format
-:func:`~faithprobe.datasets.qa_formats.read_qa` reads), built and sampled as the faithfulness
-suite does with its default options (:func:`~faithprobe.interventions.deletion_variants.variant_pairs`,
-``--limit`` items in its seeded order, ``heldout_of`` keeps the documents a trained model
-did not see), so the inputs are exactly the ones that suite evaluates: the original story
-(OS) and, for SQuAD, the truncated story (TS) and TS without the rationale sentences
-(TS-R); for HotpotQA the gold paragraphs without the supporting facts (OS-R, the method's
-Table 9). A variant the suite drops (e.g. TS-R when the rationale begins in the first
+**Items.** The questions of a SQuAD-format, CoQA or HotpotQA file, read as the faithfulness
+suite reads them (:class:`~faithprobe.datasets.qa_formats.QAReading`: CoQA with the
+``history_turns`` turns before each question and their gold answers, by faithprobe's or
+the method's ``coqa_rules``, the turn's rationale span), built and sampled as that suite does
+(:func:`~faithprobe.interventions.deletion_variants.variant_pairs`, ``--limit`` items in its
+seeded order, ``heldout_of`` keeps the documents a trained model did not see), so the inputs
+are exactly the ones that suite evaluates, the question with its history before it as an
+extractive model is asked: the original story (OS) and, for SQuAD and CoQA, the truncated
+story (TS) and TS without the rationale sentences (TS-R, the method's Tables 7 and 8 on
+CoQA); for HotpotQA the gold paragraphs without the supporting facts (OS-R, Table 9). A variant the suite drops (e.g. TS-R when the rationale begins in the first
 sentence) is not compared; the drops are counted.
 
 **Measures**, per model, item and comparison (OS vs TS, OS vs TS-R; OS vs OS-R), on the
@@ -45,7 +47,7 @@ from pathlib import Path
 import pandas as pd
 
 from faithprobe.atomic import write_json, write_parquet
-from faithprobe.datasets.qa_formats import read_qa
+from faithprobe.datasets.qa_formats import QAReading
 from faithprobe.datasets.splits import heldout_part
 from faithprobe.errors import DataError, UsageError
 from faithprobe.interventions.deletion_variants import ORIGINAL, variant_pairs
@@ -102,13 +104,21 @@ class Items:
 
 
 def read_items(
-    data: Path, *, heldout_of: str = "", limit: int | None = DEFAULT_LIMIT, seed: int = 0
+    data: Path,
+    *,
+    heldout_of: str = "",
+    limit: int | None = DEFAULT_LIMIT,
+    seed: int = 0,
+    reading: QAReading | None = None,
 ) -> Items:
-    """The sampled items of ``data`` with their TS and TS-R versions (the faithfulness
-    suite's pairs), in item id order, and the variants it dropped (per variant and reason)."""
-    read = read_qa(Path(data))
+    """The sampled items of ``data`` (read by ``reading``, default the suite's defaults)
+    with their TS and TS-R versions (the faithfulness suite's pairs), in item id order, and
+    the variants it dropped (per variant and reason)."""
+    reading = reading or QAReading()
+    read = reading.read(data)
     examples = heldout_part(read, data, heldout_of) if heldout_of else read
-    pairs = sample_items([p for ex in examples for p in variant_pairs(ex)], limit, seed)
+    pairs = [p for ex in examples for p in variant_pairs(ex, splitter=reading.splitter)]
+    pairs = sample_items(pairs, limit, seed)
     originals: dict[str, QAExample] = {}
     variants: dict[str, dict[str, QAExample]] = {}
     drops: Counter = Counter()
@@ -359,7 +369,10 @@ def analyze(
     if not data.is_file():
         raise DataError(data, "no such data file")
     load = load or (lambda spec, n: Encoder.load(spec.name, spec.path, n, config.pooling))
-    read = read_items(data, heldout_of=config.heldout_of, limit=config.limit, seed=config.seed)
+    reading = QAReading(history_turns=config.history_turns, coqa_rules=config.coqa_rules)
+    read = read_items(
+        data, heldout_of=config.heldout_of, limit=config.limit, seed=config.seed, reading=reading
+    )
     if not read.items:
         raise UsageError(f"{data}: no items to analyse (after heldout_of and --limit)")
     rows, tokens, models = [], [], []

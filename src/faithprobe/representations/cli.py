@@ -1,18 +1,19 @@
 """``faithprobe analyze``: analyses of models beyond their answers.
 
 ``faithprobe analyze representations`` compares QA models' final-layer representations of
-an original story and its intervened versions (SQuAD: TS, TS-R; HotpotQA: OS-R)
+an original story and its intervened versions (SQuAD and CoQA: TS, TS-R; HotpotQA: OS-R)
 (:mod:`faithprobe.representations.analysis`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
 from faithprobe.console import command_line, log, print_table, progress_bars, user_errors
+from faithprobe.datasets.coqa import COQA_RULES
 from faithprobe.numbers import SEEDS, number_option
 from faithprobe.paths import Kind, path_option
 from faithprobe.representations.config import DEFAULT_LIMIT, AnalysisConfig, parse_named_encoders
@@ -31,7 +32,7 @@ def representations(
             "(repeat: two or more, e.g. --model OT=models/qa-ot --model IBT=models/qa-ibt)"
         ),
     ],
-    data: Annotated[Path, path_option(Kind.READ_FILE, "SQuAD-format or HotpotQA JSON file")],
+    data: Annotated[Path, path_option(Kind.READ_FILE, "SQuAD-format, CoQA or HotpotQA JSON file")],
     out: Annotated[
         Path,
         path_option(Kind.WRITE_FOLDER, "folder for the Parquet tables, metrics, tables, plots"),
@@ -58,13 +59,29 @@ def representations(
             "for BERT-like encoders), first ([CLS], <s>) or last"
         ),
     ] = "auto",
+    history_turns: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="CoQA: previous turns, with their gold answers, before each question "
+            "(the faithfulness suite's -o history_turns)",
+        ),
+    ] = AnalysisConfig.history_turns,
+    coqa_rules: Annotated[
+        Literal[COQA_RULES],
+        typer.Option(
+            help="CoQA: faithprobe's reading or the method's (more yes/no spellings; the "
+            "history skips unknown answers), the faithfulness suite's -o coqa_rules"
+        ),
+    ] = AnalysisConfig.coqa_rules,
     force: ForceFolder = False,
 ) -> None:
     """Cosine similarity of the summary-token ([CLS] for BERT, last for XLNet) and
     shared-token final-layer states between the
     original story (OS) and its truncated (TS) and rationale-removed (TS-R) versions
-    (HotpotQA: OS and OS-R, the supporting facts removed), per model, with the differences
-    between models (Chaturvedi et al., section 5.2)."""
+    (SQuAD, CoQA with its conversation history; HotpotQA: OS and OS-R, the supporting facts
+    removed), per model, with the differences between models (Chaturvedi et al., section
+    5.2)."""
     from faithprobe.atomic import write_json
     from faithprobe.output_folders import MARKER, check_target, replaced_whole
     from faithprobe.representations.analysis import analyze, write_outputs
@@ -82,6 +99,8 @@ def representations(
             max_length=max_length,
             batch_size=batch_size,
             pooling=pooling,
+            history_turns=history_turns,
+            coqa_rules=coqa_rules,
         )
         with progress_bars() as progress:
             analysis = analyze(config, progress=progress)

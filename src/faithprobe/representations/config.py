@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from faithprobe.datasets.coqa import COQA_RULES, DEFAULT_HISTORY_TURNS
 from faithprobe.errors import UsageError, excerpt
 from faithprobe.json_values import unwritable
 from faithprobe.subjects.hf.qa_windows import DEFAULT_MAX_LENGTH
@@ -56,3 +57,6 @@ class AnalysisConfig:
     batch_size: int = 16
     # the summary token: 'auto' (the model's convention), 'first' ([CLS]) or 'last' (XLNet)
     pooling: str = "auto"
+    # CoQA, read as the faithfulness suite reads it (its options history_turns, coqa_rules)
+    history_turns: int = DEFAULT_HISTORY_TURNS
+    coqa_rules: str = COQA_RULES[0]

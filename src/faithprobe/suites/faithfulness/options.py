@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from faithprobe.datasets.coqa import COQA_RULES
+from faithprobe.datasets.coqa import COQA_RULES, DEFAULT_HISTORY_TURNS
 from faithprobe.datasets.squad import RATIONALES
 from faithprobe.errors import UsageError
 from faithprobe.options import option
@@ -44,10 +44,12 @@ class FaithfulnessOptions(QAPromptOptions):
         "sentence", "SQuAD-format rationale: sentence or answer (span)", choices=RATIONALES
     )
     history_turns: int = option(
-        2, "CoQA: previous turns (with gold answers) before a question", range=(0, 1000)
+        DEFAULT_HISTORY_TURNS,
+        "CoQA: previous turns (with gold answers) before a question",
+        range=(0, 1000),
     )
     coqa_rules: str = option(
-        "faithprobe",
+        COQA_RULES[0],
         "CoQA: faithprobe's or the method's (more yes/no spellings; history skips unknowns)",
         choices=COQA_RULES,
     )

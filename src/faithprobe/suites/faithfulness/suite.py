@@ -8,7 +8,7 @@ edits (options ``edits``, ``negate``; Table 10) and the predicate–argument pro
 :mod:`faithprobe.suites.faithfulness.probes` (see there).
 
 **Data.** ``--data`` is a SQuAD/Quoref, CoQA or HotpotQA JSON file
-(:func:`faithprobe.datasets.qa_formats.read_qa`, format told apart by its shape). Every question
+(:class:`faithprobe.datasets.qa_formats.QAReading`, format told apart by its shape). Every question
 gives one *item* and its deletion variants OS, TS, TS-R (SQuAD, CoQA) or OS-R (HotpotQA):
 :mod:`faithprobe.interventions.deletion_variants` tables them with their interventions and the answer a
 faithful model gives; :mod:`faithprobe.interventions.deletion` makes them.
@@ -76,7 +76,7 @@ import pandas as pd
 from faithprobe.asking.qa_questions import QAAsker
 from faithprobe.asking.yes_no_head import answer_kind_request, asks_answer_kind, yes_no_prediction
 from faithprobe.datasets.augment_sentences import read_augment_sentences, sentence_for
-from faithprobe.datasets.qa_formats import detect_qa_format, read_qa
+from faithprobe.datasets.qa_formats import QAReading
 from faithprobe.datasets.splits import heldout_part
 from faithprobe.errors import UsageError
 from faithprobe.expectations import Behaviour
@@ -127,12 +127,7 @@ class FaithfulnessSuite(Suite):
     def read(self, path: Path) -> list[QAExample]:
         """The examples of a QA file, read with the options that apply to its format."""
         o = self.options
-        format = detect_qa_format(path)
-        options = {
-            "squad": {"rationale": o.rationale, "splitter": o.splitter},
-            "coqa": {"history_turns": o.history_turns, "rules": o.coqa_rules},
-        }.get(format, {})
-        return read_qa(path, format, **options)
+        return QAReading(o.rationale, o.splitter, o.history_turns, o.coqa_rules).read(path)
 
     def complete(self, pairs: list[Pair], models) -> list[Pair]:
         """With ``augment``: a ``+Aug`` pair beside every TS-R / OS-R pair (see

@@ -138,10 +138,10 @@ def grid_counts(grid: NLIXYGrid, seed_set: list[NLIExample], paired: set[str]) -
     ]  # fmt: skip
 
 
-def challenge_counts(path: Path, challenge: TwoClassSet) -> dict:
+def challenge_counts(challenge: TwoClassSet) -> dict:
     """What a challenge-set file gave: its records, those with a gold class, the skipped."""
     used = len(challenge.examples)
-    return {"data": path.name, "read": used + challenge.no_consensus, "used": used,
+    return {"data": challenge.file, "read": used + challenge.no_consensus, "used": used,
             "note": f"challenge set; skipped: {challenge.no_consensus} with gold label - (no "
             "annotator consensus)"}  # fmt: skip
 
@@ -208,7 +208,7 @@ class NaturalLogicSuite(Suite):
         self.data_read = grid_counts(grid, seed_set, {p.original.id for p in out})
         for path in self._challenge_files(data):
             challenge = read_two_class(path)
-            self.data_read.append(challenge_counts(path, challenge))
+            self.data_read.append(challenge_counts(challenge))
             for ex in challenge.examples:
                 out.append(
                     Pair(ex, ex, CHALLENGE, ANSWER_UNCHANGED, pair_id=f"{CHALLENGE}:{ex.id}")
