@@ -42,7 +42,6 @@ from faithprobe.datasets.schema import (
     locate,
     schemas_for,
 )
-from released_tsv import FILE as RELEASED_FILE
 from released_tsv import write_released
 from schema_cases import BOM, NOT_UTF8_BYTES, SURROGATE, number_literal, unfit_numbers, with_value
 
@@ -133,7 +132,7 @@ FORMATS: dict[str, Format] = {
         ("--data", "{tmp}/items.jsonl"), "lines"),
     "the method's released TSV folders (--data FOLDER)": Format(
         "distractors", {"released": _released},
-        f"released/single_entity_distractor/GPT2Small/{RELEASED_FILE}",
+        "released/single_entity_distractor/GPT2Small/complete_data_For_GPT2Small.csv",
         ("--data", "{tmp}/released"), "tsv", read_text=False),
     "SQuAD-format JSON (SQuAD v1.1/v2.0, Quoref)": Format(
         "faithfulness", {"squad.json": EXAMPLES / "faithfulness" / "squad.json"}, "squad.json",

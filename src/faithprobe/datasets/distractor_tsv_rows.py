@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from faithprobe.datasets.jsonl import refuse_byte_order_mark
 from faithprobe.errors import DataError, excerpt
 
 # column role -> the names the release (and files written like it) give it
@@ -67,14 +68,14 @@ def header_of(path: Path, text: str) -> list[str]:
 
 
 def read_text(path: Path) -> str:
-    """The file's text (a leading byte-order mark dropped), or one line saying why not,
-    naming the line and the column of bytes that are not UTF-8."""
+    """The file's text, or one line saying why not: a leading byte-order mark, or bytes
+    that are not UTF-8 (naming their line and column)."""
     try:
         raw = path.read_bytes()
     except OSError as err:
         raise DataError(path, f"cannot read it: {err.strerror or err}") from None
     try:
-        return raw.decode("utf-8-sig")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
         start = raw.rfind(b"\n", 0, err.start) + 1
@@ -84,6 +85,8 @@ def read_text(path: Path) -> str:
         raise DataError(path, f"not UTF-8 text ({err.reason} at byte {err.start:,}: a lone "
                         "surrogate or another byte no text decodes to)", record=f"line {line}",
                         field=field) from None  # fmt: skip
+    refuse_byte_order_mark(path, text)
+    return text
 
 
 def _columns(path: Path, header: list[str]) -> dict[str, str]:

@@ -33,10 +33,15 @@ def read_text(path: Path) -> str:
         line = data.count(b"\n", 0, err.start) + 1
         raise DataError(path, f"not UTF-8 text (byte {data[err.start]:#04x}: {err.reason})",
                         record=f"line {line}") from None  # fmt: skip
+    refuse_byte_order_mark(path, text)
+    return text
+
+
+def refuse_byte_order_mark(path: Path, text: str) -> None:
+    """One line refusing a text that begins with a byte-order mark (see ``read_text``)."""
     if text.startswith(BOM):
         raise DataError(path, "begins with a byte-order mark (U+FEFF): save it as UTF-8 "
                         "without one", record="line 1")  # fmt: skip
-    return text
 
 
 def iter_records(path: Path) -> Iterator[tuple[int, dict]]:
