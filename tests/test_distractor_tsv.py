@@ -223,10 +223,9 @@ def test_bytes_that_are_not_text_are_one_line_naming_line_and_column(tmp_path):
     _refused(tmp_path, tmp_path / "data", ["line 3", "field 'sentence'", "not UTF-8"])
 
 
-def test_a_byte_order_mark_is_read(tmp_path):
+def test_a_byte_order_mark_is_refused_like_every_text_format(tmp_path):
     _file(tmp_path / "data", f"{BASE}\t['santiago', 'paris']\tSantiago\t0", prefix=b"\xef\xbb\xbf")
-    (item,) = read_released(tmp_path / "data").items
-    assert (item.context, item.target, item.candidates) == (BASE, "Santiago", ("paris", "Santiago"))
+    _refused(tmp_path, tmp_path / "data", ["line 1", "byte-order mark"])
 
 
 def test_a_folder_without_candidate_columns_says_what_it_lacks(tmp_path):
