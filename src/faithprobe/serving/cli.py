@@ -14,6 +14,7 @@ import typer
 from faithprobe.console import log, user_errors
 from faithprobe.errors import UsageError, excerpt
 from faithprobe.numbers import DAY, HOUR, number_option
+from faithprobe.serving.api_key import key_problem
 
 Model = Annotated[
     str,
@@ -175,8 +176,13 @@ def _api_key(variable: str | None) -> str | None:
             "the option out to serve without a key)"
         )
     key = os.environ.get(variable)
-    if not key:
+    if key is None:
         raise UsageError(f"--api-key-env {excerpt(variable)}: that variable is not set")
+    if problem := key_problem(key):
+        raise UsageError(
+            f"--api-key-env {excerpt(variable)}: the key in that variable {problem}; set it to "
+            "the key clients send (Authorization: Bearer KEY)"
+        )
     return key
 
 
