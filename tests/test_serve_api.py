@@ -118,6 +118,52 @@ def test_completions_top_logprobs_are_dicts_of_the_most_likely_tokens(
     assert lp["token_logprobs"][1:-1] == pytest.approx(local[1:], abs=1e-5)
 
 
+@pytest.mark.parametrize("echo", [False, True])
+def test_a_one_token_scoring_request_answers_as_generation_does(
+    tiny_chat_llama, tiny_chat_server, echo
+):
+    """max_tokens=1 with logprobs is answered in one pass (the pass that scores the prompt
+    gives its greedy next token): the same token and numbers as generating, then scoring."""
+    for prompt in ("Alice lives in", "Bob said that Alice", "A"):
+        plain = post(tiny_chat_server, "completions", completion(prompt, max_tokens=1))
+        two = post(
+            tiny_chat_server, "completions", completion(prompt, max_tokens=2, logprobs=2, echo=echo)
+        )
+        one = post(
+            tiny_chat_server, "completions", completion(prompt, max_tokens=1, logprobs=2, echo=echo)
+        )
+        (got,), (longer,) = one.body["choices"], two.body["choices"]
+        assert got["text"] == (prompt if echo else "") + plain.body["choices"][0]["text"]
+        # a token's text can differ: one ending inside a character shows it unfinished
+        # when it ends the reply, and adds nothing when another token follows
+        n = len(got["logprobs"]["tokens"])
+        mine, theirs = got["logprobs"], {k: v[:n] for k, v in longer["logprobs"].items()}
+        assert mine["token_logprobs"] == pytest.approx(theirs["token_logprobs"], abs=1e-5)
+        assert mine["text_offset"] == theirs["text_offset"]
+        for a, b in zip(mine["top_logprobs"], theirs["top_logprobs"], strict=True):
+            assert a is None or list(a.values())[:1] == pytest.approx(
+                list(b.values())[:1], abs=1e-5
+            )
+        assert one.body["usage"] == plain.body["usage"]
+
+
+def test_a_one_token_reply_that_is_the_end_token_is_empty(tiny_tokenizer):
+    from faithprobe.subjects.hf.causal import HFCausal
+    from test_generation import Scripted
+
+    tok = tiny_tokenizer
+    seq = tok(PROMPT).input_ids  # after the prompt the script says EOS
+    subject = HFCausal(Scripted(seq, len(tok), tok.eos_token_id), tok, name="scripted")
+    with OpenAIServer(subject) as s:
+        for fields in ({}, {"logprobs": 1}, {"logprobs": 1, "echo": True}):
+            r = post(s, "completions", {**completion(max_tokens=1), "model": "scripted", **fields})
+            (choice,) = r.body["choices"]
+            assert choice["text"] == (PROMPT if fields.get("echo") else "")
+            assert choice["finish_reason"] == "stop" and r.body["usage"]["completion_tokens"] == 1
+            if fields:
+                assert len(choice["logprobs"]["tokens"]) == (len(seq) if fields.get("echo") else 0)
+
+
 @pytest.mark.parametrize("logprobs", [0, 5])
 def test_completions_logprobs_runs_from_0_to_5(tiny_chat_server, logprobs):
     """0: the chosen token alone; 5: the five most likely (fewer where some share a text)
@@ -352,7 +398,9 @@ def test_a_refused_method_keeps_the_connection_for_the_next_request(tiny_chat_se
 
 @pytest.mark.parametrize("key", ["", "   ", " sk-a", "sk-a\n"])
 def test_a_key_no_header_could_carry_is_refused(tiny_chat_llama, key):
-    with pytest.raises(UsageError, match="the API key (is empty|is only white space|has white space around it)"):
+    with pytest.raises(
+        UsageError, match="the API key (is empty|is only white space|has white space around it)"
+    ):
         OpenAIServer(tiny_chat_llama, api_key=key)
 
 

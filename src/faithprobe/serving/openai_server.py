@@ -36,7 +36,10 @@ parse), is JSON in the API's shape (:mod:`~faithprobe.serving.json_http`).
 Decoding is always greedy, exactly as the model answers generation requests locally (a
 ``temperature`` other than 0 is refused). Token log-probabilities, when they are asked
 for, come from forward passes over prompt and reply in chunks of ``Limits.chunk_tokens``
-positions through the key/value cache (:mod:`~faithprobe.serving.scoring`). A token's text
+positions through the key/value cache (:mod:`~faithprobe.serving.scoring`). A scoring
+request as lm-evaluation-harness sends it (``max_tokens`` 1 with ``logprobs``, the reply
+token dropped) takes one pass: the pass that scores the prompt gives its greedy next token
+too (half the work of generating, then scoring). A token's text
 is what it adds to the decoded text (a token holding part of a character adds nothing; the
 one completing it adds the character), and its ``text_offset`` is where that text starts in
 the prompt (echoed tokens) or after it (reply tokens), assuming the tokenizer decodes a
@@ -110,7 +113,7 @@ from faithprobe.serving.forward_guard import Overdue, interrupted_after
 from faithprobe.serving.json_http import JSONRequestHandler
 from faithprobe.serving.limits import Limits
 from faithprobe.serving.refusals import BadRequest, Refused, shown
-from faithprobe.serving.scoring import scored_tokens
+from faithprobe.serving.scoring import Alternatives, Following, scored_tokens
 
 # a chat reply given instead of the model's, per fault kind
 SCRIPTED_REPLIES = {
@@ -407,29 +410,33 @@ class OpenAIServer:
         ``scored``, with the log-probabilities of its tokens (and of the prompt's, for
         ``echo``) and the ``top`` most likely tokens at each of its positions."""
         max_tokens = self._token_cap(len(ids), requested)
-        model = self.subject.model
+        first = 1 if echo else len(ids)  # the first position whose log-probability is asked
+        values: list[float] = []
+        alternatives: list[Alternatives] = []
         with self._model_within(budget):
-            # generating leaves half of what is left to the scoring pass, if there is one
-            stop_at = budget.halfway() if scored and max_tokens else budget.deadline
-            try:
-                with interrupted_after(model, stop_at):
-                    tokens, ended = (
-                        self.subject.greedy(ids, max_tokens, stop_at) if max_tokens else ([], False)
-                    )
-            except Overdue:
-                raise budget.spent(f"before {what} ({len(ids)} tokens) was read", SHORTER) from None
-            first = 1 if echo else len(ids)
-            values, alternatives = [], []
-            if scored and first < len(ids) + len(tokens):
+            if scored and max_tokens == 1:  # a scoring request (lm-eval's): one pass
+                values, alternatives, after = self._scored(ids, first, top, budget, what, True)
+                ended = after.token in self.subject._eos_ids  # greedy's rule: EOS ends the reply
+                tokens = [] if ended else [after.token]
+                if not ended:
+                    values.append(after.logprob)
+                    alternatives.append(after.alternatives)
+            else:
+                # generating leaves half of what is left to the scoring pass, if there is one
+                stop_at = budget.halfway() if scored and max_tokens else budget.deadline
                 try:
-                    with interrupted_after(model, budget.deadline):
-                        values, alternatives = scored_tokens(
-                            self.subject, ids + tokens, first, top, self.limits.chunk_tokens
+                    with interrupted_after(self.subject.model, stop_at):
+                        tokens, ended = (
+                            self.subject.greedy(ids, max_tokens, stop_at)
+                            if max_tokens
+                            else ([], False)
                         )
                 except Overdue:
                     raise budget.spent(
-                        f"while {what} ({len(ids)} tokens) was scored", SHORTER
+                        f"before {what} ({len(ids)} tokens) was read", SHORTER
                     ) from None
+                if scored and first < len(ids) + len(tokens):
+                    values, alternatives, _ = self._scored(ids + tokens, first, top, budget, what)
         usage["prompt_tokens"] += len(ids)
         usage["completion_tokens"] += len(tokens) + ended
         texts, offsets = _token_texts(self.subject.decode, tokens)
@@ -445,6 +452,19 @@ class OpenAIServer:
             top=alternatives[n_prompt:] if scored else [[] for _ in tokens],
             prompt_top=[None, *alternatives[:n_prompt]] if echoed else [],
         )
+
+    def _scored(
+        self, ids: list[int], first: int, top: int, budget: Budget, what: str, following=False
+    ) -> tuple[list[float], list[Alternatives], Following | None]:
+        """:func:`~faithprobe.serving.scoring.scored_tokens` of ``ids`` within ``budget``
+        (the prompt ``what``; 503 once it is spent)."""
+        try:
+            with interrupted_after(self.subject.model, budget.deadline):
+                return scored_tokens(
+                    self.subject, ids, first, top, self.limits.chunk_tokens, following=following
+                )
+        except Overdue:
+            raise budget.spent(f"while {what} ({len(ids)} tokens) was scored", SHORTER) from None
 
     def _response(self, obj: str, choices: list[dict], usage: Counter) -> dict:
         prompt, completion = usage["prompt_tokens"], usage["completion_tokens"]
