@@ -25,8 +25,9 @@ excluded; the server runs on the same CPUs as the client, one request at a time.
 
 The items are made from SQuAD v1.1 dev (``../shared/data/squad/dev-v1.1.json``), in
 HellaSwag's own format (``ind``, ``activity_label``, ``ctx_a``, ``ctx_b``, ``ctx``,
-``endings``, ``label``), as HellaSwag's ActivityNet items are built: for each paragraph in
-file order whose first two sentences (pySBD) have 5-50 and 8-40 words, ``ctx_a`` is the
+``endings``, ``label``), as HellaSwag's ActivityNet items are built: for each paragraph
+(the first of each article in file order, then the second of each, ...) whose first two
+sentences (pySBD) have 5-50 and 8-40 words, ``ctx_a`` is the
 first sentence, ``ctx_b`` the second's first three words (first letter lowercased, as
 HellaSwag writes them), the right ending the rest of the second sentence, and the three
 wrong endings the same rest of three other articles' items (seeded); ``activity_label`` is
@@ -80,9 +81,12 @@ def hellaswag_items(squad: Path, n: int, seed: int = 0) -> list[dict]:
 
     doc = json.loads(squad.read_text(encoding="utf-8"))
     found: list[tuple[str, int, str, list[str]]] = []
-    for article in doc["data"]:
-        for p, paragraph in enumerate(article["paragraphs"]):
-            text = paragraph["context"]
+    rounds = max(len(article["paragraphs"]) for article in doc["data"])
+    for p in range(rounds):  # the first paragraph of each article, then the second, ...
+        for article in doc["data"]:
+            if p >= len(article["paragraphs"]) or len(found) == n:
+                continue
+            text = article["paragraphs"][p]["context"]
             spans = split_sentences(text, "pysbd")
             if len(spans) < 2:
                 continue
@@ -90,9 +94,6 @@ def hellaswag_items(squad: Path, n: int, seed: int = 0) -> list[dict]:
             words = second.split()
             if 5 <= len(first.split()) <= 50 and 8 <= len(words) <= 40:
                 found.append((article["title"], p, first, words))
-                break  # one item per article at most, then the next article
-        if len(found) == n:
-            break
     if len(found) < n:
         raise SystemExit(f"{squad}: only {len(found)} paragraphs make items, not {n}")
     rng = random.Random(seed)

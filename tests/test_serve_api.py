@@ -196,6 +196,34 @@ def test_log_probability_ranges_past_the_apis_limits_are_refused(
     assert r.status == 400 and r.message.startswith(says), r.body
 
 
+@pytest.mark.parametrize(
+    "route, field, value",
+    [
+        ("completions", "logit_bias", {"5": 100}),
+        ("completions", "presence_penalty", 0.5),
+        ("completions", "frequency_penalty", -1),
+        ("completions", "best_of", 3),
+        ("completions", "suffix", " end"),
+        ("chat", "logit_bias", {"5": -100}),
+        ("chat", "tools", [{"type": "function", "function": {"name": "f"}}]),
+        ("chat", "tool_choice", "required"),
+        ("chat", "response_format", {"type": "json_object"}),
+        ("chat", "presence_penalty", True),
+    ],
+)
+def test_a_field_that_would_change_the_greedy_reply_is_refused(
+    tiny_chat_server, route, field, value
+):
+    body = completion(max_tokens=1) if route == "completions" else chat(max_tokens=1)
+    r = post(tiny_chat_server, route, {**body, field: value})
+    assert r.status == 400 and r.message.startswith(f"{field}: this server answers"), r.body
+    neutral = {"logit_bias": {}, "presence_penalty": 0.0, "frequency_penalty": 0, "best_of": 1,
+               "suffix": "", "tools": [], "tool_choice": "none",
+               "response_format": {"type": "text"}}[field]  # fmt: skip
+    r = post(tiny_chat_server, route, {**body, field: neutral, "seed": 7, "top_p": 0.5})
+    assert r.status == 200, r.body
+
+
 # -- chat messages: content parts, roles, at least one --------------------------------------
 
 

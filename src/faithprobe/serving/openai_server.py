@@ -3,8 +3,10 @@
 It serves any :class:`~faithprobe.subjects.hf.causal.HFCausal` (a tiny random model in the
 tests, the embedded SmolLM2 with ``faithprobe serve``) through the OpenAI API as the API
 states it, the part that scores and generates text (every request names its ``model``;
-``temperature`` 0 and ``n`` 1 only, below; fields it does not read, ``seed`` say, are
-ignored):
+``temperature`` 0 and ``n`` 1 only, below; a field that would change the greedy reply,
+``logit_bias``, a penalty, ``best_of``, ``suffix``, tools or a ``response_format``, is
+refused unless it is set to what changes nothing; other fields, ``seed`` or ``top_p``
+say, do not change a greedy reply and are ignored):
 
 - ``POST /v1/completions``: ``prompt`` (a string, a list of strings, a list of token ids or
   a list of lists of token ids, each id one of the model's; a list is one choice per
@@ -712,6 +714,7 @@ class _OpenAIHandler(JSONRequestHandler):
             if model != self.api.model_name:
                 self._error(404, f"model {model!r} is not served here", "model_not_found")
                 return
+            fields.unserved(payload)
             streamed, usage_chunk = fields.stream(payload)
             if fault in SCRIPTED_REPLIES and route == "chat":
                 response = self.api.scripted_chat(payload, SCRIPTED_REPLIES[fault])

@@ -64,6 +64,35 @@ def flag(body: dict, key: str, default: bool = False) -> bool:
     return value
 
 
+# fields that would change the reply from the model's greedy one, each with the value that
+# does not (as do null and leaving it out): a request setting one otherwise is refused,
+# never answered as if it had not
+UNSERVED = {
+    "logit_bias": {},
+    "presence_penalty": 0,
+    "frequency_penalty": 0,
+    "best_of": 1,
+    "suffix": "",
+    "tools": [],
+    "functions": [],
+    "tool_choice": "none",
+    "function_call": "none",
+    "response_format": {"type": "text"},
+}
+
+
+def unserved(body: dict) -> None:
+    """Refuse a request that sets a field of :data:`UNSERVED` to a value that would change
+    the reply."""
+    for key, neutral in UNSERVED.items():
+        value = body.get(key)
+        if value is not None and (isinstance(value, bool) or value != neutral):
+            raise BadRequest(
+                f"{key}: this server answers with the model's greedy reply only, so it does "
+                f"not take {key} {shown(value)}"
+            )
+
+
 def max_tokens(body: dict, key: str) -> int:
     """The new tokens ``body`` asks for under ``key`` (16 if unset), once it is clear that
     it asks for what this server makes: one greedy choice per prompt."""
