@@ -117,8 +117,10 @@ def serve(
     read_deadline: ReadDeadline = 30.0,
     max_connections: MaxConnections = 32,
 ) -> None:
-    """Serve a local causal LM through an OpenAI-compatible API (/v1/completions with echo
-    and logprobs, /v1/chat/completions, /v1/models), for trying the openai: backend."""
+    """Serve a local causal LM through the OpenAI API (/v1/completions with echo, logprobs
+    and token-id prompts, /v1/chat/completions, /v1/models, streaming), greedily, for the
+    openai: backend and other OpenAI clients (lm-eval's local-completions and
+    local-chat-completions)."""
     from faithprobe.serving.connections import check_address
     from faithprobe.serving.limits import Limits
     from faithprobe.serving.openai_server import Faults, OpenAIServer
