@@ -149,7 +149,7 @@ def test_the_server_continues_a_final_assistant_message(tiny_chat_llama, tiny_ch
     for change, words in [
         ({"add_generation_prompt": True}, "cannot both be true"),
         ({"messages": messages[:1]}, 'role "user"'),
-        ({"messages": []}, "no message"),
+        ({"messages": []}, "at least one message"),
         ({"continue_final_message": "yes"}, "true or false"),
     ]:
         status, error = post(tiny_chat_server, {**body, **change})

@@ -332,7 +332,7 @@ def test_a_stop_that_is_not_strings_is_400(tiny_chat_server, stop):
         ("completions", "echo", "yes"),
         ("completions", "echo", 1),
         ("completions", "prompt", 5),
-        ("completions", "prompt", [1, 2]),
+        ("completions", "prompt", [1, "a"]),
         ("completions", "model", 5),
         ("completions", "model", None),
         ("chat", "messages", "hi"),

@@ -1,9 +1,14 @@
-"""Data loader for the local lm-evaluation-harness task ``faithprobe_socialiqa``.
+"""Data loaders for the local lm-evaluation-harness tasks of the benchmarks.
 
-lm-eval calls ``custom_dataset(**metadata, **dataset_kwargs)``; the benchmark passes the
-Social IQA jsonl as ``socialiqa_jsonl`` in the TaskManager's metadata. Records keep the
-original fields (context, question, answerA..C) and gain ``label`` ("1".."3", 1-based, as
-in lm-eval's own ``social_iqa`` data).
+lm-eval calls ``custom_dataset(**metadata, **dataset_kwargs)``; each benchmark passes its
+data file in the TaskManager's metadata:
+
+- ``faithprobe_socialiqa`` (benchmarks/lm_eval_socialiqa.py): the Social IQA jsonl as
+  ``socialiqa_jsonl``. Records keep the original fields (context, question, answerA..C)
+  and gain ``label`` ("1".."3", 1-based, as in lm-eval's own ``social_iqa`` data).
+- ``faithprobe_hellaswag`` and ``faithprobe_hellaswag_letters``
+  (benchmarks/lm_eval_serve.py): a HellaSwag-format jsonl as ``hellaswag_jsonl``, records
+  as the official release writes them, preprocessed by lm-eval's own HellaSwag code.
 """
 
 from __future__ import annotations
@@ -26,3 +31,19 @@ def load_socialiqa(socialiqa_jsonl: str, **_ignored):
         for r, lab in zip(records, labels, strict=True)
     ]
     return {"validation": datasets.Dataset.from_list(rows)}
+
+
+def load_hellaswag(hellaswag_jsonl: str, **_ignored):
+    """HellaSwag-format records (the official jsonl's fields) from ``hellaswag_jsonl``."""
+    import datasets
+
+    with Path(hellaswag_jsonl).open(encoding="utf-8") as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    return {"validation": datasets.Dataset.from_list(records)}
+
+
+def process_hellaswag(dataset):
+    """lm-evaluation-harness's own HellaSwag preprocessing (query, choices, gold)."""
+    from lm_eval.tasks.hellaswag.utils import process_docs
+
+    return process_docs(dataset)

@@ -14,6 +14,7 @@ import typer
 from faithprobe.console import log, user_errors
 from faithprobe.errors import UsageError, excerpt
 from faithprobe.numbers import DAY, HOUR, number_option
+from faithprobe.serving.api_key import key_problem
 
 Model = Annotated[
     str,
@@ -116,8 +117,10 @@ def serve(
     read_deadline: ReadDeadline = 30.0,
     max_connections: MaxConnections = 32,
 ) -> None:
-    """Serve a local causal LM through an OpenAI-compatible API (/v1/completions with echo
-    and logprobs, /v1/chat/completions, /v1/models), for trying the openai: backend."""
+    """Serve a local causal LM through the OpenAI API (/v1/completions with echo, logprobs
+    and token-id prompts, /v1/chat/completions, /v1/models, streaming), greedily, for the
+    openai: backend and other OpenAI clients (lm-eval's local-completions and
+    local-chat-completions)."""
     from faithprobe.serving.connections import check_address
     from faithprobe.serving.limits import Limits
     from faithprobe.serving.openai_server import Faults, OpenAIServer
@@ -175,8 +178,13 @@ def _api_key(variable: str | None) -> str | None:
             "the option out to serve without a key)"
         )
     key = os.environ.get(variable)
-    if not key:
+    if key is None:
         raise UsageError(f"--api-key-env {excerpt(variable)}: that variable is not set")
+    if problem := key_problem(key):
+        raise UsageError(
+            f"--api-key-env {excerpt(variable)}: the key in that variable {problem}; set it to "
+            "the key clients send (Authorization: Bearer KEY)"
+        )
     return key
 
 

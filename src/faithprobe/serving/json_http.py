@@ -4,7 +4,9 @@
 :class:`~faithprobe.serving.connections.RequestReader` (each wait for bytes, and all of the
 request's bytes, bounded in time) and its body by its ``Content-Length`` (refused, with the
 status that says why, without one, with a wrong one or above the size limit), and sends
-JSON responses and errors in the OpenAI API's shape. Which endpoint a request is for and
+JSON responses, server-sent events and errors, every error in the OpenAI API's shape (the
+standard library's own refusals too: 400 for a request line it cannot parse, 414, 431 for
+headers too large, 501 for a method it does not know). Which endpoint a request is for and
 what it answers are its subclass's (:mod:`~faithprobe.serving.openai_server`).
 """
 
@@ -26,6 +28,9 @@ class JSONRequestHandler(BaseHTTPRequestHandler):
     (module docstring); a subclass's ``do_GET`` and ``do_POST`` say what they answer."""
 
     protocol_version = "HTTP/1.1"  # keep-alive, as the client's connection pool expects
+    # a request line that cannot be parsed is answered with a status line and headers too,
+    # not as HTTP/0.9 (a bare body), which no client of this server speaks
+    default_request_version = "HTTP/1.1"
 
     def __init__(self, request, client_address, server, *, limits: Limits) -> None:
         self.limits = limits
@@ -89,16 +94,20 @@ class JSONRequestHandler(BaseHTTPRequestHandler):
             raise Refused(400, f"the body ended after {len(body)} of {length} bytes")
         return body
 
-    def _refuse_unread(self, status: int, message: str, code: str | None = None) -> None:
+    def _refuse_unread(
+        self, status: int, message: str, code: str | None = None, headers: dict | None = None
+    ) -> None:
         """Answer ``status`` before reading the body, then skip the body so that the
         connection can carry the next request (or close it when the body's length is
-        unknown or too large to skip)."""
+        unknown or too large to skip). A request with neither ``Content-Length`` nor
+        ``Transfer-Encoding`` has no body (a GET, say)."""
+        framed = self.headers.get("Content-Length") or self.headers.get("Transfer-Encoding")
         try:
-            length = self._declared_length()
+            length = self._declared_length() if framed else 0
         except Refused:
             length = 0
             self.close_connection = True
-        self._error(status, message, code)
+        self._error(status, message, code, headers)
         try:
             skipped = len(self.rfile.read(length)) if length else 0
         except OSError:
@@ -108,24 +117,45 @@ class JSONRequestHandler(BaseHTTPRequestHandler):
 
     # -- the response --------------------------------------------------------------------
 
-    def _error(self, status: int, message: str, code: str | None = None) -> None:
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The standard library's own refusals (a request line or headers it cannot parse,
+        431 for headers too large, 414, 501 for a method no ``do_*`` serves), in JSON like
+        every other error; the connection is closed, as the library closes it."""
+        self.close_connection = True
+        reason = message or self.responses.get(code, ("error",))[0]
+        self._error(code, f"{reason}: {explain}" if explain else reason)
+
+    def _error(
+        self, status: int, message: str, code: str | None = None, headers: dict | None = None
+    ) -> None:
+        """An error in the OpenAI API's shape: ``{"error": {message, type, param, code}}``."""
         kind = "invalid_request_error" if status < 500 else "server_error"
         error = {"message": message, "type": kind, "param": None, "code": code}
         retry = {"Retry-After": "1"} if status == 503 else {}
-        self._send(status, {"error": error}, retry)
+        self._send(status, {"error": error}, {**retry, **(headers or {})})
 
     def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
+        self._send_bytes(status, json.dumps(payload).encode(), "application/json", headers)
+
+    def _send_events(self, status: int, stream: bytes) -> None:
+        """Server-sent events (:mod:`~faithprobe.serving.event_stream`), sent whole."""
+        headers = {"Cache-Control": "no-cache"}
+        self._send_bytes(status, stream, "text/event-stream; charset=utf-8", headers)
+
+    def _send_bytes(
+        self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None
+    ) -> None:
         try:
             self.connection.settimeout(self.limits.read_seconds)  # reading may have lowered it
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
             if self.close_connection:
                 self.send_header("Connection", "close")
             self.end_headers()
-            self.wfile.write(data)
+            if self.command != "HEAD":  # a response to HEAD has its headers only
+                self.wfile.write(data)
         except OSError:  # the client gave up (a slow fault outlived its timeout)
             self.close_connection = True

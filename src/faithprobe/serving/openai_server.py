@@ -1,28 +1,47 @@
 """A small OpenAI-compatible HTTP server in front of a local causal LM, for tests and demos.
 
 It serves any :class:`~faithprobe.subjects.hf.causal.HFCausal` (a tiny random model in the
-tests, the embedded SmolLM2 with ``faithprobe serve``) through the part of the API the
-``openai:`` backend uses:
+tests, the embedded SmolLM2 with ``faithprobe serve``) through the OpenAI API as the API
+states it, the part that scores and generates text (every request names its ``model``;
+``temperature`` 0 and ``n`` 1 only, below; a field that would change the greedy reply,
+``logit_bias``, a penalty, ``best_of``, ``suffix``, tools or a ``response_format``, is
+refused unless it is set to what changes nothing; other fields, ``seed`` or ``top_p``
+say, do not change a greedy reply and are ignored):
 
-- ``POST /v1/completions``: ``prompt`` (a string or a list of strings), ``max_tokens``
-  (0 allowed), ``echo``, ``logprobs`` (the chosen tokens' ``tokens``, ``token_logprobs``
-  and ``text_offset``; ``top_logprobs`` is not served), ``stop`` (cut at the first
-  occurrence, as the OpenAI API does), ``usage``;
-- ``POST /v1/chat/completions``: ``messages`` in the tokenizer's chat template,
+- ``POST /v1/completions``: ``prompt`` (a string, a list of strings, a list of token ids or
+  a list of lists of token ids, each id one of the model's; a list is one choice per
+  prompt), ``max_tokens`` (0 allowed), ``echo``, ``logprobs`` (0 to 5, the API's limit:
+  the chosen tokens' ``tokens``, ``token_logprobs`` and ``text_offset``, and at each
+  position ``top_logprobs``, a dict of the ``logprobs`` most likely tokens' texts and
+  log-probabilities with the chosen token added where it is not among them, null at the
+  first echoed token), ``stop`` (cut at the first occurrence, as the OpenAI API does),
+  ``usage``;
+- ``POST /v1/chat/completions``: ``messages`` (at least one; roles system, user and
+  assistant; content a text or a list of text parts ``{"type": "text", "text": ...}``,
+  joined by new lines as vLLM joins them) in the tokenizer's chat template,
   ``continue_final_message`` and ``add_generation_prompt`` as vLLM takes them (the first
   continues a final assistant message: the template of the messages before it with its
   generation prompt, then the message's tokens, as the model answers a request with a
   ``reply_start``; both true is refused; the second false alone leaves the generation
   prompt out), ``max_tokens`` or ``max_completion_tokens``, ``logprobs`` (per-token
-  ``content``) with ``top_logprobs`` (0 to 20: the most likely tokens at each reply
-  position, with their log-probabilities, as the OpenAI API gives them; the alternatives'
-  text is each token decoded alone), ``usage``;
+  ``content``) with ``top_logprobs`` (0 to 20, the API's limit: the most likely tokens at
+  each reply position, with their log-probabilities, as the OpenAI API gives them; the
+  alternatives' text is each token decoded alone), ``stop``, ``usage``;
+- both take ``stream`` (true: the reply as server-sent events in the API's chunks,
+  :mod:`~faithprobe.serving.event_stream`) and ``stream_options`` (``include_usage``);
 - ``GET /v1/models``.
+
+Any other method on these routes gets 405 (with ``Allow``), any other path 404, and every
+error, the standard library's own ones included (431, 414, 501, a request line it cannot
+parse), is JSON in the API's shape (:mod:`~faithprobe.serving.json_http`).
 
 Decoding is always greedy, exactly as the model answers generation requests locally (a
 ``temperature`` other than 0 is refused). Token log-probabilities, when they are asked
 for, come from forward passes over prompt and reply in chunks of ``Limits.chunk_tokens``
-positions through the key/value cache (:mod:`~faithprobe.serving.scoring`). A token's text
+positions through the key/value cache (:mod:`~faithprobe.serving.scoring`). A scoring
+request as lm-evaluation-harness sends it (``max_tokens`` 1 with ``logprobs``, the reply
+token dropped) takes one pass: the pass that scores the prompt gives its greedy next token
+too (half the work of generating, then scoring). A token's text
 is what it adds to the decoded text (a token holding part of a character adds nothing; the
 one completing it adds the character), and its ``text_offset`` is where that text starts in
 the prompt (echoed tokens) or after it (reply tokens), assuming the tokenizer decodes a
@@ -76,7 +95,6 @@ one on its reply.
 
 from __future__ import annotations
 
-import json
 import random
 import socket
 import threading
@@ -91,14 +109,17 @@ from urllib.parse import urlsplit
 from jinja2 import TemplateError
 
 from faithprobe.errors import UsageError
+from faithprobe.serving import request_fields as fields
+from faithprobe.serving.api_key import authorized, key_problem
 from faithprobe.serving.budget import Budget
 from faithprobe.serving.connections import CappedHTTPServer
+from faithprobe.serving.event_stream import events
 from faithprobe.serving.forward_guard import Overdue, interrupted_after
 from faithprobe.serving.json_http import JSONRequestHandler
 from faithprobe.serving.limits import Limits
 from faithprobe.serving.quirks import Quirks
 from faithprobe.serving.refusals import BadRequest, Refused, shown
-from faithprobe.serving.scoring import scored_tokens
+from faithprobe.serving.scoring import Alternatives, Following, scored_tokens
 
 # a chat reply given instead of the model's, per fault kind
 SCRIPTED_REPLIES = {
@@ -108,8 +129,8 @@ SCRIPTED_REPLIES = {
 TRANSPORT_FAULTS = ("429", "500", "drop", "slow")  # drawn by default
 FAULT_KINDS = (*TRANSPORT_FAULTS, *SCRIPTED_REPLIES)
 ROUTES = {"/v1/completions": "completions", "/v1/chat/completions": "chat"}
+MODELS = "/v1/models"
 NO_LIMIT = 10**9  # tokenizers without a length limit report a huge placeholder (1e30)
-MAX_TOP_LOGPROBS = 20  # the OpenAI API's bound
 SHORTER = "send a shorter prompt, or give the server a longer --time-budget"
 
 
@@ -142,7 +163,8 @@ class OpenAIServer:
 
     ``hits`` counts the requests each route received, faulty ones included. With
     ``api_key`` set, requests without ``Authorization: Bearer <api_key>`` get 401 on every
-    route (and are not counted).
+    route (and are not counted); a key that no header could carry (empty, white space) is
+    refused (:mod:`~faithprobe.serving.api_key`).
     ``chat_only`` answers 404 on ``/v1/completions``, as a chat-only endpoint does.
     ``limits`` bound what one client may take; ``context_tokens`` is the model's context
     (None: unknown, and only ``limits.max_tokens`` caps a reply). ``quirks``: the known
@@ -161,12 +183,15 @@ class OpenAIServer:
         limits: Limits | None = None,
         quirks: Quirks | None = None,
     ) -> None:
+        if api_key is not None and (problem := key_problem(api_key)):
+            raise UsageError(f"the API key {problem}")
         self.subject = subject
         self.model_name = model_name or subject.name
         self.chat_only = chat_only
         self.limits = limits or Limits()
         self.context_tokens = context_length(subject)
         self.quirks = quirks or Quirks()
+        self.vocabulary = vocabulary_size(subject)
         self.hits: Counter[str] = Counter()
         self._api_key = api_key
         self._model_lock = threading.Lock()
@@ -223,7 +248,7 @@ class OpenAIServer:
             return None
 
     def _authorized(self, header: str | None) -> bool:
-        return self._api_key is None or header == f"Bearer {self._api_key}"
+        return authorized(header, self._api_key)
 
     # -- the routes ----------------------------------------------------------------------
 
@@ -233,50 +258,57 @@ class OpenAIServer:
 
     def completions(self, body: dict, budget: Budget) -> dict:
         """The reply to a completions request within its time ``budget``."""
-        prompts = _prompts(body)
-        echo, logprobs, stop = _flag(body, "echo"), _integer(body, "logprobs", None), _stop(body)
-        requested = _max_tokens(body, "max_tokens")
+        prompts = fields.prompts(body, self.vocabulary)
+        echo, stops = fields.flag(body, "echo"), fields.stop(body)
+        logprobs = fields.integer(body, "logprobs", None, fields.MAX_LOGPROBS)
+        requested = fields.max_tokens(body, "max_tokens")
         names = [f"prompt[{i}]" if len(prompts) > 1 else "prompt" for i in range(len(prompts))]
         encoded = [
-            self._fitting(self.subject.prompt_ids(p), what)
+            self._fitting(p if isinstance(p, list) else self.subject.prompt_ids(p), what)
             for p, what in zip(prompts, names, strict=True)
         ]
         choices, usage = [], Counter()
         for index, (prompt, ids, what) in enumerate(zip(prompts, encoded, names, strict=True)):
+            text = prompt if isinstance(prompt, str) else self.subject.decode(ids)
             scored = logprobs is not None
             # spelt out before the model is taken: quadratic in the prompt's length
             spelt = (
                 _token_texts(self.subject.decode, ids, budget, what) if echo and scored else None
             )
-            reply = self._continue(ids, requested, usage, budget, what, scored, echo=echo)
-            reply.cut_at_stop(stop)
+            reply = self._continue(
+                ids, requested, usage, budget, what, scored, echo=echo, top=logprobs or 0
+            )
+            reply.cut_at_stop(stops)
             choice = {
                 "index": index,
-                "text": (prompt if echo else "") + reply.text,
+                "text": (text if echo else "") + reply.text,
                 "finish_reason": reply.finish_reason,
                 "logprobs": None,
             }
             if scored:
-                pieces = reply.echo(*spelt, prompt) if spelt else reply.pieces(len(prompt))
+                pieces = reply.echo(*spelt, text) if spelt else reply.pieces(len(text))
+                tops = (reply.prompt_top if spelt else []) + reply.top
                 tokens, values, offsets = zip(*pieces, strict=True) if pieces else ((), (), ())
                 choice["logprobs"] = {
                     "tokens": list(tokens),
                     "token_logprobs": list(values),
                     "text_offset": list(offsets),
-                    "top_logprobs": None,
+                    "top_logprobs": [
+                        _most_likely(alternatives, token, value)
+                        for alternatives, (token, value, _) in zip(tops, pieces, strict=True)
+                    ],
                 }
             choices.append(choice)
         return self._response("text_completion", choices, usage)
 
     def chat(self, body: dict, budget: Budget) -> dict:
         """The reply to a chat request within its time ``budget``."""
-        key = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
-        requested, logprobs = _max_tokens(body, key), _flag(body, "logprobs")
-        top = _top_logprobs(body, logprobs)
+        requested, logprobs, top = _chat_fields(body)
         what = "messages (in the chat template)"
         ids = self._fitting(self._chat_ids(body), what)
         usage: Counter[str] = Counter()
         reply = self._continue(ids, requested, usage, budget, what, logprobs, top=top)
+        reply.cut_at_stop(fields.stop(body))
         choice = {
             "index": 0,
             "message": {"role": "assistant", "content": reply.text},
@@ -299,10 +331,8 @@ class OpenAIServer:
         """A chat request answered with ``reply`` instead of the model's (a fault): its
         fields are checked as :meth:`chat` checks them, and its log-probabilities, if asked
         for, make each of the reply's tokens certain, its only alternative itself."""
-        key = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
-        _max_tokens(body, key)
-        logprobs = _flag(body, "logprobs")
-        top = _top_logprobs(body, logprobs)
+        _, logprobs, top = _chat_fields(body)
+        fields.stop(body)
         prompt = self._fitting(self._chat_ids(body), "messages")
         ids = self.subject.tokenizer.encode(reply, add_special_tokens=False)
         texts, _ = _token_texts(self.subject.decode, ids)
@@ -324,20 +354,20 @@ class OpenAIServer:
         """The token ids of a chat request's ``messages`` in the chat template, a final
         assistant message continued if ``continue_final_message`` says so (module
         docstring)."""
-        messages = _messages(body)
-        generation_prompt = _flag(body, "add_generation_prompt", default=True)
+        messages = fields.messages(body)
+        generation_prompt = fields.flag(body, "add_generation_prompt", default=True)
         reply_start = ""
-        if _flag(body, "continue_final_message"):
+        if fields.flag(body, "continue_final_message"):
             if generation_prompt:
                 raise BadRequest(
                     "continue_final_message and add_generation_prompt cannot both be true "
                     "(send add_generation_prompt=false)"
                 )
-            last = messages[-1]["role"] if messages else None
+            last = messages[-1]["role"]  # there is one (request_fields.messages)
             if last != "assistant":
                 raise BadRequest(
-                    "continue_final_message continues a final assistant message, not "
-                    f"{'no message' if last is None else 'one of role ' + shown(last)}"
+                    "continue_final_message continues a final assistant message, not one of "
+                    f"role {shown(last)}"
                 )
             generation_prompt, reply_start = True, messages.pop()["content"]
         try:
@@ -389,42 +419,61 @@ class OpenAIServer:
         ``scored``, with the log-probabilities of its tokens (and of the prompt's, for
         ``echo``) and the ``top`` most likely tokens at each of its positions."""
         max_tokens = self._token_cap(len(ids), requested)
-        model = self.subject.model
+        first = 1 if echo else len(ids)  # the first position whose log-probability is asked
+        values: list[float] = []
+        alternatives: list[Alternatives] = []
         with self._model_within(budget):
-            # generating leaves half of what is left to the scoring pass, if there is one
-            stop_at = budget.halfway() if scored and max_tokens else budget.deadline
-            try:
-                with interrupted_after(model, stop_at):
-                    tokens, ended = (
-                        self.subject.greedy(ids, max_tokens, stop_at) if max_tokens else ([], False)
-                    )
-            except Overdue:
-                raise budget.spent(f"before {what} ({len(ids)} tokens) was read", SHORTER) from None
-            first = 1 if echo else len(ids)
-            values, alternatives = [], []
-            if scored and first < len(ids) + len(tokens):
+            if scored and max_tokens == 1:  # a scoring request (lm-eval's): one pass
+                values, alternatives, after = self._scored(ids, first, top, budget, what, True)
+                ended = after.token in self.subject._eos_ids  # greedy's rule: EOS ends the reply
+                tokens = [] if ended else [after.token]
+                if not ended:
+                    values.append(after.logprob)
+                    alternatives.append(after.alternatives)
+            else:
+                # generating leaves half of what is left to the scoring pass, if there is one
+                stop_at = budget.halfway() if scored and max_tokens else budget.deadline
                 try:
-                    with interrupted_after(model, budget.deadline):
-                        values, alternatives = scored_tokens(
-                            self.subject, ids + tokens, first, top, self.limits.chunk_tokens
+                    with interrupted_after(self.subject.model, stop_at):
+                        tokens, ended = (
+                            self.subject.greedy(ids, max_tokens, stop_at)
+                            if max_tokens
+                            else ([], False)
                         )
                 except Overdue:
                     raise budget.spent(
-                        f"while {what} ({len(ids)} tokens) was scored", SHORTER
+                        f"before {what} ({len(ids)} tokens) was read", SHORTER
                     ) from None
+                if scored and first < len(ids) + len(tokens):
+                    values, alternatives, _ = self._scored(ids + tokens, first, top, budget, what)
         usage["prompt_tokens"] += len(ids)
         usage["completion_tokens"] += len(tokens) + ended
         texts, offsets = _token_texts(self.subject.decode, tokens)
         n_prompt = len(values) - len(tokens)  # prompt positions scored (echo only)
+        echoed = echo and scored
         return _Reply(
             text="".join(texts),
             texts=texts,
             offsets=offsets,
             logprobs=values[n_prompt:] if scored else [None] * len(tokens),
-            prompt_logprobs=[None, *values[:n_prompt]] if echo and scored else [],
+            prompt_logprobs=[None, *values[:n_prompt]] if echoed else [],
             finish_reason="stop" if ended else "length",
-            top=alternatives[n_prompt:] if top else [[] for _ in tokens],
+            top=alternatives[n_prompt:] if scored else [[] for _ in tokens],
+            prompt_top=[None, *alternatives[:n_prompt]] if echoed else [],
         )
+
+    def _scored(
+        self, ids: list[int], first: int, top: int, budget: Budget, what: str, following=False
+    ) -> tuple[list[float], list[Alternatives], Following | None]:
+        """:func:`~faithprobe.serving.scoring.scored_tokens` of ``ids`` within ``budget``
+        (the prompt ``what``; 503 once it is spent)."""
+        try:
+            with interrupted_after(self.subject.model, budget.deadline):
+                return scored_tokens(
+                    self.subject, ids, first, top, self.limits.chunk_tokens, following=following
+                )
+        except Overdue:
+            raise budget.spent(f"while {what} ({len(ids)} tokens) was scored", SHORTER) from None
 
     def _response(self, obj: str, choices: list[dict], usage: Counter) -> dict:
         prompt, completion = usage["prompt_tokens"], usage["completion_tokens"]
@@ -442,6 +491,39 @@ class OpenAIServer:
         }
 
 
+def _chat_fields(body: dict) -> tuple[int, bool, int]:
+    """A chat request's new tokens (``max_completion_tokens``, else ``max_tokens``), whether
+    it asks for log-probabilities, and how many alternatives per token."""
+    key = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
+    requested, logprobs = fields.max_tokens(body, key), fields.flag(body, "logprobs")
+    return requested, logprobs, fields.chat_top_logprobs(body, logprobs)
+
+
+def _most_likely(
+    alternatives: list[tuple[str, float]] | None, token: str, logprob: float | None
+) -> dict[str, float] | None:
+    """A completions ``top_logprobs`` entry: the most likely tokens at a position (text:
+    log-probability, most likely first; where two decode to the same text, the likelier),
+    and the chosen ``token`` too where it is not among them, as the OpenAI API gives it
+    (so up to ``logprobs`` + 1 entries); None at the first echoed token, which nothing
+    predicts."""
+    if alternatives is None:
+        return None
+    entry: dict[str, float] = {}
+    for text, value in alternatives:
+        entry.setdefault(text, value)
+    entry.setdefault(token, logprob)
+    return entry
+
+
+def vocabulary_size(subject) -> int:
+    """How many token ids a prompt given as ids may use: those of ``subject``'s tokenizer,
+    and no more than its model has embeddings for."""
+    size = len(subject.tokenizer)
+    embeddings = getattr(subject.model, "get_input_embeddings", None)
+    return min(size, embeddings().num_embeddings) if embeddings else size
+
+
 def context_length(subject) -> int | None:
     """How many tokens ``subject``'s model can attend to: its config's
     ``max_position_embeddings``, else its tokenizer's ``model_max_length`` if that is a real
@@ -455,108 +537,6 @@ def context_length(subject) -> int | None:
     return None
 
 
-# -- reading a request's fields: a malformed one is a 400 naming it ----------------------
-
-
-def _payload(body: bytes) -> dict:
-    """The JSON object a request body holds."""
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise BadRequest(f"the body is not UTF-8 (byte {err.start}: {err.reason})") from None
-    try:
-        payload = json.loads(text or "{}")
-    except json.JSONDecodeError as err:
-        raise BadRequest(f"the body is not JSON: {err}") from None
-    except RecursionError:
-        raise BadRequest("the body is JSON nested too deeply") from None
-    if not isinstance(payload, dict):
-        raise BadRequest("the body must be a JSON object")
-    return payload
-
-
-def _integer(body: dict, key: str, default: int | None) -> int | None:
-    value = body.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise BadRequest(f"{key} must be an integer >= 0, not {shown(value)}")
-    return value
-
-
-def _number(body: dict, key: str, default: float) -> float:
-    value = body.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise BadRequest(f"{key} must be a number, not {shown(value)}")
-    return value
-
-
-def _flag(body: dict, key: str, default: bool = False) -> bool:
-    value = body.get(key)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise BadRequest(f"{key} must be true or false, not {shown(value)}")
-    return value
-
-
-def _max_tokens(body: dict, key: str) -> int:
-    """The new tokens ``body`` asks for under ``key`` (16 if unset), once it is clear that
-    it asks for what this server makes: one greedy choice per prompt."""
-    if _number(body, "temperature", 0) != 0:
-        raise BadRequest("this server decodes greedily only: temperature must be 0")
-    if _integer(body, "n", 1) != 1:
-        raise BadRequest("this server makes one choice per prompt: n must be 1")
-    return _integer(body, key, 16)
-
-
-def _top_logprobs(body: dict, logprobs: bool) -> int:
-    """How many alternatives per reply token ``body`` asks for (``top_logprobs``, which the
-    OpenAI API allows only with ``logprobs``)."""
-    top = _integer(body, "top_logprobs", 0)
-    if top > MAX_TOP_LOGPROBS:
-        raise BadRequest(f"top_logprobs must be at most {MAX_TOP_LOGPROBS}, not {top}")
-    if top and not logprobs:
-        raise BadRequest("top_logprobs needs logprobs: true")
-    return top
-
-
-def _stop(body: dict) -> list[str]:
-    stop = body.get("stop")
-    stops = [stop] if isinstance(stop, str) else stop
-    if stops is None:
-        return []
-    if not isinstance(stops, list) or not all(isinstance(s, str) for s in stops):
-        raise BadRequest(f"stop must be a string or a list of strings, not {shown(stop)}")
-    return stops
-
-
-def _prompts(body: dict) -> list[str]:
-    prompt = body.get("prompt", "")
-    prompts = [prompt] if isinstance(prompt, str) else prompt
-    if not isinstance(prompts, list) or not all(isinstance(p, str) for p in prompts):
-        raise BadRequest(f"prompt must be a string or a list of strings, not {shown(prompt)}")
-    return prompts
-
-
-def _messages(body: dict) -> list[dict[str, str]]:
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        raise BadRequest(f"messages must be a list of {{role, content}}, not {shown(messages)}")
-    for i, m in enumerate(messages):
-        if not (
-            isinstance(m, dict)
-            and isinstance(m.get("role"), str)
-            and isinstance(m.get("content"), str)
-        ):
-            raise BadRequest(
-                f"messages[{i}] must be {{role, content}} with text in both, not {shown(m)}"
-            )
-    return [{"role": m["role"], "content": m["content"]} for m in messages]
-
-
 @dataclass
 class _Reply:
     text: str
@@ -566,6 +546,7 @@ class _Reply:
     prompt_logprobs: list[float | None]
     finish_reason: str
     top: list[list[tuple[str, float]]]  # each reply token's most likely alternatives
+    prompt_top: list[list[tuple[str, float]] | None]  # each echoed token's (None: the first)
 
     def cut_at_stop(self, stop: list[str]) -> None:
         """Cut at the first occurrence of a stop string (OpenAI semantics)."""
@@ -637,19 +618,20 @@ class _OpenAIHandler(JSONRequestHandler):
     # -- routing -------------------------------------------------------------------------
 
     def do_GET(self) -> None:
-        if not self.api._authorized(self.headers.get("Authorization")):
-            self._error(401, "invalid API key", "invalid_api_key")
-        elif not self._admitted():
+        if not self._let_in():
             return
-        elif self._path() == "/v1/models":
+        if self._path() == MODELS:
             self._send(200, self.api.models())
         else:
-            self._error(404, f"no route {self.path}")
+            self._not_served()
 
     def do_POST(self) -> None:
         budget = self._budget()
-        route = self._endpoint()
-        if route is None:
+        if not self._let_in():
+            return
+        route = ROUTES.get(self._path())
+        if not self._serves(route):
+            self._not_served()
             return
         fault = self.api._arrived(route)
         try:
@@ -661,19 +643,36 @@ class _OpenAIHandler(JSONRequestHandler):
         if not self._misbehaved(fault):
             self._answer(route, body, fault, budget)
 
-    def _endpoint(self) -> str | None:
-        """The endpoint a POST is for (a value of :data:`ROUTES`); None once the request has
-        been refused, its body unread: a wrong key, no free slot, no such route."""
+    def _other_method(self) -> None:
+        """A method no route takes: 405 on a route, 404 elsewhere (its body skipped)."""
+        if self._let_in():
+            self._not_served()
+
+    do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _other_method
+    do_HEAD = do_GET  # its headers only (JSONRequestHandler sends no body to HEAD)
+
+    def _let_in(self) -> bool:
+        """Whether the request carries the key and its connection holds a slot; where not,
+        it has been refused, its body unread."""
         if not self.api._authorized(self.headers.get("Authorization")):
             self._refuse_unread(401, "invalid API key", "invalid_api_key")
-            return None
-        if not self._admitted():
-            return None
-        route = ROUTES.get(self._path())
-        if route is None or (route == "completions" and self.api.chat_only):
+            return False
+        return self._admitted()
+
+    def _serves(self, route: str | None) -> bool:
+        """Whether ``route`` (a value of :data:`ROUTES`, None for no route) is served here."""
+        return route is not None and not (route == "completions" and self.api.chat_only)
+
+    def _not_served(self) -> None:
+        """Refuse a request no route answers, its body unread: 405 (with ``Allow``) where
+        the path is a route that takes another method, else 404."""
+        path = self._path()
+        allowed = "GET" if path == MODELS else "POST" if self._serves(ROUTES.get(path)) else None
+        if allowed is None:
             self._refuse_unread(404, f"no route {self.path}")
-            return None
-        return route
+        else:
+            message = f"{path} takes {allowed} requests, not {self.command}"
+            self._refuse_unread(405, message, headers={"Allow": allowed})
 
     def _admitted(self) -> bool:
         """Whether this connection holds one of the server's slots, taken at its first
@@ -715,19 +714,25 @@ class _OpenAIHandler(JSONRequestHandler):
         scripted chat reply its ``fault`` names); a request the endpoint refuses gets the
         refusal's status, one that fails 500, and the server stays up."""
         try:
-            payload = _payload(body)
+            payload = fields.json_object(body)
             model = payload.get("model")
             if not isinstance(model, str):
                 raise BadRequest(f"model must be a string, not {shown(model)}")
             if model != self.api.model_name:
                 self._error(404, f"model {model!r} is not served here", "model_not_found")
                 return
+            fields.unserved(payload)
+            streamed, usage_chunk = fields.stream(payload)
             if fault in SCRIPTED_REPLIES and route == "chat":
-                self._send(200, self.api.scripted_chat(payload, SCRIPTED_REPLIES[fault]))
-                return
-            payload = self.api.quirks.request(route, payload, self.api)
-            reply = getattr(self.api, route)(payload, budget)
-            self._send(200, self.api.quirks.response(route, payload, reply, self.api))
+                response = self.api.scripted_chat(payload, SCRIPTED_REPLIES[fault])
+            else:
+                payload = self.api.quirks.request(route, payload, self.api)
+                reply = getattr(self.api, route)(payload, budget)
+                response = self.api.quirks.response(route, payload, reply, self.api)
+            if streamed:
+                self._send_events(200, events(response, usage_chunk))
+            else:
+                self._send(200, response)
         except Refused as err:
             self._error(err.status, str(err))
         except Exception as err:  # the server stays up; the client sees a 500
