@@ -48,6 +48,12 @@ class RaySettings:
         "seconds a model with no live actor waits for a replacement to load before its work fails",
         range=(1, None),
     )
+    max_workers: int | None = option(
+        None,
+        "audit: the most actors a model grows to once every model has started, on the workers "
+        "of models that have finished (empty: no limit; equal to workers: no growing)",
+        range=(1, None),
+    )
 
 
 @dataclass(frozen=True)
