@@ -38,9 +38,11 @@ gemma: install
 demo: install
 	$(BIN)/faithprobe audit --model embedded --budget $(DEMO_BUDGET) $(DEMO_DATA) --out runs/demo
 
+# -n auto: a pytest-xdist worker per core; --dist loadgroup: a test module's tests on one
+# worker (tests/conftest.py groups them), so its module fixtures are made once
 test: install
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto --dist loadgroup
 
 bench: install
 	$(BIN)/pip install -q -e '.[bench]'

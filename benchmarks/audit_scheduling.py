@@ -17,7 +17,10 @@ The policy simulated is :mod:`faithprobe.audit.cluster` over
   sent its next shard (Ray's round trip and the next shard's claim) before the finished one
   is written, and a step ends when its last shard is written;
 * when a model has finished its steps its actors are killed and their workers go to the
-  actors still queued.
+  actors still queued; with growing pools (issue 60, ``--pools growing``), once every model
+  has started, each freed worker is also asked for by the running model with the fewest
+  actors (:func:`faithprobe.audit.cluster.grow_onto`), queued like any actor and loaded
+  before it takes shards.
 
 Inputs, all measured:
 
@@ -47,7 +50,7 @@ each over its actors). A sweep of ``--speedups`` at the largest worker count sho
 driver saturates. Usage:
 
     python benchmarks/audit_scheduling.py --measured AUDIT_DIR [--models 100]
-        [--workers 8,32,128] [--workers-per-model 1,4] [--speedup 1]
+        [--workers 8,32,128] [--workers-per-model 1,4] [--pools fixed,growing] [--speedup 1]
         [--speedups 1,10,100,1000] [--sigma 0.3] [--seed 0] [--model embedded]
         [--load-seconds S] [--ray-calls 1000] [--json benchmarks/results/audit_scheduling.json]
 """
@@ -146,6 +149,7 @@ class Scenario:
     speedup: float = 1.0
     sigma: float = 0.3
     seed: int = 0
+    growing: bool = False  # pools grow onto the workers of finished models
 
 
 @dataclass(frozen=True)
@@ -181,7 +185,7 @@ class _Model:
 
     def __init__(self, size: float) -> None:
         self.size = size
-        self.loading = self.live = self.idle = 0
+        self.loading = self.live = self.idle = self.queued = 0
         self.step = -1  # not started: its first actor has not loaded
         self.unsent: deque[int] = deque()
         self.unwritten = 0
@@ -210,6 +214,7 @@ def simulate(s: Scenario) -> Outcome:
         nonlocal free_workers
         while free_workers and actor_queue:
             m = actor_queue.popleft()
+            models[m].queued -= 1
             if models[m].finished:  # its actors were killed, queued ones included
                 continue
             free_workers -= 1
@@ -226,6 +231,7 @@ def simulate(s: Scenario) -> Outcome:
         model.idle += 1
         if model.step < 0:
             actor_queue.extend([m] * (s.workers_per_model - 1))
+            model.queued += s.workers_per_model - 1
             place()
             next_step(m)
         send(m)
@@ -239,14 +245,25 @@ def simulate(s: Scenario) -> Outcome:
             model.step += 1
         if model.step == len(s.steps):
             model.finished = True
-            free_workers += model.live + model.loading
+            freed = model.live + model.loading
+            free_workers += freed
             model.live = model.idle = model.loading = 0
             finished_at = clock
+            if s.growing and all(other.step >= 0 or other.finished for other in models):
+                grow(freed)
             place()
             return
         step = s.steps[model.step]
         model.unsent = deque(shards(step.requests, s.workers_per_model, s.shard_size))
         model.unwritten = len(model.unsent)
+
+    def grow(freed: int) -> None:
+        """Each freed worker asked for by the running model with the fewest actors."""
+        running = [m for m, model in enumerate(models) if not model.finished]
+        for _ in range(freed if running else 0):
+            m = min(running, key=lambda m: models[m].live + models[m].loading + models[m].queued)
+            models[m].queued += 1
+            actor_queue.append(m)
 
     def send(m: int) -> None:
         model = models[m]
@@ -311,9 +328,9 @@ def simulate(s: Scenario) -> Outcome:
 
 def _model_bound(s: Scenario, size: float) -> float:
     """A model's own least time: its first load, then each step over its actors (never less
-    than its largest shard)."""
+    than its largest shard); a growing pool may have every worker."""
     total = s.load_seconds * size
-    actors = min(s.workers_per_model, s.workers)
+    actors = s.workers if s.growing else min(s.workers_per_model, s.workers)
     for step in s.steps:
         if step.requests:
             cost = step.seconds_per_request * size / s.speedup
@@ -332,6 +349,7 @@ def row(s: Scenario, o: Outcome) -> dict:
     return {
         "workers": s.workers,
         "workers_per_model": s.workers_per_model,
+        "pools": "growing" if s.growing else "fixed",
         "speedup": s.speedup,
         "makespan_s": round(o.makespan, 1),
         "ideal_s": round(ideal, 1),
@@ -511,6 +529,7 @@ def table(rows: Sequence[dict]) -> str:
     columns = [
         ("workers", "workers"),
         ("actors/model", "workers_per_model"),
+        ("pools", "pools"),
         ("speedup", "speedup"),
         ("makespan s", "makespan_s"),
         ("ideal s", "ideal_s"),
@@ -539,6 +558,12 @@ def main() -> None:
     parser.add_argument("--workers-per-model", type=_numbers(int), default=[1, 4])
     parser.add_argument("--speedup", type=float, default=1.0, help="divides each request's cost")
     parser.add_argument("--speedups", type=_numbers(float), default=[1, 10, 100, 1000])
+    parser.add_argument(
+        "--pools",
+        type=lambda text: text.split(","),
+        default=["fixed", "growing"],
+        help="fixed (issue 43's policy), growing (onto freed workers), or both",
+    )
     parser.add_argument("--sigma", type=float, default=0.3, help="of the models' lognormal size")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--model", default="embedded", help="whose actor load is timed")
@@ -569,17 +594,22 @@ def main() -> None:
     load = args.load_seconds if args.load_seconds is not None else measured_ray["load_seconds"]
     driver = DriverCosts(measured_ray["ray_call_seconds"], claim, write)
 
-    def scenario(workers: int, per_model: int, speedup: float) -> Scenario:
+    def scenario(workers: int, per_model: int, pools: str, speedup: float) -> Scenario:
         contended = driver.with_cache_slowdown(slowdown[min(args.models, workers)])
         return Scenario(args.models, workers, per_model, tuple(steps), load, contended,
-                        shard_size, speedup, args.sigma, args.seed)  # fmt: skip
+                        shard_size, speedup, args.sigma, args.seed,
+                        growing=pools == "growing")  # fmt: skip
 
     def rows(cases) -> list[dict]:
         return [row(sc, simulate(sc)) for sc in itertools.starmap(scenario, cases)]
 
     clock = time.perf_counter()
-    main_rows = rows(itertools.product(args.workers, args.workers_per_model, [args.speedup]))
-    sweep = rows(itertools.product([max(args.workers)], args.workers_per_model, args.speedups))
+    main_rows = rows(
+        itertools.product(args.workers, args.workers_per_model, args.pools, [args.speedup])
+    )
+    sweep = rows(
+        itertools.product([max(args.workers)], args.workers_per_model, args.pools, args.speedups)
+    )
     simulated_s = time.perf_counter() - clock
 
     result = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import gzip
+import os
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,33 @@ SPECIALS = ["<pad>", "<s>", "</s>", "<unk>", "<mask>"]
 # here so that a change to the generator does not change the vocabulary and, with it, every
 # tiny random model's outputs that tests rely on (no early EOS, batch-size invariance).
 CORPUS = Path(__file__).parent / "data" / "tiny_tokenizer_corpus.txt.gz"
+
+
+def pytest_configure(config):
+    """A pytest-xdist worker takes its share of the cores (2 workers on 2 cores: one torch
+    thread each, and the commands it starts too): torch's threads spin while they wait, so
+    more threads than cores make every test slower."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if workers:
+        share = max(1, (os.cpu_count() or 1) // int(workers))
+        torch.set_num_threads(share)
+        os.environ["OMP_NUM_THREADS"] = str(share)
+
+
+# Tests that start Ray (a cluster of processes each) run one module at a time, on one worker.
+RAY_MODULES = {"test_audit_cluster", "test_ray_executor"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``make test``: ``-n auto --dist loadgroup``) a module's tests go
+    to one worker together, so that a module-scoped fixture (a two-node cluster, an audit of
+    the reference models) is made once, not once per worker; the Ray modules share one
+    group. A test's own ``xdist_group`` mark wins."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            module = item.module.__name__.rpartition(".")[2]
+            group = "ray" if module in RAY_MODULES else module
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 def _training_text() -> list[str]:

@@ -40,6 +40,8 @@ def scenario(**given) -> sim.Scenario:
         {"workers": 16, "workers_per_model": 4, "speedup": 1000.0},
         {"workers": 3, "workers_per_model": 5, "sigma": 0.0},
         {"models": 20, "workers": 3, "workers_per_model": 3, "speedup": 100.0},
+        {"workers": 16, "workers_per_model": 1, "growing": True},
+        {"models": 20, "workers": 7, "workers_per_model": 2, "speedup": 10.0, "growing": True},
     ],
 )
 def test_no_makespan_below_a_bound_every_request_answered_every_worker_freed(given):
@@ -86,6 +88,17 @@ def test_more_workers_never_slow_a_driver_free_audit_of_equal_models():
         for w in (1, 2, 4, 12)
     ]
     assert spans == sorted(spans, reverse=True)
+
+
+def test_growing_pools_shorten_an_audit_whose_last_models_leave_workers_idle():
+    """One step of many shards (a step of one shard runs on one actor however many join)."""
+    fixed = scenario(models=12, workers=16, workers_per_model=1, driver=FREE,
+                     steps=(sim.Step("nli", 3000, 0.05),))  # fmt: skip
+    growing = sim.replace(fixed, growing=True)
+    a, b = sim.simulate(fixed), sim.simulate(growing)
+    assert b.makespan < 0.8 * a.makespan
+    assert b.actor_loads > a.actor_loads == 12  # the grown actors, each loaded
+    assert b.requests == a.requests
 
 
 def test_the_same_seed_gives_the_same_audit_and_another_seed_another():

@@ -165,3 +165,29 @@ def test_an_embedded_gguf_in_chunks_is_joined_once_and_checked(
     with pytest.raises(ModelError, match="do not join into the expected file"):
         gguf_path(_chunked(tmp_path / "other", monkeypatch, tiny_gguf, "0" * 64))
     assert not list((cache / "models").glob("chunky-*.gguf*"))
+
+
+def test_two_processes_converting_at_once_convert_once(cache, tiny_gguf):
+    """Two runs (or test workers) meeting the model's first use together: one converts, the
+    other waits and loads what it made."""
+    import subprocess
+    import sys
+
+    fresh = cache / "two-at-once"
+    code = (
+        "import sys; from pathlib import Path; "
+        "from faithprobe.subjects.gguf.models import ensure_converted; "
+        "print(ensure_converted(Path(sys.argv[1]), cache_dir=Path(sys.argv[2]), log=print))"
+    )
+    runs = [
+        subprocess.Popen([sys.executable, "-c", code, str(tiny_gguf), str(fresh)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]  # fmt: skip
+    outputs = [run.communicate(timeout=300) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    said = "".join(out for out, _ in outputs)
+    assert said.count("dequantising") == 1
+    target = converted_dir(tiny_gguf, cache_dir=fresh)
+    assert {out.splitlines()[-1] for out, _ in outputs} == {str(target)}
+    assert load_subject(str(target)).answer(REQUESTS[:1])

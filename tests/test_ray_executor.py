@@ -88,6 +88,7 @@ def test_ray_matches_in_process_and_warm_cache_sends_nothing(tmp_path, model_dir
         "num_cpus": None,
         "max_replacements": 3,
         "replace_timeout": 600.0,
+        "max_workers": None,
     }
     assert json.loads((local / "run.json").read_text())["executor"] == {"name": "inprocess"}
     (subject,) = info["subjects"]

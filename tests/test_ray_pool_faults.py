@@ -280,3 +280,42 @@ def test_a_ray_of_our_own_starts_quiet_unless_verbose(monkeypatch):
     with ray_pool.RayExecutor(RaySettings()):
         assert "logging_level" not in ray.seen
     assert not ray.initialized
+
+
+def test_an_actor_asked_for_from_another_thread_joins_and_takes_shards(fake_ray):
+    ray = fake_ray([_meta()])
+    subject = _subject(workers=1)
+    assert subject.replicas.grow()  # as another model's thread does when it frees a worker
+    assert len(ray.actors) == 1  # started by the model's own thread, at its next look
+    assert subject.answer(REQUESTS) == [f"answer {i // 2}" for i in range(8)]
+    first, grown = ray.actors
+    assert subject.replicas.live == [first, grown] and grown.tasks
+    assert sorted(first.tasks + grown.tasks) == [0, 1, 2, 3]  # the shards of one actor
+    assert subject.describe()["grown_workers"] == 1
+
+
+def test_a_model_grows_no_further_than_max_workers(fake_ray):
+    fake_ray([_meta()])
+    subject = _subject(workers=1, max_workers=2)
+    assert subject.replicas.grow() and not subject.replicas.grow()
+    subject.answer(REQUESTS)
+    assert subject.replicas.size == 2 and not subject.replicas.grow()
+
+
+def test_freed_workers_go_to_the_running_models_with_the_fewest_actors():
+    from faithprobe.audit.cluster import grow_onto
+
+    class Pool:
+        def __init__(self, size: int, most: int = 100) -> None:
+            self.size, self.most = size, most
+
+        def grow(self) -> bool:
+            if self.size >= self.most:
+                return False
+            self.size += 1
+            return True
+
+    a, b, c = Pool(1), Pool(3), Pool(1, most=2)
+    assert grow_onto(4, [a, b, c]) == 4
+    assert (a.size, b.size, c.size) == (4, 3, 2)  # a, c, a, then c is full: a
+    assert grow_onto(5, [Pool(1, most=1)]) == 0

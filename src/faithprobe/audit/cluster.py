@@ -11,6 +11,12 @@ command and ``--budget auto``'s next round asks only for what is missing -- and 
 each step's run from its models' rows in the order the models were given, so the card is
 the in-process audit's (:func:`faithprobe.runner.Begun.finish` does both).
 
+Once every model has started, the workers of a model that has finished go to the models
+still running: each freed worker is one more actor for the running model with the fewest
+(:func:`grow_onto`; at most ``max_workers`` each), so the last models do not run on one actor
+while the cluster idles. A model's shards do not change with its actors (they are cut for
+the ``workers`` it asked for), nor do its answers.
+
 A model that fails to load, or loses every actor for longer than ``replace_timeout``, is
 reported in one line naming it (and the node); its steps are skipped with that reason and
 the other models finish.
@@ -18,6 +24,7 @@ the other models finish.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +33,7 @@ from pathlib import Path
 
 from faithprobe.errors import ModelError
 from faithprobe.executors import ExecutorSpec, RayExecutor, RaySettings, RaySubject
+from faithprobe.executors.ray_pool import Replicas
 from faithprobe.runner import Begun, ProgressFactory, cannot_answer, subject_rows
 from faithprobe.subjects import ModelSpec
 from faithprobe.subjects.answer_cache import AnswerCache
@@ -52,6 +60,26 @@ class ModelOutcome:
     identity: dict | None = None
     failed: str | None = None
     units: dict[int, Unit] = field(default_factory=dict)
+    released: bool = False  # its actors killed: its work done, or every actor lost
+
+    @property
+    def started(self) -> bool:
+        """Its first actor has loaded (or it failed, or is done): it waits for no worker."""
+        return self.subject is not None or self.failed is not None or self.released
+
+
+def grow_onto(freed: int, running: Sequence[Replicas]) -> int:
+    """Each of ``freed`` workers to one more actor of the running model with the fewest (the
+    first of those, in the order given), as long as one may grow; how many were asked for."""
+    asked = 0
+    growing = list(running)
+    while asked < freed and growing:
+        fewest = min(growing, key=lambda r: r.size)
+        if fewest.grow():
+            asked += 1
+        else:
+            growing.remove(fewest)
+    return asked
 
 
 class RayAudit:
@@ -76,6 +104,7 @@ class RayAudit:
         self.batch_size, self.cache_path = batch_size, cache_path
         self.progress, self.log, self.keep = progress, log, keep
         self._ray = RayExecutor(executor.settings)
+        self._freeing = threading.Lock()  # one model's workers handed on at a time
 
     def __enter__(self) -> RayAudit:
         self._ray.__enter__()
@@ -146,12 +175,19 @@ class RayAudit:
         """The Ray settings of model ``spec``: the executor's, with its placement over them."""
         return self.executor.placed(spec.name, spec.text)
 
-    @staticmethod
-    def _release(outcome: ModelOutcome) -> None:
-        """Kill the model's actors: what they reserved goes to the models still waiting."""
-        if outcome.subject is not None:
+    def _release(self, outcome: ModelOutcome) -> None:
+        """Kill the model's actors: what they reserved goes to the models still waiting for
+        their first actor, or, once every model has started, to those still running."""
+        if outcome.subject is None:
+            return
+        with self._freeing:
+            replicas = outcome.subject.replicas
+            freed = len(replicas.live) + len(replicas.joining)
             outcome.subject.close()
-            outcome.subject = None
+            outcome.subject, outcome.released = None, True
+            if all(o.started for o in self.outcomes):
+                running = [o.subject.replicas for o in self.outcomes if o.subject is not None]
+                grow_onto(freed, running)
 
     def _unit(self, outcome: ModelOutcome, step: Begun, cache: AnswerCache) -> Unit:
         subject, suite = outcome.subject, step.prepared.suite

@@ -147,6 +147,9 @@ class Replicas:
         self.live: list = []
         self.joining: dict = {}
         self.replaced = 0
+        self.grown = 0  # actors started on workers other models freed (:meth:`grow`)
+        self._asked = 0  # of those, asked for and not yet started
+        self._asking = threading.Lock()
         self.meta: dict = {}
         self.lost: list[str] = []  # why each lost actor was lost
 
@@ -154,6 +157,26 @@ class Replicas:
         for _ in range(n):
             actor = self._actor_class.remote(*self._args)
             self.joining[actor.meta.remote()] = actor
+
+    @property
+    def size(self) -> int:
+        """The actors this model has or will have: live, loading, asked for."""
+        return len(self.live) + len(self.joining) + self._asked
+
+    def grow(self) -> bool:
+        """Ask for one more actor, from any thread (the model's own starts it at its next
+        look at Ray, :meth:`wait_one`); False where ``max_workers`` says no."""
+        with self._asking:
+            if self.settings.max_workers is not None and self.size >= self.settings.max_workers:
+                return False
+            self._asked += 1
+        return True
+
+    def _start_asked(self) -> None:
+        with self._asking:
+            n, self._asked = self._asked, 0
+        self.grown += n
+        self.start(n)
 
     def first(self) -> dict:
         """Start the first replica alone (a first use of ``embedded`` converts it to a
@@ -176,6 +199,7 @@ class Replicas:
         ray = import_ray()
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
+            self._start_asked()  # they join at a later look (their loads are not in ``refs``)
             left = 1.0 if deadline is None else max(0.0, min(1.0, deadline - time.monotonic()))
             ready, _ = ray.wait(refs, num_returns=1, timeout=left)
             if ready or (deadline is not None and time.monotonic() >= deadline):
@@ -261,12 +285,14 @@ class RaySubject(Subject):
         return self._fingerprint
 
     def describe(self) -> dict[str, object]:
-        """The replica's own, with the actors asked for and those lost so far (killed,
-        their node gone, a replacement that failed to load) and why."""
+        """The replica's own, with the actors asked for, those started since on workers
+        other models freed, and those lost so far (killed, their node gone, a replacement that
+        failed to load) and why."""
         replicas = self.replicas
         return {
             **self._describe,
             "workers": replicas.settings.workers,
+            "grown_workers": replicas.grown,
             "lost_workers": replicas.lost,
         }
 

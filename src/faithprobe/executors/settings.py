@@ -78,6 +78,12 @@ class RaySettings:
         "seconds a model with no live actor waits for a replacement to load before its work fails",
         range=(1, DAY),
     )
+    max_workers: int | None = option(
+        None,
+        "audit: the most actors a model grows to once every model has started, on the workers "
+        "of models that have finished (empty: no limit; equal to workers: no growing)",
+        range=WORKERS,
+    )
 
     def __post_init__(self) -> None:
         if self.address is not None and self.address != "auto" and not split_address(self.address):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from faithprobe.errors import ModelError
 from faithprobe.subjects.answer_cache import default_cache_dir
-from faithprobe.subjects.gguf.models import ensure_converted
+from faithprobe.subjects.gguf.models import ensure_converted, made_once
 from faithprobe.subjects.packages import package_folder
 
 
@@ -98,9 +98,10 @@ def gguf_path(model: EmbeddedModel, cache_dir: Path | None = None) -> Path:
 def _joined(model: EmbeddedModel, chunks: list[Path], cache_dir: Path) -> Path:
     """The chunks joined once into ``<cache>/models``, checked against ``model.sha256``."""
     target = cache_dir / "models" / f"{model.stem}-{model.sha256[:16]}.gguf"
-    if target.is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
+    return made_once(target, target.is_file, lambda: _join(model, chunks, target))
+
+
+def _join(model: EmbeddedModel, chunks: list[Path], target: Path) -> None:
     partial = target.with_name(target.name + ".partial")
     digest = hashlib.sha256()
     with partial.open("wb") as out:
@@ -116,7 +117,6 @@ def _joined(model: EmbeddedModel, chunks: list[Path], cache_dir: Path) -> Path:
             f"expected file (SHA-256 {model.sha256[:16]}...); reinstall: {model.install}"
         )
     partial.rename(target)
-    return target
 
 
 def converted(spec: str = DEFAULT, cache_dir: Path | None = None) -> Path:

@@ -6,14 +6,19 @@ once: the model, its tokenizer and chat template are saved as a safetensors fold
 cache directory, named by the GGUF's fingerprint, and every later load reads that folder
 like any local causal LM -- so its fingerprint is known from the folder's files without
 loading it (:class:`~faithprobe.subjects.deferred.DeferredSubject`). The embedded models
-(:mod:`faithprobe.subjects.gguf.embedded`) are GGUF files converted the same way.
+(:mod:`faithprobe.subjects.gguf.embedded`) are GGUF files converted the same way. Two
+processes meeting a model's first use at once (two runs, two test workers) convert it once:
+the second waits for the first (:func:`made_once`).
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+
+from filelock import FileLock
 
 from faithprobe.console import log as console_log
 from faithprobe.errors import ModelError
@@ -53,17 +58,34 @@ def converted_dir(source: Path, stem: str | None = None, cache_dir: Path | None 
     return (cache_dir or default_cache_dir()) / "models" / f"{stem}-{fingerprint_path(source)}"
 
 
+def made_once(target: Path, ready: Callable[[], bool], make: Callable[[], None]) -> Path:
+    """``target``, made by ``make()`` unless ``ready()``; under a lock file beside it
+    (``.NAME.lock``, left there), so that of two processes making it at once one makes it and
+    the other then finds it ready."""
+    if ready():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(target.with_name(f".{target.name}.lock")):
+        if not ready():
+            make()
+    return target
+
+
 def ensure_converted(
     source: Path, *, stem: str | None = None, cache_dir: Path | None = None, log=None
 ) -> Path:
     """Dequantise the GGUF ``source`` once to a float32 safetensors folder; return it."""
     target = converted_dir(source, stem, cache_dir)
-    if (target / MARKER).is_file():
-        return target
+    return made_once(
+        target, (target / MARKER).is_file, lambda: _convert(source, target, log or console_log)
+    )
+
+
+def _convert(source: Path, target: Path, say: Callable[[str], None]) -> None:
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    say = log or console_log  # a line of faithprobe's own, even while progress bars are drawn
+    # say: a line of faithprobe's own, even while progress bars are drawn
     say(f"First use of {source.name}: dequantising it to safetensors in {target} (once)...")
     folder, name = source.parent, source.name
     try:
@@ -88,7 +110,6 @@ def ensure_converted(
     shutil.rmtree(target, ignore_errors=True)
     partial.rename(target)
     say(f"{source.name} ready.")
-    return target
 
 
 def load_gguf(target: str | Path, *, name: str | None = None, **kwargs):
