@@ -130,7 +130,7 @@ FORMATS: dict[str, Format] = {
     "cloze items (JSON lines)": Format(
         "distractors", {"items.jsonl": EXAMPLES / "distractors.jsonl"}, "items.jsonl",
         ("--data", "{tmp}/items.jsonl"), "lines"),
-    "the method's released TSV folders (--data FOLDER)": Format(
+    "the method's released TSV folders (--data FOLDER or FILE)": Format(
         "distractors", {"released": _released},
         "released/single_entity_distractor/GPT2Small/complete_data_For_GPT2Small.csv",
         ("--data", "{tmp}/released"), "tsv", read_text=False),
@@ -163,9 +163,15 @@ FORMATS: dict[str, Format] = {
     "two-class NLI, JSON lines (option challenge)": Format(
         "natural-logic", {**NLI_FOLDER, "c.jsonl": NL / "challenge.jsonl"}, "c.jsonl",
         (*CHALLENGE, "challenge={tmp}/c.jsonl"), "lines"),
-    "two-class NLI, SNLI's official jsonl (option challenge)": Format(
+    "two-class NLI, SNLI's and MultiNLI's official jsonl (option challenge)": Format(
         "natural-logic", {**NLI_FOLDER, "c.jsonl": NL / "challenge-snli.jsonl"}, "c.jsonl",
         (*CHALLENGE, "challenge={tmp}/c.jsonl"), "lines"),
+    "two-class NLI, ANLI's release jsonl (option challenge)": Format(
+        "natural-logic", {**NLI_FOLDER, "c.jsonl": NL / "challenge-anli.jsonl"}, "c.jsonl",
+        (*CHALLENGE, "challenge={tmp}/c.jsonl"), "lines"),
+    "two-class NLI, ANLI as its README shows it (option challenge)": Format(
+        "natural-logic", {**NLI_FOLDER, "c.jsonl": NL / "challenge-anli-readme.jsonl"},
+        "c.jsonl", (*CHALLENGE, "challenge={tmp}/c.jsonl"), "lines"),
     "BIG-Bench Hard task file (bbh/<task>.json)": Format(
         "reasoning", {"bbh": _bbh_task}, f"bbh/bbh/{TASK}.json", ("--data", "{tmp}/bbh"), "json",
         example=SAMPLES / "bbh" / "bbh" / f"{TASK}.json"),

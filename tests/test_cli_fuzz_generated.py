@@ -152,6 +152,7 @@ BASE = {  # an invocation each command would carry out; an argument's value repl
     ("train", "mc"): ["--train", SQUAD, "--dev", SQUAD, "--out", "m"],
     ("train", "qa"): ["--strategy", "ot", "--train", SQUAD, "--out", "m"],
     ("train", "nli"): ["--train", SQUAD, "--out", "m"],
+    ("train", "answer-types"): ["--train", SQUAD, "--out", "m"],
     ("analyze", "representations"): [
         "--model",
         "A=a",
@@ -174,6 +175,7 @@ WORK = (
     "faithprobe.training.multiple_choice.train_mc",
     "faithprobe.training.nli.train_nli",
     "faithprobe.training.extractive_qa.train_qa",
+    "faithprobe.training.answer_types.train_answer_types",
     "faithprobe.representations.analysis.analyze",
     "faithprobe.heuristics.predict.predict",
     "faithprobe.catalog.fetch.fetch",

@@ -13,12 +13,14 @@ EXCERPT_CHARS = 80
 
 
 def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
-    """``repr(value)`` cut to about ``limit`` characters, saying how long it was."""
+    """``repr(value)`` cut to about ``limit`` characters, saying how long it was. The cut is
+    in the middle: a long path keeps its folder's beginning and its file's name."""
     text = repr(value)
     if len(text) <= limit:
         return text
     size = f" ({len(value):,} characters)" if isinstance(value, str) else ""
-    return f"{text[: limit - 1]}…{size}"
+    tail = (limit - 1) * 2 // 5
+    return f"{text[: limit - 1 - tail]}…{text[len(text) - tail :]}{size}"
 
 
 class FaithprobeError(Exception):

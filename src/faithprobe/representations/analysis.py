@@ -56,9 +56,13 @@ from faithprobe.options import check_among
 from faithprobe.qa.questions import history_question, passage_id
 from faithprobe.records import QAExample
 from faithprobe.representations.alignment import shared_tokens
-from faithprobe.representations.config import DEFAULT_LIMIT, AnalysisConfig, NamedEncoder
-from faithprobe.representations.similarity import (
+from faithprobe.representations.config import (
+    DEFAULT_LIMIT,
     POOLINGS,
+    AnalysisConfig,
+    NamedEncoder,
+)
+from faithprobe.representations.similarity import (
     Encoder,
     Encoding,
     mean_or_nan,

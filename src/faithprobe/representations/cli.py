@@ -16,7 +16,12 @@ from faithprobe.console import command_line, log, print_table, progress_bars, us
 from faithprobe.datasets.coqa import COQA_RULES
 from faithprobe.numbers import SEEDS, number_option
 from faithprobe.paths import Kind, path_option
-from faithprobe.representations.config import DEFAULT_LIMIT, AnalysisConfig, parse_named_encoders
+from faithprobe.representations.config import (
+    DEFAULT_LIMIT,
+    POOLINGS,
+    AnalysisConfig,
+    parse_named_encoders,
+)
 from faithprobe.subcommands import ForceFolder, command_group
 from faithprobe.subjects.hf.qa_windows import DEFAULT_MAX_LENGTH
 
@@ -53,7 +58,7 @@ def representations(
     ] = DEFAULT_MAX_LENGTH,
     batch_size: Annotated[int, typer.Option(min=1, help="inputs per forward pass")] = 16,
     pooling: Annotated[
-        str,
+        Literal[POOLINGS],
         typer.Option(
             help="the summary token compared: auto (the model's own: last for XLNet, first "
             "for BERT-like encoders), first ([CLS], <s>) or last"

@@ -15,6 +15,8 @@ from faithprobe.json_values import unwritable
 from faithprobe.subjects.hf.qa_windows import DEFAULT_MAX_LENGTH
 
 DEFAULT_LIMIT = 500
+# the summary token compared: the model's convention, the first ([CLS], <s>) or the last (XLNet)
+POOLINGS = ("auto", "first", "last")
 
 
 @dataclass(frozen=True)
@@ -55,8 +57,7 @@ class AnalysisConfig:
     seed: int = 0
     max_length: int = DEFAULT_MAX_LENGTH
     batch_size: int = 16
-    # the summary token: 'auto' (the model's convention), 'first' ([CLS]) or 'last' (XLNet)
-    pooling: str = "auto"
+    pooling: str = POOLINGS[0]  # one of POOLINGS
     # CoQA, read as the faithfulness suite reads it (its options history_turns, coqa_rules)
     history_turns: int = DEFAULT_HISTORY_TURNS
     coqa_rules: str = COQA_RULES[0]

@@ -36,6 +36,7 @@ import torch
 
 from faithprobe.errors import ModelError
 from faithprobe.options import check_among
+from faithprobe.representations.config import POOLINGS
 from faithprobe.requests import Offset
 from faithprobe.subjects.bounds import model_max_length
 from faithprobe.subjects.hf.encoder import pad_rows, uses_token_types
@@ -83,7 +84,6 @@ def encode(
     return Encoding(tuple(enc["input_ids"][0]), types, offsets, len(enc["input_ids"]) > 1)
 
 
-POOLINGS = ("auto", "first", "last")
 # a config's summary_type (transformers' SequenceSummary) -> where its summary token is
 SUMMARY_TYPES = {"last": "last", "cls_index": "last", "first": "first"}
 
