@@ -485,8 +485,8 @@ def ray_costs(model: str, batch_size: int, answers: Sequence[str], calls: int) -
 
     from faithprobe.executors import RayExecutor, RaySettings
 
-    # address "local": a Ray of its own, even where another one runs on this machine
-    with RayExecutor(RaySettings(address="local", workers=1)) as executor:
+    # no address: a Ray of its own (faithprobe.executors.own_ray), even where another one runs
+    with RayExecutor(RaySettings(workers=1)) as executor:
         start = time.perf_counter()
         subject = executor.subject(model, batch_size=batch_size)
         load = time.perf_counter() - start
