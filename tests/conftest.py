@@ -35,18 +35,29 @@ def pytest_configure(config):
 
 # Tests that start Ray (a cluster of processes each) run one module at a time, on one worker.
 RAY_MODULES = {"test_audit_cluster", "test_ray_executor"}
+# The longest groups (``--durations``: a minute or more on one worker each), handed out first
+# so that the run does not end with one worker on a long group while the other idles.
+LONGEST_FIRST = ("ray", "test_validity", "test_quiet_console", "test_reasoning_suite")
 
 
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``make test``: ``-n auto --dist loadgroup``) a module's tests go
     to one worker together, so that a module-scoped fixture (a two-node cluster, an audit of
     the reference models) is made once, not once per worker; the Ray modules share one
-    group. A test's own ``xdist_group`` mark wins."""
+    group. A test's own ``xdist_group`` mark wins. The groups in ``LONGEST_FIRST`` come
+    first (xdist hands groups out in collection order); the others keep their order."""
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             module = item.module.__name__.rpartition(".")[2]
             group = "ray" if module in RAY_MODULES else module
             item.add_marker(pytest.mark.xdist_group(group))
+
+    def rank(item) -> int:
+        mark = item.get_closest_marker("xdist_group")
+        group = mark.kwargs.get("name", mark.args[0] if mark.args else "")
+        return LONGEST_FIRST.index(group) if group in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)
 
 
 def _training_text() -> list[str]:
