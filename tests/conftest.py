@@ -40,6 +40,7 @@ RAY_MODULES = {"test_audit_cluster", "test_ray_executor"}
 LONGEST_FIRST = ("ray", "test_validity", "test_quiet_console", "test_reasoning_suite")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the groups into the node ids
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``make test``: ``-n auto --dist loadgroup``) a module's tests go
     to one worker together, so that a module-scoped fixture (a two-node cluster, an audit of
