@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from faithprobe.datasets.jsonl import refuse_byte_order_mark
+from faithprobe.datasets.jsonl import read_text
 from faithprobe.errors import DataError, excerpt
 
 # column role -> the names the release (and files written like it) give it
@@ -67,28 +67,6 @@ def header_of(path: Path, text: str) -> list[str]:
     return [name.strip() for name in first]
 
 
-def read_text(path: Path) -> str:
-    """The file's text, or one line saying why not: a leading byte-order mark, or bytes
-    that are not UTF-8 (naming their line and column)."""
-    try:
-        raw = path.read_bytes()
-    except OSError as err:
-        raise DataError(path, f"cannot read it: {err.strerror or err}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
-        start = raw.rfind(b"\n", 0, err.start) + 1
-        header = raw.partition(b"\n")[0].decode("utf-8-sig", "replace").split("\t")
-        column = raw[start : err.start].count(b"\t")
-        field = header[column].strip() if line > 1 and column < len(header) else None
-        raise DataError(path, f"not UTF-8 text ({err.reason} at byte {err.start:,}: a lone "
-                        "surrogate or another byte no text decodes to)", record=f"line {line}",
-                        field=field) from None  # fmt: skip
-    refuse_byte_order_mark(path, text)
-    return text
-
-
 def _columns(path: Path, header: list[str]) -> dict[str, str]:
     """Column role -> the file's column name; refuses a file lacking one, naming them all."""
     found = {role: next((n for n in names if n in header), None) for role, names in COLUMNS.items()}
@@ -103,7 +81,7 @@ def _columns(path: Path, header: list[str]) -> dict[str, str]:
 def read_rows(path: Path) -> Iterator[Row] | None:
     """The rows of the release file ``path``, read as they are iterated (the file's header
     checked first); None if it has no ``sentence`` column (it holds no items)."""
-    text = read_text(path)
+    text = read_text(path, tab_separated=True)
     header = header_of(path, text)
     if COLUMNS["sentence"][0] not in header:
         return None

@@ -14,11 +14,12 @@ from faithprobe.errors import DataError
 BOM = "\ufeff"
 
 
-def read_text(path: Path) -> str:
+def read_text(path: Path, tab_separated: bool = False) -> str:
     """The file's text, read as UTF-8. Refused in one line: a FIFO or a device (which would
-    hang or never end), a folder, bytes that are not UTF-8 (the line they are on), and a
-    byte-order mark at the start (a TSV's first column would be named ``\ufeffsentence``,
-    and JSON takes none: the file is to be saved as UTF-8 without one)."""
+    hang or never end), a folder, bytes that are not UTF-8 (the line they are on and, in a
+    ``tab_separated`` file, the column's name), and a byte-order mark at the start (a TSV's
+    first column would be named ``\ufeffsentence``, and JSON takes none: the file is to be
+    saved as UTF-8 without one)."""
     if path.exists() and not path.is_file() and not path.is_dir():
         raise DataError(path, "not a regular file (a FIFO, a device or a socket)")
     if path.is_dir():
@@ -31,10 +32,18 @@ def read_text(path: Path) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
+        field = _column_at(data, err.start) if tab_separated and line > 1 else None
         raise DataError(path, f"not UTF-8 text (byte {data[err.start]:#04x}: {err.reason})",
-                        record=f"line {line}") from None  # fmt: skip
+                        record=f"line {line}", field=field) from None  # fmt: skip
     refuse_byte_order_mark(path, text)
     return text
+
+
+def _column_at(data: bytes, at: int) -> str | None:
+    """The header's name of the tab-separated column that byte ``at`` is in (None past it)."""
+    header = data.partition(b"\n")[0].decode("utf-8", "replace").split("\t")
+    column = data[data.rfind(b"\n", 0, at) + 1 : at].count(b"\t")
+    return header[column].strip() if column < len(header) else None
 
 
 def refuse_byte_order_mark(path: Path, text: str) -> None:
