@@ -61,6 +61,29 @@ def test_identical_requests_are_computed_once(tmp_path, subject):
     assert out[0] == out[2] == out[3] and out[1] == out[4]
 
 
+def test_requests_beginning_alike_reach_the_model_in_one_chunk(subject):
+    """Chunks are cut from the requests sorted by their text, so a model that reads a shared
+    beginning once (packed scoring) finds requests beginning alike side by side."""
+    chunks = []
+
+    class Recording(Counting):
+        def answer(self, requests, progress=None):
+            chunks.append([r.context for r in requests])
+            return super().answer(requests, progress)
+
+    cached = CachedSubject(Recording(subject), AnswerCache(None), chunk_size=2)
+    asked = [
+        CandidateScoreRequest("Emma lives in Chile. The capital is", ("Santiago", "Lima")),
+        CandidateScoreRequest("Anna lives in France. The capital is", ("Paris", "Rome")),
+        CandidateScoreRequest("Emma lives in Chile. Its largest city is", ("Santiago",)),
+        CandidateScoreRequest("Anna lives in France. Its largest city is", ("Paris",)),
+    ]
+    out = cached.answer(asked)
+    assert chunks == [[asked[3].context, asked[1].context], [asked[2].context, asked[0].context]]
+    alone = subject.answer(asked)  # in other batches: equal up to rounding
+    assert [a.logprobs for a in out] == [pytest.approx(a.logprobs, abs=1e-5) for a in alone]
+
+
 def test_second_run_is_served_from_cache(tmp_path, subject):
     first = Counting(subject)
     a = _run(tmp_path, first, "a")

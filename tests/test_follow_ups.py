@@ -84,13 +84,14 @@ def test_follow_ups_are_asked_in_rounds_and_cached(tmp_path):
     answers = answer_all(suite, pairs, CachedSubject(subject, cache), None)
     cache.close()
     # round 1: the two prompts; round 2: each + its answer; round 3: that + its answer
+    # (within a round in the cache's reading order: sorted by prompt)
     assert answers["a"].text == "3" and answers[("a", "first")].text == "5"
     assert answers[("a", "second")].text == "7"
     assert answers[("b", "second")].text == "6"
     assert subject.seen == [
-        "one two three", "one two",
-        "one two three 3 more", "one two 2 more",
-        "one two three 3 more 5 more", "one two 2 more 4 more",
+        "one two", "one two three",
+        "one two 2 more", "one two three 3 more",
+        "one two 2 more 4 more", "one two three 3 more 5 more",
     ]  # fmt: skip
     again = Counter()
     cache = AnswerCache(tmp_path / "cache.sqlite")

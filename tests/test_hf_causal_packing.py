@@ -15,7 +15,14 @@ from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausa
 from faithprobe.requests import CandidateScoreRequest
 from faithprobe.subjects.hf import causal as hf_causal
 from faithprobe.subjects.hf.causal import HFCausal
-from faithprobe.subjects.hf.packed_scoring import pack_groups, packed_batches, piece_length, pieces
+from faithprobe.subjects.hf.packed_scoring import (
+    groups,
+    pack_groups,
+    packed_batches,
+    per_request,
+    piece_length,
+    shared_pieces,
+)
 
 TOLERANCE = 1e-4
 LONG = ("Helsinkiborough", "Quazzlefort")  # several tokens each
@@ -115,21 +122,64 @@ def test_packed_scores_do_not_depend_on_the_batch(subject):
 
 
 def test_requests_sharing_a_row_do_not_see_each_other(subject):
-    """Sixteen short requests, two rows a forward and several requests a row: each scores
-    as its own full forwards do."""
+    """Sixteen short requests (four contexts, four candidate sets each) in pieces of their
+    own, eight pieces a row, and in the pieces that share beginnings, two rows a forward:
+    each request scores as its own full forwards do."""
     encoded = [subject._encode(r)[0] for r in _requests()]
-    lengths = [piece_length(piece) for _, piece in pieces(encoded, subject.max_length)]
-    plan = packed_batches(
-        lengths,
-        max_rows=2,
-        max_tokens=subject.max_batch_tokens,
-        row_tokens=hf_causal.PACKED_ROW_TOKENS,
-    )
-    assert max(len(row) for batch in plan for row in batch) >= 3  # rows are shared
+    full = [_full_forwards(subject.model, ctx, cands) for ctx, cands in encoded]
+    found = groups(encoded, subject.max_length)
+    rows = [[[group] for _, group in found[:8]], [[group] for _, group in found[8:]]]
+    with torch.inference_mode():
+        cand, logprobs = subject._score_rows(rows)
+    scores = torch.zeros(sum(len(c) for _, c in encoded), dtype=torch.float64)
+    scores.index_add_(0, cand, logprobs)
+    alone = [list(a.logprobs) for a in per_request(encoded, scores)]
+    assert _far(alone, full) < TOLERANCE
+
+    made = shared_pieces([group for _, group in found], hf_causal.PACKED_ROW_TOKENS)
+    assert max(len(piece) for piece in made) >= 4  # beginnings are shared
     two_rows = HFCausal(subject.model, subject.tokenizer, name="t", batch_size=2)
     answers = two_rows.answer(_requests())
-    full = [_full_forwards(subject.model, ctx, cands) for ctx, cands in encoded]
     assert _far([list(a.logprobs) for a in answers], full) < TOLERANCE
+
+
+def _alike() -> list[CandidateScoreRequest]:
+    """Contexts beginning alike every way a tree can hold them: one the beginning of
+    another, two leaving each other in the middle of a word, one asked twice with
+    different candidates, and one sharing nothing."""
+    return [
+        CandidateScoreRequest("Anna visited her friend", LONG + SHORT),
+        CandidateScoreRequest("Anna visited her friend who works in a bakery", SHORT),
+        CandidateScoreRequest("Anna visited her friendliest neighbour in", LONG),
+        CandidateScoreRequest("Anna visited her friend", ("Quazzlefort Paris",)),
+        CandidateScoreRequest("Anna visited", ("her", "Helsinkiborough")),
+        CandidateScoreRequest("The meat", SHORT),
+    ]
+
+
+def test_requests_beginning_alike_read_their_beginning_once_and_score_alone(subject):
+    encoded = [subject._encode(r)[0] for r in _alike()]
+    found = [group for _, group in groups(encoded, subject.max_length)]
+    (piece,) = shared_pieces(found, hf_causal.PACKED_ROW_TOKENS)
+    shared = piece_length([found[i] for i in piece])
+    distinct = {tuple(ctx[:k]) for ctx, _ in encoded for k in range(1, len(ctx) + 1)}
+    assert shared == len(distinct) + sum(len(t) - 1 for _, c in encoded for t in c)
+    packed = _score(subject, subject._score_packed, encoded)
+    full = [_full_forwards(subject.model, ctx, cands) for ctx, cands in encoded]
+    assert _far(packed, full) < TOLERANCE
+
+
+@pytest.mark.parametrize("row_tokens", [1, 8, 40])
+def test_shared_pieces_hold_every_group_once_within_their_bound(subject, row_tokens):
+    encoded = [subject._encode(r)[0] for r in _alike() + _requests()]
+    found = [group for _, group in groups(encoded, subject.max_length)]
+    made = shared_pieces(found, row_tokens)
+    assert sorted(i for piece in made for i in piece) == list(range(len(found)))
+    for piece in made:
+        alone = max(piece_length([found[i]]) for i in piece)
+        assert piece_length([found[i] for i in piece]) <= alone + row_tokens or len(piece) == 1
+        contexts = [found[i][0] for i in piece]
+        assert contexts == sorted(contexts)
 
 
 def test_a_row_per_request_scores_as_shared_rows_do(subject, monkeypatch):

@@ -13,8 +13,10 @@ from faithprobe.subjects.hf.causal import HFCausal
 from faithprobe.subjects.hf.memory_fit import FitStore, is_out_of_memory, largest_fitting
 
 STORY = "Mary went to the garden and then John went to the kitchen with the"
+# each opening with a letter of its own, so that packed scoring finds no beginning to
+# share and the batches stay as large as the requests
 SCORED = [
-    CandidateScoreRequest(f"{STORY} {'big ' * k}", ("garden", "kitchen", "red sofa"))
+    CandidateScoreRequest(f"{chr(65 + k)}: {STORY} {'big ' * k}", ("garden", "kitchen", "red sofa"))
     for k in range(24)
 ]
 GENERATED = [GenerationRequest(f"{STORY} {'cat ' * k}", 6) for k in range(10)]

@@ -190,6 +190,11 @@ class _Keyed:
                 del data[name]
         return _digest([fingerprint, self.kind, data])
 
+    def reading_order(self) -> tuple[str, ...]:
+        """The request's fields as text, in the order they are declared (a prompt or context
+        first): sorted by this, requests that begin alike are neighbours."""
+        return tuple(str(getattr(self, f.name)) for f in fields(self))
+
 
 # CandidateScoreRequest.start naming the model's own start-of-text token (its BOS token, else
 # its EOS token: GPT-2's <|endoftext|>), not a text

@@ -116,7 +116,7 @@ class CachedSubject(Subject):
         claimed: list[list[str]] = []  # the keys of each chunk given to the model, in order
 
         def chunks_to_compute() -> Iterator[list[Request]]:
-            for chunk in self._chunks(keys):
+            for chunk in self._chunks(keys, gathered):
                 mine = self.cache.claim(chunk, self.lease)
                 if len(mine) < len(chunk):
                     taken = set(mine)
@@ -131,9 +131,13 @@ class CachedSubject(Subject):
             self._store(claimed[index], answers, gathered)
         return held
 
-    def _chunks(self, keys: list[str]) -> list[list[str]]:
+    def _chunks(self, keys: list[str], gathered: _Gathered) -> list[list[str]]:
         """``keys`` in chunks of ``chunk_size``, smaller when that keeps every one of the
-        model's parallel workers busy."""
+        model's parallel workers busy; their requests sorted by
+        :meth:`~faithprobe.requests._Keyed.reading_order`, so those beginning alike share a
+        chunk (a model that reads a shared beginning once, as packed scoring does, finds it
+        there)."""
+        keys = sorted(keys, key=lambda k: gathered.requests[k].reading_order())
         size = max(1, min(self.chunk_size, -(-len(keys) // self.inner.parallel_chunks)))
         return [keys[i : i + size] for i in range(0, len(keys), size)]
 

@@ -2,17 +2,19 @@
 generation.
 
 **Packed scoring** (:mod:`~faithprobe.subjects.hf.packed_scoring`). Each request is run as
-one stretch of a row, ``context + cand_1[:-1] + cand_2[:-1] + ...``, under a block
-attention mask (a candidate sees the context and its own earlier tokens, never another
-candidate's) with position ids that continue the context's for each candidate; the
-context's last logits give every first token. So k candidates cost one forward over the
-context and their fed tokens, with no padding between candidates and no copies of the
-context's key/value cache; the per-candidate path it replaced padded about 60% of its
-candidate tokens. Short requests share a row (``PACKED_ROW_TOKENS``), each seeing only its
-own tokens, and the vocabulary is projected only where a candidate token is read. Rows
-are left-padded; where a request sits changes nothing but rounding (batch-size
-invariance is tested). Packing moves rounding only: on the embedded model it is closer to
-a float64 forward than one float32 forward per candidate is
+one branch of a tree in a row: its context, then ``cand_1[:-1]``, ``cand_2[:-1]``, ... each
+a branch off the context's last token, under an attention mask that lets a token see only
+its ancestors, with position ids that count its depth; the context's last logits give every
+first token. Requests whose contexts begin alike (sorted next to each other) share the
+beginning's tokens, read once (on the natural-logic suite's NLI-XY items, 28% of the
+tokens). So k candidates cost one forward over the context
+and their fed tokens, with no padding between candidates and no copies of the context's
+key/value cache; the per-candidate path it replaced padded about 60% of its candidate
+tokens. Short pieces share a row (``PACKED_ROW_TOKENS``), each seeing only its own tokens,
+and the vocabulary is projected only where a candidate token is read. Rows are
+left-padded; where a request sits, and what it shares a beginning with, changes nothing but
+rounding (batch-size invariance is tested). Packing moves rounding only: on the embedded
+model it is closer to a float64 forward than one float32 forward per candidate is
 (``benchmarks/packed_scoring.py``). A model that takes no position ids, has sliding-window
 attention (a custom mask would override the window) or fails a probe (one request scored
 both ways must agree) keeps the per-candidate path: the context run once, left-padded, its
@@ -85,13 +87,13 @@ from faithprobe.subjects.hf.packed_scoring import (
     Piece,
     block_mask,
     candidate_starts,
+    groups,
     packed_batches,
     packed_rows,
     per_request,
-    picks,
     piece_length,
-    pieces,
     projected_at,
+    shared_pieces,
 )
 from faithprobe.subjects.identity import HF_CAUSAL
 
@@ -311,27 +313,34 @@ class HFCausal(CausalTokens, HFSubject):
     def _packed_answers(
         self, encoded: list[tuple[list[int], list[list[int]]]]
     ) -> Iterator[tuple[list[int], list[CandidateScores]]]:
-        """(Indices into ``encoded``, their answers) as each request's last piece is scored:
-        the requests' pieces placed in rows and batches by
-        :func:`~faithprobe.subjects.hf.packed_scoring.packed_batches` (``batch_size`` rows and
-        ``max_batch_tokens`` tokens at most), a forward per batch (:meth:`_score_rows`)."""
-        found = pieces(encoded, self.max_length)
+        """(Indices into ``encoded``, their answers) as each request's last group is scored:
+        the requests' groups in pieces that read a shared beginning once
+        (:func:`~faithprobe.subjects.hf.packed_scoring.shared_pieces`), the pieces placed in
+        rows and batches by :func:`~faithprobe.subjects.hf.packed_scoring.packed_batches`
+        (``batch_size`` rows and ``max_batch_tokens`` tokens at most), a forward per batch
+        (:meth:`_score_rows`)."""
+        found = groups(encoded, self.max_length)
+        grouped = [group for _, group in found]
+        made = [
+            ([found[i][0] for i in piece], [grouped[i] for i in piece])
+            for piece in shared_pieces(grouped, PACKED_ROW_TOKENS)
+        ]
         starts = candidate_starts(encoded)
         scores = torch.zeros(starts[-1], dtype=torch.float64)
         left = [0] * len(encoded)
         for r, _ in found:
             left[r] += 1
         for batch in packed_batches(
-            [piece_length(piece) for _, piece in found],
+            [piece_length(piece) for _, piece in made],
             max_rows=self.batch_size,
             max_tokens=self.max_batch_tokens,
             row_tokens=PACKED_ROW_TOKENS,
         ):
             with torch.inference_mode():
-                cand, logprobs = self._score_rows([[found[i][1] for i in row] for row in batch])
+                cand, logprobs = self._score_rows([[made[i][1] for i in row] for row in batch])
             scores.index_add_(0, cand, logprobs)
             done = []
-            for r in (found[i][0] for row in batch for i in row):
+            for r in (r for row in batch for i in row for r in made[i][0]):
                 left[r] -= 1
                 if not left[r]:
                     done.append(r)
@@ -343,16 +352,16 @@ class HFCausal(CausalTokens, HFSubject):
 
     def _score_rows(self, rows: list[list[Piece]]) -> tuple[torch.Tensor, torch.Tensor]:
         """(Candidate index, log-prob) of every candidate token of the rows of pieces, by
-        one forward (left-padded, no key/value cache) under the block mask, the vocabulary
+        one forward (left-padded, no key/value cache) under the tree mask, the vocabulary
         projected only where a candidate token is read."""
         dev = self.device
-        ids, positions, owners, segments = packed_rows(rows, self._pad_id)
-        row, back, token, cand = picks(rows)
-        with projected_at(self.model, row.to(dev), (back + ids.shape[1]).to(dev)):
+        packed = packed_rows(rows, self._pad_id)
+        token = packed.token
+        with projected_at(self.model, packed.row.to(dev), packed.column.to(dev)):
             logits = self.model(
-                input_ids=ids.to(dev),
-                attention_mask=block_mask(owners.to(dev), segments.to(dev), self.model.dtype),
-                position_ids=positions.to(dev),
+                input_ids=packed.ids.to(dev),
+                attention_mask=block_mask(packed.parents, self.model.dtype).to(dev),
+                position_ids=packed.positions.to(dev),
                 use_cache=False,
             ).logits
         if logits.shape[:2] != (1, len(token)):
@@ -363,7 +372,7 @@ class HFCausal(CausalTokens, HFSubject):
         logits = logits[0].float()  # on the last layer's device, when layers are spread
         at = logits.device
         picked = logits[torch.arange(len(token), device=at), token.to(at)] - logits.logsumexp(-1)
-        return cand, picked.double().cpu()
+        return packed.cand, picked.double().cpu()
 
     def _score_shared(
         self, batch: list[tuple[list[int], list[list[int]]]]

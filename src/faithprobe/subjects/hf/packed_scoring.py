@@ -1,16 +1,21 @@
 """Packed candidate scoring: the pieces, rows, attention masks and read-out positions that
-let one forward score the candidates of many requests.
+let one forward score the candidates of many requests, each beginning they share read once.
 
-A *piece* is a request's context followed by some of its candidates, all but each one's
-last token: ``context + cand_1[:-1] + cand_2[:-1] + ...``. A candidate sees its context
-and its own earlier tokens, never another candidate's, at positions that continue the
-context's; the context's last logits give every first token. :func:`pack_groups` splits a
-request's candidates over several pieces when they would feed more than the model takes.
+A *group* is a request's context and some of its candidates (:func:`pack_groups` splits a
+request's candidates over several groups when they would feed more than the model takes).
+A *piece* is groups laid out as a tree: their contexts sorted, each context's tokens stored
+from where it leaves the one before (its beginning shared with that one is not stored
+again), and after each context the candidates of its group, all but each one's last token.
+Every token sees its ancestors only: the context tokens it continues and, in a candidate,
+that candidate's earlier tokens, never another candidate's or another context's; its
+position is its depth in the tree. A context's last logits give every first token of its
+candidates. So requests beginning alike (NLI items about one sentence frame, questions about
+one passage, a cloze sentence with and without a distractor) read their common beginning
+once, and k candidates cost one pass over their context.
 
-Pieces share rows (:func:`packed_batches`): several short requests fill one row, so a
-forward carries many tokens and little padding. Each token sees only earlier tokens of its
-own piece (:func:`block_mask`) and positions count from its piece's start
-(:func:`packed_rows`), so a piece scores as it would alone, up to rounding. The vocabulary
+Pieces share rows (:func:`packed_batches`): several short pieces fill one row, so a forward
+carries many tokens and little padding. Each token's ancestors are its tree's
+(:func:`block_mask`), so a request scores as it would alone, up to rounding. The vocabulary
 is projected only at the positions a candidate token is read from (:func:`projected_at`).
 The model runs in :meth:`faithprobe.subjects.hf.causal.HFCausal._packed_answers`.
 """
@@ -19,18 +24,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NamedTuple
 
 import torch
 
 from faithprobe.requests import CandidateScores
+from faithprobe.subjects.hf.kv_prefix_cache import common_length
 
 # (context, [(candidate's index among all the call's candidates, its tokens)])
-Piece = tuple[list[int], list[tuple[int, list[int]]]]
+Group = tuple[list[int], list[tuple[int, list[int]]]]
+Piece = list[Group]  # contexts in sorted order (see shared_pieces)
 
 
 def pack_groups(cands: list[list[int]], max_length: int | None) -> list[list[int]]:
-    """The candidates' indices in pieces: in order, each piece feeding at most
-    ``max_length`` candidate tokens (all in one piece without a limit), so a piece is at
+    """The candidates' indices in groups: in order, each group feeding at most
+    ``max_length`` candidate tokens (all in one group without a limit), so a group is at
     most twice what the model takes and a context is recomputed at most once per its own
     length in candidate tokens."""
     groups: list[list[int]] = [[]]
@@ -53,10 +61,10 @@ def candidate_starts(batch: list[tuple[list[int], list[list[int]]]]) -> list[int
     return starts
 
 
-def pieces(
+def groups(
     encoded: list[tuple[list[int], list[list[int]]]], max_length: int | None
-) -> list[tuple[int, Piece]]:
-    """(Request's index, piece) of every piece of the encoded requests (context, candidates'
+) -> list[tuple[int, Group]]:
+    """(Request's index, group) of every group of the encoded requests (context, candidates'
     tokens), a candidate named by its index among all of theirs (:func:`candidate_starts`)."""
     starts = candidate_starts(encoded)
     return [
@@ -66,10 +74,46 @@ def pieces(
     ]
 
 
+def fed(group: Group) -> int:
+    """Candidate tokens a group feeds: all but the last of each candidate."""
+    return sum(len(tokens) - 1 for _, tokens in group[1])
+
+
+def shared_pieces(found: list[Group], row_tokens: int) -> list[list[int]]:
+    """The groups (indices into ``found``) in pieces: sorted by context, so that contexts
+    beginning alike are neighbours, and cut where a piece would feed more than its longest
+    group alone plus ``row_tokens`` (a bound on how far a piece's attention grows beyond
+    what its longest request costs anyway)."""
+    order = sorted(range(len(found)), key=lambda i: (found[i][0], i))
+    out: list[list[int]] = []
+    size = longest = 0
+    previous: list[int] = []
+    for i in order:
+        ctx = found[i][0]
+        alone = len(ctx) + fed(found[i])
+        grown = alone - (common_length(previous, ctx) if out and out[-1] else 0)
+        if out and out[-1] and size + grown > max(longest, alone) + row_tokens:
+            out.append([])
+            size = longest = 0
+            grown = alone
+        if not out:
+            out.append([])
+        out[-1].append(i)
+        size += grown
+        longest = max(longest, alone)
+        previous = ctx
+    return out
+
+
 def piece_length(piece: Piece) -> int:
-    """Tokens a piece feeds: its context and all but the last token of each candidate."""
-    ctx, cands = piece
-    return len(ctx) + sum(len(tokens) - 1 for _, tokens in cands)
+    """Tokens a piece feeds: each context from where it leaves the one before, and all but
+    the last token of each candidate."""
+    n, previous = 0, None
+    for ctx, cands in piece:
+        n += len(ctx) - (common_length(previous, ctx) if previous is not None else 0)
+        n += fed((ctx, cands))
+        previous = ctx
+    return n
 
 
 def packed_batches(
@@ -106,70 +150,98 @@ def packed_batches(
     return batches
 
 
-def packed_rows(
-    rows: list[list[Piece]], pad_id: int
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Token ids, position ids, owners and segments of rows of pieces, left-padded: a
-    token's owner is its piece's place in the row (-1 for padding), its segment 0 in the
-    context and ``k`` in the piece's ``k``-th candidate; positions count from the piece's
-    start, a candidate's continuing the context's."""
-    seqs = []
-    for row in rows:
-        ids: list[int] = []
-        positions: list[int] = []
-        owners: list[int] = []
-        segments: list[int] = []
-        for p, (ctx, cands) in enumerate(row):
-            start = len(ids)
-            ids += ctx
-            segments += [0] * len(ctx)
-            positions += range(len(ctx))
-            for k, (_, tokens) in enumerate(cands, start=1):
-                ids += tokens[:-1]
-                positions += range(len(ctx), len(ctx) + len(tokens) - 1)
-                segments += [k] * (len(tokens) - 1)
-            owners += [p] * (len(ids) - start)
-        seqs.append((ids, positions, owners, segments))
-    n = max(len(ids) for ids, *_ in seqs)
-    out = [torch.full((len(rows), n), fill, dtype=torch.long) for fill in (pad_id, 0, -1, -1)]
-    for r, seq in enumerate(seqs):
-        for tensor, values in zip(out, seq, strict=True):
-            tensor[r, n - len(values) :] = torch.tensor(values, dtype=torch.long)
-    return out[0], out[1], out[2], out[3]
+class Layout(NamedTuple):
+    """A piece's tokens as laid out in a row: ids, each one's parent (its place in the
+    piece, -1 for a root), position (depth), and the read-outs: (place whose logits predict
+    the token, the token, the candidate's index)."""
+
+    ids: list[int]
+    parents: list[int]
+    positions: list[int]
+    reads: list[tuple[int, int, int]]
 
 
-def block_mask(owners: torch.Tensor, segments: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """The additive (rows, 1, n, n) attention mask of packed rows: a token sees the earlier
-    tokens of its own piece's context and of its own segment (padding sees earlier padding
-    only, so no row of the mask is empty)."""
-    n = segments.shape[1]
-    earlier = torch.ones(n, n, dtype=torch.bool, device=segments.device).tril()
-    same_piece = owners[:, None, :] == owners[:, :, None]
-    keys, queries = segments[:, None, :], segments[:, :, None]
-    seen = earlier & same_piece & ((keys == 0) | (keys == queries))
-    mask = torch.zeros(seen.shape, dtype=dtype, device=seen.device)
+def layout(piece: Piece) -> Layout:
+    """:class:`Layout` of ``piece``: each context stored from where it leaves the one
+    before, then its candidates' fed tokens, each candidate a branch off its context's last
+    token."""
+    out = Layout([], [], [], [])
+    previous: list[int] = []
+    places: list[int] = []  # where the previous context's tokens lie
+
+    def add(token: int, parent: int, position: int) -> int:
+        out.ids.append(token)
+        out.parents.append(parent)
+        out.positions.append(position)
+        return len(out.ids) - 1
+
+    for ctx, cands in piece:
+        places = places[: common_length(previous, ctx)]
+        for k in range(len(places), len(ctx)):
+            places.append(add(ctx[k], places[-1] if places else -1, k))
+        previous = ctx
+        for c, tokens in cands:
+            at = places[-1]
+            out.reads.append((at, tokens[0], c))
+            for k, token in enumerate(tokens[:-1]):
+                at = add(token, at, len(ctx) + k)
+                out.reads.append((at, tokens[k + 1], c))
+    return out
+
+
+class PackedRows(NamedTuple):
+    """Rows of pieces as tensors, left-padded (``parents`` -1 and ``positions`` 0 in the
+    padding, ``parents`` counted in the row), and the read-outs: for each candidate token,
+    the row and column whose logits predict it, the token and the candidate's index."""
+
+    ids: torch.Tensor
+    positions: torch.Tensor
+    parents: torch.Tensor
+    row: torch.Tensor
+    column: torch.Tensor
+    token: torch.Tensor
+    cand: torch.Tensor
+
+
+def packed_rows(rows: list[list[Piece]], pad_id: int) -> PackedRows:
+    """:class:`PackedRows` of rows of pieces: each piece's :func:`layout` after the one
+    before it in the row."""
+    laid = [[layout(piece) for piece in row] for row in rows]
+    n = max(sum(len(p.ids) for p in row) for row in laid)
+    ids = torch.full((len(rows), n), pad_id, dtype=torch.long)
+    positions = torch.zeros((len(rows), n), dtype=torch.long)
+    parents = torch.full((len(rows), n), -1, dtype=torch.long)
+    reads: list[tuple[int, int, int, int]] = []
+    for r, row in enumerate(laid):
+        at = n - sum(len(p.ids) for p in row)
+        for p in row:
+            span = slice(at, at + len(p.ids))
+            ids[r, span] = torch.tensor(p.ids, dtype=torch.long)
+            positions[r, span] = torch.tensor(p.positions, dtype=torch.long)
+            parents[r, span] = torch.tensor([q + at if q >= 0 else -1 for q in p.parents])
+            reads += [(r, at + place, token, c) for place, token, c in p.reads]
+            at = span.stop
+    row, column, token, cand = (
+        torch.tensor(col, dtype=torch.long) for col in zip(*reads, strict=True)
+    )
+    return PackedRows(ids, positions, parents, row, column, token, cand)
+
+
+def block_mask(parents: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The additive (rows, 1, n, n) attention mask of packed rows: a token sees itself and
+    its ancestors (padding only itself, so no row of the mask is empty). Built by following
+    every token's parents at once, one step per level of the deepest tree."""
+    rows, n = parents.shape
+    seen = torch.zeros((rows, n, n), dtype=torch.bool)
+    row = torch.arange(rows)[:, None].expand(rows, n)
+    query = torch.arange(n)[None, :].expand(rows, n)
+    at = query.clone()
+    while (live := at >= 0).any():
+        seen[row[live], query[live], at[live]] = True
+        at = torch.where(live, parents.gather(1, at.clamp(min=0)), -1)
+    mask = torch.zeros(seen.shape, dtype=dtype)
     mask.masked_fill_(~seen, torch.finfo(dtype).min)
     return mask[:, None]
-
-
-def picks(rows: list[list[Piece]]) -> tuple[torch.Tensor, ...]:
-    """For each candidate token of packed rows: the row, the position whose logits predict
-    it counted from the row's end (-1 is the last), the token and the candidate's index. A
-    piece's last context position predicts each of its candidates' first tokens; a fed
-    token predicts the next."""
-    found = []
-    for r, row in enumerate(rows):
-        end = sum(piece_length(piece) for piece in row)
-        at = -end  # where the piece starts, counted from the row's end
-        for ctx, cands in row:
-            context_end = at + len(ctx) - 1
-            fed = context_end + 1  # where the candidate's fed tokens start
-            for c, tokens in cands:
-                found.append((r, context_end, tokens[0], c))
-                found += [(r, fed + t, token, c) for t, token in enumerate(tokens[1:])]
-                fed += len(tokens) - 1
-            at = fed
-    return tuple(torch.tensor(column) for column in zip(*found, strict=True))
 
 
 @contextmanager
