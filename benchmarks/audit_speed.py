@@ -13,8 +13,8 @@ run.json):
   replies, expectations met); the float columns' largest differences are listed (a change
   that only moves float32 rounding, such as reading a shared beginning once, moves a
   summed log-probability by up to a few 1e-5);
-* ``card.md`` (the card as a model card shows it, numbers rounded), text for text once the
-  pass folders' paths are masked;
+* ``card.md`` (the card as a model card shows it, numbers rounded), text for text but for
+  the lines naming the command and when it finished;
 * the per-step seconds side by side, and their ratio.
 
 A command whose card differs is listed with its first differences and ``compare`` exits 1.
@@ -80,7 +80,11 @@ def run(tree: Path, out: Path, names: list[str]) -> None:
 
 
 def _card_text(folder: Path) -> str:
-    return (folder / "card.md").read_text().replace(str(folder.resolve()), "<out>")
+    """``card.md`` but for the lines that name the command and when it finished."""
+    lines = (folder / "card.md").read_text().splitlines()
+    return "\n".join(
+        line for line in lines if not line.startswith(("faithprobe audit ", "- **finished**"))
+    )
 
 
 def _float_gap(x: pd.Series, y: pd.Series) -> float | None:

@@ -13,7 +13,8 @@ full NLI-XY data, the step that takes most of that audit), at most ``--max-reque
 
 Both in this one process, taking turns in ``--rounds`` contiguous chunks so that both see
 the same load. Reports seconds and requests/s of each and their ratio, the tokens each
-feeds, padding aside (lm-eval: context and candidate of every pair; ours: each shared
+feeds, padding aside (lm-eval: each request's context and the fed tokens of its longest
+candidate, as its collator groups a context's candidates into one row; ours: each shared
 beginning once, and the candidates' fed tokens), the largest |difference of log-probability| and the requests
 whose best candidate differs. Needs ``pip install '.[bench]'``. Usage::
 
@@ -110,7 +111,10 @@ def main() -> None:
     best = lambda xs: max(range(len(xs)), key=xs.__getitem__)  # noqa: E731
     differing = sum(best(a) != best(b) for a, b in per_request)
     gap = max(abs(a - b) for a, b in zip(scores["lm_eval"], scores["faithprobe"], strict=True))
-    lengths = [len(ours.tokenizer(c + x)["input_ids"]) for c, x in lm_eval_pairs(requests)]
+    encode = lambda text: len(ours.tokenizer(text)["input_ids"])  # noqa: E731
+    # lm-eval's collator runs requests of one context once, to the longest continuation
+    lengths = [encode(r.context) + max(encode(f" {c}") for c in r.candidates) - 1
+               for r in requests]  # fmt: skip
     result = {
         "step": args.step,
         "budget": args.budget,
