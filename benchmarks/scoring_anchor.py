@@ -129,10 +129,10 @@ def main() -> None:
         "max_abs_logprob_diff": gap,
         "differing_best_candidate": differing,
     }
-    text = json.dumps(result, indent=2)
-    print(text)
+    for key, value in result.items():
+        print(f"{key}: {value}")
     if args.json:
-        args.json.write_text(text + "\n")
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
 
 
 if __name__ == "__main__":
