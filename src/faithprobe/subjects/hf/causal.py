@@ -360,7 +360,7 @@ class HFCausal(CausalTokens, HFSubject):
         with projected_at(self.model, packed.row.to(dev), packed.column.to(dev)):
             logits = self.model(
                 input_ids=packed.ids.to(dev),
-                attention_mask=block_mask(packed.parents, self.model.dtype).to(dev),
+                attention_mask=block_mask(packed.parents.to(dev), self.model.dtype),
                 position_ids=packed.positions.to(dev),
                 use_cache=False,
             ).logits

@@ -91,13 +91,11 @@ def shared_pieces(found: list[Group], row_tokens: int) -> list[list[int]]:
     for i in order:
         ctx = found[i][0]
         alone = len(ctx) + fed(found[i])
-        grown = alone - (common_length(previous, ctx) if out and out[-1] else 0)
-        if out and out[-1] and size + grown > max(longest, alone) + row_tokens:
+        grown = alone - common_length(previous, ctx)
+        if not out or size + grown > max(longest, alone) + row_tokens:
             out.append([])
             size = longest = 0
             grown = alone
-        if not out:
-            out.append([])
         out[-1].append(i)
         size += grown
         longest = max(longest, alone)
@@ -229,17 +227,19 @@ def packed_rows(rows: list[list[Piece]], pad_id: int) -> PackedRows:
 
 def block_mask(parents: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """The additive (rows, 1, n, n) attention mask of packed rows: a token sees itself and
-    its ancestors (padding only itself, so no row of the mask is empty). Built by following
-    every token's parents at once, one step per level of the deepest tree."""
+    its ancestors (padding only itself, so no row of the mask is empty). Built on
+    ``parents``' device by following every token's parents at once, one step per level of
+    the deepest tree."""
     rows, n = parents.shape
-    seen = torch.zeros((rows, n, n), dtype=torch.bool)
-    row = torch.arange(rows)[:, None].expand(rows, n)
-    query = torch.arange(n)[None, :].expand(rows, n)
+    dev = parents.device
+    seen = torch.zeros((rows, n, n), dtype=torch.bool, device=dev)
+    row = torch.arange(rows, device=dev)[:, None].expand(rows, n)
+    query = torch.arange(n, device=dev)[None, :].expand(rows, n)
     at = query.clone()
     while (live := at >= 0).any():
         seen[row[live], query[live], at[live]] = True
         at = torch.where(live, parents.gather(1, at.clamp(min=0)), -1)
-    mask = torch.zeros(seen.shape, dtype=dtype)
+    mask = torch.zeros(seen.shape, dtype=dtype, device=dev)
     mask.masked_fill_(~seen, torch.finfo(dtype).min)
     return mask[:, None]
 
