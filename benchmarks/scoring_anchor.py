@@ -39,7 +39,7 @@ from audit_requests import step_requests  # noqa: E402
 from faithprobe.requests import CandidateScoreRequest  # noqa: E402
 from faithprobe.subjects import load_subject  # noqa: E402
 from faithprobe.subjects.hf import causal as hf_causal  # noqa: E402
-from faithprobe.subjects.hf.packed_scoring import groups, piece_length, shared_pieces  # noqa: E402
+from faithprobe.subjects.hf.packed_scoring import groups, layout, shared_pieces  # noqa: E402
 
 
 def lm_eval_pairs(requests: list[CandidateScoreRequest]) -> list[tuple[str, str]]:
@@ -56,7 +56,7 @@ def our_tokens(subject, requests) -> int:
     found = [group for _, group in groups([subject._encode(r)[0] for r in requests],
                                           subject.max_length)]  # fmt: skip
     pieces = shared_pieces(found, hf_causal.PACKED_ROW_TOKENS)
-    return sum(piece_length([found[i] for i in piece]) for piece in pieces)
+    return sum(len(layout([found[i] for i in piece]).ids) for piece in pieces)
 
 
 def main() -> None:

@@ -17,10 +17,10 @@ from faithprobe.subjects.hf import causal as hf_causal
 from faithprobe.subjects.hf.causal import HFCausal
 from faithprobe.subjects.hf.packed_scoring import (
     groups,
+    layout,
     pack_groups,
     packed_batches,
     per_request,
-    piece_length,
     shared_pieces,
 )
 
@@ -128,7 +128,10 @@ def test_requests_sharing_a_row_do_not_see_each_other(subject):
     encoded = [subject._encode(r)[0] for r in _requests()]
     full = [_full_forwards(subject.model, ctx, cands) for ctx, cands in encoded]
     found = groups(encoded, subject.max_length)
-    rows = [[[group] for _, group in found[:8]], [[group] for _, group in found[8:]]]
+    rows = [
+        [layout([group]) for _, group in found[:8]],
+        [layout([group]) for _, group in found[8:]],
+    ]
     with torch.inference_mode():
         cand, logprobs = subject._score_rows(rows)
     scores = torch.zeros(sum(len(c) for _, c in encoded), dtype=torch.float64)
@@ -161,7 +164,7 @@ def test_requests_beginning_alike_read_their_beginning_once_and_score_alone(subj
     encoded = [subject._encode(r)[0] for r in _alike()]
     found = [group for _, group in groups(encoded, subject.max_length)]
     (piece,) = shared_pieces(found, hf_causal.PACKED_ROW_TOKENS)
-    shared = piece_length([found[i] for i in piece])
+    shared = len(layout([found[i] for i in piece]).ids)
     distinct = {tuple(ctx[:k]) for ctx, _ in encoded for k in range(1, len(ctx) + 1)}
     assert shared == len(distinct) + sum(len(t) - 1 for _, c in encoded for t in c)
     packed = _score(subject, subject._score_packed, encoded)
@@ -176,8 +179,8 @@ def test_shared_pieces_hold_every_group_once_within_their_bound(subject, row_tok
     made = shared_pieces(found, row_tokens)
     assert sorted(i for piece in made for i in piece) == list(range(len(found)))
     for piece in made:
-        alone = max(piece_length([found[i]]) for i in piece)
-        assert piece_length([found[i] for i in piece]) <= alone + row_tokens or len(piece) == 1
+        alone = max(len(layout([found[i]]).ids) for i in piece)
+        assert len(layout([found[i] for i in piece]).ids) <= alone + row_tokens or len(piece) == 1
         contexts = [found[i][0] for i in piece]
         assert contexts == sorted(contexts)
 

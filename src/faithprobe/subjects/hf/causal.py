@@ -84,14 +84,14 @@ from faithprobe.subjects.hf.decode_batch import DecodeBatch, ReadyRow, ready_row
 from faithprobe.subjects.hf.kv_cache_name import cache_argument, returned_cache
 from faithprobe.subjects.hf.kv_prefix_cache import PrefixCache, common_length
 from faithprobe.subjects.hf.packed_scoring import (
-    Piece,
+    Layout,
     block_mask,
     candidate_starts,
     groups,
+    layout,
     packed_batches,
     packed_rows,
     per_request,
-    piece_length,
     projected_at,
     shared_pieces,
 )
@@ -322,7 +322,7 @@ class HFCausal(CausalTokens, HFSubject):
         found = groups(encoded, self.max_length)
         grouped = [group for _, group in found]
         made = [
-            ([found[i][0] for i in piece], [grouped[i] for i in piece])
+            ([found[i][0] for i in piece], layout([grouped[i] for i in piece]))
             for piece in shared_pieces(grouped, PACKED_ROW_TOKENS)
         ]
         starts = candidate_starts(encoded)
@@ -331,7 +331,7 @@ class HFCausal(CausalTokens, HFSubject):
         for r, _ in found:
             left[r] += 1
         for batch in packed_batches(
-            [piece_length(piece) for _, piece in made],
+            [len(laid.ids) for _, laid in made],
             max_rows=self.batch_size,
             max_tokens=self.max_batch_tokens,
             row_tokens=PACKED_ROW_TOKENS,
@@ -350,8 +350,9 @@ class HFCausal(CausalTokens, HFSubject):
                 [per_request([encoded[r]], scores[starts[r] : starts[r + 1]])[0] for r in done],
             )
 
-    def _score_rows(self, rows: list[list[Piece]]) -> tuple[torch.Tensor, torch.Tensor]:
-        """(Candidate index, log-prob) of every candidate token of the rows of pieces, by
+    def _score_rows(self, rows: list[list[Layout]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """(Candidate index, log-prob) of every candidate token of the rows of laid-out
+        pieces (:func:`~faithprobe.subjects.hf.packed_scoring.layout`), by
         one forward (left-padded, no key/value cache) under the tree mask, the vocabulary
         projected only where a candidate token is read."""
         dev = self.device

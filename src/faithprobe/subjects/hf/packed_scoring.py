@@ -13,8 +13,9 @@ candidates. So requests beginning alike (NLI items about one sentence frame, que
 one passage, a cloze sentence with and without a distractor) read their common beginning
 once, and k candidates cost one pass over their context.
 
-Pieces share rows (:func:`packed_batches`): several short pieces fill one row, so a forward
-carries many tokens and little padding. Each token's ancestors are its tree's
+A piece is laid out once (:func:`layout`: its token count is what
+:func:`packed_batches` packs, its tokens what :func:`packed_rows` places). Pieces share rows: several short pieces
+fill one row, so a forward carries many tokens and little padding. Each token's ancestors are its tree's
 (:func:`block_mask`), so a request scores as it would alone, up to rounding. The vocabulary
 is projected only at the positions a candidate token is read from (:func:`projected_at`).
 The model runs in :meth:`faithprobe.subjects.hf.causal.HFCausal._packed_answers`.
@@ -101,17 +102,6 @@ def shared_pieces(found: list[Group], row_tokens: int) -> list[list[int]]:
         longest = max(longest, alone)
         previous = ctx
     return out
-
-
-def piece_length(piece: Piece) -> int:
-    """Tokens a piece feeds: each context from where it leaves the one before, and all but
-    the last token of each candidate."""
-    n, previous = 0, None
-    for ctx, cands in piece:
-        n += len(ctx) - (common_length(previous, ctx) if previous is not None else 0)
-        n += fed((ctx, cands))
-        previous = ctx
-    return n
 
 
 def packed_batches(
@@ -201,16 +191,15 @@ class PackedRows(NamedTuple):
     cand: torch.Tensor
 
 
-def packed_rows(rows: list[list[Piece]], pad_id: int) -> PackedRows:
-    """:class:`PackedRows` of rows of pieces: each piece's :func:`layout` after the one
-    before it in the row."""
-    laid = [[layout(piece) for piece in row] for row in rows]
-    n = max(sum(len(p.ids) for p in row) for row in laid)
+def packed_rows(rows: list[list[Layout]], pad_id: int) -> PackedRows:
+    """:class:`PackedRows` of rows of laid-out pieces, each after the one before it in the
+    row."""
+    n = max(sum(len(p.ids) for p in row) for row in rows)
     ids = torch.full((len(rows), n), pad_id, dtype=torch.long)
     positions = torch.zeros((len(rows), n), dtype=torch.long)
     parents = torch.full((len(rows), n), -1, dtype=torch.long)
     reads: list[tuple[int, int, int, int]] = []
-    for r, row in enumerate(laid):
+    for r, row in enumerate(rows):
         at = n - sum(len(p.ids) for p in row)
         for p in row:
             span = slice(at, at + len(p.ids))
