@@ -1,7 +1,8 @@
 """The answer cache as the audit's driver uses it on a cluster: sustained answers/s.
 
-Several model threads (``--threads``) each write shards of ``--shard`` answers into one cache
-file already holding ``--prefill`` answers, as :mod:`faithprobe.audit.cluster`'s model
+Several model threads (``--threads``) write ``--answers`` answers between them (the same for
+every thread count, so that each count meets the same cache) in shards of ``--shard``
+answers into one cache file already holding ``--prefill`` answers, as :mod:`faithprobe.audit.cluster`'s model
 threads do: per shard, claim its keys, write its answers, renew the thread's claims
 (:meth:`~faithprobe.subjects.cached_subject.CachedSubject._store`). Two sides on the same
 prefilled file (a fresh copy each), in this one run:
@@ -18,11 +19,13 @@ load falls on both alike. Answers/s is counted from the moment every thread has 
 cache until the last one has written its share; beside it, answers per CPU-second of the
 process (all its threads), which is what a machine whose cores are busy with other jobs
 still shows of the cache's own cost. The median round is reported, with the time to open a
-cache (the slowest thread's, and the median). Answers are synthetic ``CandidateScores`` of
-two candidates (about 70 characters of JSON, near the 82 of a real audit's cache). Usage:
+cache (the slowest thread's, and the median). Each round's copy of the prefilled file is
+synced to disk before the round, so that the round's checkpoints do not pay for writing the
+copy out. Answers are synthetic ``CandidateScores`` of two candidates (about 70 characters
+of JSON, near the 82 of a real audit's cache). Usage:
 
     python benchmarks/answer_cache_throughput.py [--threads 1,8,32] [--shard 64]
-        [--prefill 1000000] [--shards-per-thread 150] [--rounds 3] [--work DIR]
+        [--prefill 1000000] [--answers 307200] [--rounds 3] [--work DIR]
         [--json benchmarks/results/answer_cache_throughput.json]
 """
 
@@ -77,6 +80,15 @@ def prefilled(folder: Path, count: int) -> Path:
     cache.close()
     (folder / "making.sqlite").rename(path)
     return path
+
+
+def synced(path: Path) -> None:
+    """``path``'s data written to disk (``fsync``)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class PerShard:
@@ -200,7 +212,7 @@ def main() -> None:
     parser.add_argument("--threads", default="1,8,32", help="model threads writing at once")
     parser.add_argument("--shard", type=int, default=64, help="answers per shard")
     parser.add_argument("--prefill", type=int, default=1_000_000, help="answers already cached")
-    parser.add_argument("--shards-per-thread", type=int, default=150)
+    parser.add_argument("--answers", type=int, default=307_200, help="written per round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--work", type=Path, help="folder for the prefilled cache (kept)")
     parser.add_argument("--sides", default=",".join(SIDES), help="comma-separated")
@@ -223,8 +235,9 @@ def main() -> None:
                 for suffix in ("", "-wal", "-shm"):
                     Path(f"{path}{suffix}").unlink(missing_ok=True)
                 shutil.copyfile(source, path)
-                measured = in_a_process(side, path, threads, args.shards_per_thread,
-                                        args.shard, seed=r)  # fmt: skip
+                synced(path)
+                shards = -(-args.answers // (args.shard * threads))  # per thread
+                measured = in_a_process(side, path, threads, shards, args.shard, seed=r)
                 rounds[threads, side].append(measured)
                 print(f"round {r}, {threads} threads, {side}: "
                       f"{measured['answers_per_s']:,.0f} answers/s, "
@@ -253,7 +266,7 @@ def main() -> None:
         "shard": args.shard,
         "prefilled_answers": args.prefill,
         "prefill_seconds": round(prefill_s, 1),
-        "shards_per_thread": args.shards_per_thread,
+        "answers_per_round": args.answers,
         "target_answers_per_s": TARGET,
         "table": table,
         "machine": {

@@ -46,7 +46,9 @@ making pairs and metrics on the driver, lost actors. Each row reports the makesp
 ideal (total work over the workers, without and with one load per model), the driver's
 utilisation and longest queue, and which lower bound binds: the workers (work and one load
 per model), the driver (its busy time) or the longest single model (its load and its steps,
-each over its actors). A sweep of ``--speedups`` at the largest worker count shows where the
+each over its actors); beside them the least makespan any policy could reach
+(:func:`any_policy_bound`), which says how much a better scheduler could still win. A sweep
+of ``--speedups`` at the largest worker count shows where the
 driver saturates. Usage:
 
     python benchmarks/audit_scheduling.py --measured AUDIT_DIR [--models 100]
@@ -61,6 +63,7 @@ import argparse
 import heapq
 import itertools
 import json
+import math
 import os
 import platform
 import secrets
@@ -339,6 +342,30 @@ def _model_bound(s: Scenario, size: float) -> float:
     return total
 
 
+def any_policy_bound(s: Scenario) -> float:
+    """The least makespan any scheduler could reach with these models on these workers,
+    the driver free and work divisible at will: the least ``T`` such that every model gets
+    enough actors to finish by ``T`` (each loads for its load time, then computes until
+    ``T``: ``ceil(work / (T - load))`` of them) and all their loads and work fit in the
+    workers' time ``workers * T``. A policy cannot beat it however it orders models, sizes
+    pools or cuts shards; it is above the ideal with loads where the largest model's own
+    load and work, spread over many actors that each load it, do not fit in that ideal."""
+    sizes = model_sizes(s.models, s.sigma, s.seed)
+    work = sum(st.requests * st.seconds_per_request for st in s.steps) / s.speedup
+    models = [(work * size, s.load_seconds * size) for size in sizes]
+
+    def fits(makespan: float) -> bool:
+        needed = sum(w + load * math.ceil(w / (makespan - load)) for w, load in models)
+        return needed <= s.workers * makespan
+
+    low = max(load for _, load in models)  # no model finishes before its first actor loads
+    high = low + sum(w + load for w, load in models)  # one actor each, one after another
+    while high - low > 1e-6 * high:  # fits() is false at low, true at high, monotone between
+        middle = (low + high) / 2
+        low, high = (low, middle) if fits(middle) else (middle, high)
+    return high
+
+
 def row(s: Scenario, o: Outcome) -> dict:
     """One table row: the outcome against the ideal and the binding lower bound."""
     ideal = o.work / s.workers
@@ -346,6 +373,7 @@ def row(s: Scenario, o: Outcome) -> dict:
     bounds = {"workers": ideal_loaded, "driver": o.driver_busy, "longest model": o.longest_model}
     binds = max(bounds, key=bounds.get)
     full = s.driver.service(s.shard_size)
+    best = any_policy_bound(s)
     return {
         "workers": s.workers,
         "workers_per_model": s.workers_per_model,
@@ -364,6 +392,9 @@ def row(s: Scenario, o: Outcome) -> dict:
         "actor_loads": o.actor_loads,
         "binds": binds,
         "makespan_over_binding_bound": round(o.makespan / bounds[binds], 3),
+        "any_policy_bound_s": round(best, 1),
+        "any_policy_bound_over_ideal_with_loads": round(best / ideal_loaded, 3),
+        "makespan_over_any_policy_bound": round(o.makespan / best, 3),
         "lower_bounds_s": {k: round(v, 1) for k, v in bounds.items()},
     }
 
@@ -536,6 +567,7 @@ def table(rows: Sequence[dict]) -> str:
         ("ideal+loads s", "ideal_with_loads_s"),
         ("/ideal", "makespan_over_ideal"),
         ("/ideal+loads", "makespan_over_ideal_with_loads"),
+        ("any-policy bound s", "any_policy_bound_s"),
         ("driver util.", "driver_utilisation"),
         ("longest queue", "driver_longest_queue"),
         ("requests/s", "requests_per_s"),

@@ -194,12 +194,15 @@ def test_claims_are_exclusive_and_dropped_with_their_answers_and_on_close(tmp_pa
     first, second = AnswerCache(path), AnswerCache(path)
     assert first.claim(["a", "b", "c"], lease=60) == ["a", "b", "c"]
     assert second.claim(["b", "c", "d"], lease=60) == ["d"]
+    assert second.claim(["d", "e", "d", "b"], lease=60) == ["d", "e", "d"]  # its own stay its
+    assert _claims(path)["d"] == second.owner
     assert second.held_elsewhere(["a", "b", "c", "d"]) == {"a", "b", "c"}
     first.put_many({"a": "{}"})
-    assert _claims(path) == {"b": first.owner, "c": first.owner, "d": second.owner}
+    assert _claims(path) == {"b": first.owner, "c": first.owner, "d": second.owner,
+                             "e": second.owner}  # fmt: skip
     assert second.claim(["a"], lease=60) == []  # answered: nothing to compute
     first.close()
-    assert _claims(path) == {"d": second.owner}
+    assert _claims(path) == {"d": second.owner, "e": second.owner}
     assert second.claim(["b", "c"], lease=60) == ["b", "c"]
     second.close()
     assert _claims(path) == {}

@@ -52,6 +52,9 @@ def test_no_makespan_below_a_bound_every_request_answered_every_worker_freed(giv
     assert o.makespan >= o.driver_busy - 1e-9
     assert o.makespan >= o.longest_model - 1e-9
     assert r["makespan_over_binding_bound"] >= 1.0
+    best = sim.any_policy_bound(s)
+    assert o.makespan >= best * (1 - 1e-5)
+    assert best >= (o.work + o.loads) / s.workers * (1 - 1e-5)
     assert 0.0 < o.driver_busy / o.makespan <= 1.0
     assert o.requests == s.models * sum(st.requests for st in s.steps)
     assert o.actor_loads >= s.models
@@ -63,6 +66,15 @@ def test_one_model_on_one_worker_is_its_load_plus_the_serial_sum():
     serial = sum(st.requests * st.seconds_per_request for st in STEPS)
     assert o.makespan == pytest.approx(5.0 + serial)
     assert o.longest_queue == 0 and o.actor_loads == 1
+
+
+def test_no_policy_beats_one_model_on_one_worker_and_many_workers_share_a_model_loaded_often():
+    alone = scenario(models=1, workers=1, workers_per_model=1, driver=FREE, sigma=0.0)
+    serial = sum(st.requests * st.seconds_per_request for st in STEPS)
+    assert sim.any_policy_bound(alone) == pytest.approx(5.0 + serial, rel=1e-5)
+    # 4 workers: 4 actors each load (5 s) then share the work, all within the workers' time
+    spread = scenario(models=1, workers=4, workers_per_model=4, driver=FREE, sigma=0.0)
+    assert sim.any_policy_bound(spread) == pytest.approx(5.0 + serial / 4, rel=1e-5)
 
 
 def test_one_worker_waits_for_the_driver_after_every_shard():

@@ -1,14 +1,16 @@
 """One writer per process and cache file: the writes that wait are committed together, a
-failed one fails only its caller, and the file is checked once per process."""
+failed one fails only its caller, the file is checked once per process, and checkpoints run
+beside the writer without letting the WAL grow."""
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 
 import pytest
 
-from faithprobe.subjects import answer_cache
+from faithprobe.subjects import answer_cache, cache_writer
 from faithprobe.subjects.answer_cache import AnswerCache
 from faithprobe.subjects.cache_writer import release_writer, writer_for
 
@@ -125,3 +127,47 @@ def test_the_last_cache_closes_the_writer(tmp_path):
     assert not (tmp_path / "answers.sqlite-wal").exists()  # the last connection checkpointed
     with pytest.raises(KeyError):
         release_writer(writer)  # no longer registered
+
+
+def test_checkpoints_run_beside_the_writer(tmp_path, monkeypatch):
+    """The writer's own checkpoints are off (at a WAL larger than the test writes), so
+    pages reach the database file only through the checkpointer's thread."""
+    monkeypatch.setattr(cache_writer, "WRITER_CHECKPOINT_PAGES", 1_000_000)
+    monkeypatch.setattr(cache_writer, "CHECKPOINT_PAUSE", 0.0)
+    path = tmp_path / "answers.sqlite"
+    cache = AnswerCache(path)
+    for shard in range(20):
+        cache.put_many({f"{shard}-{i}": "x" * 200 for i in range(64)})
+    deadline = time.monotonic() + 10
+    while path.stat().st_size < 20 * 64 * 200 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert path.stat().st_size >= 20 * 64 * 200  # the answers are in the file itself
+    assert cache._writer.checkpoints >= 1
+    cache.close()
+
+
+def test_the_wal_starts_again_while_writes_never_pause(tmp_path, monkeypatch):
+    """With writes always waiting, the checkpointer never finds the WAL fully copied; the
+    writer's checkpoint of the tail lets SQLite write the WAL from its start again, so it
+    stays near ``WRITER_CHECKPOINT_PAGES`` however much is written."""
+    monkeypatch.setattr(cache_writer, "WRITER_CHECKPOINT_PAGES", 50)
+    path = tmp_path / "answers.sqlite"
+    first = AnswerCache(path)
+    first.put_many({"first": "{}"})  # the file, so that each cache opens it here
+    caches = [AnswerCache(path) for _ in range(4)]
+
+    def write(c: int) -> None:
+        for shard in range(60):
+            caches[c].put_many({f"{c}-{shard}-{i}": "x" * 200 for i in range(64)})
+
+    threads = [threading.Thread(target=write, args=(c,)) for c in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    written = 4 * 60 * 64 * 200  # bytes of answers alone: some 3 MB
+    wal = (tmp_path / "answers.sqlite-wal").stat().st_size
+    assert wal < written / 3, f"the WAL grew to {wal} bytes"
+    assert len(first) == 1 + 4 * 60 * 64
+    for c in [first, *caches]:
+        c.close()

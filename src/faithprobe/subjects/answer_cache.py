@@ -268,22 +268,25 @@ class AnswerCache:
     def claim(self, keys: Sequence[str], lease: float) -> list[str]:
         """Claim for ``lease`` seconds the ``keys`` nobody has answered and nobody else holds
         (claims of owners gone or past their lease are taken over); return the ones now
-        claimed by this cache, in order. One transaction, so two runs never claim one key."""
+        claimed by this cache, in order. One transaction, so two runs never claim one key.
+
+        What is claimed is known from what the transaction read (the others' claims and the
+        answers among ``keys``), so the claims are inserted without looking for an answer
+        per key and not read back: a third of the claim's cost in the writer (issue 60)."""
 
         def claim(conn: sqlite3.Connection) -> set[str]:
             now = time.time()
-            stale = [
-                key
-                for key, owner, expires in self._others_claims(conn, keys)
-                if not _is_live(owner, expires, now)
-            ]
+            others = self._others_claims(conn, keys)
+            stale = [key for key, owner, expires in others if not _is_live(owner, expires, now)]
             conn.executemany("DELETE FROM claims WHERE key = ?", ((k,) for k in stale))
+            taken = {key for key, _, _ in others}.difference(stale) | self._answered(conn, keys)
+            free = [k for k in keys if k not in taken]
+            # a key this cache already holds is ignored here, and stays its claim
             conn.executemany(
-                "INSERT OR IGNORE INTO claims (key, owner, expires) SELECT ?, ?, ? "
-                "WHERE NOT EXISTS (SELECT 1 FROM answers WHERE key = ?)",
-                ((k, self.owner, now + lease, k) for k in keys),
+                "INSERT OR IGNORE INTO claims (key, owner, expires) VALUES (?, ?, ?)",
+                ((k, self.owner, now + lease) for k in free),
             )
-            return self._own_claims(conn, keys)
+            return set(free)
 
         mine = self._write(claim)
         return [k for k in keys if k in mine]
@@ -326,15 +329,13 @@ class AnswerCache:
             )
         return rows
 
-    def _own_claims(self, conn: sqlite3.Connection, keys: Sequence[str]) -> set[str]:
-        mine: set[str] = set()
+    @staticmethod
+    def _answered(conn: sqlite3.Connection, keys: Sequence[str]) -> set[str]:
+        found: set[str] = set()
         for marks, batch in _batches(keys):
-            rows = conn.execute(
-                f"SELECT key FROM claims WHERE key IN ({marks}) AND owner = ?",
-                [*batch, self.owner],
-            )
-            mine.update(key for (key,) in rows)
-        return mine
+            rows = conn.execute(f"SELECT key FROM answers WHERE key IN ({marks})", batch)
+            found.update(key for (key,) in rows)
+        return found
 
     def __len__(self) -> int:
         if (conn := self._connection()) is None:

@@ -8,22 +8,30 @@ every few commits a checkpoint copying them back. With content-addressed keys ea
 lands on a random page of the key index, so a shard of 64 answers dirties about as many
 pages as it has answers, and committing the shards of many model threads together (the audit
 on a cluster: a thread per model) writes each page once per transaction rather than once per
-shard, and checkpoints less often. Each caller still waits for the commit that holds its
-writes, so an answer a call has written survives a kill, as before. Should a transaction of
-several callers' writes fail, each is tried again alone, so a caller sees only its own
-error.
+shard. Each caller still waits for the commit that holds its writes, so an answer a call has
+written survives a kill, as before. Should a transaction of several callers' writes fail,
+each is tried again alone, so a caller sees only its own error.
 
-The writer's connection also keeps more of the file's pages in memory (``CACHE_KIB``) and
-checkpoints less often (``CHECKPOINT_PAGES``) than SQLite's defaults: a cache of a million
-answers is some 230 MB, its key index a fifth of that.
+Checkpoints run beside the writer, on a connection and thread of their own (a *passive*
+checkpoint copies committed pages while the next transaction is written): copying the
+pages back and syncing the files was a third of the writer's time when it checkpointed
+itself, which capped the cache at one core's worth of commits (issue 60). The writer still
+checkpoints what the checkpointer has not yet copied once the WAL reaches
+``WRITER_CHECKPOINT_PAGES`` -- by then mostly copied, so a short tail -- which also lets
+SQLite start the WAL again from its beginning, so it does not grow while writes never pause.
+
+The writer's connection also keeps more of the file's pages in memory (``CACHE_KIB``): a
+cache of a million answers is some 230 MB, its key index a fifth of that.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
@@ -33,26 +41,38 @@ T = TypeVar("T")
 Work = Callable[[sqlite3.Connection], T]
 
 CACHE_KIB = 64 * 1024  # the writer's page cache
-CHECKPOINT_PAGES = 10_000  # WAL pages (4 KiB) between automatic checkpoints; SQLite's: 1000
+WRITER_CHECKPOINT_PAGES = 40_000  # WAL pages (4 KiB) at which the writer checkpoints the rest
+CHECKPOINT_PAUSE = 0.05  # seconds between the checkpointer's rounds: pages written again
+# within it are copied once
 _STOP = object()
 
 
 class CacheWriter:
     """Commits the writes handed to :meth:`write` on a thread of its own, over one
-    connection to ``path``; :func:`writer_for` gives the one of a file."""
+    connection to ``path``, and checkpoints on another; :func:`writer_for` gives the one of
+    a file."""
 
     def __init__(self, path: Path, timeout: float) -> None:
         self.path = path
         self._conn = sqlite3.connect(path, timeout=timeout, check_same_thread=False)
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-        self._conn.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
+        self._conn.execute(f"PRAGMA wal_autocheckpoint={WRITER_CHECKPOINT_PAGES}")
+        self._checkpointing = sqlite3.connect(path, timeout=timeout, check_same_thread=False)
+        self._checkpointing.execute("PRAGMA synchronous=NORMAL")  # syncs as the writer would
+        self._committed = threading.Event()  # set by each commit, taken by the checkpointer
+        self._closing = False
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self.writes = self.transactions = 0  # handed over / committed (writes per commit)
+        self.checkpoints = 0  # the checkpointer's rounds
         self._thread = threading.Thread(
             target=self._run, name=f"cache-writer:{path.name}", daemon=True
         )
+        self._checkpointer = threading.Thread(
+            target=self._checkpoint, name=f"cache-checkpointer:{path.name}", daemon=True
+        )
         self._thread.start()
+        self._checkpointer.start()
 
     def write(self, work: Work[T]) -> T:
         """``work(connection)`` inside a write transaction (begun immediate, so what it
@@ -62,10 +82,28 @@ class CacheWriter:
         return done.result()
 
     def close(self) -> None:
-        """Commit what is waiting, then stop and close the connection."""
+        """Commit what is waiting, then stop both threads and close their connections."""
         self._jobs.put(_STOP)
         self._thread.join()
+        self._closing = True
+        self._committed.set()
+        self._checkpointer.join()
+        self._checkpointing.close()
         self._conn.close()
+
+    def _checkpoint(self) -> None:
+        """Passive checkpoints while commits come, one round per ``CHECKPOINT_PAUSE`` at
+        most. One that cannot run (the writer checkpointing its tail, a full disk) is left
+        to the next round or the writer's own checkpoint: nothing is lost by skipping it."""
+        while True:
+            self._committed.wait()
+            if self._closing:
+                return
+            self._committed.clear()
+            with contextlib.suppress(sqlite3.OperationalError):
+                self._checkpointing.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            self.checkpoints += 1
+            time.sleep(CHECKPOINT_PAUSE)
 
     def _run(self) -> None:
         while True:
@@ -98,6 +136,7 @@ class CacheWriter:
             return
         self.writes += len(jobs)
         self.transactions += 1
+        self._committed.set()
         for (_, done), result in zip(jobs, results, strict=True):
             done.set_result(result)
 
