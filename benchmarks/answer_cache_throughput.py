@@ -2,10 +2,13 @@
 
 Several model threads (``--threads``) write ``--answers`` answers between them (the same for
 every thread count, so that each count meets the same cache) in shards of ``--shard``
-answers into one cache file already holding ``--prefill`` answers, as :mod:`faithprobe.audit.cluster`'s model
-threads do: per shard, claim its keys, write its answers, renew the thread's claims
-(:meth:`~faithprobe.subjects.cached_subject.CachedSubject._store`). Two sides on the same
-prefilled file (a fresh copy each), in this one run:
+answers into one cache file already holding ``--prefill`` answers, as the model threads of
+:mod:`faithprobe.audit.cluster` do: each thread holds ``--in-flight`` shards claimed at a
+time (a model's actors each computing one), and as a shard is done it claims the next,
+writes the done one's answers and renews its claims
+(:meth:`~faithprobe.subjects.cached_subject.CachedSubject._store`: a renewal rewrites every
+claim in flight, so a thread's renewals cost as many rows as its other shards hold). Two
+sides on the same prefilled file (a fresh copy each), in this one run:
 
 * ``per-shard``: the driver before issue 60, rebuilt here with the same SQL: a connection of
   its own per model thread, each opened with ``PRAGMA quick_check``, and the claim, the write
@@ -25,7 +28,7 @@ copy out. Answers are synthetic ``CandidateScores`` of two candidates (about 70 
 of JSON, near the 82 of a real audit's cache). Usage:
 
     python benchmarks/answer_cache_throughput.py [--threads 1,8,32] [--shard 64]
-        [--prefill 1000000] [--answers 307200] [--rounds 3] [--work DIR]
+        [--prefill 1000000] [--answers 307200] [--in-flight 4] [--rounds 3] [--work DIR]
         [--json benchmarks/results/answer_cache_throughput.json]
 """
 
@@ -46,6 +49,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
@@ -141,9 +145,12 @@ class PerShard:
 SIDES: dict[str, Callable[[Path], object]] = {"per-shard": PerShard, "answer-cache": AnswerCache}
 
 
-def one_round(make, path: Path, threads: int, shards: int, shard: int, seed: int) -> dict:
-    """``threads`` threads writing ``shards`` shards each into ``path``; answers/s and the
-    seconds each thread took to open its cache."""
+def one_round(
+    make, path: Path, threads: int, shards: int, shard: int, in_flight: int, seed: int
+) -> dict:
+    """``threads`` threads writing ``shards`` shards each into ``path``, each holding the
+    claims of ``in_flight`` shards at a time; answers/s and the seconds each thread took to
+    open its cache."""
     ready = threading.Barrier(threads + 1)
     opened: list[float] = [0.0] * threads
     done: list[float] = []
@@ -159,10 +166,13 @@ def one_round(make, path: Path, threads: int, shards: int, shard: int, seed: int
         finally:
             ready.wait()
         try:
-            for _ in range(shards):
-                items = {secrets.token_hex(32): v for v in values}
-                cache.claim(list(items), DEFAULT_LEASE)
-                cache.put_many(items)
+            computing: deque[dict[str, str]] = deque()  # claimed, not yet written
+            for written in range(shards):
+                while len(computing) < min(in_flight, shards - written):
+                    items = {secrets.token_hex(32): v for v in values}
+                    cache.claim(list(items), DEFAULT_LEASE)
+                    computing.append(items)
+                cache.put_many(computing.popleft())
                 cache.renew_claims(DEFAULT_LEASE)
             done.append(time.perf_counter())
             cache.close()
@@ -196,10 +206,9 @@ def one_round(make, path: Path, threads: int, shards: int, shard: int, seed: int
     }
 
 
-def in_a_process(side: str, path: Path, threads: int, shards: int, shard: int, seed: int) -> dict:
+def in_a_process(side: str, path: Path, *numbers: int) -> dict:
     """:func:`one_round` in a fresh Python process (this file, ``--round``)."""
-    args = [sys.executable, __file__, "--round", side, str(path), str(threads), str(shards),
-            str(shard), str(seed)]  # fmt: skip
+    args = [sys.executable, __file__, "--round", side, str(path), *map(str, numbers)]
     return json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
 
 
@@ -213,6 +222,9 @@ def main() -> None:
     parser.add_argument("--shard", type=int, default=64, help="answers per shard")
     parser.add_argument("--prefill", type=int, default=1_000_000, help="answers already cached")
     parser.add_argument("--answers", type=int, default=307_200, help="written per round")
+    parser.add_argument(
+        "--in-flight", type=int, default=4, help="shards each thread holds claimed (its actors)"
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--work", type=Path, help="folder for the prefilled cache (kept)")
     parser.add_argument("--sides", default=",".join(SIDES), help="comma-separated")
@@ -237,7 +249,8 @@ def main() -> None:
                 shutil.copyfile(source, path)
                 synced(path)
                 shards = -(-args.answers // (args.shard * threads))  # per thread
-                measured = in_a_process(side, path, threads, shards, args.shard, seed=r)
+                measured = in_a_process(side, path, threads, shards, args.shard,
+                                        args.in_flight, r)  # fmt: skip
                 rounds[threads, side].append(measured)
                 print(f"round {r}, {threads} threads, {side}: "
                       f"{measured['answers_per_s']:,.0f} answers/s, "
@@ -267,6 +280,7 @@ def main() -> None:
         "prefilled_answers": args.prefill,
         "prefill_seconds": round(prefill_s, 1),
         "answers_per_round": args.answers,
+        "shards_in_flight_per_thread": args.in_flight,
         "target_answers_per_s": TARGET,
         "table": table,
         "machine": {

@@ -208,6 +208,42 @@ def test_claims_are_exclusive_and_dropped_with_their_answers_and_on_close(tmp_pa
     assert _claims(path) == {}
 
 
+def test_claims_in_flight_are_renewed_as_chunks_finish_at_most_ten_times_a_lease(
+    tmp_path, monkeypatch
+):
+    """A pool of actors takes up every chunk (claiming it) before the first finishes; the
+    chunks then finish 2 s apart on the clock the claims' leases run on. The last chunk's
+    claims are renewed at the first chunk to finish, and again only once a tenth of the
+    lease (6 s) has passed."""
+    clock = [1000.0]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+    path = tmp_path / "answers.sqlite"
+    requests = _requests(50)
+    last = _key(sorted(requests, key=lambda r: r.reading_order())[-1])  # in the last chunk
+    expiries = []
+
+    class Pool(Echo):
+        parallel_chunks = 5
+
+        def answer_chunks(self, chunks):
+            taken = list(chunks)  # claimed at 1000 s: they expire at 1060 s
+            for index, chunk in enumerate(taken):
+                with sqlite3.connect(path) as conn:
+                    expiries.append(
+                        conn.execute("SELECT expires FROM claims WHERE key = ?", (last,)).fetchone()
+                    )
+                clock[0] += 2.0
+                yield index, self.answer(chunk)
+
+    cache = AnswerCache(path)
+    answers = CachedSubject(Pool(), cache, chunk_size=10, lease=60).answer(requests)
+    assert answers == [_echo(r) for r in requests]
+    # finished at 1002 (renewed: 1062), 1004, 1006 (not), 1008 (renewed: 1068)
+    assert expiries == [(1060.0,), (1062.0,), (1062.0,), (1062.0,), (1068.0,)]
+    assert _claims(path) == {}
+    cache.close()
+
+
 def test_an_interrupted_run_releases_its_claims_and_keeps_its_answers(tmp_path):
     path = tmp_path / "answers.sqlite"
 

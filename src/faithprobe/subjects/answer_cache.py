@@ -26,6 +26,7 @@ another waiting for good. Answers never depend on who computed them.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import secrets
 import socket
@@ -52,6 +53,7 @@ _SCHEMA = (
 _COLUMNS = {"answers": {"key", "value"}, "claims": {"key", "owner", "expires"}}
 _SQL_CHUNK = 500  # stays under SQLite's limit on bound parameters
 _LOCK_TIMEOUT = 60.0  # seconds to wait for another connection's lock
+RENEWALS_PER_LEASE = 10  # renew_claims renews at most this often per lease
 
 
 def _enable_wal(conn: sqlite3.Connection) -> None:
@@ -175,6 +177,7 @@ class AnswerCache:
         self.owner = new_owner_id()  # who this cache's claims belong to
         self._conn: sqlite3.Connection | None = None
         self._writer: CacheWriter | None = None
+        self._renewed = -math.inf  # when renew_claims last renewed
         self._made: list[Path] = []  # the file and folders this cache made, deepest first
         if self.path is None:
             self._conn = sqlite3.connect(":memory:")
@@ -303,12 +306,17 @@ class AnswerCache:
         }
 
     def renew_claims(self, lease: float) -> None:
-        """Extend every claim of this cache to ``lease`` seconds from now."""
-        if self._conn is None:
+        """Extend every claim of this cache to ``lease`` seconds from now, unless that was
+        done less than ``lease / RENEWALS_PER_LEASE`` seconds ago (a claim made since expires
+        later than that renewal's anyway). A renewal rewrites every claim the cache holds:
+        a model on a pool of actors holds a chunk per actor, and renewing them as each chunk
+        is written cost the cache's writer more than the answers did (issue 60)."""
+        if self._conn is None or (now := time.time()) < self._renewed + lease / RENEWALS_PER_LEASE:
             return
+        self._renewed = now
         self._write(
             lambda conn: conn.execute(
-                "UPDATE claims SET expires = ? WHERE owner = ?", (time.time() + lease, self.owner)
+                "UPDATE claims SET expires = ? WHERE owner = ?", (now + lease, self.owner)
             )
         )
 

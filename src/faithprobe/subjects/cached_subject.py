@@ -28,7 +28,7 @@ from faithprobe.requests import Answer, Request
 from faithprobe.subjects.answer_cache import AnswerCache
 from faithprobe.subjects.base import Progress, Subject
 
-DEFAULT_LEASE = 600.0  # seconds a claim lasts unless renewed (it is, as each chunk finishes)
+DEFAULT_LEASE = 600.0  # seconds a claim lasts unless renewed (it is, as chunks finish)
 POLL_FIRST, POLL_MAX = 0.2, 2.0  # seconds between looks for another run's answers
 
 
@@ -68,7 +68,9 @@ class _Gathered:
 
 class CachedSubject(Subject):
     """``lease``: how long a claim lasts without renewal, in seconds; it should cover
-    computing one chunk (a chunk that takes longer may be computed twice, by two runs)."""
+    computing one chunk (a chunk that takes longer than 9/10 of it may be computed twice, by
+    two runs: claims are renewed as chunks finish, at most ten times a lease, see
+    :meth:`~faithprobe.subjects.answer_cache.AnswerCache.renew_claims`)."""
 
     def __init__(
         self,
@@ -143,7 +145,7 @@ class CachedSubject(Subject):
 
     def _store(self, keys: list[str], answers: list[Answer], gathered: _Gathered) -> None:
         """Write a computed chunk (which drops its claims) and renew the claims on the chunks
-        still being computed."""
+        still being computed (if due)."""
         self.cache.put_many({k: a.to_json() for k, a in zip(keys, answers, strict=True)})
         self.cache.renew_claims(self.lease)
         self.computed += len(keys)
