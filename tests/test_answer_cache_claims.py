@@ -270,3 +270,19 @@ def test_a_cache_file_from_before_claims_keeps_its_answers(tmp_path):
     subject = Echo()
     assert _answer_within(GENEROUS, path, _requests(2), subject) == [_echo(r) for r in _requests(2)]
     assert subject.seen == [_requests(2)[1].context]
+
+
+def test_a_cache_file_whose_claims_were_indexed_by_owner_loses_the_index_not_its_claims(tmp_path):
+    """Caches made before issue 60 indexed claims by owner; every claim paid for it."""
+    path = tmp_path / "answers.sqlite"
+    _leave_claims(path, ["a"], "elsewhere:1:x", expires=time.time() + 600)
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE INDEX claims_by_owner ON claims (owner)")
+    cache = AnswerCache(path)
+    with sqlite3.connect(path) as conn:
+        indexes = [name for (name,) in conn.execute("SELECT name FROM sqlite_master")]
+    assert "claims_by_owner" not in indexes
+    assert cache.held_elsewhere(["a", "b"]) == {"a"}
+    assert cache.claim(["a", "b"], lease=60) == ["b"]
+    cache.close()
+    assert _claims(path) == {"a": "elsewhere:1:x"}
