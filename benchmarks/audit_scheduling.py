@@ -47,13 +47,15 @@ ideal (total work over the workers, without and with one load per model), the dr
 utilisation and longest queue, and which lower bound binds: the workers (work and one load
 per model), the driver (its busy time) or the longest single model (its load and its steps,
 each over its actors); beside them the least makespan any policy could reach
-(:func:`any_policy_bound`), which says how much a better scheduler could still win. A sweep
-of ``--speedups`` at the largest worker count shows where the
-driver saturates. Usage:
+(:func:`any_policy_bound`), which says how much a better scheduler could still win, and
+with ``--orders largest-first`` what asking for the largest models' actors first would
+win (the driver asks in the order given: it knows no model's size before loading it). A
+sweep of ``--speedups`` at the largest worker count shows where the driver saturates. Usage:
 
     python benchmarks/audit_scheduling.py --measured AUDIT_DIR [--models 100]
-        [--workers 8,32,128] [--workers-per-model 1,4] [--pools fixed,growing] [--speedup 1]
-        [--speedups 1,10,100,1000] [--sigma 0.3] [--seed 0] [--model embedded]
+        [--workers 8,32,128] [--workers-per-model 1,4] [--pools fixed,growing]
+        [--orders given,largest-first] [--speedup 1] [--speedups 1,10,100,1000]
+        [--sigma 0.3] [--seed 0] [--model embedded]
         [--load-seconds S] [--ray-calls 1000] [--json benchmarks/results/audit_scheduling.json]
 """
 
@@ -153,6 +155,7 @@ class Scenario:
     sigma: float = 0.3
     seed: int = 0
     growing: bool = False  # pools grow onto the workers of finished models
+    largest_first: bool = False  # first actors asked for largest model first, not as given
 
 
 @dataclass(frozen=True)
@@ -204,7 +207,8 @@ def simulate(s: Scenario) -> Outcome:
     order = itertools.count()
     clock = 0.0
     free_workers = s.workers
-    actor_queue: deque[int] = deque(range(s.models))  # every model's first actor
+    first = sorted(range(s.models), key=lambda m: -sizes[m]) if s.largest_first else range(s.models)
+    actor_queue: deque[int] = deque(first)  # every model's first actor
     driver_queue: deque[tuple[int, int]] = deque()  # finished shards: (model, size)
     totals = {"driver_busy": 0.0, "longest_queue": 0, "actor_loads": 0, "requests": 0}
     driver_busy = False
@@ -378,6 +382,7 @@ def row(s: Scenario, o: Outcome) -> dict:
         "workers": s.workers,
         "workers_per_model": s.workers_per_model,
         "pools": "growing" if s.growing else "fixed",
+        "order": "largest first" if s.largest_first else "given",
         "speedup": s.speedup,
         "makespan_s": round(o.makespan, 1),
         "ideal_s": round(ideal, 1),
@@ -561,6 +566,7 @@ def table(rows: Sequence[dict]) -> str:
         ("workers", "workers"),
         ("actors/model", "workers_per_model"),
         ("pools", "pools"),
+        ("order", "order"),
         ("speedup", "speedup"),
         ("makespan s", "makespan_s"),
         ("ideal s", "ideal_s"),
@@ -596,6 +602,13 @@ def main() -> None:
         default=["fixed", "growing"],
         help="fixed (issue 43's policy), growing (onto freed workers), or both",
     )
+    parser.add_argument(
+        "--orders",
+        type=lambda text: text.split(","),
+        default=["given"],
+        help="given (the models' first actors asked for in the order given, as the driver "
+        "does), largest-first (by size, which the driver does not know before loading), or both",
+    )
     parser.add_argument("--sigma", type=float, default=0.3, help="of the models' lognormal size")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--model", default="embedded", help="whose actor load is timed")
@@ -626,21 +639,26 @@ def main() -> None:
     load = args.load_seconds if args.load_seconds is not None else measured_ray["load_seconds"]
     driver = DriverCosts(measured_ray["ray_call_seconds"], claim, write)
 
-    def scenario(workers: int, per_model: int, pools: str, speedup: float) -> Scenario:
+    def scenario(workers: int, per_model: int, pools: str, order: str, speedup: float) -> Scenario:
         contended = driver.with_cache_slowdown(slowdown[min(args.models, workers)])
         return Scenario(args.models, workers, per_model, tuple(steps), load, contended,
                         shard_size, speedup, args.sigma, args.seed,
-                        growing=pools == "growing")  # fmt: skip
+                        growing=pools == "growing",
+                        largest_first=order == "largest-first")  # fmt: skip
 
     def rows(cases) -> list[dict]:
         return [row(sc, simulate(sc)) for sc in itertools.starmap(scenario, cases)]
 
     clock = time.perf_counter()
     main_rows = rows(
-        itertools.product(args.workers, args.workers_per_model, args.pools, [args.speedup])
+        itertools.product(
+            args.workers, args.workers_per_model, args.pools, args.orders, [args.speedup]
+        )
     )
     sweep = rows(
-        itertools.product([max(args.workers)], args.workers_per_model, args.pools, args.speedups)
+        itertools.product(
+            [max(args.workers)], args.workers_per_model, args.pools, args.orders, args.speedups
+        )
     )
     simulated_s = time.perf_counter() - clock
 

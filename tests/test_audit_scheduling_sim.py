@@ -77,6 +77,19 @@ def test_no_policy_beats_one_model_on_one_worker_and_many_workers_share_a_model_
     assert sim.any_policy_bound(spread) == pytest.approx(5.0 + serial / 4, rel=1e-5)
 
 
+def test_the_largest_model_placed_first_does_not_wait_behind_the_small_ones(monkeypatch):
+    """Two workers, two small models given before a large one: in the order given the large
+    one starts when a small one ends; largest first, it starts at once."""
+    monkeypatch.setattr(sim, "model_sizes", lambda models, sigma, seed: [1.0, 1.0, 3.0])
+    one = (sim.Step("cloze", 10, 1.0),)
+    given = scenario(models=3, workers=2, workers_per_model=1, steps=one, driver=FREE)
+    first = sim.replace(given, largest_first=True)
+    assert sim.simulate(given).makespan == pytest.approx(15.0 + 45.0)  # a small one, then it
+    assert sim.simulate(first).makespan == pytest.approx(45.0)  # the small ones beside it
+    charged = sim.replace(first, driver=DRIVER)
+    assert sim.row(charged, sim.simulate(charged))["order"] == "largest first"
+
+
 def test_one_worker_waits_for_the_driver_after_every_shard():
     s = scenario(models=1, workers=1, workers_per_model=1, sigma=0.0)
     o = sim.simulate(s)
