@@ -48,7 +48,7 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS claims "
     "(key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)",
     # Caches made before issue 60 indexed claims by owner, for renewing and releasing a run's
-    # claims; every claim made and dropped then wrote that index too (7% of the writer's
+    # claims; every claim made and dropped then wrote that index too (some 7% of the writer's
     # throughput), while renewals, now ten a lease, and releases read the few claims in flight
     "DROP INDEX IF EXISTS claims_by_owner",
 )
@@ -277,7 +277,7 @@ class AnswerCache:
 
         What is claimed is known from what the transaction read (the others' claims and the
         answers among ``keys``), so the claims are inserted without looking for an answer
-        per key and not read back: a third of the claim's cost in the writer (issue 60)."""
+        per key and not read back: one look-up per key in the cache's writer, not two."""
 
         def claim(conn: sqlite3.Connection) -> set[str]:
             now = time.time()
