@@ -179,6 +179,12 @@ def model_sizes(models: int, sigma: float, seed: int) -> list[float]:
     return [rng.lognormvariate(0.0, sigma) for _ in range(models)]
 
 
+def work_per_size(s: Scenario) -> float:
+    """Seconds one model of size 1 computes in all steps (a model's work is this times its
+    size)."""
+    return sum(st.requests * st.seconds_per_request for st in s.steps) / s.speedup
+
+
 def shards(requests: int, actors: int, shard_size: int) -> list[int]:
     """A step's shard sizes, as :meth:`~faithprobe.executors.RaySubject.answer` cuts them."""
     size = max(1, min(shard_size, -(-requests // actors)))
@@ -320,7 +326,7 @@ def simulate(s: Scenario) -> Outcome:
         action()
     assert free_workers == s.workers, f"{s.workers - free_workers} workers never freed"
 
-    work = sum(st.requests * st.seconds_per_request for st in s.steps) / s.speedup
+    work = work_per_size(s)
     return Outcome(
         makespan=finished_at,
         work=work * sum(sizes),
@@ -355,7 +361,7 @@ def any_policy_bound(s: Scenario) -> float:
     pools or cuts shards; it is above the ideal with loads where the largest model's own
     load and work, spread over many actors that each load it, do not fit in that ideal."""
     sizes = model_sizes(s.models, s.sigma, s.seed)
-    work = sum(st.requests * st.seconds_per_request for st in s.steps) / s.speedup
+    work = work_per_size(s)
     models = [(work * size, s.load_seconds * size) for size in sizes]
 
     def fits(makespan: float) -> bool:
@@ -588,6 +594,18 @@ def _numbers(kind: type) -> Callable[[str], list]:
     return lambda text: [kind(x) for x in text.split(",")]
 
 
+def _names(*allowed: str) -> Callable[[str], list[str]]:
+    """A comma-separated list of some of ``allowed`` (anything else refused)."""
+
+    def names(text: str) -> list[str]:
+        given = text.split(",")
+        if unknown := [n for n in given if n not in allowed]:
+            raise argparse.ArgumentTypeError(f"{unknown[0]!r} is none of {', '.join(allowed)}")
+        return given
+
+    return names
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--measured", type=Path, required=True, help="an audit's output folder")
@@ -598,13 +616,13 @@ def main() -> None:
     parser.add_argument("--speedups", type=_numbers(float), default=[1, 10, 100, 1000])
     parser.add_argument(
         "--pools",
-        type=lambda text: text.split(","),
+        type=_names("fixed", "growing"),
         default=["fixed", "growing"],
         help="fixed (issue 43's policy), growing (onto freed workers), or both",
     )
     parser.add_argument(
         "--orders",
-        type=lambda text: text.split(","),
+        type=_names("given", "largest-first"),
         default=["given"],
         help="given (the models' first actors asked for in the order given, as the driver "
         "does), largest-first (by size, which the driver does not know before loading), or both",
